@@ -1,0 +1,233 @@
+//! Environments: where a project's flags are configured (test, production, ...).
+
+use serde::{Deserialize, Serialize};
+
+use crate::key::EnvironmentKey;
+use crate::link::{Link, Links};
+use crate::patch::{self, PatchError};
+use crate::{normalize_tags, validate_name, validate_tags, FieldError, ValidationError};
+
+/// An environment of a project.
+///
+/// ```
+/// use domain::environment::{Environment, EnvironmentCredentials, EnvironmentPost};
+/// let post: EnvironmentPost = serde_json::from_value(serde_json::json!(
+///     {"key": "staging", "name": "Staging", "color": "00FF00"})).unwrap();
+/// let creds = EnvironmentCredentials {
+///     id: "0123456789abcdef01234567".into(),
+///     api_key: "sdk-1".into(),
+///     mobile_key: "mob-1".into(),
+/// };
+/// let env = Environment::create("web", post.validate().unwrap(), creds, 1);
+/// assert_eq!(env.links["self"].href, "/api/v2/projects/web/environments/staging");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Environment {
+    /// 24 lowercase hex characters; also the environment's client-side ID.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// `self`, `project`.
+    #[serde(rename = "_links")]
+    pub links: Links,
+    /// Unique within the project; never changes.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Server-side SDK key (`sdk-...`).
+    pub api_key: String,
+    /// Mobile key (`mob-...`).
+    pub mobile_key: String,
+    /// Hex RGB colour without `#`.
+    pub color: String,
+    /// PHP SDK cache TTL in minutes.
+    pub default_ttl: i32,
+    /// Secure mode for client-side SDKs.
+    pub secure_mode: bool,
+    /// `trackEvents` for new flags.
+    pub default_track_events: bool,
+    /// UI hint: require comments on changes.
+    pub require_comments: bool,
+    /// UI hint: confirm changes.
+    pub confirm_changes: bool,
+    /// Marks an environment as critical.
+    pub critical: bool,
+    /// Sorted, unique tags.
+    pub tags: Vec<String>,
+    /// Creation time (epoch ms); used for sorting.
+    #[serde(skip)]
+    pub creation_date: i64,
+}
+
+/// Server-generated identifiers and keys of a new environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentCredentials {
+    /// `_id` (24 hex), also the client-side ID.
+    pub id: String,
+    /// SDK key.
+    pub api_key: String,
+    /// Mobile key.
+    pub mobile_key: String,
+}
+
+/// `POST /projects/{projectKey}/environments` body (and items of a project's `environments`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EnvironmentPost {
+    /// Environment key.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Hex RGB colour without `#` (e.g. `F5A623`).
+    pub color: String,
+    /// Minutes (default 0).
+    pub default_ttl: Option<i32>,
+    /// Default false.
+    pub secure_mode: Option<bool>,
+    /// Default false.
+    pub default_track_events: Option<bool>,
+    /// Default false.
+    pub confirm_changes: Option<bool>,
+    /// Default false.
+    pub require_comments: Option<bool>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Default false.
+    pub critical: Option<bool>,
+}
+
+/// A validated environment request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEnvironment {
+    /// The key.
+    pub key: EnvironmentKey,
+    post: EnvironmentPost,
+}
+
+impl NewEnvironment {
+    /// The environment's key as text.
+    pub fn key(&self) -> &str {
+        self.key.as_str()
+    }
+}
+
+pub(crate) fn default_environments() -> Vec<EnvironmentPost> {
+    vec![
+        EnvironmentPost { key: "test".into(), name: "Test".into(), color: "F5A623".into(), ..Default::default() },
+        EnvironmentPost {
+            key: "production".into(),
+            name: "Production".into(),
+            color: "417505".into(),
+            critical: Some(true),
+            ..Default::default()
+        },
+    ]
+}
+
+fn validate_color(color: &str, errors: &mut Vec<FieldError>) {
+    if color.len() != 6 || !color.bytes().all(|b| b.is_ascii_hexdigit()) {
+        errors.push(FieldError::new("color", "must be six hex digits without '#', e.g. F5A623"));
+    }
+}
+
+fn validate_ttl(ttl: i32, errors: &mut Vec<FieldError>) {
+    if !(0..=60 * 24 * 365).contains(&ttl) {
+        errors.push(FieldError::new("defaultTtl", "must be between 0 and 525600 minutes"));
+    }
+}
+
+impl EnvironmentPost {
+    /// Checks the request.
+    ///
+    /// # Errors
+    /// [`ValidationError`] for an invalid key, empty name, bad colour, TTL or tags.
+    pub fn validate(self) -> Result<NewEnvironment, ValidationError> {
+        let mut errors = Vec::new();
+        let key = EnvironmentKey::parse(&self.key)
+            .map_err(|e| errors.push(FieldError::new("key", e.reason)))
+            .ok();
+        validate_name("name", &self.name, &mut errors);
+        validate_color(&self.color, &mut errors);
+        validate_ttl(self.default_ttl.unwrap_or(0), &mut errors);
+        validate_tags("tags", &self.tags, &mut errors);
+        ValidationError::check(errors)?;
+        let key = key.ok_or_else(|| ValidationError::single("key", "invalid"))?;
+        Ok(NewEnvironment { key, post: self })
+    }
+}
+
+impl Environment {
+    /// A new environment of project `project_key`.
+    pub fn create(project_key: &str, new: NewEnvironment, creds: EnvironmentCredentials, now: i64) -> Self {
+        let post = new.post;
+        let mut tags = post.tags;
+        normalize_tags(&mut tags);
+        let key = new.key.into_string();
+        Self {
+            id: creds.id,
+            links: environment_links(project_key, &key),
+            key,
+            name: post.name,
+            api_key: creds.api_key,
+            mobile_key: creds.mobile_key,
+            color: post.color.to_ascii_uppercase(),
+            default_ttl: post.default_ttl.unwrap_or(0),
+            secure_mode: post.secure_mode.unwrap_or(false),
+            default_track_events: post.default_track_events.unwrap_or(false),
+            require_comments: post.require_comments.unwrap_or(false),
+            confirm_changes: post.confirm_changes.unwrap_or(false),
+            critical: post.critical.unwrap_or(false),
+            tags,
+            creation_date: now,
+        }
+    }
+
+    /// Recomputes `_links` (after loading from storage).
+    pub fn refresh_links(&mut self, project_key: &str) {
+        self.links = environment_links(project_key, &self.key);
+    }
+
+    /// Applies a JSON Patch. Patchable: `/name`, `/color`, `/defaultTtl`, `/secureMode`,
+    /// `/defaultTrackEvents`, `/requireComments`, `/confirmChanges`, `/critical`, `/tags`.
+    ///
+    /// # Errors
+    /// [`PatchError`] when an op touches another path, a `test` fails, or the result is invalid.
+    pub fn apply_patch(&self, ops: &[patch::Operation]) -> Result<Environment, PatchError> {
+        const WRITABLE: [&str; 9] = [
+            "name",
+            "color",
+            "defaultTtl",
+            "secureMode",
+            "defaultTrackEvents",
+            "requireComments",
+            "confirmChanges",
+            "critical",
+            "tags",
+        ];
+        let doc = patch::to_document(self)?;
+        let patched = patch::apply(&doc, ops, |path| {
+            path.first().is_none_or(|first| !WRITABLE.contains(&first.as_str()))
+        })?;
+        let mut next: Environment = patch::from_document(patched)?;
+        let mut errors = Vec::new();
+        validate_name("name", &next.name, &mut errors);
+        validate_color(&next.color, &mut errors);
+        validate_ttl(next.default_ttl, &mut errors);
+        validate_tags("tags", &next.tags, &mut errors);
+        ValidationError::check(errors)?;
+        normalize_tags(&mut next.tags);
+        next.color = next.color.to_ascii_uppercase();
+        next.creation_date = self.creation_date;
+        Ok(next)
+    }
+}
+
+fn environment_links(project_key: &str, key: &str) -> Links {
+    Links::from([
+        ("self".to_owned(), Link::api(format!("/api/v2/projects/{project_key}/environments/{key}"))),
+        ("project".to_owned(), Link::api(format!("/api/v2/projects/{project_key}"))),
+    ])
+}

@@ -1,0 +1,228 @@
+//! The per-environment configuration of a flag and its parts.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Defaults;
+use crate::link::Link;
+use crate::IdSource;
+
+/// A flag's configuration in one environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlagConfig {
+    /// Targeting on or off.
+    pub on: bool,
+    /// Archived in this environment.
+    pub archived: bool,
+    /// Bucketing salt.
+    pub salt: String,
+    /// Opaque hex.
+    pub sel: String,
+    /// Last change of this configuration (epoch ms).
+    pub last_modified: i64,
+    /// Grows by one with every change of this configuration.
+    pub version: i64,
+    /// Individual targets of context kind `user`.
+    #[serde(default)]
+    pub targets: Vec<Target>,
+    /// Individual targets of other context kinds.
+    #[serde(default)]
+    pub context_targets: Vec<Target>,
+    /// Rules, evaluated in order.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// The default rule: served when targeting is on and nothing else matched.
+    pub fallthrough: VariationOrRollout,
+    /// Index served when targeting is off; without it SDKs serve their fallback value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_variation: Option<usize>,
+    /// Flags that must serve a given variation before this one is evaluated.
+    #[serde(default)]
+    pub prerequisites: Vec<Prerequisite>,
+    /// Send full events for every evaluation.
+    #[serde(default)]
+    pub track_events: bool,
+    /// Send full events for fallthrough evaluations.
+    #[serde(default)]
+    pub track_events_fallthrough: bool,
+    /// The UI page of this configuration.
+    #[serde(rename = "_site")]
+    pub site: Link,
+    /// The environment's display name.
+    #[serde(rename = "_environmentName", default)]
+    pub environment_name: String,
+}
+
+impl FlagConfig {
+    /// A configuration with targeting off that serves `defaults`.
+    pub fn new(defaults: Defaults, environment_name: &str, now: i64, ids: &mut dyn IdSource) -> Self {
+        Self {
+            on: false,
+            archived: false,
+            salt: ids.hex(32),
+            sel: ids.hex(32),
+            last_modified: now,
+            version: 1,
+            targets: Vec::new(),
+            context_targets: Vec::new(),
+            rules: Vec::new(),
+            fallthrough: VariationOrRollout { variation: Some(defaults.on_variation), rollout: None },
+            off_variation: Some(defaults.off_variation),
+            prerequisites: Vec::new(),
+            track_events: false,
+            track_events_fallthrough: false,
+            site: Link::site(String::new()),
+            environment_name: environment_name.to_owned(),
+        }
+    }
+}
+
+/// Individual targets: context keys served one variation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Target {
+    /// Context keys.
+    pub values: Vec<String>,
+    /// Variation index.
+    pub variation: usize,
+    /// Context kind (default `user`).
+    #[serde(default = "user_kind")]
+    pub context_kind: String,
+}
+
+pub(crate) fn user_kind() -> String {
+    "user".to_owned()
+}
+
+/// Either a fixed variation or a percentage rollout (exactly one is set).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct VariationOrRollout {
+    /// Variation index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variation: Option<usize>,
+    /// Percentage rollout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
+}
+
+/// A percentage rollout over variations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rollout {
+    /// Weights per variation, in thousandths of a percent, summing to 100000.
+    pub variations: Vec<WeightedVariation>,
+    /// The attribute used for bucketing (default `key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket_by: Option<String>,
+    /// Context kind bucketed by (default `user`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_kind: Option<String>,
+    /// Bucketing seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+}
+
+/// One variation's share of a rollout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WeightedVariation {
+    /// Variation index.
+    pub variation: usize,
+    /// 0..=100000.
+    pub weight: i64,
+    /// Excluded from experiment analysis.
+    #[serde(rename = "_untracked", default, skip_serializing_if = "std::ops::Not::not")]
+    pub untracked: bool,
+}
+
+/// A targeting rule: when all clauses match, serve a variation or rollout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule {
+    /// UUID, assigned by the server.
+    #[serde(rename = "_id", default)]
+    pub id: String,
+    /// All must match.
+    #[serde(default)]
+    pub clauses: Vec<Clause>,
+    /// Send full events for matches.
+    #[serde(default)]
+    pub track_events: bool,
+    /// Variation index served (or `rollout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variation: Option<usize>,
+    /// Rollout served (or `variation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// A disabled rule is skipped.
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+/// A condition on one attribute of a context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Clause {
+    /// UUID, assigned by the server.
+    #[serde(rename = "_id", default)]
+    pub id: String,
+    /// The attribute compared (`key`, `email`, `country`, ...).
+    pub attribute: String,
+    /// The operator.
+    pub op: Operator,
+    /// Values compared against (any match).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub values: Vec<Value>,
+    /// Inverts the result.
+    #[serde(default)]
+    pub negate: bool,
+    /// Context kind (default `user`).
+    #[serde(default = "user_kind")]
+    pub context_kind: String,
+}
+
+/// The 15 clause operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub enum Operator {
+    In,
+    EndsWith,
+    StartsWith,
+    Matches,
+    Contains,
+    LessThan,
+    LessThanOrEqual,
+    GreaterThan,
+    GreaterThanOrEqual,
+    Before,
+    After,
+    SegmentMatch,
+    SemVerEqual,
+    SemVerLessThan,
+    SemVerGreaterThan,
+}
+
+/// A flag that must serve `variation` before this flag is evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Prerequisite {
+    /// The prerequisite flag's key.
+    pub key: String,
+    /// Its variation index.
+    pub variation: usize,
+}

@@ -1,0 +1,315 @@
+//! Feature flags: the flag-wide settings and one [`FlagConfig`] per environment.
+
+mod config;
+mod create;
+mod validate;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use config::{
+    Clause, FlagConfig, Operator, Prerequisite, Rollout, Rule, Target, VariationOrRollout, WeightedVariation,
+};
+pub use create::{FlagPost, NewFlag, VariationPost};
+
+use crate::link::{Link, Links};
+use crate::patch::{self, PatchError};
+use crate::project::ClientSideAvailability;
+use crate::IdSource;
+
+/// `boolean` (exactly the variations `true` and `false`) or `multivariate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum FlagKind {
+    /// Two variations: `true` and `false`.
+    Boolean,
+    /// Two or more variations of one JSON type.
+    Multivariate,
+}
+
+/// One value a flag can serve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Variation {
+    /// UUID, assigned by the server.
+    #[serde(rename = "_id", default)]
+    pub id: String,
+    /// The served value: a boolean, string, number or JSON value; unique within the flag.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub value: Value,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Variation indexes used for new environments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Defaults {
+    /// Index served by the fallthrough of a new environment.
+    pub on_variation: usize,
+    /// Index served when targeting is off in a new environment.
+    pub off_variation: usize,
+}
+
+/// A custom property: a name and a list of values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CustomProperty {
+    /// Display name.
+    pub name: String,
+    /// Values.
+    pub value: Vec<String>,
+}
+
+/// Experiments attached to a flag (always empty here; present because clients require it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Experiments {
+    /// Index of the baseline.
+    pub baseline_idx: i64,
+    /// Experiments.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub items: Vec<Value>,
+}
+
+/// A feature flag with its configuration in each environment of its project.
+///
+/// Its serde representation is the API's: a client reads it, JSON-patches it, and the patched
+/// document deserializes back (see [`Flag::apply_patch`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Flag {
+    /// Unique within the project; never changes.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: String,
+    /// `boolean` or `multivariate`.
+    pub kind: FlagKind,
+    /// Grows by one with every change, in any environment.
+    #[serde(rename = "_version")]
+    pub version: i64,
+    /// Creation time (epoch ms).
+    pub creation_date: i64,
+    /// The values the flag can serve; rules and targets refer to them by index.
+    pub variations: Vec<Variation>,
+    /// Temporary flags are meant to be removed after a release.
+    pub temporary: bool,
+    /// Sorted, unique tags.
+    pub tags: Vec<String>,
+    /// Archived flags are hidden from the live list.
+    pub archived: bool,
+    /// When it was archived (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_date: Option<i64>,
+    /// Deprecated flags are on their way out.
+    pub deprecated: bool,
+    /// When it was deprecated (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecated_date: Option<i64>,
+    /// Custom properties by key.
+    pub custom_properties: BTreeMap<String, CustomProperty>,
+    /// Always `{baselineIdx: 0, items: []}` here.
+    pub experiments: Experiments,
+    /// Which client-side SDKs may see the flag.
+    pub client_side_availability: ClientSideAvailability,
+    /// Deprecated mirror of `clientSideAvailability.usingEnvironmentId`.
+    pub include_in_snippet: bool,
+    /// Variations used for new environments.
+    pub defaults: Defaults,
+    /// The maintaining member's `_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintainer_id: Option<String>,
+    /// `parent` and `self`.
+    #[serde(rename = "_links")]
+    pub links: Links,
+    /// Per-environment configuration, by environment key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub environments: BTreeMap<String, FlagConfig>,
+}
+
+/// Paths of a flag that no patch may write (besides every `_`-prefixed field).
+const READ_ONLY_FLAG_FIELDS: [&str; 6] = ["key", "kind", "creationDate", "archivedDate", "deprecatedDate", "experiments"];
+/// Per-environment paths that no patch may write.
+const READ_ONLY_CONFIG_FIELDS: [&str; 4] = ["version", "lastModified", "salt", "sel"];
+
+/// Whether a patch may write at `path` (segments of a JSON Pointer into a flag).
+fn flag_path_is_read_only(path: &[String]) -> bool {
+    if path.iter().any(|segment| segment.starts_with('_')) {
+        return true;
+    }
+    match path {
+        [] => true,
+        [first, ..] if READ_ONLY_FLAG_FIELDS.contains(&first.as_str()) => true,
+        // The set of environments follows the project's; whole configurations carry read-only fields.
+        [env] | [env, _] if env == "environments" => true,
+        [env, _, field, ..] if env == "environments" => READ_ONLY_CONFIG_FIELDS.contains(&field.as_str()),
+        _ => false,
+    }
+}
+
+impl Flag {
+    /// Recomputes the derived fields: `_links`, each configuration's `_site`, and
+    /// `_environmentName` from `environment_names` (environment key -> name).
+    pub fn refresh_links(&mut self, project_key: &str, environment_names: &BTreeMap<String, String>) {
+        self.links = Links::from([
+            ("parent".to_owned(), Link::api(format!("/api/v2/flags/{project_key}"))),
+            ("self".to_owned(), Link::api(format!("/api/v2/flags/{project_key}/{}", self.key))),
+        ]);
+        for (env_key, config) in &mut self.environments {
+            config.site = Link::site(format!("/{project_key}/{env_key}/features/{}", self.key));
+            if let Some(name) = environment_names.get(env_key) {
+                config.environment_name.clone_from(name);
+            }
+        }
+    }
+
+    /// A fresh configuration for a new environment: targeting off, serving `defaults`.
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, NewFlag};
+    /// # use domain::key::FlagKey;
+    /// let mut ids = domain::SequentialIds::default();
+    /// let flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    /// let config = flag.new_config("Production", 5, &mut ids);
+    /// assert!(!config.on);
+    /// assert_eq!(config.off_variation, Some(1));
+    /// assert_eq!(config.fallthrough.variation, Some(0));
+    /// ```
+    pub fn new_config(&self, environment_name: &str, now: i64, ids: &mut dyn IdSource) -> FlagConfig {
+        FlagConfig::new(self.defaults, environment_name, now, ids)
+    }
+
+    /// Settles the bookkeeping of a change from `previous` to `self`: every environment whose
+    /// configuration changed gets `version + 1` and `lastModified = now`; the flag gets
+    /// `_version + 1` if anything changed; archive and deprecation times follow their flags.
+    /// Returns whether anything changed.
+    pub fn settle_change(&mut self, previous: &Flag, now: i64) -> bool {
+        let mut changed = false;
+        for (key, config) in &mut self.environments {
+            if let Some(old) = previous.environments.get(key) {
+                config.version = old.version;
+                config.last_modified = old.last_modified;
+                config.salt.clone_from(&old.salt);
+                config.sel.clone_from(&old.sel);
+                if config != old {
+                    config.version += 1;
+                    config.last_modified = now;
+                    changed = true;
+                }
+            }
+        }
+        self.archived_date = match (previous.archived, self.archived) {
+            (false, true) => Some(now),
+            (_, false) => None,
+            (true, true) => previous.archived_date,
+        };
+        self.deprecated_date = match (previous.deprecated, self.deprecated) {
+            (false, true) => Some(now),
+            (_, false) => None,
+            (true, true) => previous.deprecated_date,
+        };
+        self.include_in_snippet = if self.include_in_snippet != previous.include_in_snippet
+            && self.client_side_availability == previous.client_side_availability
+        {
+            self.client_side_availability.using_environment_id = self.include_in_snippet;
+            self.include_in_snippet
+        } else {
+            self.client_side_availability.using_environment_id
+        };
+        self.version = previous.version;
+        if changed || self != previous {
+            self.version += 1;
+            changed = true;
+        }
+        changed
+    }
+
+    /// Applies a JSON Patch to the flag's API representation and checks the result.
+    ///
+    /// Any path into the representation can be patched except `_`-prefixed fields, `key`,
+    /// `kind`, `creationDate`, and per environment `version`, `lastModified`, `salt`, `sel`;
+    /// `test` may read any path (e.g. `/_version`). New rules, clauses and variations get ids.
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, NewFlag};
+    /// # use domain::key::FlagKey;
+    /// # let mut ids = domain::SequentialIds::default();
+    /// # let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    /// # let config = flag.new_config("Production", 1, &mut ids);
+    /// # flag.environments.insert("production".into(), config);
+    /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!([
+    ///     {"op": "test", "path": "/_version", "value": 1},
+    ///     {"op": "replace", "path": "/environments/production/on", "value": true}])).unwrap();
+    /// let next = flag.apply_patch(&ops, 2, &mut ids).unwrap();
+    /// assert!(next.environments["production"].on);
+    /// assert_eq!(next.version, 2);
+    /// assert_eq!(next.environments["production"].version, 2);
+    /// ```
+    ///
+    /// # Errors
+    /// [`PatchError`]: read-only path, failed `test`, inapplicable operation, or a result that
+    /// breaks a rule of the model.
+    pub fn apply_patch(&self, ops: &[patch::Operation], now: i64, ids: &mut dyn IdSource) -> Result<Flag, PatchError> {
+        let doc = patch::to_document(self)?;
+        let patched = patch::apply(&doc, ops, flag_path_is_read_only)?;
+        self.finish_document_change(patched, now, ids)
+    }
+
+    /// Applies a JSON Merge Patch (RFC 7386) with the same rules as [`Flag::apply_patch`].
+    ///
+    /// # Errors
+    /// As [`Flag::apply_patch`].
+    pub fn apply_merge(&self, merge: &Value, now: i64, ids: &mut dyn IdSource) -> Result<Flag, PatchError> {
+        let doc = patch::to_document(self)?;
+        let patched = patch::merge(&doc, merge, flag_path_is_read_only)?;
+        self.finish_document_change(patched, now, ids)
+    }
+
+    fn finish_document_change(&self, patched: Value, now: i64, ids: &mut dyn IdSource) -> Result<Flag, PatchError> {
+        let mut next: Flag = patch::from_document(patched)?;
+        next.assign_missing_ids(ids);
+        crate::normalize_tags(&mut next.tags);
+        next.validate()?;
+        next.settle_change(self, now);
+        Ok(next)
+    }
+
+    /// Gives an `_id` to every variation, rule and clause that has none.
+    pub fn assign_missing_ids(&mut self, ids: &mut dyn IdSource) {
+        for variation in &mut self.variations {
+            if variation.id.is_empty() {
+                variation.id = ids.uuid();
+            }
+        }
+        for config in self.environments.values_mut() {
+            for rule in &mut config.rules {
+                if rule.id.is_empty() {
+                    rule.id = ids.uuid();
+                }
+                for clause in &mut rule.clauses {
+                    if clause.id.is_empty() {
+                        clause.id = ids.uuid();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

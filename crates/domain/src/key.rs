@@ -1,0 +1,142 @@
+//! Keys: the stable, human-chosen identifiers of projects, environments and flags.
+//!
+//! A key matches `^[A-Za-z0-9][A-Za-z0-9._-]*$`, is case-sensitive and never changes.
+//! Project keys are at most 100 characters, other keys at most 256.
+
+use std::fmt;
+
+/// A key that does not follow the key rules.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {kind} key '{value}': {reason}")]
+pub struct InvalidKey {
+    /// Which kind of key (`project`, `environment`, `flag`).
+    pub kind: &'static str,
+    /// The rejected value.
+    pub value: String,
+    /// The rule it breaks.
+    pub reason: &'static str,
+}
+
+fn check(kind: &'static str, value: &str, max: usize) -> Result<(), InvalidKey> {
+    let fail = |reason| Err(InvalidKey { kind, value: value.to_owned(), reason });
+    let mut bytes = value.bytes();
+    match bytes.next() {
+        None => return fail("must not be empty"),
+        Some(b) if !b.is_ascii_alphanumeric() => return fail("must start with a letter or digit"),
+        Some(_) => {}
+    }
+    if !bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+        return fail("may contain only letters, digits, '.', '_' and '-'");
+    }
+    if value.len() > max {
+        return if max == 100 {
+            fail("must be at most 100 characters")
+        } else {
+            fail("must be at most 256 characters")
+        };
+    }
+    Ok(())
+}
+
+macro_rules! key_type {
+    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Validates `value` as a key of this kind.
+            ///
+            /// # Errors
+            /// [`InvalidKey`] when `value` is empty, too long, or has a character outside
+            /// `[A-Za-z0-9._-]` (or does not start with a letter or digit).
+            pub fn parse(value: &str) -> Result<Self, InvalidKey> {
+                check($kind, value, $max)?;
+                Ok(Self(value.to_owned()))
+            }
+
+            /// The key as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// The key as an owned string.
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+key_type!(
+    /// A project key (1..=100 characters).
+    ///
+    /// ```
+    /// use domain::key::ProjectKey;
+    /// assert!(ProjectKey::parse("mobile-app").is_ok());
+    /// assert!(ProjectKey::parse("-nope").is_err());
+    /// assert!(ProjectKey::parse(&"a".repeat(101)).is_err());
+    /// ```
+    ProjectKey,
+    "project",
+    100
+);
+key_type!(
+    /// An environment key (1..=256 characters), unique within its project.
+    ///
+    /// ```
+    /// use domain::key::EnvironmentKey;
+    /// assert_eq!(EnvironmentKey::parse("production").unwrap().as_str(), "production");
+    /// assert!(EnvironmentKey::parse("prod env").is_err());
+    /// ```
+    EnvironmentKey,
+    "environment",
+    256
+);
+key_type!(
+    /// A flag key (1..=256 characters), unique within its project.
+    ///
+    /// ```
+    /// use domain::key::FlagKey;
+    /// assert!(FlagKey::parse("new.checkout_v2").is_ok());
+    /// assert!(FlagKey::parse("").is_err());
+    /// ```
+    FlagKey,
+    "flag",
+    256
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_the_pattern() {
+        for ok in ["a", "A1", "0", "a.b_c-d", "Z_"] {
+            assert!(FlagKey::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "_a", ".a", "a b", "a/b", "é", "a\n"] {
+            assert!(FlagKey::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn length_limits_differ_by_kind() {
+        assert!(ProjectKey::parse(&"p".repeat(100)).is_ok());
+        assert!(ProjectKey::parse(&"p".repeat(101)).is_err());
+        assert!(EnvironmentKey::parse(&"e".repeat(256)).is_ok());
+        assert!(EnvironmentKey::parse(&"e".repeat(257)).is_err());
+    }
+}

@@ -1,0 +1,346 @@
+//! List queries: filters, sorting and paging, parsed from query-string values.
+//!
+//! `filter` is comma-separated `field:value` pairs combined with AND. `query` matches a
+//! case-insensitive substring of name or key; `tags` values joined by `+` must all be present;
+//! `keys` values joined by `|` match any. An unknown field or a pair without `:` is refused.
+
+/// A query-string value that cannot be understood (HTTP 400).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct QueryError(pub String);
+
+/// The largest page.
+pub const MAX_LIMIT: u32 = 100;
+
+/// A page of a list: `limit` items after skipping `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// 1..=100.
+    pub limit: u32,
+    /// Items skipped.
+    pub offset: u64,
+}
+
+impl Page {
+    /// Parses `limit` and `offset`.
+    ///
+    /// ```
+    /// use domain::query::Page;
+    /// assert_eq!(Page::parse(None, None, 20).unwrap(), Page { limit: 20, offset: 0 });
+    /// assert_eq!(Page::parse(Some("5"), Some("10"), 20).unwrap(), Page { limit: 5, offset: 10 });
+    /// assert!(Page::parse(Some("0"), None, 20).is_err());
+    /// assert!(Page::parse(Some("101"), None, 20).is_err());
+    /// assert!(Page::parse(None, Some("-1"), 20).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for a limit outside 1..=100 or an offset that is not a non-negative integer.
+    pub fn parse(limit: Option<&str>, offset: Option<&str>, default_limit: u32) -> Result<Self, QueryError> {
+        let limit = match limit {
+            None => default_limit,
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => return Err(QueryError(format!("limit must be an integer from 1 to {MAX_LIMIT}, not '{text}'"))),
+            },
+        };
+        let offset = match offset {
+            None => 0,
+            Some(text) => text
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| QueryError(format!("offset must be a non-negative integer, not '{text}'")))?,
+        };
+        Ok(Self { limit, offset })
+    }
+}
+
+/// Sort direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Smallest first.
+    Ascending,
+    /// Largest first (`-` prefix).
+    Descending,
+}
+
+/// A sort field and direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort<F> {
+    /// The field.
+    pub field: F,
+    /// The direction.
+    pub direction: Direction,
+}
+
+fn parse_sort<F: Copy>(value: Option<&str>, fields: &[(&str, F)], default: Sort<F>) -> Result<Sort<F>, QueryError> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(default);
+    };
+    let (direction, name) = match value.strip_prefix('-') {
+        Some(name) => (Direction::Descending, name),
+        None => (Direction::Ascending, value),
+    };
+    fields
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, field)| Sort { field: *field, direction })
+        .ok_or_else(|| {
+            let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
+            QueryError(format!("cannot sort by '{name}': sort by one of {}", names.join(", ")))
+        })
+}
+
+/// Splits `filter` into `(field, value)` pairs, refusing fields not in `allowed`.
+///
+/// ```
+/// use domain::query::parse_filter;
+/// let pairs = parse_filter("query:abc,tags:a+b", &["query", "tags"]).unwrap();
+/// assert_eq!(pairs, vec![("query".to_string(), "abc".to_string()), ("tags".to_string(), "a+b".to_string())]);
+/// assert!(parse_filter("color:red", &["query"]).is_err());
+/// assert!(parse_filter("oops", &["query"]).is_err());
+/// ```
+///
+/// # Errors
+/// [`QueryError`] naming a pair without `:` or an unknown field.
+pub fn parse_filter(filter: &str, allowed: &[&str]) -> Result<Vec<(String, String)>, QueryError> {
+    filter
+        .split(',')
+        .filter(|part| !part.trim().is_empty())
+        .map(|part| {
+            let (field, value) = part
+                .split_once(':')
+                .ok_or_else(|| QueryError(format!("filter '{part}' is not of the form field:value")))?;
+            let field = field.trim();
+            if !allowed.contains(&field) {
+                return Err(QueryError(format!(
+                    "unknown filter field '{field}': filter by one of {}",
+                    allowed.join(", ")
+                )));
+            }
+            Ok((field.to_owned(), value.trim().to_owned()))
+        })
+        .collect()
+}
+
+/// Tags of a filter value: joined by `+` (sent as `%2B`) or, when a client sent a raw `+`
+/// that was decoded as a space, by spaces.
+fn split_tags(value: &str) -> Vec<String> {
+    value.split(['+', ' ']).filter(|t| !t.is_empty()).map(str::to_owned).collect()
+}
+
+fn parse_bool(field: &str, value: &str) -> Result<bool, QueryError> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(QueryError(format!("filter '{field}' needs true or false, not '{value}'"))),
+    }
+}
+
+/// Sort fields of projects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectSortField {
+    /// By name.
+    Name,
+    /// By creation time.
+    CreatedOn,
+}
+
+/// `GET /projects` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectQuery {
+    /// Substring of name or key (case-insensitive).
+    pub query: Option<String>,
+    /// Projects must carry all of these.
+    pub tags: Vec<String>,
+    /// Projects must have one of these keys.
+    pub keys: Vec<String>,
+    /// Order.
+    pub sort: Sort<ProjectSortField>,
+    /// Page.
+    pub page: Page,
+}
+
+impl ProjectQuery {
+    /// Parses the query-string values.
+    ///
+    /// ```
+    /// use domain::query::ProjectQuery;
+    /// let q = ProjectQuery::parse(Some("query:web,keys:a|b"), Some("-name"), None, None).unwrap();
+    /// assert_eq!(q.keys, vec!["a", "b"]);
+    /// assert!(ProjectQuery::parse(None, Some("color"), None, None).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for an invalid filter, sort, limit or offset.
+    pub fn parse(
+        filter: Option<&str>,
+        sort: Option<&str>,
+        limit: Option<&str>,
+        offset: Option<&str>,
+    ) -> Result<Self, QueryError> {
+        let mut q = Self {
+            query: None,
+            tags: vec![],
+            keys: vec![],
+            sort: parse_sort(
+                sort,
+                &[("name", ProjectSortField::Name), ("createdOn", ProjectSortField::CreatedOn)],
+                Sort { field: ProjectSortField::CreatedOn, direction: Direction::Ascending },
+            )?,
+            page: Page::parse(limit, offset, 20)?,
+        };
+        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags", "keys"])? {
+            match field.as_str() {
+                "query" => q.query = Some(value.to_lowercase()),
+                "tags" => q.tags.extend(split_tags(&value)),
+                _ => q.keys.extend(value.split('|').filter(|k| !k.is_empty()).map(str::to_owned)),
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// Sort fields of environments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvironmentSortField {
+    /// By name.
+    Name,
+    /// By creation time.
+    CreatedOn,
+    /// Critical ones last (ascending) or first (descending).
+    Critical,
+}
+
+/// `GET /projects/{projectKey}/environments` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentQuery {
+    /// Substring of name or key (case-insensitive).
+    pub query: Option<String>,
+    /// Environments must carry all of these.
+    pub tags: Vec<String>,
+    /// Exact key.
+    pub key: Option<String>,
+    /// Exact name.
+    pub name: Option<String>,
+    /// Exact criticality.
+    pub critical: Option<bool>,
+    /// Order.
+    pub sort: Sort<EnvironmentSortField>,
+    /// Page.
+    pub page: Page,
+}
+
+impl EnvironmentQuery {
+    /// Parses the query-string values; `tags` is the separate `tags` parameter.
+    ///
+    /// ```
+    /// use domain::query::EnvironmentQuery;
+    /// let q = EnvironmentQuery::parse(Some("query:prod,critical:true"), Some("a+b"), Some("-name"), None, None).unwrap();
+    /// assert_eq!(q.critical, Some(true));
+    /// assert_eq!(q.tags, vec!["a", "b"]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for an invalid filter, sort, limit or offset.
+    pub fn parse(
+        filter: Option<&str>,
+        tags: Option<&str>,
+        sort: Option<&str>,
+        limit: Option<&str>,
+        offset: Option<&str>,
+    ) -> Result<Self, QueryError> {
+        let mut q = Self {
+            query: None,
+            tags: tags.map(split_tags).unwrap_or_default(),
+            key: None,
+            name: None,
+            critical: None,
+            sort: parse_sort(
+                sort,
+                &[
+                    ("name", EnvironmentSortField::Name),
+                    ("createdOn", EnvironmentSortField::CreatedOn),
+                    ("critical", EnvironmentSortField::Critical),
+                ],
+                Sort { field: EnvironmentSortField::CreatedOn, direction: Direction::Ascending },
+            )?,
+            page: Page::parse(limit, offset, 20)?,
+        };
+        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags", "key", "name", "critical"])? {
+            match field.as_str() {
+                "query" => q.query = Some(value.to_lowercase()),
+                "tags" => q.tags.extend(split_tags(&value)),
+                "key" => q.key = Some(value),
+                "name" => q.name = Some(value),
+                _ => q.critical = Some(parse_bool("critical", &value)?),
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// Sort fields of flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagSortField {
+    /// By creation time.
+    CreationDate,
+    /// By key.
+    Key,
+    /// By name.
+    Name,
+}
+
+/// `GET /flags/{projectKey}` filters and order (paging is separate: older API versions list all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagQuery {
+    /// Substring of name or key (case-insensitive).
+    pub query: Option<String>,
+    /// Flags must carry all of these.
+    pub tags: Vec<String>,
+    /// Order.
+    pub sort: Sort<FlagSortField>,
+    /// Page; `None` lists every flag.
+    pub page: Option<Page>,
+}
+
+impl FlagQuery {
+    /// Parses `filter` (`query`, `tags`), the single-tag `tag` parameter and `sort`.
+    ///
+    /// ```
+    /// use domain::query::{FlagQuery, Page};
+    /// let q = FlagQuery::parse(Some("query:dark"), Some("ui"), Some("-key"), Some(Page { limit: 20, offset: 0 })).unwrap();
+    /// assert_eq!(q.query.as_deref(), Some("dark"));
+    /// assert_eq!(q.tags, vec!["ui"]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for an invalid filter or sort.
+    pub fn parse(
+        filter: Option<&str>,
+        tag: Option<&str>,
+        sort: Option<&str>,
+        page: Option<Page>,
+    ) -> Result<Self, QueryError> {
+        let mut q = Self {
+            query: None,
+            tags: tag.filter(|t| !t.is_empty()).map(|t| vec![t.to_owned()]).unwrap_or_default(),
+            sort: parse_sort(
+                sort,
+                &[
+                    ("creationDate", FlagSortField::CreationDate),
+                    ("key", FlagSortField::Key),
+                    ("name", FlagSortField::Name),
+                ],
+                Sort { field: FlagSortField::CreationDate, direction: Direction::Ascending },
+            )?,
+            page,
+        };
+        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags"])? {
+            match field.as_str() {
+                "query" => q.query = Some(value.to_lowercase()),
+                _ => q.tags.extend(split_tags(&value)),
+            }
+        }
+        Ok(q)
+    }
+}

@@ -1,1 +1,193 @@
+//! The flagsvc REST API on actix-web.
+//!
+//! [`app`] builds the whole application: the routes under `/api/v2`, the middleware every request
+//! passes (request id, authentication, rate limits, `Svc-API-Version`, JSON errors), body limits,
+//! and the OpenAPI document, which is generated from the same route registrations.
 
+mod error;
+mod limits;
+mod middleware;
+mod openapi;
+mod routes;
+mod wire;
+
+use std::sync::Arc;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::error::{JsonPayloadError, PayloadError};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{web, App, HttpRequest};
+use service::Service;
+use utoipa_actix_web::AppExt;
+
+pub use error::{ApiError, ErrorBody};
+pub use limits::RateLimits;
+pub use routes::root::OpenApiJson;
+
+/// Settings of the HTTP layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Requests per 10 s per (token, route); five times that per token. 0 turns limiting off.
+    pub rate_limit: u32,
+    /// Largest accepted request body in bytes.
+    pub body_limit: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            rate_limit: 1000,
+            body_limit: 1024 * 1024,
+        }
+    }
+}
+
+/// A documented route: method and path template (`/api/v2/projects/{projectKey}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// HTTP method.
+    pub method: Method,
+    /// Path template.
+    pub path: String,
+}
+
+impl Route {
+    /// Whether a concrete request path matches this template.
+    pub fn matches(&self, path: &str) -> bool {
+        let want: Vec<&str> = self.path.trim_end_matches('/').split('/').collect();
+        let got: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+        want.len() == got.len()
+            && want.iter().zip(&got).all(|(w, g)| {
+                if w.starts_with('{') {
+                    !g.is_empty()
+                } else {
+                    w == g
+                }
+            })
+    }
+}
+
+/// Shared state of all workers.
+pub struct AppState {
+    service: Arc<Service>,
+    rate_limits: Option<RateLimits>,
+    routes: Vec<Route>,
+    openapi_json: String,
+    config: HttpConfig,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// State for `service` with `config`; build once and share with every worker.
+    pub fn new(service: Arc<Service>, config: HttpConfig) -> web::Data<Self> {
+        let document = openapi::document();
+        let routes = openapi::routes(&document);
+        let openapi_json = document.to_json().unwrap_or_else(|_| "{}".to_owned());
+        web::Data::new(Self {
+            service,
+            rate_limits: RateLimits::new(config.rate_limit),
+            routes,
+            openapi_json,
+            config,
+        })
+    }
+
+    /// Every route the server has, as documented.
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+}
+
+/// The OpenAPI document (as served at `/api/v2/openapi.json`).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    openapi::document()
+}
+
+fn json_error(err: JsonPayloadError, _req: &HttpRequest, limit: usize) -> actix_web::Error {
+    let api = match &err {
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            ApiError::payload_too_large(limit)
+        }
+        JsonPayloadError::Payload(PayloadError::Overflow) => ApiError::payload_too_large(limit),
+        JsonPayloadError::ContentType => ApiError::unsupported_media_type(
+            "the request body must be JSON: send Content-Type: application/json",
+        ),
+        JsonPayloadError::Deserialize(e) if e.is_syntax() || e.is_eof() => {
+            ApiError::invalid(format!("the request body is not valid JSON: {e}"))
+        }
+        JsonPayloadError::Deserialize(e) => ApiError::invalid(format!("invalid request body: {e}")),
+        other => ApiError::invalid(other.to_string()),
+    };
+    api.into()
+}
+
+/// Requests that match no route: 405 (with `Allow`) when the path exists with other methods,
+/// else 404.
+async fn fallback(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<actix_web::HttpResponse, ApiError> {
+    let allowed = middleware::allowed_methods(&state, req.path());
+    if allowed.is_empty() {
+        return Err(ApiError::not_found(format!(
+            "no route {} {}",
+            req.method(),
+            req.path()
+        )));
+    }
+    let names: Vec<&str> = allowed.iter().map(Method::as_str).collect();
+    let allow = HeaderValue::from_str(&names.join(", "))
+        .unwrap_or_else(|_| HeaderValue::from_static("GET"));
+    Err(ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "{} is not allowed on {}; allowed: {}",
+            req.method(),
+            req.path(),
+            names.join(", ")
+        ),
+    )
+    .with_header(header::ALLOW, allow))
+}
+
+/// The application: routes, middleware, limits and the OpenAPI document.
+pub fn app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let limit = state.config.body_limit;
+    let (app, _) = App::new()
+        .into_utoipa_app()
+        .service(openapi::api_scope())
+        .split_for_parts();
+    app.app_data(web::Data::new(OpenApiJson(state.openapi_json.clone())))
+        .app_data(state)
+        .app_data(
+            web::JsonConfig::default()
+                .limit(limit)
+                .error_handler(move |err, req| json_error(err, req, limit)),
+        )
+        .app_data(web::PayloadConfig::new(limit))
+        .default_service(web::to(fallback))
+        .wrap(actix_web::middleware::from_fn(middleware::api_middleware))
+        .wrap(actix_web::middleware::Logger::new(
+            "%a \"%r\" %s %b %Dms id=%{x-request-id}o",
+        ))
+}

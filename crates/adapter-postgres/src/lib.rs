@@ -1,1 +1,132 @@
+//! flagsvc storage on PostgreSQL: the production store.
+//!
+//! [`connect`] runs the embedded migrations and returns a [`SqlStore`] over an r2d2 pool. The
+//! queries themselves live in `adapter-sql`, shared with SQLite. [`TestDatabase`] gives each test
+//! run a database of its own and drops it afterwards.
 
+use std::time::Duration;
+
+use adapter_sql::{DbConnectionManager, Engine, SqlStore};
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+/// The schema migrations (shared with SQLite).
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../adapter-sql/migrations");
+
+/// Why the store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum PostgresError {
+    /// The server refused or could not be reached.
+    #[error("cannot connect to PostgreSQL: {0}")]
+    Connect(#[from] diesel::ConnectionError),
+    /// A migration failed.
+    #[error("cannot migrate the PostgreSQL schema: {0}")]
+    Migrate(String),
+    /// The pool could not be built.
+    #[error("cannot open a PostgreSQL connection pool: {0}")]
+    Pool(#[from] diesel::r2d2::PoolError),
+    /// A statement failed.
+    #[error("PostgreSQL statement failed: {0}")]
+    Query(#[from] diesel::result::Error),
+}
+
+/// Runs pending migrations on the database at `url`.
+///
+/// # Errors
+/// [`PostgresError::Connect`] or [`PostgresError::Migrate`].
+pub fn migrate(url: &str) -> Result<(), PostgresError> {
+    let mut conn = PgConnection::establish(url)?;
+    conn.run_pending_migrations(MIGRATIONS)
+        .map_err(|e| PostgresError::Migrate(e.to_string()))?;
+    Ok(())
+}
+
+/// Migrates the database at `url` and opens a store with up to `pool_size` connections.
+///
+/// # Errors
+/// [`PostgresError`] when the server cannot be reached or the schema cannot be migrated.
+pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
+    migrate(url)?;
+    let manager = DbConnectionManager::new(url, Engine::Postgres, "");
+    let pool = diesel::r2d2::Pool::builder()
+        .max_size(pool_size.max(1))
+        .connection_timeout(Duration::from_secs(10))
+        .build(manager)?;
+    Ok(SqlStore::new(pool, false))
+}
+
+/// The URL of database `name` on the server of `url` (same user, host, port and parameters).
+///
+/// ```
+/// assert_eq!(
+///     adapter_postgres::database_url("postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "t1"),
+///     "postgres://postgres@127.0.0.1:5432/t1?sslmode=disable"
+/// );
+/// assert_eq!(adapter_postgres::database_url("postgres://localhost", "t1"), "postgres://localhost/t1");
+/// ```
+pub fn database_url(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// A database created for one test run, dropped (with its connections) when this is dropped.
+#[derive(Debug)]
+pub struct TestDatabase {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl TestDatabase {
+    /// Creates an empty database with a random name on the server of `server_url`.
+    ///
+    /// # Errors
+    /// [`PostgresError`] when the server cannot be reached or refuses to create it.
+    pub fn create(server_url: &str) -> Result<Self, PostgresError> {
+        let admin_url = database_url(server_url, "postgres");
+        let name = format!("flagsvc_test_{:016x}", rand::random::<u64>());
+        let mut admin = PgConnection::establish(&admin_url)?;
+        admin.batch_execute(&format!("CREATE DATABASE {name}"))?;
+        let url = database_url(server_url, &name);
+        Ok(Self {
+            admin_url,
+            name,
+            url,
+        })
+    }
+
+    /// The database's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let dropped = PgConnection::establish(&self.admin_url)
+            .map_err(|e| e.to_string())
+            .and_then(|mut admin| {
+                admin
+                    .batch_execute(&format!(
+                        "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                        self.name
+                    ))
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(err) = dropped {
+            log::warn!("test database {} was not dropped: {err}", self.name);
+        }
+    }
+}

@@ -1,1 +1,52 @@
+//! flagsvc storage on embedded SQLite (bundled): the default store, needing nothing installed.
+//!
+//! [`open`] creates the database file if needed, runs the embedded migrations, and returns a
+//! [`SqlStore`] whose connections use WAL mode, a busy timeout and foreign keys, with write
+//! transactions serialised in the process. The queries live in `adapter-sql`.
 
+use adapter_sql::{DbConnectionManager, Engine, SqlStore};
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, SqliteConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+/// The schema migrations (shared with PostgreSQL).
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../adapter-sql/migrations");
+
+/// Set on every connection: readers never block the writer (WAL), a locked database is waited
+/// for rather than failed, and foreign keys (off by default in SQLite) cascade deletes.
+const CONNECTION_SETUP: &str =
+    "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;";
+
+/// Why the store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SqliteError {
+    /// The file could not be opened.
+    #[error("cannot open SQLite database: {0}")]
+    Connect(#[from] diesel::ConnectionError),
+    /// A statement failed.
+    #[error("SQLite statement failed: {0}")]
+    Query(#[from] diesel::result::Error),
+    /// A migration failed.
+    #[error("cannot migrate the SQLite schema: {0}")]
+    Migrate(String),
+    /// The pool could not be built.
+    #[error("cannot open a SQLite connection pool: {0}")]
+    Pool(#[from] diesel::r2d2::PoolError),
+}
+
+/// Opens (creating if needed) the database file at `path` with up to `pool_size` connections.
+///
+/// # Errors
+/// [`SqliteError`] when the file cannot be opened or migrated.
+pub fn open(path: &str, pool_size: u32) -> Result<SqlStore, SqliteError> {
+    let mut conn = SqliteConnection::establish(path)?;
+    conn.batch_execute(CONNECTION_SETUP)?;
+    conn.run_pending_migrations(MIGRATIONS)
+        .map_err(|e| SqliteError::Migrate(e.to_string()))?;
+    drop(conn);
+    let manager = DbConnectionManager::new(path, Engine::Sqlite, CONNECTION_SETUP);
+    let pool = diesel::r2d2::Pool::builder()
+        .max_size(pool_size.max(1))
+        .build(manager)?;
+    Ok(SqlStore::new(pool, true))
+}

@@ -1,1 +1,91 @@
-fn main() {}
+//! `flagsvc`: the feature-flag management service.
+
+use std::sync::Arc;
+
+use adapter_http::{AppState, HttpConfig};
+use anyhow::Context;
+use app::StoreUrl;
+use clap::Parser;
+use service::{BootstrapOutcome, Service, SystemClock};
+
+/// Feature-flag management REST API.
+#[derive(Debug, Parser)]
+#[command(name = "flagsvc", version, about)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "FLAGSVC_BIND", default_value = "127.0.0.1:8080")]
+    bind: String,
+    /// `postgres://...` for PostgreSQL; a path or `sqlite://path` for SQLite.
+    #[arg(long, env = "DATABASE_URL", default_value = "flagsvc.db")]
+    database_url: String,
+    /// The owner's access token on first start (8+ characters); generated and printed when absent.
+    #[arg(long, env = "FLAGSVC_BOOTSTRAP_TOKEN", hide_env_values = true)]
+    bootstrap_token: Option<String>,
+    /// The owner's email, used on first start.
+    #[arg(
+        long,
+        env = "FLAGSVC_OWNER_EMAIL",
+        default_value = "owner@flagsvc.local"
+    )]
+    owner_email: String,
+    /// Log filter (env_logger syntax), e.g. `info` or `flagsvc=debug`.
+    #[arg(long, env = "RUST_LOG", default_value = "info")]
+    log: String,
+    /// Requests per 10 s per token and route (five times that per token); 0 turns limiting off.
+    #[arg(long, env = "FLAGSVC_RATE_LIMIT", default_value_t = 1000)]
+    rate_limit: u32,
+    /// Largest request body in bytes.
+    #[arg(long, env = "FLAGSVC_BODY_LIMIT", default_value_t = 1024 * 1024)]
+    body_limit: usize,
+    /// Database connections (default: 4 per core).
+    #[arg(long, env = "FLAGSVC_POOL_SIZE")]
+    pool_size: Option<u32>,
+}
+
+#[actix_web::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    env_logger::Builder::new().parse_filters(&args.log).init();
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let pool_size = args
+        .pool_size
+        .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
+
+    let store = StoreUrl::parse(&args.database_url).open(pool_size)?;
+    let service = Arc::new(Service::new(store, Arc::new(SystemClock)));
+    match service
+        .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)
+        .context("creating the owner")?
+    {
+        BootstrapOutcome::CreatedOwner {
+            secret,
+            generated: true,
+        } => {
+            eprintln!(
+                "flagsvc: created the account owner. Its access token (shown only now): {secret}"
+            );
+        }
+        BootstrapOutcome::CreatedOwner {
+            generated: false, ..
+        } => log::info!("created the account owner with the bootstrap token"),
+        BootstrapOutcome::AddedToken => {
+            log::info!("added the bootstrap token to the account owner")
+        }
+        BootstrapOutcome::Unchanged => {}
+    }
+
+    let state = AppState::new(
+        service,
+        HttpConfig {
+            rate_limit: args.rate_limit,
+            body_limit: args.body_limit,
+        },
+    );
+    log::info!("listening on http://{}", args.bind);
+    actix_web::HttpServer::new(move || adapter_http::app(state.clone()))
+        .bind(&args.bind)
+        .with_context(|| format!("binding {}", args.bind))?
+        .run()
+        .await
+        .context("serving")
+}

@@ -116,7 +116,12 @@ impl NewEnvironment {
 
 pub(crate) fn default_environments() -> Vec<EnvironmentPost> {
     vec![
-        EnvironmentPost { key: "test".into(), name: "Test".into(), color: "F5A623".into(), ..Default::default() },
+        EnvironmentPost {
+            key: "test".into(),
+            name: "Test".into(),
+            color: "F5A623".into(),
+            ..Default::default()
+        },
         EnvironmentPost {
             key: "production".into(),
             name: "Production".into(),
@@ -129,13 +134,19 @@ pub(crate) fn default_environments() -> Vec<EnvironmentPost> {
 
 fn validate_color(color: &str, errors: &mut Vec<FieldError>) {
     if color.len() != 6 || !color.bytes().all(|b| b.is_ascii_hexdigit()) {
-        errors.push(FieldError::new("color", "must be six hex digits without '#', e.g. F5A623"));
+        errors.push(FieldError::new(
+            "color",
+            "must be six hex digits without '#', e.g. F5A623",
+        ));
     }
 }
 
 fn validate_ttl(ttl: i32, errors: &mut Vec<FieldError>) {
     if !(0..=60 * 24 * 365).contains(&ttl) {
-        errors.push(FieldError::new("defaultTtl", "must be between 0 and 525600 minutes"));
+        errors.push(FieldError::new(
+            "defaultTtl",
+            "must be between 0 and 525600 minutes",
+        ));
     }
 }
 
@@ -161,7 +172,12 @@ impl EnvironmentPost {
 
 impl Environment {
     /// A new environment of project `project_key`.
-    pub fn create(project_key: &str, new: NewEnvironment, creds: EnvironmentCredentials, now: i64) -> Self {
+    pub fn create(
+        project_key: &str,
+        new: NewEnvironment,
+        creds: EnvironmentCredentials,
+        now: i64,
+    ) -> Self {
         let post = new.post;
         let mut tags = post.tags;
         normalize_tags(&mut tags);
@@ -209,7 +225,8 @@ impl Environment {
         ];
         let doc = patch::to_document(self)?;
         let patched = patch::apply(&doc, ops, |path| {
-            path.first().is_none_or(|first| !WRITABLE.contains(&first.as_str()))
+            path.first()
+                .is_none_or(|first| !WRITABLE.contains(&first.as_str()))
         })?;
         let mut next: Environment = patch::from_document(patched)?;
         let mut errors = Vec::new();
@@ -227,7 +244,13 @@ impl Environment {
 
 fn environment_links(project_key: &str, key: &str) -> Links {
     Links::from([
-        ("self".to_owned(), Link::api(format!("/api/v2/projects/{project_key}/environments/{key}"))),
-        ("project".to_owned(), Link::api(format!("/api/v2/projects/{project_key}"))),
+        (
+            "self".to_owned(),
+            Link::api(format!("/api/v2/projects/{project_key}/environments/{key}")),
+        ),
+        (
+            "project".to_owned(),
+            Link::api(format!("/api/v2/projects/{project_key}")),
+        ),
     ])
 }

@@ -40,7 +40,9 @@ impl Instruction {
     fn parse(index: usize, value: Value) -> Result<Self, InstructionError> {
         let fail = |message: String| InstructionError::Instruction { index, message };
         let Value::Object(mut fields) = value else {
-            return Err(fail("an instruction must be an object with a 'kind'".into()));
+            return Err(fail(
+                "an instruction must be an object with a 'kind'".into(),
+            ));
         };
         let kind = match fields.remove("kind") {
             Some(Value::String(kind)) => kind,
@@ -57,7 +59,8 @@ impl Instruction {
                 )))
             }
         };
-        no_more_parameters(&fields).map_err(|p| fail(format!("'{kind}' takes no parameter '{p}'")))?;
+        no_more_parameters(&fields)
+            .map_err(|p| fail(format!("'{kind}' takes no parameter '{p}'")))?;
         Ok(instruction)
     }
 }
@@ -124,7 +127,9 @@ impl SemanticPatch {
         let string_field = |fields: &mut Map<String, Value>, name: &str| match fields.remove(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(InstructionError::Malformed(format!("'{name}' must be a string"))),
+            Some(_) => Err(InstructionError::Malformed(format!(
+                "'{name}' must be a string"
+            ))),
         };
         let environment_key = string_field(&mut fields, "environmentKey")?;
         let comment = string_field(&mut fields, "comment")?;
@@ -134,14 +139,28 @@ impl SemanticPatch {
                 .enumerate()
                 .map(|(i, item)| Instruction::parse(i, item))
                 .collect::<Result<Vec<_>, _>>()?,
-            Some(Value::Array(_)) => return Err(InstructionError::Malformed("'instructions' must not be empty".into())),
-            Some(_) => return Err(InstructionError::Malformed("'instructions' must be an array".into())),
+            Some(Value::Array(_)) => {
+                return Err(InstructionError::Malformed(
+                    "'instructions' must not be empty".into(),
+                ))
+            }
+            Some(_) => {
+                return Err(InstructionError::Malformed(
+                    "'instructions' must be an array".into(),
+                ))
+            }
             None => return Err(InstructionError::Malformed("missing 'instructions'".into())),
         };
         if let Some(other) = fields.keys().next() {
-            return Err(InstructionError::Malformed(format!("unexpected field '{other}' in semantic patch")));
+            return Err(InstructionError::Malformed(format!(
+                "unexpected field '{other}' in semantic patch"
+            )));
         }
-        Ok(Self { environment_key, comment, instructions })
+        Ok(Self {
+            environment_key,
+            comment,
+            instructions,
+        })
     }
 }
 
@@ -168,18 +187,26 @@ impl Flag {
     /// # Errors
     /// [`InstructionError`]: an environment-scoped instruction without `environmentKey`, an
     /// environment the flag does not have, or a result that breaks a rule.
-    pub fn apply_instructions(&self, patch: &SemanticPatch, now: i64) -> Result<Flag, InstructionError> {
+    pub fn apply_instructions(
+        &self,
+        patch: &SemanticPatch,
+        now: i64,
+    ) -> Result<Flag, InstructionError> {
         let mut next = self.clone();
         for (index, instruction) in patch.instructions.iter().enumerate() {
             let fail = |message: String| InstructionError::Instruction { index, message };
             if instruction.is_environment_scoped() {
                 let env_key = patch.environment_key.as_deref().ok_or_else(|| {
-                    fail(format!("'{}' needs 'environmentKey' in the request body", instruction.kind()))
+                    fail(format!(
+                        "'{}' needs 'environmentKey' in the request body",
+                        instruction.kind()
+                    ))
                 })?;
-                let config = next
-                    .environments
-                    .get_mut(env_key)
-                    .ok_or_else(|| fail(format!("environment '{env_key}' does not exist in this project")))?;
+                let config = next.environments.get_mut(env_key).ok_or_else(|| {
+                    fail(format!(
+                        "environment '{env_key}' does not exist in this project"
+                    ))
+                })?;
                 match instruction {
                     Instruction::TurnFlagOn => config.on = true,
                     Instruction::TurnFlagOff => config.on = false,

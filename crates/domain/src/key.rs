@@ -18,7 +18,13 @@ pub struct InvalidKey {
 }
 
 fn check(kind: &'static str, value: &str, max: usize) -> Result<(), InvalidKey> {
-    let fail = |reason| Err(InvalidKey { kind, value: value.to_owned(), reason });
+    let fail = |reason| {
+        Err(InvalidKey {
+            kind,
+            value: value.to_owned(),
+            reason,
+        })
+    };
     let mut bytes = value.bytes();
     match bytes.next() {
         None => return fail("must not be empty"),

@@ -86,7 +86,10 @@ pub struct FieldError {
 impl FieldError {
     /// A field error for `attribute`.
     pub fn new(attribute: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { attribute: attribute.into(), reason: reason.into() }
+        Self {
+            attribute: attribute.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -108,7 +111,9 @@ pub struct ValidationError {
 impl ValidationError {
     /// An error about one field.
     pub fn single(attribute: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { errors: vec![FieldError::new(attribute, reason)] }
+        Self {
+            errors: vec![FieldError::new(attribute, reason)],
+        }
     }
 
     /// Collects field errors; `Ok(())` when there are none.
@@ -126,7 +131,9 @@ pub(crate) fn validate_tags(attribute: &str, tags: &[String], errors: &mut Vec<F
     for (i, tag) in tags.iter().enumerate() {
         let ok = !tag.is_empty()
             && tag.len() <= 64
-            && tag.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+            && tag
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
         if !ok {
             errors.push(FieldError::new(
                 format!("{attribute}[{i}]"),

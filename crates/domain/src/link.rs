@@ -29,12 +29,18 @@ pub struct Link {
 impl Link {
     /// A link to an API resource.
     pub fn api(href: impl Into<String>) -> Self {
-        Self { href: href.into(), kind: JSON.to_owned() }
+        Self {
+            href: href.into(),
+            kind: JSON.to_owned(),
+        }
     }
 
     /// A link to a UI page.
     pub fn site(href: impl Into<String>) -> Self {
-        Self { href: href.into(), kind: HTML.to_owned() }
+        Self {
+            href: href.into(),
+            kind: HTML.to_owned(),
+        }
     }
 }
 

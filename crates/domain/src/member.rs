@@ -33,6 +33,13 @@ pub struct Member {
 impl Member {
     /// The account owner, created on first start.
     pub fn owner(id: String, email: String, now: i64) -> Self {
-        Self { id, email, role: Role::Owner, first_name: None, last_name: None, creation_date: now }
+        Self {
+            id,
+            email,
+            role: Role::Owner,
+            first_name: None,
+            last_name: None,
+            creation_date: now,
+        }
     }
 }

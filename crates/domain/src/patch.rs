@@ -89,27 +89,41 @@ impl JsonPatchBody {
                 let comment = match map.remove("comment") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) => Some(s),
-                    Some(_) => return Err(PatchError::Malformed("'comment' must be a string".into())),
+                    Some(_) => {
+                        return Err(PatchError::Malformed("'comment' must be a string".into()))
+                    }
                 };
                 if let Some(other) = map.keys().next() {
-                    return Err(PatchError::Malformed(format!("unexpected field '{other}' in patch body")));
+                    return Err(PatchError::Malformed(format!(
+                        "unexpected field '{other}' in patch body"
+                    )));
                 }
                 (comment, ops)
             }
-            _ => return Err(PatchError::Malformed("a JSON Patch body must be an array of operations".into())),
+            _ => {
+                return Err(PatchError::Malformed(
+                    "a JSON Patch body must be an array of operations".into(),
+                ))
+            }
         };
         let Value::Array(items) = ops else {
-            return Err(PatchError::Malformed("'patch' must be an array of operations".into()));
+            return Err(PatchError::Malformed(
+                "'patch' must be an array of operations".into(),
+            ));
         };
         let operations = items
             .into_iter()
             .enumerate()
             .map(|(i, op)| {
-                serde_json::from_value(op)
-                    .map_err(|e| PatchError::Malformed(format!("operation at index {i} is invalid: {e}")))
+                serde_json::from_value(op).map_err(|e| {
+                    PatchError::Malformed(format!("operation at index {i} is invalid: {e}"))
+                })
             })
             .collect::<Result<Vec<Operation>, _>>()?;
-        Ok(Self { comment, operations })
+        Ok(Self {
+            comment,
+            operations,
+        })
     }
 }
 
@@ -152,7 +166,11 @@ fn segments(pointer: &json_patch::jsonptr::Pointer) -> Vec<String> {
 /// # Errors
 /// [`PatchError::ReadOnly`] before anything is applied, [`PatchError::TestFailed`] or
 /// [`PatchError::Failed`] for the first operation that fails.
-pub fn apply(doc: &Value, ops: &[Operation], read_only: impl Fn(&[String]) -> bool) -> Result<Value, PatchError> {
+pub fn apply(
+    doc: &Value,
+    ops: &[Operation],
+    read_only: impl Fn(&[String]) -> bool,
+) -> Result<Value, PatchError> {
     for op in ops {
         let written: Vec<&json_patch::jsonptr::Pointer> = match op {
             Operation::Test(_) => vec![],
@@ -161,7 +179,9 @@ pub fn apply(doc: &Value, ops: &[Operation], read_only: impl Fn(&[String]) -> bo
         };
         for pointer in written {
             if read_only(&segments(pointer)) {
-                return Err(PatchError::ReadOnly { path: pointer.as_str().to_owned() });
+                return Err(PatchError::ReadOnly {
+                    path: pointer.as_str().to_owned(),
+                });
             }
         }
     }
@@ -171,7 +191,11 @@ pub fn apply(doc: &Value, ops: &[Operation], read_only: impl Fn(&[String]) -> bo
             let path = op.path().as_str().to_owned();
             match e.kind {
                 json_patch::PatchErrorKind::TestFailed => PatchError::TestFailed { index, path },
-                kind => PatchError::Failed { index, path, reason: kind.to_string() },
+                kind => PatchError::Failed {
+                    index,
+                    path,
+                    reason: kind.to_string(),
+                },
             }
         })?;
     }
@@ -193,9 +217,15 @@ pub fn apply(doc: &Value, ops: &[Operation], read_only: impl Fn(&[String]) -> bo
 /// # Errors
 /// [`PatchError::Malformed`] when the merge document is not an object, [`PatchError::ReadOnly`]
 /// for a read-only path.
-pub fn merge(doc: &Value, merge: &Value, read_only: impl Fn(&[String]) -> bool) -> Result<Value, PatchError> {
+pub fn merge(
+    doc: &Value,
+    merge: &Value,
+    read_only: impl Fn(&[String]) -> bool,
+) -> Result<Value, PatchError> {
     if !merge.is_object() {
-        return Err(PatchError::Malformed("a merge patch must be a JSON object".into()));
+        return Err(PatchError::Malformed(
+            "a merge patch must be a JSON object".into(),
+        ));
     }
     fn check(
         current: Option<&Value>,
@@ -214,7 +244,10 @@ pub fn merge(doc: &Value, merge: &Value, read_only: impl Fn(&[String]) -> bool) 
             }
             (value, current) if current == Some(value) => Ok(()),
             _ if read_only(path) => Err(PatchError::ReadOnly {
-                path: path.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect(),
+                path: path
+                    .iter()
+                    .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+                    .collect(),
             }),
             _ => Ok(()),
         }

@@ -108,20 +108,28 @@ impl ProjectPost {
             .ok();
         validate_name("name", &self.name, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
-        let mut availability = self
-            .default_client_side_availability
-            .unwrap_or(ClientSideAvailability { using_mobile_key: true, using_environment_id: false });
+        let mut availability =
+            self.default_client_side_availability
+                .unwrap_or(ClientSideAvailability {
+                    using_mobile_key: true,
+                    using_environment_id: false,
+                });
         if let Some(snippet) = self.include_in_snippet_by_default {
             if self.default_client_side_availability.is_none() {
                 availability.using_environment_id = snippet;
             }
         }
-        let posts = self.environments.unwrap_or_else(crate::environment::default_environments);
+        let posts = self
+            .environments
+            .unwrap_or_else(crate::environment::default_environments);
         let mut environments = Vec::with_capacity(posts.len());
         let mut seen = std::collections::HashSet::new();
         for (i, post) in posts.into_iter().enumerate() {
             if !seen.insert(post.key.clone()) {
-                errors.push(FieldError::new(format!("environments[{i}].key"), "is repeated"));
+                errors.push(FieldError::new(
+                    format!("environments[{i}].key"),
+                    "is repeated",
+                ));
             }
             match post.validate() {
                 Ok(env) => environments.push(env),
@@ -135,7 +143,12 @@ impl ProjectPost {
         normalize_tags(&mut tags);
         let key = key.ok_or_else(|| ValidationError::single("key", "invalid"))?;
         Ok(NewProjectWithEnvironments {
-            project: NewProject { key, name: self.name, tags, default_client_side_availability: availability },
+            project: NewProject {
+                key,
+                name: self.name,
+                tags,
+                default_client_side_availability: availability,
+            },
             environments,
         })
     }
@@ -148,7 +161,9 @@ impl Project {
         Self {
             id,
             links: project_links(&key),
-            include_in_snippet_by_default: new.default_client_side_availability.using_environment_id,
+            include_in_snippet_by_default: new
+                .default_client_side_availability
+                .using_environment_id,
             key,
             name: new.name,
             tags: new.tags,
@@ -179,11 +194,16 @@ impl Project {
     /// # Errors
     /// [`PatchError`] when an op touches another path, a `test` fails, or the result is invalid.
     pub fn apply_patch(&self, ops: &[patch::Operation]) -> Result<Project, PatchError> {
-        const WRITABLE: [&str; 4] =
-            ["name", "tags", "defaultClientSideAvailability", "includeInSnippetByDefault"];
+        const WRITABLE: [&str; 4] = [
+            "name",
+            "tags",
+            "defaultClientSideAvailability",
+            "includeInSnippetByDefault",
+        ];
         let doc = patch::to_document(self)?;
         let patched = patch::apply(&doc, ops, |path| {
-            path.first().is_none_or(|first| !WRITABLE.contains(&first.as_str()))
+            path.first()
+                .is_none_or(|first| !WRITABLE.contains(&first.as_str()))
         })?;
         let mut next: Project = patch::from_document(patched)?;
         let mut errors = Vec::new();
@@ -192,9 +212,11 @@ impl Project {
         ValidationError::check(errors)?;
         normalize_tags(&mut next.tags);
         if next.include_in_snippet_by_default != self.include_in_snippet_by_default {
-            next.default_client_side_availability.using_environment_id = next.include_in_snippet_by_default;
+            next.default_client_side_availability.using_environment_id =
+                next.include_in_snippet_by_default;
         }
-        next.include_in_snippet_by_default = next.default_client_side_availability.using_environment_id;
+        next.include_in_snippet_by_default =
+            next.default_client_side_availability.using_environment_id;
         next.creation_date = self.creation_date;
         Ok(next)
     }
@@ -202,7 +224,13 @@ impl Project {
 
 fn project_links(key: &str) -> Links {
     Links::from([
-        ("self".to_owned(), Link::api(format!("/api/v2/projects/{key}"))),
-        ("environments".to_owned(), Link::api(format!("/api/v2/projects/{key}/environments"))),
+        (
+            "self".to_owned(),
+            Link::api(format!("/api/v2/projects/{key}")),
+        ),
+        (
+            "environments".to_owned(),
+            Link::api(format!("/api/v2/projects/{key}/environments")),
+        ),
     ])
 }

@@ -35,20 +35,29 @@ impl Page {
     ///
     /// # Errors
     /// [`QueryError`] for a limit outside 1..=100 or an offset that is not a non-negative integer.
-    pub fn parse(limit: Option<&str>, offset: Option<&str>, default_limit: u32) -> Result<Self, QueryError> {
+    pub fn parse(
+        limit: Option<&str>,
+        offset: Option<&str>,
+        default_limit: u32,
+    ) -> Result<Self, QueryError> {
         let limit = match limit {
             None => default_limit,
             Some(text) => match text.trim().parse::<u32>() {
                 Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
-                _ => return Err(QueryError(format!("limit must be an integer from 1 to {MAX_LIMIT}, not '{text}'"))),
+                _ => {
+                    return Err(QueryError(format!(
+                        "limit must be an integer from 1 to {MAX_LIMIT}, not '{text}'"
+                    )))
+                }
             },
         };
         let offset = match offset {
             None => 0,
-            Some(text) => text
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| QueryError(format!("offset must be a non-negative integer, not '{text}'")))?,
+            Some(text) => text.trim().parse::<u64>().map_err(|_| {
+                QueryError(format!(
+                    "offset must be a non-negative integer, not '{text}'"
+                ))
+            })?,
         };
         Ok(Self { limit, offset })
     }
@@ -72,7 +81,11 @@ pub struct Sort<F> {
     pub direction: Direction,
 }
 
-fn parse_sort<F: Copy>(value: Option<&str>, fields: &[(&str, F)], default: Sort<F>) -> Result<Sort<F>, QueryError> {
+fn parse_sort<F: Copy>(
+    value: Option<&str>,
+    fields: &[(&str, F)],
+    default: Sort<F>,
+) -> Result<Sort<F>, QueryError> {
     let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(default);
     };
@@ -83,10 +96,16 @@ fn parse_sort<F: Copy>(value: Option<&str>, fields: &[(&str, F)], default: Sort<
     fields
         .iter()
         .find(|(n, _)| *n == name)
-        .map(|(_, field)| Sort { field: *field, direction })
+        .map(|(_, field)| Sort {
+            field: *field,
+            direction,
+        })
         .ok_or_else(|| {
             let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
-            QueryError(format!("cannot sort by '{name}': sort by one of {}", names.join(", ")))
+            QueryError(format!(
+                "cannot sort by '{name}': sort by one of {}",
+                names.join(", ")
+            ))
         })
 }
 
@@ -107,9 +126,9 @@ pub fn parse_filter(filter: &str, allowed: &[&str]) -> Result<Vec<(String, Strin
         .split(',')
         .filter(|part| !part.trim().is_empty())
         .map(|part| {
-            let (field, value) = part
-                .split_once(':')
-                .ok_or_else(|| QueryError(format!("filter '{part}' is not of the form field:value")))?;
+            let (field, value) = part.split_once(':').ok_or_else(|| {
+                QueryError(format!("filter '{part}' is not of the form field:value"))
+            })?;
             let field = field.trim();
             if !allowed.contains(&field) {
                 return Err(QueryError(format!(
@@ -125,14 +144,20 @@ pub fn parse_filter(filter: &str, allowed: &[&str]) -> Result<Vec<(String, Strin
 /// Tags of a filter value: joined by `+` (sent as `%2B`) or, when a client sent a raw `+`
 /// that was decoded as a space, by spaces.
 fn split_tags(value: &str) -> Vec<String> {
-    value.split(['+', ' ']).filter(|t| !t.is_empty()).map(str::to_owned).collect()
+    value
+        .split(['+', ' '])
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn parse_bool(field: &str, value: &str) -> Result<bool, QueryError> {
     match value {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(QueryError(format!("filter '{field}' needs true or false, not '{value}'"))),
+        _ => Err(QueryError(format!(
+            "filter '{field}' needs true or false, not '{value}'"
+        ))),
     }
 }
 
@@ -184,8 +209,14 @@ impl ProjectQuery {
             keys: vec![],
             sort: parse_sort(
                 sort,
-                &[("name", ProjectSortField::Name), ("createdOn", ProjectSortField::CreatedOn)],
-                Sort { field: ProjectSortField::CreatedOn, direction: Direction::Ascending },
+                &[
+                    ("name", ProjectSortField::Name),
+                    ("createdOn", ProjectSortField::CreatedOn),
+                ],
+                Sort {
+                    field: ProjectSortField::CreatedOn,
+                    direction: Direction::Ascending,
+                },
             )?,
             page: Page::parse(limit, offset, 20)?,
         };
@@ -193,7 +224,12 @@ impl ProjectQuery {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
                 "tags" => q.tags.extend(split_tags(&value)),
-                _ => q.keys.extend(value.split('|').filter(|k| !k.is_empty()).map(str::to_owned)),
+                _ => q.keys.extend(
+                    value
+                        .split('|')
+                        .filter(|k| !k.is_empty())
+                        .map(str::to_owned),
+                ),
             }
         }
         Ok(q)
@@ -262,11 +298,17 @@ impl EnvironmentQuery {
                     ("createdOn", EnvironmentSortField::CreatedOn),
                     ("critical", EnvironmentSortField::Critical),
                 ],
-                Sort { field: EnvironmentSortField::CreatedOn, direction: Direction::Ascending },
+                Sort {
+                    field: EnvironmentSortField::CreatedOn,
+                    direction: Direction::Ascending,
+                },
             )?,
             page: Page::parse(limit, offset, 20)?,
         };
-        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags", "key", "name", "critical"])? {
+        for (field, value) in parse_filter(
+            filter.unwrap_or(""),
+            &["query", "tags", "key", "name", "critical"],
+        )? {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
                 "tags" => q.tags.extend(split_tags(&value)),
@@ -323,7 +365,10 @@ impl FlagQuery {
     ) -> Result<Self, QueryError> {
         let mut q = Self {
             query: None,
-            tags: tag.filter(|t| !t.is_empty()).map(|t| vec![t.to_owned()]).unwrap_or_default(),
+            tags: tag
+                .filter(|t| !t.is_empty())
+                .map(|t| vec![t.to_owned()])
+                .unwrap_or_default(),
             sort: parse_sort(
                 sort,
                 &[
@@ -331,7 +376,10 @@ impl FlagQuery {
                     ("key", FlagSortField::Key),
                     ("name", FlagSortField::Name),
                 ],
-                Sort { field: FlagSortField::CreationDate, direction: Direction::Ascending },
+                Sort {
+                    field: FlagSortField::CreationDate,
+                    direction: Direction::Ascending,
+                },
             )?,
             page,
         };

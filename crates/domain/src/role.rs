@@ -45,7 +45,13 @@ pub enum Capability {
 
 impl Role {
     /// Every role, weakest first.
-    pub const ALL: [Role; 5] = [Role::NoAccess, Role::Reader, Role::Writer, Role::Admin, Role::Owner];
+    pub const ALL: [Role; 5] = [
+        Role::NoAccess,
+        Role::Reader,
+        Role::Writer,
+        Role::Admin,
+        Role::Owner,
+    ];
 
     /// The permission table.
     pub fn can(self, capability: Capability) -> bool {
@@ -93,7 +99,10 @@ impl FromStr for Role {
     type Err = UnknownRole;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| UnknownRole(s.to_owned()))
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| UnknownRole(s.to_owned()))
     }
 }
 
@@ -112,7 +121,11 @@ mod tests {
             (Role::Owner, [true, true, true]),
         ];
         for (role, row) in expected {
-            let got = [role.can(ReadResources), role.can(WriteResources), role.can(ManageTokens)];
+            let got = [
+                role.can(ReadResources),
+                role.can(WriteResources),
+                role.can(ManageTokens),
+            ];
             assert_eq!(got, row, "{role}");
         }
     }

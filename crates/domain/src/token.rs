@@ -87,14 +87,22 @@ impl TokenPost {
             Some(r) => match r.parse::<Role>() {
                 Ok(role) if role.is_token_role() => Some(role),
                 _ => {
-                    errors.push(FieldError::new("role", "must be one of reader, writer, admin"));
+                    errors.push(FieldError::new(
+                        "role",
+                        "must be one of reader, writer, admin",
+                    ));
                     None
                 }
             },
         };
-        let version = self.default_api_version.unwrap_or(ApiVersion::CURRENT.date());
+        let version = self
+            .default_api_version
+            .unwrap_or(ApiVersion::CURRENT.date());
         if ApiVersion::from_date(version).is_err() {
-            errors.push(FieldError::new("defaultApiVersion", "must be 20240415 or 20220603"));
+            errors.push(FieldError::new(
+                "defaultApiVersion",
+                "must be 20240415 or 20220603",
+            ));
         }
         let name = self.name.unwrap_or_default();
         if name.chars().count() > 256 {

@@ -1,1 +1,249 @@
+//! The traits the flagsvc core needs from the outside world.
+//!
+//! Ports are synchronous: the storage engines behind them (diesel on PostgreSQL and SQLite) are
+//! synchronous, and the HTTP adapter runs use cases on a blocking thread pool.
+//!
+//! - [`Store`] opens transactions; inside one, a [`Repository`] reads and writes aggregates.
+//!   Everything a use case does happens in one transaction: all of it or none of it.
+//! - [`Clock`] tells the time, so that use cases and tests agree on "now".
 
+use domain::environment::Environment;
+use domain::flag::{Defaults, Flag, FlagConfig};
+use domain::member::Member;
+use domain::project::Project;
+use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
+use domain::role::Role;
+use domain::token::{EnvironmentCredential, Token};
+
+/// A storage failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// A unique constraint refused the write (e.g. a key that is taken).
+    #[error("already exists: {0}")]
+    Duplicate(String),
+    /// A concurrent transaction got in the way; the whole unit of work may be retried.
+    #[error("concurrent modification: {0}")]
+    Conflict(String),
+    /// The store cannot be reached or is overloaded.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// The unit of work asked for a rollback (its own error is reported by the caller).
+    #[error("transaction rolled back")]
+    Aborted,
+    /// Anything else: a bug or corrupt data.
+    #[error("storage error: {0}")]
+    Other(String),
+}
+
+/// Result of storage operations.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Work done inside one transaction.
+pub type UnitOfWork<'a> = dyn FnMut(&mut dyn Repository) -> StoreResult<()> + 'a;
+
+/// Opens transactions.
+///
+/// # Contract
+/// `read` and `write` run `work` inside one transaction and commit when it returns `Ok`; on
+/// `Err` they roll back and return that error. `write` transactions are serialised so that two
+/// writers never lose each other's change (row locks taken by [`Repository::get_flag`] with
+/// `lock = true` are held until the end). Neither retries: [`StoreExt::write_tx`] does.
+pub trait Store: Send + Sync {
+    /// Runs `work` in a read-only transaction.
+    ///
+    /// # Errors
+    /// The error `work` returned, or [`StoreError::Unavailable`] when no connection can be had.
+    fn read(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()>;
+
+    /// Runs `work` in a read-write transaction.
+    ///
+    /// # Errors
+    /// As [`Store::read`]; [`StoreError::Conflict`] when the engine aborted the transaction
+    /// because of a concurrent one.
+    fn write(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()>;
+}
+
+/// How many times a write transaction is attempted when the engine reports a conflict.
+pub const WRITE_ATTEMPTS: usize = 5;
+
+/// Typed transactions over any [`Store`]: the unit of work returns a value or the caller's own
+/// error, and a write that meets a [`StoreError::Conflict`] is retried.
+pub trait StoreExt {
+    /// Runs `work` in a read transaction.
+    ///
+    /// # Errors
+    /// `work`'s error, or the store's converted into `E`.
+    fn read_tx<T, E: From<StoreError>>(
+        &self,
+        work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+    ) -> Result<T, E>;
+
+    /// Runs `work` in a write transaction, retrying it on conflicts up to [`WRITE_ATTEMPTS`] times.
+    ///
+    /// # Errors
+    /// `work`'s error, or the store's converted into `E`.
+    fn write_tx<T, E: From<StoreError>>(
+        &self,
+        work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+    ) -> Result<T, E>;
+}
+
+fn run<T, E: From<StoreError>>(
+    mut mode: impl FnMut(&mut UnitOfWork<'_>) -> StoreResult<()>,
+    mut work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+) -> Result<T, E> {
+    let mut outcome: Option<Result<T, E>> = None;
+    let status = mode(&mut |repo: &mut dyn Repository| match work(repo) {
+        Ok(value) => {
+            outcome = Some(Ok(value));
+            Ok(())
+        }
+        Err(err) => {
+            outcome = Some(Err(err));
+            Err(StoreError::Aborted)
+        }
+    });
+    match (status, outcome) {
+        (Err(StoreError::Aborted), Some(Err(err))) => Err(err),
+        (Err(store), _) => Err(E::from(store)),
+        (Ok(()), Some(result)) => result,
+        (Ok(()), None) => Err(E::from(StoreError::Other(
+            "the transaction ran no work".into(),
+        ))),
+    }
+}
+
+impl<S: Store + ?Sized> StoreExt for S {
+    fn read_tx<T, E: From<StoreError>>(
+        &self,
+        work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+    ) -> Result<T, E> {
+        run(|w| self.read(w), work)
+    }
+
+    fn write_tx<T, E: From<StoreError>>(
+        &self,
+        mut work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut attempt = 1;
+        loop {
+            let mut conflict = false;
+            let result = run(
+                |w| {
+                    let status = self.write(w);
+                    conflict = matches!(status, Err(StoreError::Conflict(_)));
+                    status
+                },
+                &mut work,
+            );
+            if !conflict || attempt >= WRITE_ATTEMPTS {
+                return result;
+            }
+            attempt += 1;
+        }
+    }
+}
+
+/// Reads and writes inside one transaction. Implementations map unique-constraint violations to
+/// [`StoreError::Duplicate`]. Methods that take a `project_id` act within that project only.
+pub trait Repository {
+    /// The account owner, if one exists.
+    fn find_owner(&mut self) -> StoreResult<Option<Member>>;
+    /// Stores a new member.
+    fn insert_member(&mut self, member: &Member) -> StoreResult<()>;
+    /// A member by `_id`.
+    fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>>;
+
+    /// Stores a new token with the SHA-256 hash (hex) of its secret.
+    fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()>;
+    /// The token whose secret hashes to `secret_hash`, with its member's role.
+    fn find_token_by_hash(&mut self, secret_hash: &str) -> StoreResult<Option<(Token, Role)>>;
+    /// A token by `_id`.
+    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>>;
+    /// Service tokens and `member_id`'s personal tokens, oldest first, with the total count.
+    fn list_tokens(&mut self, member_id: &str, page: Page) -> StoreResult<(Vec<Token>, u64)>;
+    /// Deletes a token; whether it existed.
+    fn delete_token(&mut self, id: &str) -> StoreResult<bool>;
+    /// Whether `secret` is an environment's SDK key, mobile key or client-side ID.
+    fn find_environment_credential(
+        &mut self,
+        secret: &str,
+    ) -> StoreResult<Option<EnvironmentCredential>>;
+
+    /// Stores a new project (without environments).
+    fn insert_project(&mut self, project: &Project) -> StoreResult<()>;
+    /// A project by key.
+    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>>;
+    /// One page of projects matching `query`, with the total count of matches.
+    fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<(Vec<Project>, u64)>;
+    /// Saves a project's changed fields.
+    fn update_project(&mut self, project: &Project) -> StoreResult<()>;
+    /// Deletes a project with its environments and flags.
+    fn delete_project(&mut self, project_id: &str) -> StoreResult<()>;
+
+    /// Stores a new environment.
+    fn insert_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()>;
+    /// An environment by key.
+    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>>;
+    /// One page of a project's environments matching `query`, with the total count of matches.
+    fn list_environments(
+        &mut self,
+        project_id: &str,
+        query: &EnvironmentQuery,
+    ) -> StoreResult<(Vec<Environment>, u64)>;
+    /// Every environment of the given projects, as `(project_id, environment)` in creation order.
+    fn environments_of(
+        &mut self,
+        project_ids: &[String],
+    ) -> StoreResult<Vec<(String, Environment)>>;
+    /// Saves an environment's changed fields.
+    fn update_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()>;
+    /// Deletes an environment with its flag configurations.
+    fn delete_environment(&mut self, project_id: &str, key: &str) -> StoreResult<()>;
+
+    /// Stores a new flag with a configuration for each entry of `flag.environments`.
+    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()>;
+    /// A flag by key with all its configurations (`_environmentName` filled in). With `lock`,
+    /// the flag is locked against other writers until the transaction ends.
+    fn get_flag(&mut self, project_id: &str, key: &str, lock: bool) -> StoreResult<Option<Flag>>;
+    /// One page of flags matching `query` (all when it has no page), with the total count; each
+    /// flag carries the configurations of the environments named in `environments`.
+    fn list_flags(
+        &mut self,
+        project_id: &str,
+        query: &FlagQuery,
+        environments: &[String],
+    ) -> StoreResult<(Vec<Flag>, u64)>;
+    /// Saves a flag's settings and the configurations of `changed_environments`.
+    fn update_flag(
+        &mut self,
+        project_id: &str,
+        flag: &Flag,
+        changed_environments: &[String],
+    ) -> StoreResult<()>;
+    /// Deletes a flag in every environment; whether it existed.
+    fn delete_flag(&mut self, project_id: &str, key: &str) -> StoreResult<bool>;
+    /// Key and defaults of every flag of the project.
+    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>>;
+    /// Stores configurations for one environment, as `(flag key, configuration)`.
+    fn insert_flag_configs(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        configs: &[(String, FlagConfig)],
+    ) -> StoreResult<()>;
+}
+
+/// The time.
+pub trait Clock: Send + Sync {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}

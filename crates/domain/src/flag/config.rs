@@ -57,7 +57,12 @@ pub struct FlagConfig {
 
 impl FlagConfig {
     /// A configuration with targeting off that serves `defaults`.
-    pub fn new(defaults: Defaults, environment_name: &str, now: i64, ids: &mut dyn IdSource) -> Self {
+    pub fn new(
+        defaults: Defaults,
+        environment_name: &str,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Self {
         Self {
             on: false,
             archived: false,
@@ -68,7 +73,10 @@ impl FlagConfig {
             targets: Vec::new(),
             context_targets: Vec::new(),
             rules: Vec::new(),
-            fallthrough: VariationOrRollout { variation: Some(defaults.on_variation), rollout: None },
+            fallthrough: VariationOrRollout {
+                variation: Some(defaults.on_variation),
+                rollout: None,
+            },
             off_variation: Some(defaults.off_variation),
             prerequisites: Vec::new(),
             track_events: false,
@@ -138,7 +146,11 @@ pub struct WeightedVariation {
     /// 0..=100000.
     pub weight: i64,
     /// Excluded from experiment analysis.
-    #[serde(rename = "_untracked", default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        rename = "_untracked",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub untracked: bool,
 }
 

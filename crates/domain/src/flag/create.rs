@@ -67,7 +67,11 @@ pub struct NewFlag {
 impl NewFlag {
     /// A boolean flag with default settings.
     pub fn boolean(key: FlagKey, name: &str) -> Self {
-        let post = FlagPost { key: key.as_str().to_owned(), name: name.to_owned(), ..Default::default() };
+        let post = FlagPost {
+            key: key.as_str().to_owned(),
+            name: name.to_owned(),
+            ..Default::default()
+        };
         Self { key, post }
     }
 }
@@ -78,7 +82,8 @@ impl FlagPost {
     /// # Errors
     /// [`ValidationError`] on `key`.
     pub fn validate(self) -> Result<NewFlag, ValidationError> {
-        let key = FlagKey::parse(&self.key).map_err(|e| ValidationError::single("key", e.reason))?;
+        let key =
+            FlagKey::parse(&self.key).map_err(|e| ValidationError::single("key", e.reason))?;
         Ok(NewFlag { key, post: self })
     }
 }
@@ -111,11 +116,21 @@ impl Flag {
         let variations: Vec<Variation> = match post.variations {
             Some(variations) => variations
                 .into_iter()
-                .map(|v| Variation { id: ids.uuid(), value: v.value, name: v.name, description: v.description })
+                .map(|v| Variation {
+                    id: ids.uuid(),
+                    value: v.value,
+                    name: v.name,
+                    description: v.description,
+                })
                 .collect(),
             None => [true, false]
                 .into_iter()
-                .map(|b| Variation { id: ids.uuid(), value: Value::Bool(b), name: None, description: None })
+                .map(|b| Variation {
+                    id: ids.uuid(),
+                    value: Value::Bool(b),
+                    name: None,
+                    description: None,
+                })
                 .collect(),
         };
         let kind = if variations.iter().all(|v| v.value.is_boolean()) {
@@ -129,9 +144,15 @@ impl Flag {
         });
         let availability = post
             .client_side_availability
-            .unwrap_or(ClientSideAvailability { using_mobile_key: true, using_environment_id: false });
+            .unwrap_or(ClientSideAvailability {
+                using_mobile_key: true,
+                using_environment_id: false,
+            });
         let availability = match (post.client_side_availability, post.include_in_snippet) {
-            (None, Some(snippet)) => ClientSideAvailability { using_environment_id: snippet, ..availability },
+            (None, Some(snippet)) => ClientSideAvailability {
+                using_environment_id: snippet,
+                ..availability
+            },
             _ => availability,
         };
         let mut tags = post.tags;
@@ -166,4 +187,3 @@ impl Flag {
         Ok(flag)
     }
 }
-

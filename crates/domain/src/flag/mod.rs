@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use config::{
-    Clause, FlagConfig, Operator, Prerequisite, Rollout, Rule, Target, VariationOrRollout, WeightedVariation,
+    Clause, FlagConfig, Operator, Prerequisite, Rollout, Rule, Target, VariationOrRollout,
+    WeightedVariation,
 };
 pub use create::{FlagPost, NewFlag, VariationPost};
 
@@ -143,7 +144,14 @@ pub struct Flag {
 }
 
 /// Paths of a flag that no patch may write (besides every `_`-prefixed field).
-const READ_ONLY_FLAG_FIELDS: [&str; 6] = ["key", "kind", "creationDate", "archivedDate", "deprecatedDate", "experiments"];
+const READ_ONLY_FLAG_FIELDS: [&str; 6] = [
+    "key",
+    "kind",
+    "creationDate",
+    "archivedDate",
+    "deprecatedDate",
+    "experiments",
+];
 /// Per-environment paths that no patch may write.
 const READ_ONLY_CONFIG_FIELDS: [&str; 4] = ["version", "lastModified", "salt", "sel"];
 
@@ -157,7 +165,9 @@ fn flag_path_is_read_only(path: &[String]) -> bool {
         [first, ..] if READ_ONLY_FLAG_FIELDS.contains(&first.as_str()) => true,
         // The set of environments follows the project's; whole configurations carry read-only fields.
         [env] | [env, _] if env == "environments" => true,
-        [env, _, field, ..] if env == "environments" => READ_ONLY_CONFIG_FIELDS.contains(&field.as_str()),
+        [env, _, field, ..] if env == "environments" => {
+            READ_ONLY_CONFIG_FIELDS.contains(&field.as_str())
+        }
         _ => false,
     }
 }
@@ -165,10 +175,20 @@ fn flag_path_is_read_only(path: &[String]) -> bool {
 impl Flag {
     /// Recomputes the derived fields: `_links`, each configuration's `_site`, and
     /// `_environmentName` from `environment_names` (environment key -> name).
-    pub fn refresh_links(&mut self, project_key: &str, environment_names: &BTreeMap<String, String>) {
+    pub fn refresh_links(
+        &mut self,
+        project_key: &str,
+        environment_names: &BTreeMap<String, String>,
+    ) {
         self.links = Links::from([
-            ("parent".to_owned(), Link::api(format!("/api/v2/flags/{project_key}"))),
-            ("self".to_owned(), Link::api(format!("/api/v2/flags/{project_key}/{}", self.key))),
+            (
+                "parent".to_owned(),
+                Link::api(format!("/api/v2/flags/{project_key}")),
+            ),
+            (
+                "self".to_owned(),
+                Link::api(format!("/api/v2/flags/{project_key}/{}", self.key)),
+            ),
         ]);
         for (env_key, config) in &mut self.environments {
             config.site = Link::site(format!("/{project_key}/{env_key}/features/{}", self.key));
@@ -190,7 +210,12 @@ impl Flag {
     /// assert_eq!(config.off_variation, Some(1));
     /// assert_eq!(config.fallthrough.variation, Some(0));
     /// ```
-    pub fn new_config(&self, environment_name: &str, now: i64, ids: &mut dyn IdSource) -> FlagConfig {
+    pub fn new_config(
+        &self,
+        environment_name: &str,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> FlagConfig {
         FlagConfig::new(self.defaults, environment_name, now, ids)
     }
 
@@ -264,7 +289,12 @@ impl Flag {
     /// # Errors
     /// [`PatchError`]: read-only path, failed `test`, inapplicable operation, or a result that
     /// breaks a rule of the model.
-    pub fn apply_patch(&self, ops: &[patch::Operation], now: i64, ids: &mut dyn IdSource) -> Result<Flag, PatchError> {
+    pub fn apply_patch(
+        &self,
+        ops: &[patch::Operation],
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Flag, PatchError> {
         let doc = patch::to_document(self)?;
         let patched = patch::apply(&doc, ops, flag_path_is_read_only)?;
         self.finish_document_change(patched, now, ids)
@@ -274,13 +304,23 @@ impl Flag {
     ///
     /// # Errors
     /// As [`Flag::apply_patch`].
-    pub fn apply_merge(&self, merge: &Value, now: i64, ids: &mut dyn IdSource) -> Result<Flag, PatchError> {
+    pub fn apply_merge(
+        &self,
+        merge: &Value,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Flag, PatchError> {
         let doc = patch::to_document(self)?;
         let patched = patch::merge(&doc, merge, flag_path_is_read_only)?;
         self.finish_document_change(patched, now, ids)
     }
 
-    fn finish_document_change(&self, patched: Value, now: i64, ids: &mut dyn IdSource) -> Result<Flag, PatchError> {
+    fn finish_document_change(
+        &self,
+        patched: Value,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Flag, PatchError> {
         let mut next: Flag = patch::from_document(patched)?;
         next.assign_missing_ids(ids);
         crate::normalize_tags(&mut next.tags);

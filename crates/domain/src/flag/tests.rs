@@ -8,7 +8,12 @@ use crate::SequentialIds;
 
 fn flag_in(envs: &[&str]) -> (Flag, SequentialIds) {
     let mut ids = SequentialIds::default();
-    let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    let mut flag = Flag::create(
+        NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"),
+        1,
+        &mut ids,
+    )
+    .unwrap();
     for env in envs {
         let config = flag.new_config(env, 1, &mut ids);
         flag.environments.insert((*env).to_owned(), config);
@@ -25,7 +30,11 @@ fn ops(value: serde_json::Value) -> Vec<crate::patch::Operation> {
 fn patch_changes_one_environment_and_bumps_versions() {
     let (flag, mut ids) = flag_in(&["test", "production"]);
     let next = flag
-        .apply_patch(&ops(json!([{"op": "replace", "path": "/environments/production/on", "value": true}])), 9, &mut ids)
+        .apply_patch(
+            &ops(json!([{"op": "replace", "path": "/environments/production/on", "value": true}])),
+            9,
+            &mut ids,
+        )
         .unwrap();
     assert!(next.environments["production"].on);
     assert_eq!(next.environments["production"].version, 2);
@@ -48,27 +57,60 @@ fn read_only_paths_are_refused() {
         "/environments/staging",
         "/variations/0/_id",
     ] {
-        let result = flag.apply_patch(&ops(json!([{"op": "replace", "path": path, "value": 1}])), 2, &mut ids);
-        assert_eq!(result, Err(PatchError::ReadOnly { path: path.to_owned() }), "{path}");
+        let result = flag.apply_patch(
+            &ops(json!([{"op": "replace", "path": path, "value": 1}])),
+            2,
+            &mut ids,
+        );
+        assert_eq!(
+            result,
+            Err(PatchError::ReadOnly {
+                path: path.to_owned()
+            }),
+            "{path}"
+        );
     }
 }
 
 #[test]
 fn failed_test_is_reported_as_test_failure() {
     let (flag, mut ids) = flag_in(&["production"]);
-    let result = flag.apply_patch(&ops(json!([{"op": "test", "path": "/_version", "value": 7}])), 2, &mut ids);
-    assert_eq!(result, Err(PatchError::TestFailed { index: 0, path: "/_version".into() }));
+    let result = flag.apply_patch(
+        &ops(json!([{"op": "test", "path": "/_version", "value": 7}])),
+        2,
+        &mut ids,
+    );
+    assert_eq!(
+        result,
+        Err(PatchError::TestFailed {
+            index: 0,
+            path: "/_version".into()
+        })
+    );
 }
 
 #[test]
 fn invalid_results_are_refused() {
     let (flag, mut ids) = flag_in(&["production"]);
-    let out_of_range = ops(json!([{"op": "replace", "path": "/environments/production/offVariation", "value": 5}]));
-    assert!(matches!(flag.apply_patch(&out_of_range, 2, &mut ids), Err(PatchError::Invalid(_))));
-    let wrong_type = ops(json!([{"op": "replace", "path": "/environments/production/on", "value": "yes"}]));
-    assert!(matches!(flag.apply_patch(&wrong_type, 2, &mut ids), Err(PatchError::InvalidResult(_))));
-    let unknown_field = ops(json!([{"op": "add", "path": "/environments/production/colour", "value": 1}]));
-    assert!(matches!(flag.apply_patch(&unknown_field, 2, &mut ids), Err(PatchError::InvalidResult(_))));
+    let out_of_range = ops(
+        json!([{"op": "replace", "path": "/environments/production/offVariation", "value": 5}]),
+    );
+    assert!(matches!(
+        flag.apply_patch(&out_of_range, 2, &mut ids),
+        Err(PatchError::Invalid(_))
+    ));
+    let wrong_type =
+        ops(json!([{"op": "replace", "path": "/environments/production/on", "value": "yes"}]));
+    assert!(matches!(
+        flag.apply_patch(&wrong_type, 2, &mut ids),
+        Err(PatchError::InvalidResult(_))
+    ));
+    let unknown_field =
+        ops(json!([{"op": "add", "path": "/environments/production/colour", "value": 1}]));
+    assert!(matches!(
+        flag.apply_patch(&unknown_field, 2, &mut ids),
+        Err(PatchError::InvalidResult(_))
+    ));
 }
 
 #[test]
@@ -94,7 +136,10 @@ fn turn_flag_on_needs_an_environment() {
     let patch = SemanticPatch::parse(json!({"instructions": [{"kind": "turnFlagOn"}]})).unwrap();
     let err = flag.apply_instructions(&patch, 2).unwrap_err();
     assert!(err.to_string().contains("environmentKey"), "{err}");
-    let patch = SemanticPatch::parse(json!({"environmentKey": "nope", "instructions": [{"kind": "turnFlagOn"}]})).unwrap();
+    let patch = SemanticPatch::parse(
+        json!({"environmentKey": "nope", "instructions": [{"kind": "turnFlagOn"}]}),
+    )
+    .unwrap();
     assert!(flag.apply_instructions(&patch, 2).is_err());
 }
 
@@ -104,12 +149,41 @@ fn variations_must_be_consistent() {
     let post = |values: Vec<serde_json::Value>| FlagPost {
         key: "k".into(),
         name: "K".into(),
-        variations: Some(values.into_iter().map(|value| VariationPost { value, name: None, description: None }).collect()),
+        variations: Some(
+            values
+                .into_iter()
+                .map(|value| VariationPost {
+                    value,
+                    name: None,
+                    description: None,
+                })
+                .collect(),
+        ),
         ..Default::default()
     };
-    assert!(Flag::create(post(vec![json!("a"), json!("a")]).validate().unwrap(), 1, &mut ids).is_err());
-    assert!(Flag::create(post(vec![json!("a"), json!(1)]).validate().unwrap(), 1, &mut ids).is_err());
-    assert!(Flag::create(post(vec![json!(true), json!(true)]).validate().unwrap(), 1, &mut ids).is_err());
+    assert!(Flag::create(
+        post(vec![json!("a"), json!("a")]).validate().unwrap(),
+        1,
+        &mut ids
+    )
+    .is_err());
+    assert!(Flag::create(
+        post(vec![json!("a"), json!(1)]).validate().unwrap(),
+        1,
+        &mut ids
+    )
+    .is_err());
+    assert!(Flag::create(
+        post(vec![json!(true), json!(true)]).validate().unwrap(),
+        1,
+        &mut ids
+    )
+    .is_err());
     assert!(Flag::create(post(vec![json!("a")]).validate().unwrap(), 1, &mut ids).is_err());
-    assert!(Flag::create(post(vec![json!(1), json!(2.5)]).validate().unwrap(), 1, &mut ids).is_ok());
+    assert!(Flag::create(
+        post(vec![json!(1), json!(2.5)]).validate().unwrap(),
+        1,
+        &mut ids
+    )
+    .is_ok());
 }

@@ -40,10 +40,16 @@ impl Flag {
         let count = self.variations.len();
         let index_ok = |i: usize| i < count;
         if !index_ok(self.defaults.on_variation) {
-            errors.push(FieldError::new("defaults.onVariation", "is not a variation index"));
+            errors.push(FieldError::new(
+                "defaults.onVariation",
+                "is not a variation index",
+            ));
         }
         if !index_ok(self.defaults.off_variation) {
-            errors.push(FieldError::new("defaults.offVariation", "is not a variation index"));
+            errors.push(FieldError::new(
+                "defaults.offVariation",
+                "is not a variation index",
+            ));
         }
         for (env, config) in &self.environments {
             self.validate_config(&format!("environments.{env}"), config, &mut errors);
@@ -53,28 +59,49 @@ impl Flag {
 
     fn validate_variations(&self, errors: &mut Vec<FieldError>) {
         if self.variations.len() < 2 {
-            errors.push(FieldError::new("variations", "a flag needs at least two variations"));
+            errors.push(FieldError::new(
+                "variations",
+                "a flag needs at least two variations",
+            ));
         }
         let mut seen: Vec<&Value> = Vec::with_capacity(self.variations.len());
         for (i, variation) in self.variations.iter().enumerate() {
             if seen.contains(&&variation.value) {
-                errors.push(FieldError::new(format!("variations[{i}].value"), "repeats another variation's value"));
+                errors.push(FieldError::new(
+                    format!("variations[{i}].value"),
+                    "repeats another variation's value",
+                ));
             }
             seen.push(&variation.value);
         }
         match self.kind {
             FlagKind::Boolean => {
-                let values: HashSet<Option<bool>> = self.variations.iter().map(|v| v.value.as_bool()).collect();
-                if self.variations.len() != 2 || values != HashSet::from([Some(true), Some(false)]) {
-                    errors.push(FieldError::new("variations", "a boolean flag has exactly the values true and false"));
+                let values: HashSet<Option<bool>> =
+                    self.variations.iter().map(|v| v.value.as_bool()).collect();
+                if self.variations.len() != 2 || values != HashSet::from([Some(true), Some(false)])
+                {
+                    errors.push(FieldError::new(
+                        "variations",
+                        "a boolean flag has exactly the values true and false",
+                    ));
                 }
             }
             FlagKind::Multivariate => {
-                let classes: HashSet<&str> = self.variations.iter().map(|v| value_class(&v.value)).collect();
+                let classes: HashSet<&str> = self
+                    .variations
+                    .iter()
+                    .map(|v| value_class(&v.value))
+                    .collect();
                 if classes.contains("boolean") {
-                    errors.push(FieldError::new("variations", "boolean values make a boolean flag, not a multivariate one"));
+                    errors.push(FieldError::new(
+                        "variations",
+                        "boolean values make a boolean flag, not a multivariate one",
+                    ));
                 } else if classes.len() > 1 {
-                    errors.push(FieldError::new("variations", "all values must be of one type: string, number or JSON"));
+                    errors.push(FieldError::new(
+                        "variations",
+                        "all values must be of one type: string, number or JSON",
+                    ));
                 }
             }
         }
@@ -83,56 +110,99 @@ impl Flag {
     fn validate_config(&self, at: &str, config: &FlagConfig, errors: &mut Vec<FieldError>) {
         let count = self.variations.len();
         let mut targeted: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        for (list, targets) in [("targets", &config.targets), ("contextTargets", &config.context_targets)] {
+        for (list, targets) in [
+            ("targets", &config.targets),
+            ("contextTargets", &config.context_targets),
+        ] {
             for (i, target) in targets.iter().enumerate() {
                 if target.variation >= count {
-                    errors.push(FieldError::new(format!("{at}.{list}[{i}].variation"), "is not a variation index"));
+                    errors.push(FieldError::new(
+                        format!("{at}.{list}[{i}].variation"),
+                        "is not a variation index",
+                    ));
                 }
                 for value in &target.values {
-                    let previous = targeted.insert((target.context_kind.as_str(), value.as_str()), target.variation);
+                    let previous = targeted.insert(
+                        (target.context_kind.as_str(), value.as_str()),
+                        target.variation,
+                    );
                     if previous.is_some_and(|v| v != target.variation) {
                         errors.push(FieldError::new(
                             format!("{at}.{list}[{i}].values"),
-                            format!("'{value}' ({}) is already targeted by another variation", target.context_kind),
+                            format!(
+                                "'{value}' ({}) is already targeted by another variation",
+                                target.context_kind
+                            ),
                         ));
                     }
                 }
             }
         }
         for (i, rule) in config.rules.iter().enumerate() {
-            let serve = VariationOrRollout { variation: rule.variation, rollout: rule.rollout.clone() };
+            let serve = VariationOrRollout {
+                variation: rule.variation,
+                rollout: rule.rollout.clone(),
+            };
             validate_serve(&format!("{at}.rules[{i}]"), &serve, count, errors);
             for (j, clause) in rule.clauses.iter().enumerate() {
                 if clause.attribute.is_empty() {
-                    errors.push(FieldError::new(format!("{at}.rules[{i}].clauses[{j}].attribute"), "must not be empty"));
+                    errors.push(FieldError::new(
+                        format!("{at}.rules[{i}].clauses[{j}].attribute"),
+                        "must not be empty",
+                    ));
                 }
             }
         }
-        validate_serve(&format!("{at}.fallthrough"), &config.fallthrough, count, errors);
+        validate_serve(
+            &format!("{at}.fallthrough"),
+            &config.fallthrough,
+            count,
+            errors,
+        );
         if config.off_variation.is_some_and(|v| v >= count) {
-            errors.push(FieldError::new(format!("{at}.offVariation"), "is not a variation index"));
+            errors.push(FieldError::new(
+                format!("{at}.offVariation"),
+                "is not a variation index",
+            ));
         }
         let mut keys = HashSet::new();
         for (i, prerequisite) in config.prerequisites.iter().enumerate() {
             if prerequisite.key == self.key {
-                errors.push(FieldError::new(format!("{at}.prerequisites[{i}].key"), "a flag cannot be its own prerequisite"));
+                errors.push(FieldError::new(
+                    format!("{at}.prerequisites[{i}].key"),
+                    "a flag cannot be its own prerequisite",
+                ));
             }
             if !keys.insert(prerequisite.key.as_str()) {
-                errors.push(FieldError::new(format!("{at}.prerequisites[{i}].key"), "is listed twice"));
+                errors.push(FieldError::new(
+                    format!("{at}.prerequisites[{i}].key"),
+                    "is listed twice",
+                ));
             }
         }
     }
 }
 
-fn validate_serve(at: &str, serve: &VariationOrRollout, count: usize, errors: &mut Vec<FieldError>) {
+fn validate_serve(
+    at: &str,
+    serve: &VariationOrRollout,
+    count: usize,
+    errors: &mut Vec<FieldError>,
+) {
     match (serve.variation, &serve.rollout) {
         (Some(v), None) => {
             if v >= count {
-                errors.push(FieldError::new(format!("{at}.variation"), "is not a variation index"));
+                errors.push(FieldError::new(
+                    format!("{at}.variation"),
+                    "is not a variation index",
+                ));
             }
         }
         (None, Some(rollout)) => validate_rollout(&format!("{at}.rollout"), rollout, count, errors),
-        _ => errors.push(FieldError::new(at, "needs exactly one of 'variation' and 'rollout'")),
+        _ => errors.push(FieldError::new(
+            at,
+            "needs exactly one of 'variation' and 'rollout'",
+        )),
     }
 }
 
@@ -140,14 +210,23 @@ fn validate_rollout(at: &str, rollout: &Rollout, count: usize, errors: &mut Vec<
     let mut total = 0i64;
     for (i, weighted) in rollout.variations.iter().enumerate() {
         if weighted.variation >= count {
-            errors.push(FieldError::new(format!("{at}.variations[{i}].variation"), "is not a variation index"));
+            errors.push(FieldError::new(
+                format!("{at}.variations[{i}].variation"),
+                "is not a variation index",
+            ));
         }
         if !(0..=ROLLOUT_TOTAL).contains(&weighted.weight) {
-            errors.push(FieldError::new(format!("{at}.variations[{i}].weight"), "must be between 0 and 100000"));
+            errors.push(FieldError::new(
+                format!("{at}.variations[{i}].weight"),
+                "must be between 0 and 100000",
+            ));
         }
         total = total.saturating_add(weighted.weight);
     }
     if total != ROLLOUT_TOTAL {
-        errors.push(FieldError::new(format!("{at}.variations"), format!("weights sum to {total}, not 100000")));
+        errors.push(FieldError::new(
+            format!("{at}.variations"),
+            format!("weights sum to {total}, not 100000"),
+        ));
     }
 }

@@ -1,0 +1,202 @@
+//! Rate limits: token buckets per (token, route) and per token, over a 10-second window.
+
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+
+/// The window the limits are expressed over.
+pub const WINDOW: Duration = Duration::from_secs(10);
+
+type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
+
+/// The state of both buckets after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remaining {
+    /// Requests left for this token on this route.
+    pub route: u32,
+    /// Requests left for this token overall.
+    pub global: u32,
+    /// When both buckets are full again (epoch ms).
+    pub reset_ms: i64,
+}
+
+/// Over the limit: when to come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limited {
+    /// Seconds until a request may succeed (at least 1).
+    pub retry_after_secs: u64,
+    /// Epoch ms of the same moment.
+    pub reset_ms: i64,
+    /// Remaining counts (the exhausted one is 0).
+    pub remaining: Remaining,
+}
+
+/// Both limiters.
+pub struct RateLimits {
+    per_route: Keyed<(String, String)>,
+    per_token: Keyed<String>,
+    route_burst: u32,
+    token_burst: u32,
+    checks: AtomicU64,
+    clock: DefaultClock,
+}
+
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimits")
+            .field("route_burst", &self.route_burst)
+            .finish_non_exhaustive()
+    }
+}
+
+fn quota(per_window: NonZeroU32) -> Quota {
+    let period = WINDOW / per_window.get();
+    Quota::with_period(period.max(Duration::from_nanos(1)))
+        .unwrap_or_else(|| Quota::per_second(per_window))
+        .allow_burst(per_window)
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn refill_ms(used: u32, burst: u32) -> i64 {
+    let per_cell = WINDOW.as_millis() / u128::from(burst.max(1));
+    i64::try_from(per_cell * u128::from(used)).unwrap_or(i64::MAX)
+}
+
+impl RateLimits {
+    /// Limits of `per_route` requests per window per (token, route) and five times that per
+    /// token; `None` when `per_route` is 0 (limiting off).
+    pub fn new(per_route: u32) -> Option<Self> {
+        let route = NonZeroU32::new(per_route)?;
+        let token = NonZeroU32::new(per_route.saturating_mul(5)).unwrap_or(route);
+        Some(Self {
+            per_route: RateLimiter::keyed(quota(route))
+                .with_middleware::<StateInformationMiddleware>(),
+            per_token: RateLimiter::keyed(quota(token))
+                .with_middleware::<StateInformationMiddleware>(),
+            route_burst: route.get(),
+            token_burst: token.get(),
+            checks: AtomicU64::new(0),
+            clock: DefaultClock::default(),
+        })
+    }
+
+    /// Counts one request of `token` on `route`.
+    ///
+    /// # Errors
+    /// [`Limited`] when either bucket is empty.
+    pub fn check(&self, token: &str, route: &str) -> Result<Remaining, Limited> {
+        // Forget idle keys now and then so memory stays bounded by active callers.
+        if self.checks.fetch_add(1, Ordering::Relaxed) % 4096 == 4095 {
+            self.per_route.retain_recent();
+            self.per_token.retain_recent();
+        }
+        let now = now_ms();
+        let global = match self.per_token.check_key(&token.to_owned()) {
+            Ok(snapshot) => snapshot.remaining_burst_capacity(),
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(self.clock.now());
+                return Err(self.limited(
+                    wait,
+                    now,
+                    Remaining {
+                        route: 0,
+                        global: 0,
+                        reset_ms: now,
+                    },
+                ));
+            }
+        };
+        match self
+            .per_route
+            .check_key(&(token.to_owned(), route.to_owned()))
+        {
+            Ok(snapshot) => {
+                let route_left = snapshot.remaining_burst_capacity();
+                let reset_ms = now
+                    + refill_ms(self.route_burst - route_left, self.route_burst)
+                        .max(refill_ms(self.token_burst - global, self.token_burst));
+                Ok(Remaining {
+                    route: route_left,
+                    global,
+                    reset_ms,
+                })
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(self.clock.now());
+                Err(self.limited(
+                    wait,
+                    now,
+                    Remaining {
+                        route: 0,
+                        global,
+                        reset_ms: now,
+                    },
+                ))
+            }
+        }
+    }
+
+    fn limited(&self, wait: Duration, now: i64, remaining: Remaining) -> Limited {
+        let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
+        let reset_ms = now.saturating_add(wait_ms);
+        Limited {
+            retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+            reset_ms,
+            remaining: Remaining {
+                reset_ms,
+                ..remaining
+            },
+        }
+        .at_least_one_second()
+    }
+}
+
+impl Limited {
+    fn at_least_one_second(mut self) -> Self {
+        self.retry_after_secs = self.retry_after_secs.max(1);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_limit_then_429() {
+        let limits = RateLimits::new(3).unwrap_or_else(|| unreachable!());
+        for left in [2, 1, 0] {
+            assert_eq!(limits.check("t", "GET /a").map(|r| r.route), Ok(left));
+        }
+        let limited = limits.check("t", "GET /a").unwrap_err();
+        assert!(limited.retry_after_secs >= 1);
+        // Another route and another token have their own buckets.
+        assert!(limits.check("t", "GET /b").is_ok());
+        assert!(limits.check("u", "GET /a").is_ok());
+    }
+
+    #[test]
+    fn token_limit_is_five_times_the_route_limit() {
+        let limits = RateLimits::new(1).unwrap_or_else(|| unreachable!());
+        for route in 0..5 {
+            assert!(limits.check("t", &format!("GET /{route}")).is_ok());
+        }
+        assert!(limits.check("t", "GET /5").is_err());
+    }
+
+    #[test]
+    fn zero_turns_limiting_off() {
+        assert!(RateLimits::new(0).is_none());
+    }
+}

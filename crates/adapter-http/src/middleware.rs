@@ -1,0 +1,247 @@
+//! What every request goes through: a request id, authentication, rate limits, the API version,
+//! and JSON errors for everything (including routing and body errors raised outside handlers).
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use domain::version::ApiVersion;
+use service::Caller;
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// Routes that need no access token.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/api/v2" | "/api/v2/" | "/api/v2/openapi.json")
+}
+
+const VERSION_HEADER: &str = "svc-api-version";
+
+fn header_value(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static("invalid"))
+}
+
+/// The access token from `Authorization` (a leading `Bearer ` is tolerated).
+fn presented_token(req: &ServiceRequest) -> Option<String> {
+    let value = req
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim();
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .unwrap_or(value)
+        .trim();
+    (!token.is_empty()).then(|| token.to_owned())
+}
+
+/// What the checks before the handler decided.
+struct Admission {
+    version: ApiVersion,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+fn rate_limit_headers(route: u32, global: u32, reset_ms: i64) -> Vec<(HeaderName, HeaderValue)> {
+    vec![
+        (
+            HeaderName::from_static("x-ratelimit-route-remaining"),
+            header_value(&route.to_string()),
+        ),
+        (
+            HeaderName::from_static("x-ratelimit-global-remaining"),
+            header_value(&global.to_string()),
+        ),
+        (
+            HeaderName::from_static("x-ratelimit-reset"),
+            header_value(&reset_ms.to_string()),
+        ),
+    ]
+}
+
+/// Version header, authentication and rate limits; on success the caller is in the request's
+/// extensions. Requests that match no route pass through to the 404/405 handler.
+async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), ApiError> {
+    let (Some(state), Some(route)) = (
+        req.app_data::<web::Data<AppState>>().cloned(),
+        req.match_pattern(),
+    ) else {
+        return Ok(());
+    };
+    let requested = match req.headers().get(VERSION_HEADER) {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| ApiVersion::parse(v).ok())
+                .ok_or_else(|| {
+                    ApiError::invalid(format!(
+                "invalid Svc-API-Version '{}': valid versions are 20240415, 20220603 and beta",
+                String::from_utf8_lossy(value.as_bytes())
+            ))
+                })?,
+        ),
+    };
+    if let Some(requested) = requested {
+        admission.version = requested;
+    }
+    if is_public(req.path()) {
+        return Ok(());
+    }
+    let secret = presented_token(req).ok_or_else(|| {
+        ApiError::unauthorized("an access token is required in the Authorization header")
+    })?;
+    let service = state.service.clone();
+    let caller = web::block(move || service.authenticate(&secret))
+        .await
+        .map_err(|_| {
+            ApiError::from_status(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is overloaded".into(),
+            )
+        })??;
+    if requested.is_none() {
+        admission.version = caller.default_api_version;
+    }
+    if let Some(limits) = &state.rate_limits {
+        match limits.check(&caller.token_id, &format!("{} {route}", req.method())) {
+            Ok(left) => {
+                admission.headers = rate_limit_headers(left.route, left.global, left.reset_ms)
+            }
+            Err(limited) => {
+                let mut err = ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!("too many requests; retry in {} s", limited.retry_after_secs),
+                )
+                .with_header(
+                    header::RETRY_AFTER,
+                    header_value(&limited.retry_after_secs.to_string()),
+                );
+                for (name, value) in rate_limit_headers(
+                    limited.remaining.route,
+                    limited.remaining.global,
+                    limited.reset_ms,
+                ) {
+                    err = err.with_header(name, value);
+                }
+                return Err(err);
+            }
+        }
+    }
+    req.extensions_mut().insert(caller);
+    Ok(())
+}
+
+/// The middleware, installed on the whole app.
+///
+/// # Errors
+/// Only actix's own failures; every API error becomes a JSON error response.
+pub async fn api_middleware(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let mut admission = Admission {
+        version: ApiVersion::CURRENT,
+        headers: vec![],
+    };
+    let mut response = match admit(&req, &mut admission).await {
+        Ok(()) => {
+            req.extensions_mut().insert(admission.version);
+            // Handler and routing errors arrive as responses; an `Err` here is actix's own
+            // failure and is rendered by actix.
+            json_errors(next.call(req).await?.map_into_boxed_body(), &request_id)
+        }
+        Err(err) => req.into_response(err.to_response(Some(&request_id))),
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        HeaderName::from_static("x-request-id"),
+        header_value(&request_id),
+    );
+    headers.insert(
+        HeaderName::from_static(VERSION_HEADER),
+        header_value(&admission.version.to_string()),
+    );
+    for (name, value) in admission.headers {
+        headers.insert(name, value);
+    }
+    Ok(response)
+}
+
+/// Turns every error response into the JSON error shape, with the request id.
+fn json_errors(response: ServiceResponse<BoxBody>, request_id: &str) -> ServiceResponse<BoxBody> {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let api_error = match response.response().error() {
+        Some(err) => match err.as_error::<ApiError>() {
+            Some(api) => api.clone(),
+            None => ApiError::from_status(status, err.to_string()),
+        },
+        None => ApiError::from_status(
+            status,
+            status.canonical_reason().unwrap_or("error").to_owned(),
+        ),
+    };
+    let (req, _) = response.into_parts();
+    ServiceResponse::new(req, api_error.to_response(Some(request_id)))
+}
+
+/// The caller, for handlers of authenticated routes.
+#[derive(Debug, Clone)]
+pub struct Auth(pub Caller);
+
+impl FromRequest for Auth {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        std::future::ready(
+            req.extensions()
+                .get::<Caller>()
+                .cloned()
+                .map(Auth)
+                .ok_or_else(|| {
+                    ApiError::unauthorized(
+                        "an access token is required in the Authorization header",
+                    )
+                }),
+        )
+    }
+}
+
+/// The API version in effect for the request.
+#[derive(Debug, Clone, Copy)]
+pub struct Version(pub ApiVersion);
+
+impl FromRequest for Version {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        std::future::ready(Ok(Version(
+            req.extensions()
+                .get::<ApiVersion>()
+                .copied()
+                .unwrap_or(ApiVersion::CURRENT),
+        )))
+    }
+}
+
+/// Methods allowed on a path, from the route table; used for 405 versus 404.
+pub fn allowed_methods(state: &AppState, path: &str) -> Vec<Method> {
+    state
+        .routes
+        .iter()
+        .filter(|route| route.matches(path))
+        .map(|route| route.method.clone())
+        .collect()
+}

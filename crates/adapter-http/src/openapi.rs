@@ -1,0 +1,181 @@
+//! The OpenAPI document, generated from the route registrations and completed with what every
+//! operation shares: the `ApiKey` security scheme, the `Svc-API-Version` header, and the error
+//! responses the middleware can produce.
+
+use actix_web::http::Method;
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, Required, ResponseBuilder};
+use utoipa::OpenApi as _;
+use utoipa_actix_web::scope::{self, Scope};
+use utoipa_actix_web::AppExt;
+
+use crate::routes::{environments, flags, projects, root, tokens};
+use crate::{ErrorBody, Route};
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "flagsvc",
+        description = "Feature-flag management: projects, environments, flags and access tokens. \
+            Every request but the root and this document needs `Authorization: <access token>`.",
+        version = "20240415"
+    ),
+    components(schemas(ErrorBody)),
+    tags(
+        (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
+        (name = "Access tokens"), (name = "Other")
+    )
+)]
+struct BaseDoc;
+
+/// Every route under `/api/v2`, registered once for both the app and the document.
+pub(crate) fn api_scope() -> Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    scope::scope("/api/v2")
+        .service(root::root)
+        .service(root::versions)
+        .service(root::openapi)
+        .service(projects::list_projects)
+        .service(projects::create_project)
+        .service(projects::get_project)
+        .service(projects::patch_project)
+        .service(projects::delete_project)
+        .service(environments::list_environments)
+        .service(environments::create_environment)
+        .service(environments::get_environment)
+        .service(environments::patch_environment)
+        .service(environments::delete_environment)
+        .service(flags::list_flags)
+        .service(flags::create_flag)
+        .service(flags::get_flag)
+        .service(flags::patch_flag)
+        .service(flags::delete_flag)
+        .service(tokens::list_tokens)
+        .service(tokens::create_token)
+        .service(tokens::get_token)
+        .service(tokens::delete_token)
+}
+
+const PUBLIC: [&str; 2] = ["/api/v2", "/api/v2/openapi.json"];
+
+fn error_response(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi::Response> {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+fn version_header() -> Parameter {
+    ParameterBuilder::new()
+        .name("Svc-API-Version")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "`20240415` (current), `20220603` or `beta`; default: the token's `defaultApiVersion`",
+        ))
+        .schema(Some(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String),
+        ))
+        .build()
+}
+
+fn complete(path: &str, operation: &mut Operation, has_body: bool) {
+    let responses = &mut operation.responses.responses;
+    let mut add = |status: &str, description: &str| {
+        responses
+            .entry(status.to_owned())
+            .or_insert_with(|| error_response(description));
+    };
+    add(
+        "400",
+        "Invalid request: bad parameter, filter, body or Svc-API-Version",
+    );
+    if has_body {
+        add("413", "The body is larger than the limit");
+        add("415", "The body is not JSON");
+    }
+    if !PUBLIC.contains(&path) {
+        add(
+            "401",
+            "No access token, an unknown one, or an environment key instead of a token",
+        );
+        add("403", "The token's role does not allow this");
+        add("429", "Rate limited; see Retry-After and X-Ratelimit-Reset");
+        operation.security = Some(vec![SecurityRequirement::new(
+            "ApiKey",
+            Vec::<String>::new(),
+        )]);
+    }
+    operation
+        .parameters
+        .get_or_insert_with(Vec::new)
+        .push(version_header());
+}
+
+/// The complete document.
+pub(crate) fn document() -> OpenApi {
+    let (_, mut doc) = actix_web::App::new()
+        .into_utoipa_app()
+        .openapi(BaseDoc::openapi())
+        .service(api_scope())
+        .split_for_parts();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        for (operation, has_body) in [
+            (&mut item.get, false),
+            (&mut item.post, true),
+            (&mut item.put, true),
+            (&mut item.patch, true),
+            (&mut item.delete, false),
+        ] {
+            if let Some(operation) = operation {
+                complete(path, operation, has_body);
+            }
+        }
+    }
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        "ApiKey",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "Authorization",
+            "The access token itself (a leading `Bearer ` is tolerated)",
+        ))),
+    );
+    doc
+}
+
+/// The routes of a document.
+pub(crate) fn routes(doc: &OpenApi) -> Vec<Route> {
+    let mut routes = Vec::new();
+    for (path, item) in &doc.paths.paths {
+        for (method, operation) in [
+            (Method::GET, &item.get),
+            (Method::POST, &item.post),
+            (Method::PUT, &item.put),
+            (Method::PATCH, &item.patch),
+            (Method::DELETE, &item.delete),
+        ] {
+            if operation.is_some() {
+                routes.push(Route {
+                    method,
+                    path: path.clone(),
+                });
+            }
+        }
+    }
+    routes
+}

@@ -1,0 +1,144 @@
+//! `/api/v2/projects/{projectKey}/environments`.
+
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
+use domain::environment::{Environment, EnvironmentPost};
+use domain::query::EnvironmentQuery;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::Auth;
+use crate::wire::{call, json_patch_only, page_links, Environments, QueryParams};
+use crate::AppState;
+
+/// Lists a project's environments.
+#[utoipa::path(
+    tag = "Environments",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of name or key), `tags` (`+`-joined, all), `key`, `name`, `critical` (exact)"),
+        ("tags" = Option<String>, Query, description = "`+`-joined tags that must all be present"),
+        ("sort" = Option<String>, Query, description = "`name`, `createdOn` or `critical`; `-` prefix for descending"),
+        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
+        ("offset" = Option<u64>, Query, description = "Items to skip"),
+    ),
+    responses((status = 200, body = Environments), (status = 404, body = ErrorBody))
+)]
+#[get("/projects/{projectKey}/environments")]
+pub async fn list_environments(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<web::Json<Environments>, ApiError> {
+    let params = QueryParams::of(&req);
+    let query = EnvironmentQuery::parse(
+        params.get("filter"),
+        params.get("tags"),
+        params.get("sort"),
+        params.get("limit"),
+        params.get("offset"),
+    )
+    .map_err(|e| ApiError::invalid(e.0))?;
+    let page = query.page;
+    let project = path.into_inner();
+    let list = call(&state, move |s| {
+        s.list_environments(&caller, &project, &query)
+    })
+    .await?;
+    Ok(web::Json(Environments {
+        links: page_links(&req, page.limit, page.offset, list.total),
+        total_count: list.total,
+        items: list.items,
+    }))
+}
+
+/// Creates an environment; every flag of the project gets a configuration in it (targeting off).
+#[utoipa::path(
+    tag = "Environments",
+    params(("projectKey" = String, Path, description = "Project key")),
+    request_body = EnvironmentPost,
+    responses((status = 201, body = Environment), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
+)]
+#[post("/projects/{projectKey}/environments")]
+pub async fn create_environment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    body: web::Json<EnvironmentPost>,
+) -> Result<HttpResponse, ApiError> {
+    let project = path.into_inner();
+    let env = call(&state, move |s| {
+        s.create_environment(&caller, &project, body.into_inner())
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(env))
+}
+
+/// One environment.
+#[utoipa::path(
+    tag = "Environments",
+    params(("projectKey" = String, Path, description = "Project key"), ("environmentKey" = String, Path, description = "Environment key")),
+    responses((status = 200, body = Environment), (status = 404, body = ErrorBody))
+)]
+#[get("/projects/{projectKey}/environments/{environmentKey}")]
+pub async fn get_environment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+) -> Result<web::Json<Environment>, ApiError> {
+    let (project, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.get_environment(&caller, &project, &key)).await?,
+    ))
+}
+
+/// Changes an environment by JSON Patch (`/name`, `/color`, `/defaultTtl`, `/secureMode`,
+/// `/defaultTrackEvents`, `/requireComments`, `/confirmChanges`, `/critical`, `/tags`).
+#[utoipa::path(
+    tag = "Environments",
+    params(("projectKey" = String, Path, description = "Project key"), ("environmentKey" = String, Path, description = "Environment key")),
+    request_body(content = Vec<Object>, description = "JSON Patch operations, or `{comment, patch}`", content_type = "application/json"),
+    responses(
+        (status = 200, body = Environment),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 415, body = ErrorBody),
+        (status = 422, description = "Read-only path or invalid result", body = ErrorBody),
+    )
+)]
+#[patch("/projects/{projectKey}/environments/{environmentKey}")]
+pub async fn patch_environment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<Environment>, ApiError> {
+    let patch = json_patch_only(&req, &body)?;
+    let (project, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| {
+            s.patch_environment(&caller, &project, &key, &patch)
+        })
+        .await?,
+    ))
+}
+
+/// Deletes an environment and every flag's configuration in it.
+#[utoipa::path(
+    tag = "Environments",
+    params(("projectKey" = String, Path, description = "Project key"), ("environmentKey" = String, Path, description = "Environment key")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody))
+)]
+#[delete("/projects/{projectKey}/environments/{environmentKey}")]
+pub async fn delete_environment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (project, key) = path.into_inner();
+    call(&state, move |s| {
+        s.delete_environment(&caller, &project, &key)
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

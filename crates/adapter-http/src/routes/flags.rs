@@ -1,0 +1,239 @@
+//! `/api/v2/flags/{projectKey}`.
+
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
+use domain::flag::{Flag, FlagPost};
+use domain::instruction::SemanticPatch;
+use domain::patch::JsonPatchBody;
+use domain::query::{FlagQuery, Page};
+use domain::version::ApiVersion;
+use serde_json::Value;
+use service::{EnvironmentSelection, FlagChange, FlagListRequest};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::{Auth, Version};
+use crate::wire::{call, page_links, parse_json, patch_form, FeatureFlags, PatchForm, QueryParams};
+use crate::AppState;
+
+/// Per-environment fields left out of summary listings.
+const DETAIL_FIELDS: [&str; 4] = ["targets", "contextTargets", "rules", "prerequisites"];
+
+fn summarise(flag: &Flag) -> Result<Value, ApiError> {
+    let mut value = serde_json::to_value(flag)
+        .map_err(|e| ApiError::from(service::ServiceError::Internal(e.to_string())))?;
+    if let Some(Value::Object(environments)) = value.get_mut("environments") {
+        for config in environments.values_mut() {
+            if let Value::Object(fields) = config {
+                for field in DETAIL_FIELDS {
+                    fields.remove(field);
+                }
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// Creates a flag; it appears in every environment of the project with targeting off.
+#[utoipa::path(
+    tag = "Feature flags",
+    params(("projectKey" = String, Path, description = "Project key")),
+    request_body = FlagPost,
+    responses((status = 201, body = Flag), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
+)]
+#[post("/flags/{projectKey}")]
+pub async fn create_flag(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    body: web::Json<FlagPost>,
+) -> Result<HttpResponse, ApiError> {
+    let project = path.into_inner();
+    let flag = call(&state, move |s| {
+        s.create_flag(&caller, &project, body.into_inner())
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(flag))
+}
+
+/// Lists a project's flags.
+///
+/// Under `Svc-API-Version: 20240415` the list is paged (20 by default) and carries
+/// `environments` only for the environments named by `env`; under `20220603` it lists every flag
+/// unless `limit` is given and always carries every environment (or those named by `env`).
+#[utoipa::path(
+    tag = "Feature flags",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("env" = Option<Vec<String>>, Query, description = "Include these environments' configurations (repeatable)"),
+        ("filter" = Option<String>, Query, description = "Comma-separated `field:value`: `query` (substring of key or name), `tags` (`+`-joined, all)"),
+        ("tag" = Option<String>, Query, description = "Only flags with this tag"),
+        ("sort" = Option<String>, Query, description = "`creationDate`, `key` or `name`; `-` prefix for descending"),
+        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
+        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("summary" = Option<bool>, Query, description = "Default true: leave out each environment's targets, rules and prerequisites"),
+    ),
+    responses((status = 200, body = FeatureFlags), (status = 404, body = ErrorBody))
+)]
+#[get("/flags/{projectKey}")]
+pub async fn list_flags(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    Version(version): Version,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<web::Json<FeatureFlags>, ApiError> {
+    let params = QueryParams::of(&req);
+    let envs = params.all("env");
+    let paged = version != ApiVersion::V20220603 || params.get("limit").is_some();
+    let page = Page::parse(params.get("limit"), params.get("offset"), 20)
+        .map_err(|e| ApiError::invalid(e.0))?;
+    let query = FlagQuery::parse(
+        params.get("filter"),
+        params.get("tag"),
+        params.get("sort"),
+        paged.then_some(page),
+    )
+    .map_err(|e| ApiError::invalid(e.0))?;
+    let environments = match (envs.is_empty(), version) {
+        (false, _) => EnvironmentSelection::Only(envs),
+        (true, ApiVersion::V20220603) => EnvironmentSelection::All,
+        (true, _) => EnvironmentSelection::None,
+    };
+    let summary = params.flag("summary", true)?;
+    let project = path.into_inner();
+    let request = FlagListRequest {
+        query,
+        environments,
+    };
+    let list = call(&state, move |s| s.list_flags(&caller, &project, &request)).await?;
+    let items = list
+        .items
+        .iter()
+        .map(|flag| {
+            if summary {
+                summarise(flag)
+            } else {
+                serde_json::to_value(flag)
+                    .map_err(|e| ApiError::from(service::ServiceError::Internal(e.to_string())))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (limit, offset) = if paged {
+        (page.limit, page.offset)
+    } else {
+        (u32::try_from(list.total.max(1)).unwrap_or(u32::MAX), 0)
+    };
+    Ok(web::Json(FeatureFlags {
+        links: page_links(&req, limit, offset, list.total),
+        total_count: list.total,
+        items,
+    }))
+}
+
+/// One flag, with its configuration in every environment (or those named by `env`).
+#[utoipa::path(
+    tag = "Feature flags",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("flagKey" = String, Path, description = "Flag key"),
+        ("env" = Option<Vec<String>>, Query, description = "Only these environments (repeatable)"),
+    ),
+    responses((status = 200, body = Flag), (status = 404, body = ErrorBody))
+)]
+#[get("/flags/{projectKey}/{flagKey}")]
+pub async fn get_flag(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<web::Json<Flag>, ApiError> {
+    let envs = QueryParams::of(&req).all("env");
+    let (project, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.get_flag(&caller, &project, &key, &envs)).await?,
+    ))
+}
+
+fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {
+    let form = patch_form(req)?;
+    let value = parse_json(body)?;
+    let change = match form {
+        PatchForm::Semantic => FlagChange::Semantic(SemanticPatch::parse(value).map_err(|e| ApiError::invalid(e.to_string()))?),
+        PatchForm::Merge => FlagChange::MergePatch { comment: None, merge: value },
+        PatchForm::Json => match value {
+            Value::Object(mut fields) if fields.contains_key("merge") => {
+                let merge = fields.remove("merge").unwrap_or(Value::Null);
+                let comment = match fields.remove("comment") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(c)) => Some(c),
+                    Some(_) => return Err(ApiError::invalid("'comment' must be a string")),
+                };
+                if let Some(other) = fields.keys().next() {
+                    return Err(ApiError::invalid(format!("unexpected field '{other}' in merge patch body")));
+                }
+                FlagChange::MergePatch { comment, merge }
+            }
+            Value::Object(fields) if fields.contains_key("instructions") => {
+                return Err(ApiError::invalid(
+                    "this body is a semantic patch: send it with Content-Type: application/json; domain-model=svc.semanticpatch",
+                ))
+            }
+            other => FlagChange::JsonPatch(JsonPatchBody::parse(other).map_err(|e| ApiError::invalid(e.to_string()))?),
+        },
+    };
+    Ok(change)
+}
+
+/// Changes a flag by JSON Patch, JSON Merge Patch or semantic patch.
+///
+/// - JSON Patch (`application/json`): an array of RFC 6902 operations or `{comment, patch}`; any
+///   path into the flag, e.g. `/environments/production/on`; `test` on `/_version` or
+///   `/environments/{env}/version` guards against concurrent changes (409 when it fails).
+/// - Merge patch: `application/merge-patch+json`, or `{comment, merge}` as `application/json`.
+/// - Semantic patch (`application/json; domain-model=svc.semanticpatch`):
+///   `{environmentKey, comment, instructions: [{kind: "turnFlagOn" | "turnFlagOff"}]}`.
+#[utoipa::path(
+    tag = "Feature flags",
+    params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
+    request_body(content = Object, description = "JSON Patch, merge patch or semantic patch (by Content-Type)", content_type = "application/json"),
+    responses(
+        (status = 200, body = Flag),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 415, body = ErrorBody),
+        (status = 422, description = "Read-only path, inapplicable operation or invalid result", body = ErrorBody),
+    )
+)]
+#[patch("/flags/{projectKey}/{flagKey}")]
+pub async fn patch_flag(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<Flag>, ApiError> {
+    let change = flag_change(&req, &body)?;
+    let (project, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| {
+            s.patch_flag(&caller, &project, &key, &change)
+        })
+        .await?,
+    ))
+}
+
+/// Deletes a flag in every environment.
+#[utoipa::path(
+    tag = "Feature flags",
+    params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody))
+)]
+#[delete("/flags/{projectKey}/{flagKey}")]
+pub async fn delete_flag(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (project, key) = path.into_inner();
+    call(&state, move |s| s.delete_flag(&caller, &project, &key)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

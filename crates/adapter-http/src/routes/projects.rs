@@ -1,0 +1,162 @@
+//! `/api/v2/projects`.
+
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
+use domain::link::Links;
+use domain::project::ProjectPost;
+use domain::query::ProjectQuery;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::Auth;
+use crate::wire::{
+    call, json_patch_only, page_links, Environments, ProjectExpanded, ProjectRep, Projects,
+    QueryParams,
+};
+use crate::AppState;
+
+fn wants_environments(params: &QueryParams) -> bool {
+    params.all("expand").iter().any(|e| e == "environments")
+}
+
+fn expanded(item: service::ProjectWithEnvironments) -> ProjectExpanded {
+    let environments = item.environments.map(|items| {
+        let self_link = item.project.links.get("environments").cloned();
+        Environments {
+            total_count: items.len() as u64,
+            items,
+            links: self_link
+                .map(|l| Links::from([("self".to_owned(), l)]))
+                .unwrap_or_default(),
+        }
+    });
+    ProjectExpanded {
+        project: item.project,
+        environments,
+    }
+}
+
+/// Lists projects.
+#[utoipa::path(
+    tag = "Projects",
+    params(
+        ("filter" = Option<String>, Query, description = "Comma-separated `field:value`: `query` (substring of name or key), `tags` (`+`-joined, all), `keys` (`|`-joined, any)"),
+        ("sort" = Option<String>, Query, description = "`name` or `createdOn`; `-` prefix for descending"),
+        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
+        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("expand" = Option<String>, Query, description = "`environments` adds each project's environments"),
+    ),
+    responses((status = 200, body = Projects))
+)]
+#[get("/projects")]
+pub async fn list_projects(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    req: HttpRequest,
+) -> Result<web::Json<Projects>, ApiError> {
+    let params = QueryParams::of(&req);
+    let query = ProjectQuery::parse(
+        params.get("filter"),
+        params.get("sort"),
+        params.get("limit"),
+        params.get("offset"),
+    )
+    .map_err(|e| ApiError::invalid(e.0))?;
+    let expand = wants_environments(&params);
+    let page = query.page;
+    let list = call(&state, move |s| s.list_projects(&caller, &query, expand)).await?;
+    Ok(web::Json(Projects {
+        links: page_links(&req, page.limit, page.offset, list.total),
+        total_count: list.total,
+        items: list.items.into_iter().map(expanded).collect(),
+    }))
+}
+
+/// Creates a project; without `environments`, `test` and `production` are created with it.
+#[utoipa::path(
+    tag = "Projects",
+    request_body = ProjectPost,
+    responses((status = 201, body = ProjectRep), (status = 409, description = "The key is taken", body = ErrorBody))
+)]
+#[post("/projects")]
+pub async fn create_project(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    body: web::Json<ProjectPost>,
+) -> Result<HttpResponse, ApiError> {
+    let created = call(&state, move |s| {
+        s.create_project(&caller, body.into_inner())
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(ProjectRep {
+        project: created.project,
+        environments: created.environments.unwrap_or_default(),
+    }))
+}
+
+/// One project.
+#[utoipa::path(
+    tag = "Projects",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("expand" = Option<String>, Query, description = "`environments` adds the project's environments"),
+    ),
+    responses((status = 200, body = ProjectExpanded), (status = 404, body = ErrorBody))
+)]
+#[get("/projects/{projectKey}")]
+pub async fn get_project(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<web::Json<ProjectExpanded>, ApiError> {
+    let expand = wants_environments(&QueryParams::of(&req));
+    let key = path.into_inner();
+    let project = call(&state, move |s| s.get_project(&caller, &key, expand)).await?;
+    Ok(web::Json(expanded(project)))
+}
+
+/// Changes a project by JSON Patch (`/name`, `/tags`, `/defaultClientSideAvailability`, `/includeInSnippetByDefault`).
+#[utoipa::path(
+    tag = "Projects",
+    params(("projectKey" = String, Path, description = "Project key")),
+    request_body(content = Vec<Object>, description = "JSON Patch operations, or `{comment, patch}`", content_type = "application/json"),
+    responses(
+        (status = 200, body = ProjectRep),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 415, body = ErrorBody),
+        (status = 422, description = "Read-only path or invalid result", body = ErrorBody),
+    )
+)]
+#[patch("/projects/{projectKey}")]
+pub async fn patch_project(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<ProjectRep>, ApiError> {
+    let patch = json_patch_only(&req, &body)?;
+    let key = path.into_inner();
+    let updated = call(&state, move |s| s.patch_project(&caller, &key, &patch)).await?;
+    Ok(web::Json(ProjectRep {
+        project: updated.project,
+        environments: updated.environments.unwrap_or_default(),
+    }))
+}
+
+/// Deletes a project with all its environments and flags.
+#[utoipa::path(
+    tag = "Projects",
+    params(("projectKey" = String, Path, description = "Project key")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody))
+)]
+#[delete("/projects/{projectKey}")]
+pub async fn delete_project(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let key = path.into_inner();
+    call(&state, move |s| s.delete_project(&caller, &key)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,330 @@
+//! Wire shapes that are not model types (collections, representations with extra fields), the
+//! request-body readers, paging links, and the bridge to the blocking use cases.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest};
+use domain::environment::Environment;
+use domain::flag::Flag;
+use domain::link::{Link, Links};
+use domain::project::Project;
+use domain::token::Token;
+use serde::Serialize;
+use serde_json::Value;
+use service::{Service, ServiceResult};
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// Runs a use case on the blocking pool (diesel is synchronous) and maps its error.
+///
+/// # Errors
+/// The use case's error, or 503 when the blocking pool is gone.
+pub async fn call<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(&Service) -> ServiceResult<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let service = state.service.clone();
+    web::block(move || work(&service))
+        .await
+        .map_err(|_| {
+            ApiError::from_status(
+                actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down".into(),
+            )
+        })?
+        .map_err(ApiError::from)
+}
+
+/// Query-string parameters, keeping repeated names (`env=a&env=b`).
+#[derive(Debug, Clone, Default)]
+pub struct QueryParams(Vec<(String, String)>);
+
+impl QueryParams {
+    /// Parses the request's query string.
+    pub fn of(req: &HttpRequest) -> Self {
+        Self(
+            form_urlencoded::parse(req.query_string().as_bytes())
+                .into_owned()
+                .collect(),
+        )
+    }
+
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name` (comma-separated values are split too).
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(n, _)| n == name)
+            .flat_map(|(_, v)| v.split(','))
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// A boolean flag parameter (`true`/`1`/`false`/`0`).
+    ///
+    /// # Errors
+    /// 400 for another value.
+    pub fn flag(&self, name: &str, default: bool) -> Result<bool, ApiError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some("true" | "1") => Ok(true),
+            Some("false" | "0") => Ok(false),
+            Some(other) => Err(ApiError::invalid(format!(
+                "{name} must be true or false, not '{other}'"
+            ))),
+        }
+    }
+}
+
+/// `_links` of one page of a collection at `path`: `self`, and `first`, `prev`, `next`, `last`
+/// where they exist. Other query parameters (filters, sort) are kept.
+pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Links {
+    let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
+        .into_owned()
+        .filter(|(name, _)| name != "limit" && name != "offset")
+        .collect();
+    let href = |offset: u64| {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in &kept {
+            query.append_pair(name, value);
+        }
+        query.append_pair("limit", &limit.to_string());
+        query.append_pair("offset", &offset.to_string());
+        Link::api(format!("{}?{}", req.path(), query.finish()))
+    };
+    let limit64 = u64::from(limit.max(1));
+    let mut links = Links::from([("self".to_owned(), href(offset))]);
+    if offset > 0 {
+        links.insert("first".to_owned(), href(0));
+        links.insert("prev".to_owned(), href(offset.saturating_sub(limit64)));
+    }
+    if offset + limit64 < total {
+        links.insert("next".to_owned(), href(offset + limit64));
+        links.insert("last".to_owned(), href((total - 1) / limit64 * limit64));
+    }
+    links
+}
+
+/// A page of projects.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Projects {
+    /// The projects.
+    pub items: Vec<ProjectExpanded>,
+    /// All matches.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// A project, with its environments as a collection when `expand=environments` was asked.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ProjectExpanded {
+    /// The project.
+    #[serde(flatten)]
+    pub project: Project,
+    /// Its environments (only with `expand=environments`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environments: Option<Environments>,
+}
+
+/// A project with its environments as a plain array (create and patch responses).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ProjectRep {
+    /// The project.
+    #[serde(flatten)]
+    pub project: Project,
+    /// All its environments.
+    pub environments: Vec<Environment>,
+}
+
+/// A page of environments.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Environments {
+    /// The environments.
+    pub items: Vec<Environment>,
+    /// All matches.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// A page of flags. In summary mode (the default) each environment's `targets`,
+/// `contextTargets`, `rules` and `prerequisites` are left out.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct FeatureFlags {
+    /// The flags.
+    #[schema(value_type = Vec<Flag>)]
+    pub items: Vec<Value>,
+    /// All matches.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// An access token. `token` is the full secret only in the create response; otherwise its last
+/// four characters.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenRep {
+    /// 24 hex.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// The member who owns it.
+    pub owner_id: String,
+    /// The member who created it.
+    pub member_id: String,
+    /// Creation time (epoch ms).
+    pub creation_date: i64,
+    /// Last change (epoch ms).
+    pub last_modified: i64,
+    /// `parent`, `self`.
+    #[serde(rename = "_links")]
+    pub links: Links,
+    /// Label.
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// `reader`, `writer` or `admin`.
+    pub role: String,
+    /// Service token or personal.
+    pub service_token: bool,
+    /// Version used without `Svc-API-Version`.
+    pub default_api_version: i32,
+    /// The secret (create) or its last four characters.
+    pub token: String,
+    /// Last use (epoch ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_used: Option<i64>,
+}
+
+impl TokenRep {
+    /// The representation of `token`, showing `secret` when given (only on create).
+    pub fn new(token: Token, secret: Option<String>) -> Self {
+        let links = Links::from([
+            ("parent".to_owned(), Link::api("/api/v2/tokens")),
+            (
+                "self".to_owned(),
+                Link::api(format!("/api/v2/tokens/{}", token.id)),
+            ),
+        ]);
+        Self {
+            owner_id: token.member_id.clone(),
+            member_id: token.member_id,
+            creation_date: token.creation_date,
+            last_modified: token.last_modified,
+            links,
+            name: token.name,
+            description: token.description,
+            role: token.role.as_str().to_owned(),
+            service_token: token.service_token,
+            default_api_version: token.default_api_version,
+            token: secret.unwrap_or(token.ending),
+            last_used: token.last_used,
+            id: token.id,
+        }
+    }
+}
+
+/// A page of tokens.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Tokens {
+    /// The tokens.
+    pub items: Vec<TokenRep>,
+    /// All visible tokens.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    pub links: Links,
+}
+
+/// The form of a PATCH body, from its `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchForm {
+    /// `application/json` or `application/json-patch+json`: JSON Patch (or a `{comment, merge}`).
+    Json,
+    /// `application/json; domain-model=svc.semanticpatch`.
+    Semantic,
+    /// `application/merge-patch+json`.
+    Merge,
+}
+
+/// Reads the `Content-Type` of a request with a body.
+///
+/// # Errors
+/// 415 when it is missing or not JSON.
+pub fn patch_form(req: &HttpRequest) -> Result<PatchForm, ApiError> {
+    let value = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| {
+            ApiError::unsupported_media_type(
+                "a request body must be JSON: send Content-Type: application/json",
+            )
+        })?;
+    let mut parts = value.split(';');
+    let essence = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let semantic = parts.any(|param| {
+        param.split_once('=').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("domain-model")
+                && value
+                    .trim()
+                    .trim_matches('"')
+                    .trim()
+                    .eq_ignore_ascii_case("svc.semanticpatch")
+        })
+    });
+    match essence.as_str() {
+        "application/json" if semantic => Ok(PatchForm::Semantic),
+        "application/json" | "application/json-patch+json" => Ok(PatchForm::Json),
+        "application/merge-patch+json" => Ok(PatchForm::Merge),
+        other => Err(ApiError::unsupported_media_type(format!(
+            "unsupported Content-Type '{other}': send application/json (JSON Patch), \
+             application/json; domain-model=svc.semanticpatch (semantic patch) or application/merge-patch+json"
+        ))),
+    }
+}
+
+/// Parses a JSON body.
+///
+/// # Errors
+/// 400 for malformed JSON.
+pub fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))
+}
+
+/// Reads a JSON Patch body for resources that take JSON Patch only (projects, environments).
+///
+/// # Errors
+/// 415 for other patch forms; 400 for a malformed body.
+pub fn json_patch_only(
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<domain::patch::JsonPatchBody, ApiError> {
+    match patch_form(req)? {
+        PatchForm::Json => {}
+        PatchForm::Semantic | PatchForm::Merge => {
+            return Err(ApiError::unsupported_media_type(
+                "this resource accepts JSON Patch only (Content-Type: application/json)",
+            ))
+        }
+    }
+    domain::patch::JsonPatchBody::parse(parse_json(body)?)
+        .map_err(|e| ApiError::invalid(e.to_string()))
+}

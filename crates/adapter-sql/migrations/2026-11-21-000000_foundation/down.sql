@@ -1,0 +1,9 @@
+DROP TABLE flag_configs;
+DROP TABLE flag_tags;
+DROP TABLE flags;
+DROP TABLE environment_tags;
+DROP TABLE environments;
+DROP TABLE project_tags;
+DROP TABLE projects;
+DROP TABLE tokens;
+DROP TABLE members;

@@ -1,0 +1,1126 @@
+//! [`Repository`] on diesel: every query once, for both engines.
+
+use std::collections::BTreeMap;
+
+use diesel::prelude::*;
+use domain::environment::Environment;
+use domain::flag::{Defaults, Flag, FlagConfig};
+use domain::link::Links;
+use domain::member::Member;
+use domain::project::{ClientSideAvailability, Project};
+use domain::query::{
+    Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, Page,
+    ProjectQuery, ProjectSortField,
+};
+use domain::role::Role;
+use domain::token::{EnvironmentCredential, Token};
+use ports::{Repository, StoreError, StoreResult};
+
+use crate::schema::{
+    environment_tags, environments, flag_configs, flag_tags, flags, members, project_tags,
+    projects, tokens,
+};
+use crate::{map_error, DbConnection};
+
+/// A [`Repository`] inside one transaction on a [`DbConnection`].
+pub struct SqlRepository<'c> {
+    conn: &'c mut DbConnection,
+}
+
+impl std::fmt::Debug for SqlRepository<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlRepository").finish_non_exhaustive()
+    }
+}
+
+impl<'c> SqlRepository<'c> {
+    /// A repository working on `conn` (inside a transaction the caller opened).
+    pub fn new(conn: &'c mut DbConnection) -> Self {
+        Self { conn }
+    }
+}
+
+trait OrStoreError<T> {
+    fn store(self) -> StoreResult<T>;
+}
+
+impl<T> OrStoreError<T> for QueryResult<T> {
+    fn store(self) -> StoreResult<T> {
+        self.map_err(map_error)
+    }
+}
+
+fn corrupt(what: &str, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Other(format!("stored {what} cannot be read: {err}"))
+}
+
+/// The text that `query` filters search: key and name, lower-cased, on separate lines so that a
+/// match never spans both.
+fn search_text(key: &str, name: &str) -> String {
+    format!("{}\n{}", key.to_lowercase(), name.to_lowercase())
+}
+
+/// A LIKE pattern matching `text` anywhere, with LIKE's wildcards escaped.
+fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn index_i32(i: usize) -> i32 {
+    i32::try_from(i).unwrap_or(i32::MAX)
+}
+
+fn parse_role(text: &str) -> StoreResult<Role> {
+    text.parse().map_err(|e| corrupt("role", e))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = members)]
+struct MemberRow {
+    id: String,
+    email: String,
+    role: String,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    creation_date: i64,
+}
+
+impl MemberRow {
+    fn from_member(m: &Member) -> Self {
+        Self {
+            id: m.id.clone(),
+            email: m.email.clone(),
+            role: m.role.as_str().to_owned(),
+            first_name: m.first_name.clone(),
+            last_name: m.last_name.clone(),
+            creation_date: m.creation_date,
+        }
+    }
+
+    fn into_member(self) -> StoreResult<Member> {
+        Ok(Member {
+            role: parse_role(&self.role)?,
+            id: self.id,
+            email: self.email,
+            first_name: self.first_name,
+            last_name: self.last_name,
+            creation_date: self.creation_date,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = tokens)]
+struct TokenRow {
+    id: String,
+    secret_hash: String,
+    member_id: String,
+    name: String,
+    description: String,
+    role: String,
+    service_token: bool,
+    default_api_version: i32,
+    creation_date: i64,
+    last_modified: i64,
+    last_used: Option<i64>,
+    ending: String,
+}
+
+impl TokenRow {
+    fn from_token(t: &Token, secret_hash: &str) -> Self {
+        Self {
+            id: t.id.clone(),
+            secret_hash: secret_hash.to_owned(),
+            member_id: t.member_id.clone(),
+            name: t.name.clone(),
+            description: t.description.clone(),
+            role: t.role.as_str().to_owned(),
+            service_token: t.service_token,
+            default_api_version: t.default_api_version,
+            creation_date: t.creation_date,
+            last_modified: t.last_modified,
+            last_used: t.last_used,
+            ending: t.ending.clone(),
+        }
+    }
+
+    fn into_token(self) -> StoreResult<Token> {
+        Ok(Token {
+            role: parse_role(&self.role)?,
+            id: self.id,
+            member_id: self.member_id,
+            name: self.name,
+            description: self.description,
+            service_token: self.service_token,
+            default_api_version: self.default_api_version,
+            creation_date: self.creation_date,
+            last_modified: self.last_modified,
+            last_used: self.last_used,
+            ending: self.ending,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = projects)]
+struct ProjectRow {
+    id: String,
+    key: String,
+    name: String,
+    search: String,
+    include_in_snippet_by_default: bool,
+    using_mobile_key: bool,
+    using_environment_id: bool,
+    creation_date: i64,
+}
+
+impl ProjectRow {
+    fn from_project(p: &Project) -> Self {
+        Self {
+            id: p.id.clone(),
+            key: p.key.clone(),
+            name: p.name.clone(),
+            search: search_text(&p.key, &p.name),
+            include_in_snippet_by_default: p.include_in_snippet_by_default,
+            using_mobile_key: p.default_client_side_availability.using_mobile_key,
+            using_environment_id: p.default_client_side_availability.using_environment_id,
+            creation_date: p.creation_date,
+        }
+    }
+
+    fn into_project(self, tags: Vec<String>) -> Project {
+        let mut project = Project {
+            id: self.id,
+            links: Links::new(),
+            key: self.key,
+            name: self.name,
+            tags,
+            include_in_snippet_by_default: self.include_in_snippet_by_default,
+            default_client_side_availability: ClientSideAvailability {
+                using_mobile_key: self.using_mobile_key,
+                using_environment_id: self.using_environment_id,
+            },
+            creation_date: self.creation_date,
+        };
+        project.refresh_links();
+        project
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = environments)]
+struct EnvironmentRow {
+    id: String,
+    project_id: String,
+    key: String,
+    name: String,
+    search: String,
+    api_key: String,
+    mobile_key: String,
+    color: String,
+    default_ttl: i32,
+    secure_mode: bool,
+    default_track_events: bool,
+    require_comments: bool,
+    confirm_changes: bool,
+    critical: bool,
+    creation_date: i64,
+}
+
+impl EnvironmentRow {
+    fn from_environment(project_id: &str, e: &Environment) -> Self {
+        Self {
+            id: e.id.clone(),
+            project_id: project_id.to_owned(),
+            key: e.key.clone(),
+            name: e.name.clone(),
+            search: search_text(&e.key, &e.name),
+            api_key: e.api_key.clone(),
+            mobile_key: e.mobile_key.clone(),
+            color: e.color.clone(),
+            default_ttl: e.default_ttl,
+            secure_mode: e.secure_mode,
+            default_track_events: e.default_track_events,
+            require_comments: e.require_comments,
+            confirm_changes: e.confirm_changes,
+            critical: e.critical,
+            creation_date: e.creation_date,
+        }
+    }
+
+    /// The environment, with `_links` pointing at `project_key`.
+    fn into_environment(self, project_key: &str, tags: Vec<String>) -> Environment {
+        let mut env = Environment {
+            id: self.id,
+            links: Links::new(),
+            key: self.key,
+            name: self.name,
+            api_key: self.api_key,
+            mobile_key: self.mobile_key,
+            color: self.color,
+            default_ttl: self.default_ttl,
+            secure_mode: self.secure_mode,
+            default_track_events: self.default_track_events,
+            require_comments: self.require_comments,
+            confirm_changes: self.confirm_changes,
+            critical: self.critical,
+            tags,
+            creation_date: self.creation_date,
+        };
+        env.refresh_links(project_key);
+        env
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = flags)]
+struct FlagRow {
+    project_id: String,
+    key: String,
+    name: String,
+    search: String,
+    version: i64,
+    creation_date: i64,
+    archived: bool,
+    deprecated: bool,
+    temporary: bool,
+    maintainer_id: Option<String>,
+    default_on: i32,
+    default_off: i32,
+    settings: String,
+}
+
+impl FlagRow {
+    fn from_flag(project_id: &str, flag: &Flag) -> StoreResult<Self> {
+        let mut settings =
+            serde_json::to_value(flag).map_err(|e| StoreError::Other(e.to_string()))?;
+        if let Some(fields) = settings.as_object_mut() {
+            fields.remove("environments");
+        }
+        Ok(Self {
+            project_id: project_id.to_owned(),
+            key: flag.key.clone(),
+            name: flag.name.clone(),
+            search: search_text(&flag.key, &flag.name),
+            version: flag.version,
+            creation_date: flag.creation_date,
+            archived: flag.archived,
+            deprecated: flag.deprecated,
+            temporary: flag.temporary,
+            maintainer_id: flag.maintainer_id.clone(),
+            default_on: index_i32(flag.defaults.on_variation),
+            default_off: index_i32(flag.defaults.off_variation),
+            settings: settings.to_string(),
+        })
+    }
+
+    fn into_flag(self) -> StoreResult<Flag> {
+        serde_json::from_str(&self.settings).map_err(|e| corrupt("flag", e))
+    }
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = flag_configs)]
+struct FlagConfigRow {
+    project_id: String,
+    flag_key: String,
+    environment_key: String,
+    config: String,
+}
+
+fn config_json(config: &FlagConfig) -> StoreResult<String> {
+    serde_json::to_string(config).map_err(|e| StoreError::Other(e.to_string()))
+}
+
+fn read_config(text: &str, environment_name: String) -> StoreResult<FlagConfig> {
+    let mut config: FlagConfig =
+        serde_json::from_str(text).map_err(|e| corrupt("flag configuration", e))?;
+    config.environment_name = environment_name;
+    Ok(config)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries shared by a list and its count
+
+type Backend = crate::MultiBackend;
+
+fn filtered_projects(q: &ProjectQuery) -> projects::BoxedQuery<'_, Backend> {
+    let mut query = projects::table.into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(projects::search.like(contains_pattern(text)).escape('\\'));
+    }
+    for tag in &q.tags {
+        query = query.filter(
+            projects::id.eq_any(
+                project_tags::table
+                    .filter(project_tags::tag.eq(tag))
+                    .select(project_tags::project_id),
+            ),
+        );
+    }
+    if !q.keys.is_empty() {
+        query = query.filter(projects::key.eq_any(&q.keys));
+    }
+    query
+}
+
+fn filtered_environments<'a>(
+    project_id: &'a str,
+    q: &'a EnvironmentQuery,
+) -> environments::BoxedQuery<'a, Backend> {
+    let mut query = environments::table
+        .filter(environments::project_id.eq(project_id))
+        .into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(
+            environments::search
+                .like(contains_pattern(text))
+                .escape('\\'),
+        );
+    }
+    for tag in &q.tags {
+        query = query.filter(
+            environments::id.eq_any(
+                environment_tags::table
+                    .filter(environment_tags::tag.eq(tag))
+                    .select(environment_tags::environment_id),
+            ),
+        );
+    }
+    if let Some(key) = &q.key {
+        query = query.filter(environments::key.eq(key));
+    }
+    if let Some(name) = &q.name {
+        query = query.filter(environments::name.eq(name));
+    }
+    if let Some(critical) = q.critical {
+        query = query.filter(environments::critical.eq(critical));
+    }
+    query
+}
+
+fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuery<'a, Backend> {
+    let mut query = flags::table
+        .filter(flags::project_id.eq(project_id))
+        .into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(flags::search.like(contains_pattern(text)).escape('\\'));
+    }
+    for tag in &q.tags {
+        query = query.filter(
+            flags::key.eq_any(
+                flag_tags::table
+                    .filter(flag_tags::project_id.eq(project_id))
+                    .filter(flag_tags::tag.eq(tag))
+                    .select(flag_tags::flag_key),
+            ),
+        );
+    }
+    query
+}
+
+impl SqlRepository<'_> {
+    fn project_tags_of(&mut self, ids: &[String]) -> StoreResult<BTreeMap<String, Vec<String>>> {
+        let rows: Vec<(String, String)> = project_tags::table
+            .filter(project_tags::project_id.eq_any(ids))
+            .order((project_tags::project_id, project_tags::tag))
+            .load(self.conn)
+            .store()?;
+        let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (id, tag) in rows {
+            tags.entry(id).or_default().push(tag);
+        }
+        Ok(tags)
+    }
+
+    fn environment_tags_of(
+        &mut self,
+        ids: &[String],
+    ) -> StoreResult<BTreeMap<String, Vec<String>>> {
+        let rows: Vec<(String, String)> = environment_tags::table
+            .filter(environment_tags::environment_id.eq_any(ids))
+            .order((environment_tags::environment_id, environment_tags::tag))
+            .load(self.conn)
+            .store()?;
+        let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (id, tag) in rows {
+            tags.entry(id).or_default().push(tag);
+        }
+        Ok(tags)
+    }
+
+    fn project_key(&mut self, project_id: &str) -> StoreResult<String> {
+        projects::table
+            .find(project_id)
+            .select(projects::key)
+            .first(self.conn)
+            .store()
+    }
+
+    /// Environments with their tags, for rows already loaded.
+    fn environments_from_rows(
+        &mut self,
+        rows: Vec<EnvironmentRow>,
+        project_keys: &BTreeMap<String, String>,
+    ) -> StoreResult<Vec<(String, Environment)>> {
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let mut tags = self.environment_tags_of(&ids)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let project_id = row.project_id.clone();
+                let project_key = project_keys
+                    .get(&project_id)
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                let env_tags = tags.remove(&row.id).unwrap_or_default();
+                (project_id, row.into_environment(project_key, env_tags))
+            })
+            .collect())
+    }
+
+    fn replace_flag_tags(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::delete(
+            flag_tags::table
+                .filter(flag_tags::project_id.eq(project_id))
+                .filter(flag_tags::flag_key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        for tag in &flag.tags {
+            diesel::insert_into(flag_tags::table)
+                .values((
+                    flag_tags::project_id.eq(project_id),
+                    flag_tags::flag_key.eq(&flag.key),
+                    flag_tags::tag.eq(tag),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
+        Ok(())
+    }
+
+    /// Configurations of `flag_keys` in `environment_keys` (all environments when `None`),
+    /// with environment names, as `(flag key, environment key, configuration)`.
+    fn configs_of(
+        &mut self,
+        project_id: &str,
+        flag_keys: &[String],
+        environment_keys: Option<&[String]>,
+    ) -> StoreResult<Vec<(String, String, FlagConfig)>> {
+        let mut query = flag_configs::table
+            .inner_join(
+                environments::table.on(environments::project_id
+                    .eq(flag_configs::project_id)
+                    .and(environments::key.eq(flag_configs::environment_key))),
+            )
+            .filter(flag_configs::project_id.eq(project_id))
+            .filter(flag_configs::flag_key.eq_any(flag_keys))
+            .select((
+                flag_configs::flag_key,
+                flag_configs::environment_key,
+                environments::name,
+                flag_configs::config,
+            ))
+            .into_boxed();
+        if let Some(keys) = environment_keys {
+            query = query.filter(flag_configs::environment_key.eq_any(keys));
+        }
+        let rows: Vec<(String, String, String, String)> = query.load(self.conn).store()?;
+        rows.into_iter()
+            .map(|(flag, env, env_name, config)| Ok((flag, env, read_config(&config, env_name)?)))
+            .collect()
+    }
+
+    fn finish_flags(
+        &mut self,
+        project_id: &str,
+        rows: Vec<FlagRow>,
+        environment_keys: Option<&[String]>,
+    ) -> StoreResult<Vec<Flag>> {
+        let keys: Vec<String> = rows.iter().map(|r| r.key.clone()).collect();
+        let mut flags: Vec<Flag> = rows
+            .into_iter()
+            .map(FlagRow::into_flag)
+            .collect::<StoreResult<_>>()?;
+        let wants_configs = environment_keys.is_none_or(|keys| !keys.is_empty());
+        if wants_configs && !keys.is_empty() {
+            let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+            for (i, flag) in flags.iter().enumerate() {
+                by_key.insert(flag.key.clone(), i);
+            }
+            for (flag_key, env_key, config) in
+                self.configs_of(project_id, &keys, environment_keys)?
+            {
+                if let Some(&i) = by_key.get(&flag_key) {
+                    flags[i].environments.insert(env_key, config);
+                }
+            }
+        }
+        Ok(flags)
+    }
+}
+
+impl Repository for SqlRepository<'_> {
+    fn find_owner(&mut self) -> StoreResult<Option<Member>> {
+        let row: Option<MemberRow> = members::table
+            .filter(members::role.eq(Role::Owner.as_str()))
+            .select(MemberRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(MemberRow::into_member).transpose()
+    }
+
+    fn insert_member(&mut self, member: &Member) -> StoreResult<()> {
+        diesel::insert_into(members::table)
+            .values(MemberRow::from_member(member))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>> {
+        let row: Option<MemberRow> = members::table
+            .find(id)
+            .select(MemberRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(MemberRow::into_member).transpose()
+    }
+
+    fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()> {
+        diesel::insert_into(tokens::table)
+            .values(TokenRow::from_token(token, secret_hash))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn find_token_by_hash(&mut self, secret_hash: &str) -> StoreResult<Option<(Token, Role)>> {
+        let row: Option<(TokenRow, String)> = tokens::table
+            .inner_join(members::table)
+            .filter(tokens::secret_hash.eq(secret_hash))
+            .select((TokenRow::as_select(), members::role))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(|(token, role)| Ok((token.into_token()?, parse_role(&role)?)))
+            .transpose()
+    }
+
+    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
+        let row: Option<TokenRow> = tokens::table
+            .find(id)
+            .select(TokenRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(TokenRow::into_token).transpose()
+    }
+
+    fn list_tokens(&mut self, member_id: &str, page: Page) -> StoreResult<(Vec<Token>, u64)> {
+        let visible = || {
+            tokens::table
+                .filter(
+                    tokens::service_token
+                        .eq(true)
+                        .or(tokens::member_id.eq(member_id)),
+                )
+                .into_boxed::<Backend>()
+        };
+        let total: i64 = visible().count().get_result(self.conn).store()?;
+        let rows: Vec<TokenRow> = visible()
+            .order((tokens::creation_date.asc(), tokens::id.asc()))
+            .limit(i64::from(page.limit))
+            .offset(to_i64(page.offset))
+            .select(TokenRow::as_select())
+            .load(self.conn)
+            .store()?;
+        Ok((
+            rows.into_iter()
+                .map(TokenRow::into_token)
+                .collect::<StoreResult<_>>()?,
+            count(total),
+        ))
+    }
+
+    fn delete_token(&mut self, id: &str) -> StoreResult<bool> {
+        let deleted = diesel::delete(tokens::table.find(id))
+            .execute(self.conn)
+            .store()?;
+        Ok(deleted > 0)
+    }
+
+    fn find_environment_credential(
+        &mut self,
+        secret: &str,
+    ) -> StoreResult<Option<EnvironmentCredential>> {
+        let row: Option<(String, String, String)> = environments::table
+            .filter(
+                environments::api_key
+                    .eq(secret)
+                    .or(environments::mobile_key.eq(secret))
+                    .or(environments::id.eq(secret)),
+            )
+            .select((
+                environments::api_key,
+                environments::mobile_key,
+                environments::id,
+            ))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        Ok(row.map(|(api_key, mobile_key, _)| {
+            if api_key == secret {
+                EnvironmentCredential::SdkKey
+            } else if mobile_key == secret {
+                EnvironmentCredential::MobileKey
+            } else {
+                EnvironmentCredential::ClientSideId
+            }
+        }))
+    }
+
+    fn insert_project(&mut self, project: &Project) -> StoreResult<()> {
+        diesel::insert_into(projects::table)
+            .values(ProjectRow::from_project(project))
+            .execute(self.conn)
+            .store()?;
+        for tag in &project.tags {
+            diesel::insert_into(project_tags::table)
+                .values((
+                    project_tags::project_id.eq(&project.id),
+                    project_tags::tag.eq(tag),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
+        Ok(())
+    }
+
+    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>> {
+        let Some(row) = projects::table
+            .filter(projects::key.eq(key))
+            .select(ProjectRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?
+        else {
+            return Ok(None);
+        };
+        let tags = self
+            .project_tags_of(std::slice::from_ref(&row.id))?
+            .remove(&row.id)
+            .unwrap_or_default();
+        Ok(Some(row.into_project(tags)))
+    }
+
+    fn list_projects(&mut self, q: &ProjectQuery) -> StoreResult<(Vec<Project>, u64)> {
+        let total: i64 = filtered_projects(q).count().get_result(self.conn).store()?;
+        let query = filtered_projects(q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (ProjectSortField::Name, Direction::Ascending) => {
+                query.order((projects::name.asc(), projects::id.asc()))
+            }
+            (ProjectSortField::Name, Direction::Descending) => {
+                query.order((projects::name.desc(), projects::id.desc()))
+            }
+            (ProjectSortField::CreatedOn, Direction::Ascending) => {
+                query.order((projects::creation_date.asc(), projects::id.asc()))
+            }
+            (ProjectSortField::CreatedOn, Direction::Descending) => {
+                query.order((projects::creation_date.desc(), projects::id.desc()))
+            }
+        };
+        let rows: Vec<ProjectRow> = query
+            .limit(i64::from(q.page.limit))
+            .offset(to_i64(q.page.offset))
+            .select(ProjectRow::as_select())
+            .load(self.conn)
+            .store()?;
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let mut tags = self.project_tags_of(&ids)?;
+        let projects = rows
+            .into_iter()
+            .map(|row| {
+                let t = tags.remove(&row.id).unwrap_or_default();
+                row.into_project(t)
+            })
+            .collect();
+        Ok((projects, count(total)))
+    }
+
+    fn update_project(&mut self, project: &Project) -> StoreResult<()> {
+        diesel::update(projects::table.find(&project.id))
+            .set(ProjectRow::from_project(project))
+            .execute(self.conn)
+            .store()?;
+        diesel::delete(project_tags::table.filter(project_tags::project_id.eq(&project.id)))
+            .execute(self.conn)
+            .store()?;
+        for tag in &project.tags {
+            diesel::insert_into(project_tags::table)
+                .values((
+                    project_tags::project_id.eq(&project.id),
+                    project_tags::tag.eq(tag),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
+        Ok(())
+    }
+
+    fn delete_project(&mut self, project_id: &str) -> StoreResult<()> {
+        diesel::delete(projects::table.find(project_id))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn insert_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()> {
+        diesel::insert_into(environments::table)
+            .values(EnvironmentRow::from_environment(project_id, environment))
+            .execute(self.conn)
+            .store()?;
+        for tag in &environment.tags {
+            diesel::insert_into(environment_tags::table)
+                .values((
+                    environment_tags::environment_id.eq(&environment.id),
+                    environment_tags::tag.eq(tag),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
+        Ok(())
+    }
+
+    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>> {
+        let rows: Vec<EnvironmentRow> = environments::table
+            .filter(environments::project_id.eq(project_id))
+            .filter(environments::key.eq(key))
+            .select(EnvironmentRow::as_select())
+            .load(self.conn)
+            .store()?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
+        Ok(self
+            .environments_from_rows(rows, &project_keys)?
+            .pop()
+            .map(|(_, env)| env))
+    }
+
+    fn list_environments(
+        &mut self,
+        project_id: &str,
+        q: &EnvironmentQuery,
+    ) -> StoreResult<(Vec<Environment>, u64)> {
+        let total: i64 = filtered_environments(project_id, q)
+            .count()
+            .get_result(self.conn)
+            .store()?;
+        let query = filtered_environments(project_id, q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (EnvironmentSortField::Name, Direction::Ascending) => {
+                query.order((environments::name.asc(), environments::id.asc()))
+            }
+            (EnvironmentSortField::Name, Direction::Descending) => {
+                query.order((environments::name.desc(), environments::id.desc()))
+            }
+            (EnvironmentSortField::CreatedOn, Direction::Ascending) => {
+                query.order((environments::creation_date.asc(), environments::id.asc()))
+            }
+            (EnvironmentSortField::CreatedOn, Direction::Descending) => {
+                query.order((environments::creation_date.desc(), environments::id.desc()))
+            }
+            (EnvironmentSortField::Critical, Direction::Ascending) => query.order((
+                environments::critical.asc(),
+                environments::creation_date.asc(),
+                environments::id.asc(),
+            )),
+            (EnvironmentSortField::Critical, Direction::Descending) => query.order((
+                environments::critical.desc(),
+                environments::creation_date.asc(),
+                environments::id.asc(),
+            )),
+        };
+        let rows: Vec<EnvironmentRow> = query
+            .limit(i64::from(q.page.limit))
+            .offset(to_i64(q.page.offset))
+            .select(EnvironmentRow::as_select())
+            .load(self.conn)
+            .store()?;
+        let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
+        let envs = self
+            .environments_from_rows(rows, &project_keys)?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        Ok((envs, count(total)))
+    }
+
+    fn environments_of(
+        &mut self,
+        project_ids: &[String],
+    ) -> StoreResult<Vec<(String, Environment)>> {
+        let rows: Vec<(EnvironmentRow, String)> = environments::table
+            .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
+            .filter(environments::project_id.eq_any(project_ids))
+            .order((
+                environments::project_id,
+                environments::creation_date,
+                environments::id,
+            ))
+            .select((EnvironmentRow::as_select(), projects::key))
+            .load(self.conn)
+            .store()?;
+        let project_keys: BTreeMap<String, String> = rows
+            .iter()
+            .map(|(row, key)| (row.project_id.clone(), key.clone()))
+            .collect();
+        self.environments_from_rows(
+            rows.into_iter().map(|(row, _)| row).collect(),
+            &project_keys,
+        )
+    }
+
+    fn update_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()> {
+        diesel::update(environments::table.find(&environment.id))
+            .set(EnvironmentRow::from_environment(project_id, environment))
+            .execute(self.conn)
+            .store()?;
+        diesel::delete(
+            environment_tags::table.filter(environment_tags::environment_id.eq(&environment.id)),
+        )
+        .execute(self.conn)
+        .store()?;
+        for tag in &environment.tags {
+            diesel::insert_into(environment_tags::table)
+                .values((
+                    environment_tags::environment_id.eq(&environment.id),
+                    environment_tags::tag.eq(tag),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
+        Ok(())
+    }
+
+    fn delete_environment(&mut self, project_id: &str, key: &str) -> StoreResult<()> {
+        diesel::delete(
+            environments::table
+                .filter(environments::project_id.eq(project_id))
+                .filter(environments::key.eq(key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        Ok(())
+    }
+
+    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::insert_into(flags::table)
+            .values(FlagRow::from_flag(project_id, flag)?)
+            .execute(self.conn)
+            .store()?;
+        self.replace_flag_tags(project_id, flag)?;
+        for (env_key, config) in &flag.environments {
+            diesel::insert_into(flag_configs::table)
+                .values(FlagConfigRow {
+                    project_id: project_id.to_owned(),
+                    flag_key: flag.key.clone(),
+                    environment_key: env_key.clone(),
+                    config: config_json(config)?,
+                })
+                .execute(self.conn)
+                .store()?;
+        }
+        Ok(())
+    }
+
+    fn get_flag(&mut self, project_id: &str, key: &str, lock: bool) -> StoreResult<Option<Flag>> {
+        let this_flag = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .filter(flags::key.eq(key));
+        if lock {
+            // A no-op update takes the row lock (PostgreSQL) or the write lock (SQLite) before
+            // anything is read, so concurrent writers of one flag queue up instead of racing.
+            let locked = diesel::update(this_flag)
+                .set(flags::version.eq(flags::version))
+                .execute(self.conn)
+                .store()?;
+            if locked == 0 {
+                return Ok(None);
+            }
+        }
+        let Some(row) = this_flag
+            .select(FlagRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?
+        else {
+            return Ok(None);
+        };
+        Ok(self.finish_flags(project_id, vec![row], None)?.pop())
+    }
+
+    fn list_flags(
+        &mut self,
+        project_id: &str,
+        q: &FlagQuery,
+        environments: &[String],
+    ) -> StoreResult<(Vec<Flag>, u64)> {
+        let total: i64 = filtered_flags(project_id, q)
+            .count()
+            .get_result(self.conn)
+            .store()?;
+        let query = filtered_flags(project_id, q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (FlagSortField::CreationDate, Direction::Ascending) => {
+                query.order((flags::creation_date.asc(), flags::key.asc()))
+            }
+            (FlagSortField::CreationDate, Direction::Descending) => {
+                query.order((flags::creation_date.desc(), flags::key.desc()))
+            }
+            (FlagSortField::Key, Direction::Ascending) => query.order(flags::key.asc()),
+            (FlagSortField::Key, Direction::Descending) => query.order(flags::key.desc()),
+            (FlagSortField::Name, Direction::Ascending) => {
+                query.order((flags::name.asc(), flags::key.asc()))
+            }
+            (FlagSortField::Name, Direction::Descending) => {
+                query.order((flags::name.desc(), flags::key.desc()))
+            }
+        };
+        let query = match q.page {
+            Some(page) => query
+                .limit(i64::from(page.limit))
+                .offset(to_i64(page.offset)),
+            None => query,
+        };
+        let rows: Vec<FlagRow> = query.select(FlagRow::as_select()).load(self.conn).store()?;
+        let flags = self.finish_flags(project_id, rows, Some(environments))?;
+        Ok((flags, count(total)))
+    }
+
+    fn update_flag(
+        &mut self,
+        project_id: &str,
+        flag: &Flag,
+        changed_environments: &[String],
+    ) -> StoreResult<()> {
+        diesel::update(
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .filter(flags::key.eq(&flag.key)),
+        )
+        .set(FlagRow::from_flag(project_id, flag)?)
+        .execute(self.conn)
+        .store()?;
+        self.replace_flag_tags(project_id, flag)?;
+        for env_key in changed_environments {
+            let Some(config) = flag.environments.get(env_key) else {
+                continue;
+            };
+            diesel::update(
+                flag_configs::table
+                    .filter(flag_configs::project_id.eq(project_id))
+                    .filter(flag_configs::flag_key.eq(&flag.key))
+                    .filter(flag_configs::environment_key.eq(env_key)),
+            )
+            .set(flag_configs::config.eq(config_json(config)?))
+            .execute(self.conn)
+            .store()?;
+        }
+        Ok(())
+    }
+
+    fn delete_flag(&mut self, project_id: &str, key: &str) -> StoreResult<bool> {
+        let deleted = diesel::delete(
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .filter(flags::key.eq(key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        Ok(deleted > 0)
+    }
+
+    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>> {
+        let rows: Vec<(String, i32, i32)> = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .select((flags::key, flags::default_on, flags::default_off))
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|(key, on, off)| {
+                let index = |i: i32| usize::try_from(i).map_err(|e| corrupt("flag defaults", e));
+                Ok((
+                    key,
+                    Defaults {
+                        on_variation: index(on)?,
+                        off_variation: index(off)?,
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    fn insert_flag_configs(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        configs: &[(String, FlagConfig)],
+    ) -> StoreResult<()> {
+        let rows = configs
+            .iter()
+            .map(|(flag_key, config)| {
+                Ok(FlagConfigRow {
+                    project_id: project_id.to_owned(),
+                    flag_key: flag_key.clone(),
+                    environment_key: environment_key.to_owned(),
+                    config: config_json(config)?,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        // Multi-row VALUES is engine-specific in diesel: build the statement once, run it on
+        // the concrete connection. Chunks keep SQLite under its bound-parameter limit.
+        for chunk in rows.chunks(500) {
+            let insert = diesel::insert_into(flag_configs::table).values(chunk);
+            match &mut *self.conn {
+                DbConnection::Pg(conn) => insert.execute(conn),
+                DbConnection::Sqlite(conn) => insert.execute(conn),
+            }
+            .store()?;
+        }
+        Ok(())
+    }
+}

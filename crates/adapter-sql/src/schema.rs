@@ -1,0 +1,125 @@
+//! The tables, as diesel sees them (hand-kept in step with `migrations/`).
+
+diesel::table! {
+    members (id) {
+        id -> Text,
+        email -> Text,
+        role -> Text,
+        first_name -> Nullable<Text>,
+        last_name -> Nullable<Text>,
+        creation_date -> BigInt,
+    }
+}
+
+diesel::table! {
+    tokens (id) {
+        id -> Text,
+        secret_hash -> Text,
+        member_id -> Text,
+        name -> Text,
+        description -> Text,
+        role -> Text,
+        service_token -> Bool,
+        default_api_version -> Integer,
+        creation_date -> BigInt,
+        last_modified -> BigInt,
+        last_used -> Nullable<BigInt>,
+        ending -> Text,
+    }
+}
+
+diesel::table! {
+    projects (id) {
+        id -> Text,
+        key -> Text,
+        name -> Text,
+        search -> Text,
+        include_in_snippet_by_default -> Bool,
+        using_mobile_key -> Bool,
+        using_environment_id -> Bool,
+        creation_date -> BigInt,
+    }
+}
+
+diesel::table! {
+    project_tags (project_id, tag) {
+        project_id -> Text,
+        tag -> Text,
+    }
+}
+
+diesel::table! {
+    environments (id) {
+        id -> Text,
+        project_id -> Text,
+        key -> Text,
+        name -> Text,
+        search -> Text,
+        api_key -> Text,
+        mobile_key -> Text,
+        color -> Text,
+        default_ttl -> Integer,
+        secure_mode -> Bool,
+        default_track_events -> Bool,
+        require_comments -> Bool,
+        confirm_changes -> Bool,
+        critical -> Bool,
+        creation_date -> BigInt,
+    }
+}
+
+diesel::table! {
+    environment_tags (environment_id, tag) {
+        environment_id -> Text,
+        tag -> Text,
+    }
+}
+
+diesel::table! {
+    flags (project_id, key) {
+        project_id -> Text,
+        key -> Text,
+        name -> Text,
+        search -> Text,
+        version -> BigInt,
+        creation_date -> BigInt,
+        archived -> Bool,
+        deprecated -> Bool,
+        temporary -> Bool,
+        maintainer_id -> Nullable<Text>,
+        default_on -> Integer,
+        default_off -> Integer,
+        settings -> Text,
+    }
+}
+
+diesel::table! {
+    flag_tags (project_id, flag_key, tag) {
+        project_id -> Text,
+        flag_key -> Text,
+        tag -> Text,
+    }
+}
+
+diesel::table! {
+    flag_configs (project_id, flag_key, environment_key) {
+        project_id -> Text,
+        flag_key -> Text,
+        environment_key -> Text,
+        config -> Text,
+    }
+}
+
+diesel::joinable!(tokens -> members (member_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    members,
+    tokens,
+    projects,
+    project_tags,
+    environments,
+    environment_tags,
+    flags,
+    flag_tags,
+    flag_configs,
+);

@@ -1,0 +1,187 @@
+//! Authentication: access tokens by the hash of their secret, and the first-start bootstrap.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use domain::member::Member;
+use domain::role::Role;
+use domain::token::Token;
+use domain::version::ApiVersion;
+use ports::StoreExt;
+use sha2::{Digest, Sha256};
+
+use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+
+/// How long a verified token is trusted without asking the store again. Changes made through
+/// this replica take effect at once (the entry is dropped); other replicas see them within this.
+const TOKEN_TTL: Duration = Duration::from_secs(10);
+
+/// The SHA-256 of a secret, in hex: what the store keeps instead of the secret.
+pub(crate) fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// Verified callers by the hash of their secret.
+#[derive(Debug, Default)]
+pub(crate) struct TokenCache {
+    entries: Mutex<HashMap<String, (Caller, Instant)>>,
+}
+
+impl TokenCache {
+    fn get(&self, hash: &str) -> Option<Caller> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < TOKEN_TTL)
+            .map(|(caller, _)| caller.clone())
+    }
+
+    fn put(&self, hash: String, caller: Caller) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() > 10_000 {
+            entries.retain(|_, (_, at)| at.elapsed() < TOKEN_TTL);
+        }
+        entries.insert(hash, (caller, Instant::now()));
+    }
+
+    pub(crate) fn forget_token(&self, token_id: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.retain(|_, (caller, _)| caller.token_id != token_id);
+    }
+}
+
+/// What the first-start bootstrap did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootstrapOutcome {
+    /// Created the owner and its token; `generated` when the secret was made up here (it must
+    /// be shown to the operator once).
+    CreatedOwner {
+        /// The owner's token secret.
+        secret: String,
+        /// Whether the secret was generated rather than given.
+        generated: bool,
+    },
+    /// The owner existed; the given bootstrap token was added to it.
+    AddedToken,
+    /// Nothing to do.
+    Unchanged,
+}
+
+fn caller_of(token: &Token, member_role: Role) -> Caller {
+    let role = if token.service_token {
+        token.role
+    } else {
+        token.role.min(member_role)
+    };
+    Caller {
+        token_id: token.id.clone(),
+        token_name: token.name.clone(),
+        member_id: token.member_id.clone(),
+        role,
+        service_token: token.service_token,
+        default_api_version: ApiVersion::from_date(token.default_api_version)
+            .unwrap_or(ApiVersion::CURRENT),
+    }
+}
+
+/// A new access token secret: `api-<uuid v4>`.
+pub(crate) fn new_secret() -> String {
+    format!("api-{}", uuid::Uuid::new_v4())
+}
+
+pub(crate) fn ending(secret: &str) -> String {
+    let chars: Vec<char> = secret.chars().collect();
+    chars[chars.len().saturating_sub(4)..].iter().collect()
+}
+
+impl Service {
+    /// The caller presenting `secret` (the `Authorization` header's value).
+    ///
+    /// # Errors
+    /// [`ServiceError::Unauthorized`] for an unknown secret, saying so when it is an
+    /// environment's SDK key, mobile key or client-side ID.
+    pub fn authenticate(&self, secret: &str) -> ServiceResult<Caller> {
+        let hash = hash_secret(secret);
+        if let Some(caller) = self.tokens.get(&hash) {
+            return Ok(caller);
+        }
+        let found = self.store.read_tx(|repo| -> ServiceResult<_> {
+            match repo.find_token_by_hash(&hash)? {
+                Some(found) => Ok(Ok(found)),
+                None => Ok(Err(repo.find_environment_credential(secret)?)),
+            }
+        })?;
+        match found {
+            Ok((token, member_role)) => {
+                let caller = caller_of(&token, member_role);
+                self.tokens.put(hash, caller.clone());
+                Ok(caller)
+            }
+            Err(Some(credential)) => Err(ServiceError::Unauthorized(format!(
+                "this is {}, which cannot be used as an API access token; create an access token with POST /api/v2/tokens",
+                credential.describe()
+            ))),
+            Err(None) => Err(ServiceError::Unauthorized("invalid access token".into())),
+        }
+    }
+
+    /// Makes sure an owner exists, with `bootstrap_token` (or a generated secret) as a token.
+    ///
+    /// # Errors
+    /// [`ServiceError::Invalid`] for a bootstrap token shorter than 8 characters; storage errors.
+    pub fn bootstrap(
+        &self,
+        bootstrap_token: Option<&str>,
+        owner_email: &str,
+    ) -> ServiceResult<BootstrapOutcome> {
+        if let Some(secret) = bootstrap_token {
+            if secret.chars().count() < 8 || secret.trim() != secret {
+                return Err(ServiceError::invalid(
+                    "the bootstrap token must be at least 8 characters, without surrounding spaces",
+                ));
+            }
+        }
+        let now = self.now();
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let token_for = |member_id: &str, secret: &str, name: &str| Token {
+                id: object_id(),
+                member_id: member_id.to_owned(),
+                name: name.to_owned(),
+                description: "created at start-up".to_owned(),
+                role: Role::Admin,
+                service_token: false,
+                default_api_version: ApiVersion::CURRENT.date(),
+                creation_date: now,
+                last_modified: now,
+                last_used: None,
+                ending: ending(secret),
+            };
+            match (repo.find_owner()?, bootstrap_token) {
+                (None, given) => {
+                    let owner = Member::owner(object_id(), owner_email.to_owned(), now);
+                    repo.insert_member(&owner)?;
+                    let secret = given.map_or_else(new_secret, str::to_owned);
+                    repo.insert_token(
+                        &token_for(&owner.id, &secret, "owner"),
+                        &hash_secret(&secret),
+                    )?;
+                    Ok(BootstrapOutcome::CreatedOwner {
+                        secret,
+                        generated: given.is_none(),
+                    })
+                }
+                (Some(owner), Some(secret))
+                    if repo.find_token_by_hash(&hash_secret(secret))?.is_none() =>
+                {
+                    repo.insert_token(
+                        &token_for(&owner.id, secret, "bootstrap"),
+                        &hash_secret(secret),
+                    )?;
+                    Ok(BootstrapOutcome::AddedToken)
+                }
+                (Some(_), _) => Ok(BootstrapOutcome::Unchanged),
+            }
+        })
+    }
+}

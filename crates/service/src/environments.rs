@@ -1,0 +1,152 @@
+//! Environments.
+
+use domain::environment::{Environment, EnvironmentPost};
+use domain::patch::JsonPatchBody;
+use domain::query::EnvironmentQuery;
+use domain::role::Capability;
+use ports::{Repository, StoreExt};
+
+use crate::projects::{load_project, new_credentials};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+
+/// One page of environments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentPage {
+    /// The page.
+    pub items: Vec<Environment>,
+    /// All matches.
+    pub total: u64,
+}
+
+fn load_environment(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    project_key: &str,
+    key: &str,
+) -> ServiceResult<Environment> {
+    repo.get_environment(project_id, key)?.ok_or_else(|| {
+        ServiceError::NotFound(format!(
+            "no environment with key '{key}' in project '{project_key}'"
+        ))
+    })
+}
+
+impl Service {
+    /// Lists a project's environments.
+    ///
+    /// # Errors
+    /// 403, 404 for an unknown project.
+    pub fn list_environments(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        query: &EnvironmentQuery,
+    ) -> ServiceResult<EnvironmentPage> {
+        caller.require(Capability::ReadResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let (items, total) = repo.list_environments(&project.id, query)?;
+            Ok(EnvironmentPage { items, total })
+        })
+    }
+
+    /// Creates an environment and, in the same transaction, a configuration (targeting off) for
+    /// every flag of the project.
+    ///
+    /// # Errors
+    /// 400, 403, 404 for an unknown project, 409 for a taken key.
+    pub fn create_environment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        post: EnvironmentPost,
+    ) -> ServiceResult<Environment> {
+        caller.require(Capability::WriteResources)?;
+        let new = post.validate()?;
+        let env_key = new.key().to_owned();
+        let now = self.now();
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> {
+                let project = load_project(repo, project_key)?;
+                let env = Environment::create(&project.key, new.clone(), new_credentials(), now);
+                repo.insert_environment(&project.id, &env)?;
+                let configs: Vec<_> = repo
+                    .flag_defaults(&project.id)?
+                    .into_iter()
+                    .map(|(flag_key, defaults)| {
+                        (
+                            flag_key,
+                            domain::flag::FlagConfig::new(defaults, &env.name, now, &mut RandomIds),
+                        )
+                    })
+                    .collect();
+                repo.insert_flag_configs(&project.id, &env.key, &configs)?;
+                Ok(env)
+            })
+            .map_err(|e| match e {
+                ServiceError::KeyExists(_) => ServiceError::KeyExists(format!(
+                    "an environment with key '{env_key}' already exists in project '{project_key}'"
+                )),
+                other => other,
+            })
+    }
+
+    /// One environment.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn get_environment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+    ) -> ServiceResult<Environment> {
+        caller.require(Capability::ReadResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            load_environment(repo, &project.id, project_key, key)
+        })
+    }
+
+    /// Applies a JSON Patch to an environment.
+    ///
+    /// # Errors
+    /// 403, 404; 409 for a failed `test`; 422 for a read-only path or an invalid result.
+    pub fn patch_environment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        patch: &JsonPatchBody,
+    ) -> ServiceResult<Environment> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let env = load_environment(repo, &project.id, project_key, key)?;
+            let next = env.apply_patch(&patch.operations)?;
+            if next != env {
+                repo.update_environment(&project.id, &next)?;
+            }
+            Ok(next)
+        })
+    }
+
+    /// Deletes an environment and every flag's configuration in it.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn delete_environment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+    ) -> ServiceResult<()> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<()> {
+            let project = load_project(repo, project_key)?;
+            load_environment(repo, &project.id, project_key, key)?;
+            repo.delete_environment(&project.id, key)?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! Feature flags.
+
+use std::collections::BTreeMap;
+
+use domain::flag::{Flag, FlagPost};
+use domain::instruction::SemanticPatch;
+use domain::patch::JsonPatchBody;
+use domain::query::FlagQuery;
+use domain::role::Capability;
+use ports::{Repository, StoreExt};
+use serde_json::Value;
+
+use crate::projects::load_project;
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+
+/// A change to a flag, in one of the three patch forms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlagChange {
+    /// RFC 6902 operations.
+    JsonPatch(JsonPatchBody),
+    /// RFC 7386 merge document.
+    MergePatch {
+        /// Audit comment.
+        comment: Option<String>,
+        /// The merge document.
+        merge: Value,
+    },
+    /// Named instructions.
+    Semantic(SemanticPatch),
+}
+
+/// Which environments' configurations a flag list carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvironmentSelection {
+    /// None.
+    None,
+    /// These (unknown keys are ignored).
+    Only(Vec<String>),
+    /// Every environment of the project.
+    All,
+}
+
+/// `GET /flags/{projectKey}` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagListRequest {
+    /// Filters, order, page.
+    pub query: FlagQuery,
+    /// Which configurations to include.
+    pub environments: EnvironmentSelection,
+}
+
+/// One page of flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagList {
+    /// The page.
+    pub items: Vec<Flag>,
+    /// All matches.
+    pub total: u64,
+}
+
+fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no flag with key '{key}' in project '{project_key}'"
+    ))
+}
+
+fn no_names() -> BTreeMap<String, String> {
+    BTreeMap::new()
+}
+
+fn load_flag(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    project_key: &str,
+    key: &str,
+    lock: bool,
+) -> ServiceResult<Flag> {
+    let mut flag = repo
+        .get_flag(project_id, key, lock)?
+        .ok_or_else(|| flag_not_found(project_key, key))?;
+    flag.refresh_links(project_key, &no_names());
+    Ok(flag)
+}
+
+impl Service {
+    /// Creates a flag; it appears in every environment of the project with targeting off.
+    ///
+    /// # Errors
+    /// 400, 403, 404 for an unknown project, 409 for a taken key.
+    pub fn create_flag(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        post: FlagPost,
+    ) -> ServiceResult<Flag> {
+        caller.require(Capability::WriteResources)?;
+        let new = post.validate()?;
+        let key = new.key.to_string();
+        let now = self.now();
+        let flag = Flag::create(new, now, &mut RandomIds)?;
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> {
+                let project = load_project(repo, project_key)?;
+                let mut flag = flag.clone();
+                for (_, env) in repo.environments_of(std::slice::from_ref(&project.id))? {
+                    let config = flag.new_config(&env.name, now, &mut RandomIds);
+                    flag.environments.insert(env.key, config);
+                }
+                flag.refresh_links(&project.key, &no_names());
+                repo.insert_flag(&project.id, &flag)?;
+                Ok(flag)
+            })
+            .map_err(|e| match e {
+                ServiceError::KeyExists(_) => ServiceError::KeyExists(format!(
+                    "a flag with key '{key}' already exists in project '{project_key}'"
+                )),
+                other => other,
+            })
+    }
+
+    /// One flag; with `environments` non-empty, only those environments' configurations.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn get_flag(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        environments: &[String],
+    ) -> ServiceResult<Flag> {
+        caller.require(Capability::ReadResources)?;
+        let mut flag = self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            load_flag(repo, &project.id, project_key, key, false)
+        })?;
+        if !environments.is_empty() {
+            flag.environments
+                .retain(|env, _| environments.contains(env));
+        }
+        Ok(flag)
+    }
+
+    /// Lists flags.
+    ///
+    /// # Errors
+    /// 403, 404 for an unknown project.
+    pub fn list_flags(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        request: &FlagListRequest,
+    ) -> ServiceResult<FlagList> {
+        caller.require(Capability::ReadResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let environments: Vec<String> = match &request.environments {
+                EnvironmentSelection::None => vec![],
+                EnvironmentSelection::Only(keys) => keys.clone(),
+                EnvironmentSelection::All => repo
+                    .environments_of(std::slice::from_ref(&project.id))?
+                    .into_iter()
+                    .map(|(_, env)| env.key)
+                    .collect(),
+            };
+            let (mut items, total) = repo.list_flags(&project.id, &request.query, &environments)?;
+            for flag in &mut items {
+                flag.refresh_links(&project.key, &no_names());
+            }
+            Ok(FlagList { items, total })
+        })
+    }
+
+    /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.
+    ///
+    /// # Errors
+    /// 400 for a malformed body or an invalid instruction, 403, 404, 409 for a failed `test`,
+    /// 422 for a patch that cannot be applied.
+    pub fn patch_flag(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        change: &FlagChange,
+    ) -> ServiceResult<Flag> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let flag = load_flag(repo, &project.id, project_key, key, true)?;
+            let now = self.now();
+            let mut next = match change {
+                FlagChange::JsonPatch(patch) => {
+                    flag.apply_patch(&patch.operations, now, &mut RandomIds)?
+                }
+                FlagChange::MergePatch { merge, .. } => {
+                    flag.apply_merge(merge, now, &mut RandomIds)?
+                }
+                FlagChange::Semantic(patch) => flag.apply_instructions(patch, now)?,
+            };
+            if next.version != flag.version {
+                let changed: Vec<String> = next
+                    .environments
+                    .iter()
+                    .filter(|(env, config)| {
+                        flag.environments
+                            .get(*env)
+                            .is_none_or(|old| old.version != config.version)
+                    })
+                    .map(|(env, _)| env.clone())
+                    .collect();
+                repo.update_flag(&project.id, &next, &changed)?;
+            }
+            next.refresh_links(&project.key, &no_names());
+            Ok(next)
+        })
+    }
+
+    /// Deletes a flag in every environment.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn delete_flag(&self, caller: &Caller, project_key: &str, key: &str) -> ServiceResult<()> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<()> {
+            let project = load_project(repo, project_key)?;
+            if repo.delete_flag(&project.id, key)? {
+                Ok(())
+            } else {
+                Err(flag_not_found(project_key, key))
+            }
+        })
+    }
+}

@@ -1,0 +1,207 @@
+//! Projects.
+
+use std::collections::BTreeMap;
+
+use domain::environment::{Environment, EnvironmentCredentials};
+use domain::patch::JsonPatchBody;
+use domain::project::{Project, ProjectPost};
+use domain::query::ProjectQuery;
+use domain::role::Capability;
+use ports::{Repository, StoreExt};
+
+use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
+use domain::IdSource;
+
+/// A project, with its environments when they were asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectWithEnvironments {
+    /// The project.
+    pub project: Project,
+    /// Its environments in creation order, if loaded.
+    pub environments: Option<Vec<Environment>>,
+}
+
+/// One page of projects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectList {
+    /// The page.
+    pub items: Vec<ProjectWithEnvironments>,
+    /// All matches.
+    pub total: u64,
+}
+
+pub(crate) fn project_not_found(key: &str) -> ServiceError {
+    ServiceError::NotFound(format!("no project with key '{key}'"))
+}
+
+pub(crate) fn load_project(repo: &mut dyn Repository, key: &str) -> ServiceResult<Project> {
+    repo.get_project(key)?.ok_or_else(|| project_not_found(key))
+}
+
+/// New environment credentials: `_id`, `sdk-<uuid>`, `mob-<uuid>`.
+pub(crate) fn new_credentials() -> EnvironmentCredentials {
+    EnvironmentCredentials {
+        id: object_id(),
+        api_key: format!("sdk-{}", RandomIds.uuid()),
+        mobile_key: format!("mob-{}", RandomIds.uuid()),
+    }
+}
+
+fn environments_of_one(
+    repo: &mut dyn Repository,
+    project_id: &str,
+) -> ServiceResult<Vec<Environment>> {
+    Ok(repo
+        .environments_of(&[project_id.to_owned()])?
+        .into_iter()
+        .map(|(_, env)| env)
+        .collect())
+}
+
+impl Service {
+    /// Lists projects; with `expand_environments` each carries its environments (one query for all).
+    ///
+    /// # Errors
+    /// 403 for a caller who cannot read.
+    pub fn list_projects(
+        &self,
+        caller: &Caller,
+        query: &ProjectQuery,
+        expand_environments: bool,
+    ) -> ServiceResult<ProjectList> {
+        caller.require(Capability::ReadResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let (projects, total) = repo.list_projects(query)?;
+            let mut environments: BTreeMap<String, Vec<Environment>> = BTreeMap::new();
+            if expand_environments && !projects.is_empty() {
+                let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+                for (project_id, env) in repo.environments_of(&ids)? {
+                    environments.entry(project_id).or_default().push(env);
+                }
+            }
+            let items = projects
+                .into_iter()
+                .map(|project| {
+                    let envs = expand_environments
+                        .then(|| environments.remove(&project.id).unwrap_or_default());
+                    ProjectWithEnvironments {
+                        project,
+                        environments: envs,
+                    }
+                })
+                .collect();
+            Ok(ProjectList { items, total })
+        })
+    }
+
+    /// Creates a project with its environments (`test` and `production` unless named).
+    ///
+    /// # Errors
+    /// 400 for invalid input; 403 for a caller who cannot write; 409 for a taken key.
+    pub fn create_project(
+        &self,
+        caller: &Caller,
+        post: ProjectPost,
+    ) -> ServiceResult<ProjectWithEnvironments> {
+        caller.require(Capability::WriteResources)?;
+        let new = post.validate()?;
+        let now = self.now();
+        let key = new.project.key.to_string();
+        let project = Project::create(new.project, object_id(), now);
+        let environments: Vec<Environment> = new
+            .environments
+            .into_iter()
+            .enumerate()
+            .map(|(i, env)| {
+                // Creation order is the listing order: keep the request's order.
+                Environment::create(
+                    &project.key,
+                    env,
+                    new_credentials(),
+                    now + i64::try_from(i).unwrap_or(0),
+                )
+            })
+            .collect();
+        self.store
+            .write_tx(|repo| -> ServiceResult<()> {
+                repo.insert_project(&project)?;
+                for env in &environments {
+                    repo.insert_environment(&project.id, env)?;
+                }
+                Ok(())
+            })
+            .map_err(|e| match e {
+                ServiceError::KeyExists(_) => {
+                    ServiceError::KeyExists(format!("a project with key '{key}' already exists"))
+                }
+                other => other,
+            })?;
+        Ok(ProjectWithEnvironments {
+            project,
+            environments: Some(environments),
+        })
+    }
+
+    /// One project, with its environments when asked.
+    ///
+    /// # Errors
+    /// 403 for a caller who cannot read; 404 for an unknown key.
+    pub fn get_project(
+        &self,
+        caller: &Caller,
+        key: &str,
+        expand_environments: bool,
+    ) -> ServiceResult<ProjectWithEnvironments> {
+        caller.require(Capability::ReadResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, key)?;
+            let environments = if expand_environments {
+                Some(environments_of_one(repo, &project.id)?)
+            } else {
+                None
+            };
+            Ok(ProjectWithEnvironments {
+                project,
+                environments,
+            })
+        })
+    }
+
+    /// Applies a JSON Patch to a project; returns it with its environments.
+    ///
+    /// # Errors
+    /// 403, 404; 409 for a failed `test`; 422 for a read-only path or an invalid result.
+    pub fn patch_project(
+        &self,
+        caller: &Caller,
+        key: &str,
+        patch: &JsonPatchBody,
+    ) -> ServiceResult<ProjectWithEnvironments> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, key)?;
+            let next = project.apply_patch(&patch.operations)?;
+            if next != project {
+                repo.update_project(&next)?;
+            }
+            let environments = environments_of_one(repo, &next.id)?;
+            Ok(ProjectWithEnvironments {
+                project: next,
+                environments: Some(environments),
+            })
+        })
+    }
+
+    /// Deletes a project with its environments and flags.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn delete_project(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<()> {
+            let project = load_project(repo, key)?;
+            repo.delete_project(&project.id)?;
+            Ok(())
+        })
+    }
+}

@@ -1,1 +1,120 @@
-fn main() {}
+//! Developer tasks: `cargo xtask <task>`.
+//!
+//! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
+//!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
+//! - `check-deps`: fails if `domain` or `ports` reach diesel, r2d2, actix or tokio.
+//! - `openapi`: prints the OpenAPI document.
+
+mod postgres;
+
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+
+const FORBIDDEN_IN_CORE: [&str; 6] = [
+    "diesel",
+    "r2d2",
+    "actix-web",
+    "actix-rt",
+    "actix-http",
+    "tokio",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
+        Some("check-deps") => check_deps(),
+        Some("openapi") => openapi(),
+        _ => {
+            eprintln!("usage: cargo xtask <test [cargo test args...] | check-deps | openapi>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn run(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("running {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// The pure crates must not reach I/O frameworks: other services depend on `domain` alone.
+fn check_deps() -> Result<()> {
+    for krate in ["domain", "ports"] {
+        let output = cargo()
+            .args([
+                "tree",
+                "--quiet",
+                "-p",
+                krate,
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "--all-features",
+            ])
+            .output()
+            .context("running cargo tree")?;
+        if !output.status.success() {
+            bail!(
+                "cargo tree -p {krate} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let tree = String::from_utf8_lossy(&output.stdout);
+        let offending: Vec<&str> = tree
+            .lines()
+            .filter(|line| {
+                FORBIDDEN_IN_CORE
+                    .iter()
+                    .any(|f| line.split_whitespace().next() == Some(f))
+            })
+            .collect();
+        if !offending.is_empty() {
+            bail!(
+                "`{krate}` must not depend on {}: found {}",
+                FORBIDDEN_IN_CORE.join(", "),
+                offending.join("; ")
+            );
+        }
+        println!(
+            "check-deps: {krate} is free of {}",
+            FORBIDDEN_IN_CORE.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn test(extra: &[String]) -> Result<()> {
+    check_deps()?;
+    let server = postgres::find_or_start()?;
+    println!("xtask: PostgreSQL tests use {}", server.describe());
+    let mut command = cargo();
+    command
+        .args(["test", "--workspace"])
+        .args(extra)
+        .env("FLAGSVC_TEST_POSTGRES_URL", server.url());
+    let result = run(&mut command);
+    drop(server);
+    result
+}
+
+fn openapi() -> Result<()> {
+    run(cargo().args(["run", "--quiet", "-p", "app", "--example", "openapi"]))
+}

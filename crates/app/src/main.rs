@@ -52,7 +52,7 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
 
     let store = StoreUrl::parse(&args.database_url).open(pool_size)?;
-    let service = Arc::new(Service::new(store, Arc::new(SystemClock)));
+    let service = Arc::new(Service::new(store, Arc::new(SystemClock::default())));
     match service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)
         .context("creating the owner")?

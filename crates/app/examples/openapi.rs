@@ -1,0 +1,11 @@
+//! Prints the OpenAPI document the server serves at `/api/v2/openapi.json`.
+
+fn main() {
+    match adapter_http::openapi_document().to_pretty_json() {
+        Ok(json) => println!("{json}"),
+        Err(err) => {
+            eprintln!("cannot serialise the OpenAPI document: {err}");
+            std::process::exit(1);
+        }
+    }
+}

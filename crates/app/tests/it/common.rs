@@ -1,0 +1,255 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix_http::Request;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service as ActixService, ServiceResponse};
+use actix_web::http::header::HeaderMap;
+use actix_web::http::Method;
+use actix_web::test::{self, TestRequest};
+use adapter_http::{AppState, HttpConfig};
+use adapter_postgres::TestDatabase;
+use ports::Store;
+use serde_json::{json, Value};
+use service::{Service, SystemClock};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A store with a database of its own, removed when dropped.
+pub struct Db {
+    pub store: Arc<dyn Store>,
+    _guard: Guard,
+}
+
+enum Guard {
+    Sqlite(PathBuf),
+    Postgres(#[allow(dead_code)] TestDatabase),
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Guard::Sqlite(path) = self {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        }
+    }
+}
+
+pub fn postgres_server_url() -> String {
+    std::env::var("FLAGSVC_TEST_POSTGRES_URL")
+        .ok()
+        .or_else(|| {
+            std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|u| u.starts_with("postgres"))
+        })
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+pub fn open(backend: Backend) -> Db {
+    match backend {
+        Backend::Sqlite => {
+            let path = std::env::temp_dir()
+                .join(format!("flagsvc-test-{:016x}.db", rand::random::<u64>()));
+            let store = adapter_sqlite::open(&path.display().to_string(), 4).expect("open SQLite");
+            Db {
+                store: Arc::new(store),
+                _guard: Guard::Sqlite(path),
+            }
+        }
+        Backend::Postgres => {
+            let db = TestDatabase::create(&postgres_server_url()).unwrap_or_else(|e| {
+                panic!("these tests need PostgreSQL ({e}); run them with `cargo xtask test`, which finds or starts one")
+            });
+            let store =
+                adapter_postgres::connect(db.url(), 4).expect("connect to the test database");
+            Db {
+                store: Arc::new(store),
+                _guard: Guard::Postgres(db),
+            }
+        }
+    }
+}
+
+pub const OWNER: &str = "owner-token-for-tests";
+
+pub struct TestApp<S> {
+    pub app: S,
+    /// Kept for the test's lifetime: dropping it removes the database.
+    _db: Db,
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    /// Asserts the JSON error shape: status, code, a message and the request id.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(self.body["code"], code, "body: {}", self.body);
+        assert!(
+            self.body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "body: {}",
+            self.body
+        );
+        let id = self
+            .headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("x-request-id header");
+        assert_eq!(self.body["id"], id);
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+pub async fn spawn(
+    backend: Backend,
+) -> TestApp<
+    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    spawn_with(
+        backend,
+        HttpConfig {
+            rate_limit: 0,
+            body_limit: 1024 * 1024,
+        },
+    )
+    .await
+}
+
+pub async fn spawn_with(
+    backend: Backend,
+    config: HttpConfig,
+) -> TestApp<
+    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let db = open(backend);
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+    ));
+    service
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .expect("bootstrap");
+    let app = test::init_service(adapter_http::app(AppState::new(service.clone(), config))).await;
+    TestApp { app, _db: db }
+}
+
+/// A request to `path`, with `token` as `Authorization` when given.
+pub fn request(method: Method, path: &str, token: Option<&str>) -> TestRequest {
+    let req = TestRequest::default().method(method).uri(path);
+    match token {
+        Some(token) => req.insert_header(("Authorization", token.to_owned())),
+        None => req,
+    }
+}
+
+pub const SEMANTIC: &str = "application/json; domain-model=svc.semanticpatch";
+
+impl<S, B> TestApp<S>
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    pub async fn send(&self, req: TestRequest) -> Resp {
+        let res = test::call_service(&self.app, req.to_request()).await;
+        let status = res.status().as_u16();
+        let headers = res.headers().clone();
+        let bytes = test::read_body(res).await;
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| panic!("not JSON ({status}): {bytes:?}"))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.get_as(OWNER, path).await
+    }
+
+    pub async fn get_as(&self, token: &str, path: &str) -> Resp {
+        self.send(request(Method::GET, path, Some(token))).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Resp {
+        self.post_as(OWNER, path, body).await
+    }
+
+    pub async fn post_as(&self, token: &str, path: &str, body: Value) -> Resp {
+        self.send(request(Method::POST, path, Some(token)).set_json(body))
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Resp {
+        self.patch_as(OWNER, path, body).await
+    }
+
+    pub async fn patch_as(&self, token: &str, path: &str, body: Value) -> Resp {
+        self.send(request(Method::PATCH, path, Some(token)).set_json(body))
+            .await
+    }
+
+    pub async fn patch_with(&self, path: &str, content_type: &str, body: Value) -> Resp {
+        self.send(
+            request(Method::PATCH, path, Some(OWNER))
+                .insert_header(("Content-Type", content_type.to_owned()))
+                .set_payload(body.to_string()),
+        )
+        .await
+    }
+
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.delete_as(OWNER, path).await
+    }
+
+    pub async fn delete_as(&self, token: &str, path: &str) -> Resp {
+        self.send(request(Method::DELETE, path, Some(token))).await
+    }
+
+    /// A new access token with `role`, made by the owner.
+    pub async fn token(&self, role: &str) -> String {
+        let created = self
+            .post("/api/v2/tokens", json!({"name": role, "role": role}))
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+        created.body["token"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates project `key` (with `test` and `production`).
+    pub async fn project(&self, key: &str) -> Value {
+        let created = self
+            .post("/api/v2/projects", json!({"key": key, "name": key}))
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+        created.body
+    }
+
+    /// Creates boolean flag `key` in `project`.
+    pub async fn flag(&self, project: &str, key: &str) -> Value {
+        let created = self
+            .post(
+                &format!("/api/v2/flags/{project}"),
+                json!({"key": key, "name": key}),
+            )
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+        created.body
+    }
+}

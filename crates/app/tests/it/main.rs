@@ -1,0 +1,43 @@
+//! Integration tests: the storage port and the HTTP API, each on SQLite and on PostgreSQL.
+//! PostgreSQL comes from `FLAGSVC_TEST_POSTGRES_URL` (set by `cargo xtask test`), else a
+//! `postgres://` `DATABASE_URL`, else 127.0.0.1:5432; every test gets a database of its own.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_debug_implementations
+)]
+
+/// Runs each listed `async fn name(backend)` as a test on both backends.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[actix_web::test] async fn $name() { super::$name(crate::common::Backend::Sqlite).await; } )*
+        }
+        mod postgres {
+            $( #[actix_web::test] async fn $name() { super::$name(crate::common::Backend::Postgres).await; } )*
+        }
+    };
+}
+
+/// Runs each listed `fn name(backend)` as a test on both backends.
+macro_rules! storage_on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $name() { super::$name(crate::common::Backend::Sqlite); } )*
+        }
+        mod postgres {
+            $( #[test] fn $name() { super::$name(crate::common::Backend::Postgres); } )*
+        }
+    };
+}
+
+mod common;
+
+mod api_auth;
+mod api_environments;
+mod api_flags;
+mod api_projects;
+mod api_protocol;
+mod api_tokens;
+mod openapi;
+mod storage;

@@ -1,0 +1,360 @@
+//! The storage port's contract, written once against `ports` and run on both engines.
+
+use std::collections::BTreeMap;
+
+use domain::environment::{Environment, EnvironmentCredentials, EnvironmentPost};
+use domain::flag::{Flag, FlagConfig, NewFlag};
+use domain::key::FlagKey;
+use domain::member::Member;
+use domain::project::{Project, ProjectPost};
+use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
+use domain::role::Role;
+use domain::token::{EnvironmentCredential, Token};
+use domain::SequentialIds;
+use ports::{Repository, StoreError, StoreExt};
+
+use crate::common::{open, Backend};
+
+fn hex_id(n: u64) -> String {
+    format!("{n:024x}")
+}
+
+fn project(key: &str, n: u64, tags: &[&str]) -> Project {
+    let post = ProjectPost {
+        key: key.into(),
+        name: format!("Project {key}"),
+        tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+        ..Default::default()
+    };
+    Project::create(
+        post.validate().unwrap().project,
+        hex_id(n),
+        i64::try_from(n).unwrap(),
+    )
+}
+
+fn environment(project_key: &str, key: &str, n: u64) -> Environment {
+    let post = EnvironmentPost {
+        key: key.into(),
+        name: key.to_uppercase(),
+        color: "000000".into(),
+        ..Default::default()
+    };
+    let creds = EnvironmentCredentials {
+        id: hex_id(1000 + n),
+        api_key: format!("sdk-{key}-{n}"),
+        mobile_key: format!("mob-{key}-{n}"),
+    };
+    Environment::create(
+        project_key,
+        post.validate().unwrap(),
+        creds,
+        i64::try_from(n).unwrap(),
+    )
+}
+
+fn flag_in(envs: &[&Environment], key: &str, now: i64) -> Flag {
+    let mut ids = SequentialIds::default();
+    let mut flag = Flag::create(
+        NewFlag::boolean(FlagKey::parse(key).unwrap(), key),
+        now,
+        &mut ids,
+    )
+    .unwrap();
+    for env in envs {
+        let config = flag.new_config(&env.name, now, &mut ids);
+        flag.environments.insert(env.key.clone(), config);
+    }
+    flag
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+fn projects_round_trip_and_filter(backend: Backend) {
+    let db = open(backend);
+    let store = &db.store;
+    store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&project("alpha", 1, &["a", "b"]))?;
+            repo.insert_project(&project("beta", 2, &["b"]))?;
+            Ok(())
+        })
+        .unwrap();
+    let duplicate =
+        store.write_tx(|repo| -> Result<()> { repo.insert_project(&project("alpha", 3, &[])) });
+    assert!(
+        matches!(duplicate, Err(StoreError::Duplicate(_))),
+        "{duplicate:?}"
+    );
+
+    let loaded = store
+        .read_tx(|repo| -> Result<_> { repo.get_project("alpha") })
+        .unwrap()
+        .unwrap();
+    assert_eq!(loaded, project("alpha", 1, &["a", "b"]));
+    let query =
+        ProjectQuery::parse(Some("tags:b,query:project"), Some("-name"), None, None).unwrap();
+    let (items, total) = store
+        .read_tx(|repo| -> Result<_> { repo.list_projects(&query) })
+        .unwrap();
+    assert_eq!(total, 2);
+    assert_eq!(
+        items.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(),
+        ["beta", "alpha"]
+    );
+    let underscore = ProjectQuery::parse(Some("query:a_b"), None, None, None).unwrap();
+    assert_eq!(
+        store
+            .read_tx(|repo| -> Result<_> { repo.list_projects(&underscore) })
+            .unwrap()
+            .1,
+        0,
+        "LIKE wildcards are escaped"
+    );
+}
+
+fn failed_units_of_work_roll_back(backend: Backend) {
+    let db = open(backend);
+    #[derive(Debug, PartialEq)]
+    enum Outcome {
+        ChangedMyMind,
+        Store(StoreError),
+    }
+    impl From<StoreError> for Outcome {
+        fn from(err: StoreError) -> Self {
+            Outcome::Store(err)
+        }
+    }
+    let result: std::result::Result<(), Outcome> = db.store.write_tx(|repo| {
+        repo.insert_project(&project("gone", 1, &["t"]))?;
+        Err(Outcome::ChangedMyMind)
+    });
+    assert_eq!(result, Err(Outcome::ChangedMyMind));
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.get_project("gone") })
+            .unwrap(),
+        None
+    );
+    // A failure half-way through a multi-row write leaves nothing either.
+    let p = project("p", 2, &[]);
+    let env = environment("p", "prod", 1);
+    let result = db.store.write_tx(|repo| -> Result<()> {
+        repo.insert_project(&p)?;
+        repo.insert_environment(&p.id, &env)?;
+        repo.insert_environment(&p.id, &env)
+    });
+    assert!(matches!(result, Err(StoreError::Duplicate(_))));
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.get_project("p") })
+            .unwrap(),
+        None
+    );
+}
+
+fn environments_and_flag_configs(backend: Backend) {
+    let db = open(backend);
+    let p = project("p", 1, &[]);
+    let test = environment("p", "test", 1);
+    let prod = environment("p", "prod", 2);
+    let mut flag = flag_in(&[&test, &prod], "f", 10);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&p)?;
+            repo.insert_environment(&p.id, &test)?;
+            repo.insert_environment(&p.id, &prod)?;
+            repo.insert_flag(&p.id, &flag)
+        })
+        .unwrap();
+    let query = EnvironmentQuery::parse(Some("query:PRO"), None, None, None, None).unwrap();
+    let (envs, total) = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.list_environments(&p.id, &query) })
+        .unwrap();
+    assert_eq!((envs, total), (vec![prod.clone()], 1));
+
+    let stored = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+        .unwrap()
+        .unwrap();
+    flag.links = stored.links.clone();
+    assert_eq!(stored, flag);
+
+    // A new environment gets configurations for every flag.
+    let staging = environment("p", "staging", 3);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_environment(&p.id, &staging)?;
+            let defaults = repo.flag_defaults(&p.id)?;
+            assert_eq!(defaults.len(), 1);
+            let mut ids = SequentialIds::default();
+            let configs: Vec<(String, FlagConfig)> = defaults
+                .into_iter()
+                .map(|(key, d)| (key, FlagConfig::new(d, &staging.name, 11, &mut ids)))
+                .collect();
+            repo.insert_flag_configs(&p.id, &staging.key, &configs)
+        })
+        .unwrap();
+    let stored = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", true) })
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.environments.keys().collect::<Vec<_>>(),
+        ["prod", "staging", "test"]
+    );
+    assert_eq!(stored.environments["staging"].environment_name, "STAGING");
+
+    // Update writes the flag and the named configurations.
+    let mut next = stored.clone();
+    next.name = "Renamed".into();
+    next.environments.get_mut("prod").unwrap().on = true;
+    next.settle_change(&stored, 20);
+    db.store
+        .write_tx(|repo| -> Result<()> { repo.update_flag(&p.id, &next, &["prod".to_owned()]) })
+        .unwrap();
+    let reloaded = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+        .unwrap()
+        .unwrap();
+    assert_eq!(reloaded.name, "Renamed");
+    assert!(reloaded.environments["prod"].on);
+    assert_eq!(reloaded.version, stored.version + 1);
+
+    // Listing with configurations of chosen environments only.
+    let query = FlagQuery::parse(
+        Some("query:f"),
+        None,
+        None,
+        Some(Page {
+            limit: 10,
+            offset: 0,
+        }),
+    )
+    .unwrap();
+    let (flags, total) = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.list_flags(&p.id, &query, &["test".to_owned()]) })
+        .unwrap();
+    assert_eq!(total, 1);
+    assert_eq!(flags[0].environments.keys().collect::<Vec<_>>(), ["test"]);
+
+    // Deleting an environment removes its configurations; deleting the project removes all.
+    db.store
+        .write_tx(|repo| -> Result<()> { repo.delete_environment(&p.id, "test") })
+        .unwrap();
+    let stored = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+        .unwrap()
+        .unwrap();
+    assert!(!stored.environments.contains_key("test"));
+    db.store
+        .write_tx(|repo| -> Result<()> { repo.delete_project(&p.id) })
+        .unwrap();
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.environments_of(std::slice::from_ref(&p.id)) })
+            .unwrap(),
+        vec![]
+    );
+}
+
+fn tokens_and_credentials(backend: Backend) {
+    let db = open(backend);
+    let owner = Member::owner(hex_id(1), "o@example.com".into(), 1);
+    let token = Token {
+        id: hex_id(2),
+        member_id: owner.id.clone(),
+        name: "t".into(),
+        description: String::new(),
+        role: Role::Admin,
+        service_token: false,
+        default_api_version: 20240415,
+        creation_date: 1,
+        last_modified: 1,
+        last_used: None,
+        ending: "abcd".into(),
+    };
+    let p = project("p", 1, &[]);
+    let env = environment("p", "prod", 1);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_member(&owner)?;
+            repo.insert_token(&token, "hash")?;
+            repo.insert_project(&p)?;
+            repo.insert_environment(&p.id, &env)
+        })
+        .unwrap();
+    let found = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.find_token_by_hash("hash") })
+        .unwrap();
+    assert_eq!(found, Some((token.clone(), Role::Owner)));
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.find_owner() })
+            .unwrap(),
+        Some(owner.clone())
+    );
+    let (tokens, total) = db
+        .store
+        .read_tx(|repo| -> Result<_> {
+            repo.list_tokens(
+                &owner.id,
+                Page {
+                    limit: 25,
+                    offset: 0,
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!((tokens.len(), total), (1, 1));
+    let kinds: BTreeMap<&str, Option<EnvironmentCredential>> = [
+        ("sdk", env.api_key.as_str()),
+        ("mob", env.mobile_key.as_str()),
+        ("id", env.id.as_str()),
+        ("none", "nothing"),
+    ]
+    .into_iter()
+    .map(|(name, secret)| {
+        (
+            name,
+            db.store
+                .read_tx(|repo| -> Result<_> { repo.find_environment_credential(secret) })
+                .unwrap(),
+        )
+    })
+    .collect();
+    assert_eq!(kinds["sdk"], Some(EnvironmentCredential::SdkKey));
+    assert_eq!(kinds["mob"], Some(EnvironmentCredential::MobileKey));
+    assert_eq!(kinds["id"], Some(EnvironmentCredential::ClientSideId));
+    assert_eq!(kinds["none"], None);
+    assert!(db
+        .store
+        .write_tx(|repo| -> Result<_> { repo.delete_token(&token.id) })
+        .unwrap());
+    assert!(!db
+        .store
+        .write_tx(|repo| -> Result<_> { repo.delete_token(&token.id) })
+        .unwrap());
+}
+
+fn _assert_object_safe(_: &mut dyn Repository) {}
+
+storage_on_both_backends!(
+    projects_round_trip_and_filter,
+    failed_units_of_work_roll_back,
+    environments_and_flag_configs,
+    tokens_and_credentials
+);

@@ -115,6 +115,14 @@ fn free_port() -> Result<u16> {
 }
 
 pub fn find_or_start() -> Result<Server> {
+    // XTASK_POSTGRES=throwaway skips the existing servers (to exercise the last resort).
+    let throwaway_only = std::env::var("XTASK_POSTGRES").is_ok_and(|v| v == "throwaway");
+    if throwaway_only {
+        let (Some(initdb), Some(pg_ctl)) = (find_tool("initdb"), find_tool("pg_ctl")) else {
+            bail!("XTASK_POSTGRES=throwaway needs initdb and pg_ctl");
+        };
+        return start_throwaway(&initdb, &pg_ctl);
+    }
     if let Ok(url) = std::env::var("DATABASE_URL") {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Ok(Server::Existing {

@@ -86,6 +86,37 @@ fn index_i32(i: usize) -> i32 {
     i32::try_from(i).unwrap_or(i32::MAX)
 }
 
+/// Tags by owner, from `(owner id, tag)` rows.
+fn group_tags(rows: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
+    let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (owner, tag) in rows {
+        tags.entry(owner).or_default().push(tag);
+    }
+    tags
+}
+
+/// Runs a statement that diesel builds differently per engine (multi-row `VALUES`) on the
+/// concrete connection.
+macro_rules! execute_on_engine {
+    ($conn:expr, $statement:expr) => {
+        match &mut *$conn {
+            DbConnection::Pg(conn) => $statement.execute(conn),
+            DbConnection::Sqlite(conn) => $statement.execute(conn),
+        }
+    };
+}
+
+/// Replaces the tags of one owner in a tag table: one delete, one multi-row insert.
+macro_rules! replace_tags {
+    ($conn:expr, $table:ident, [$($column:ident = $value:expr),+], $tags:expr) => {{
+        diesel::delete($table::table$(.filter($table::$column.eq($value)))+).execute($conn).store()?;
+        let rows: Vec<_> = $tags.iter().map(|tag| ($($table::$column.eq($value),)+ $table::tag.eq(tag))).collect();
+        if !rows.is_empty() {
+            execute_on_engine!($conn, diesel::insert_into($table::table).values(rows)).store()?;
+        }
+    }};
+}
+
 fn parse_role(text: &str) -> StoreResult<Role> {
     text.parse().map_err(|e| corrupt("role", e))
 }
@@ -440,32 +471,24 @@ fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuer
 
 impl SqlRepository<'_> {
     fn project_tags_of(&mut self, ids: &[String]) -> StoreResult<BTreeMap<String, Vec<String>>> {
-        let rows: Vec<(String, String)> = project_tags::table
+        let rows = project_tags::table
             .filter(project_tags::project_id.eq_any(ids))
             .order((project_tags::project_id, project_tags::tag))
             .load(self.conn)
             .store()?;
-        let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (id, tag) in rows {
-            tags.entry(id).or_default().push(tag);
-        }
-        Ok(tags)
+        Ok(group_tags(rows))
     }
 
     fn environment_tags_of(
         &mut self,
         ids: &[String],
     ) -> StoreResult<BTreeMap<String, Vec<String>>> {
-        let rows: Vec<(String, String)> = environment_tags::table
+        let rows = environment_tags::table
             .filter(environment_tags::environment_id.eq_any(ids))
             .order((environment_tags::environment_id, environment_tags::tag))
             .load(self.conn)
             .store()?;
-        let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (id, tag) in rows {
-            tags.entry(id).or_default().push(tag);
-        }
-        Ok(tags)
+        Ok(group_tags(rows))
     }
 
     fn project_key(&mut self, project_id: &str) -> StoreResult<String> {
@@ -499,23 +522,12 @@ impl SqlRepository<'_> {
     }
 
     fn replace_flag_tags(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
-        diesel::delete(
-            flag_tags::table
-                .filter(flag_tags::project_id.eq(project_id))
-                .filter(flag_tags::flag_key.eq(&flag.key)),
-        )
-        .execute(self.conn)
-        .store()?;
-        for tag in &flag.tags {
-            diesel::insert_into(flag_tags::table)
-                .values((
-                    flag_tags::project_id.eq(project_id),
-                    flag_tags::flag_key.eq(&flag.key),
-                    flag_tags::tag.eq(tag),
-                ))
-                .execute(self.conn)
-                .store()?;
-        }
+        replace_tags!(
+            self.conn,
+            flag_tags,
+            [project_id = project_id, flag_key = &flag.key],
+            flag.tags
+        );
         Ok(())
     }
 
@@ -707,15 +719,12 @@ impl Repository for SqlRepository<'_> {
             .values(ProjectRow::from_project(project))
             .execute(self.conn)
             .store()?;
-        for tag in &project.tags {
-            diesel::insert_into(project_tags::table)
-                .values((
-                    project_tags::project_id.eq(&project.id),
-                    project_tags::tag.eq(tag),
-                ))
-                .execute(self.conn)
-                .store()?;
-        }
+        replace_tags!(
+            self.conn,
+            project_tags,
+            [project_id = &project.id],
+            project.tags
+        );
         Ok(())
     }
 
@@ -776,18 +785,12 @@ impl Repository for SqlRepository<'_> {
             .set(ProjectRow::from_project(project))
             .execute(self.conn)
             .store()?;
-        diesel::delete(project_tags::table.filter(project_tags::project_id.eq(&project.id)))
-            .execute(self.conn)
-            .store()?;
-        for tag in &project.tags {
-            diesel::insert_into(project_tags::table)
-                .values((
-                    project_tags::project_id.eq(&project.id),
-                    project_tags::tag.eq(tag),
-                ))
-                .execute(self.conn)
-                .store()?;
-        }
+        replace_tags!(
+            self.conn,
+            project_tags,
+            [project_id = &project.id],
+            project.tags
+        );
         Ok(())
     }
 
@@ -807,15 +810,12 @@ impl Repository for SqlRepository<'_> {
             .values(EnvironmentRow::from_environment(project_id, environment))
             .execute(self.conn)
             .store()?;
-        for tag in &environment.tags {
-            diesel::insert_into(environment_tags::table)
-                .values((
-                    environment_tags::environment_id.eq(&environment.id),
-                    environment_tags::tag.eq(tag),
-                ))
-                .execute(self.conn)
-                .store()?;
-        }
+        replace_tags!(
+            self.conn,
+            environment_tags,
+            [environment_id = &environment.id],
+            environment.tags
+        );
         Ok(())
     }
 
@@ -919,20 +919,12 @@ impl Repository for SqlRepository<'_> {
             .set(EnvironmentRow::from_environment(project_id, environment))
             .execute(self.conn)
             .store()?;
-        diesel::delete(
-            environment_tags::table.filter(environment_tags::environment_id.eq(&environment.id)),
-        )
-        .execute(self.conn)
-        .store()?;
-        for tag in &environment.tags {
-            diesel::insert_into(environment_tags::table)
-                .values((
-                    environment_tags::environment_id.eq(&environment.id),
-                    environment_tags::tag.eq(tag),
-                ))
-                .execute(self.conn)
-                .store()?;
-        }
+        replace_tags!(
+            self.conn,
+            environment_tags,
+            [environment_id = &environment.id],
+            environment.tags
+        );
         Ok(())
     }
 
@@ -953,16 +945,24 @@ impl Repository for SqlRepository<'_> {
             .execute(self.conn)
             .store()?;
         self.replace_flag_tags(project_id, flag)?;
-        for (env_key, config) in &flag.environments {
-            diesel::insert_into(flag_configs::table)
-                .values(FlagConfigRow {
+        let rows = flag
+            .environments
+            .iter()
+            .map(|(env_key, config)| {
+                Ok(FlagConfigRow {
                     project_id: project_id.to_owned(),
                     flag_key: flag.key.clone(),
                     environment_key: env_key.clone(),
                     config: config_json(config)?,
                 })
-                .execute(self.conn)
-                .store()?;
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        if !rows.is_empty() {
+            execute_on_engine!(
+                self.conn,
+                diesel::insert_into(flag_configs::table).values(rows)
+            )
+            .store()?;
         }
         Ok(())
     }
@@ -1114,11 +1114,10 @@ impl Repository for SqlRepository<'_> {
         // Multi-row VALUES is engine-specific in diesel: build the statement once, run it on
         // the concrete connection. Chunks keep SQLite under its bound-parameter limit.
         for chunk in rows.chunks(500) {
-            let insert = diesel::insert_into(flag_configs::table).values(chunk);
-            match &mut *self.conn {
-                DbConnection::Pg(conn) => insert.execute(conn),
-                DbConnection::Sqlite(conn) => insert.execute(conn),
-            }
+            execute_on_engine!(
+                self.conn,
+                diesel::insert_into(flag_configs::table).values(chunk)
+            )
             .store()?;
         }
         Ok(())

@@ -223,12 +223,7 @@ impl Environment {
             "critical",
             "tags",
         ];
-        let doc = patch::to_document(self)?;
-        let patched = patch::apply(&doc, ops, |path| {
-            path.first()
-                .is_none_or(|first| !WRITABLE.contains(&first.as_str()))
-        })?;
-        let mut next: Environment = patch::from_document(patched)?;
+        let mut next = patch::apply_to_fields(self, ops, &WRITABLE)?;
         let mut errors = Vec::new();
         validate_name("name", &next.name, &mut errors);
         validate_color(&next.color, &mut errors);

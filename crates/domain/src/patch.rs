@@ -202,6 +202,24 @@ pub fn apply(
     Ok(next)
 }
 
+/// Applies `ops` to the JSON representation of `value`, where only the top-level fields named in
+/// `writable` may be written, and reads the result back.
+///
+/// # Errors
+/// As [`apply`], plus [`PatchError::InvalidResult`] when the result does not read back as a `T`.
+pub fn apply_to_fields<T: Serialize + DeserializeOwned>(
+    value: &T,
+    ops: &[Operation],
+    writable: &[&str],
+) -> Result<T, PatchError> {
+    let doc = to_document(value)?;
+    let patched = apply(&doc, ops, |path| {
+        path.first()
+            .is_none_or(|first| !writable.contains(&first.as_str()))
+    })?;
+    from_document(patched)
+}
+
 /// Applies a JSON Merge Patch (RFC 7386) to a copy of `doc`, refusing it when any path it sets or
 /// removes is read-only.
 ///

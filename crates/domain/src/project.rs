@@ -200,12 +200,7 @@ impl Project {
             "defaultClientSideAvailability",
             "includeInSnippetByDefault",
         ];
-        let doc = patch::to_document(self)?;
-        let patched = patch::apply(&doc, ops, |path| {
-            path.first()
-                .is_none_or(|first| !WRITABLE.contains(&first.as_str()))
-        })?;
-        let mut next: Project = patch::from_document(patched)?;
+        let mut next = patch::apply_to_fields(self, ops, &WRITABLE)?;
         let mut errors = Vec::new();
         validate_name("name", &next.name, &mut errors);
         validate_tags("tags", &next.tags, &mut errors);

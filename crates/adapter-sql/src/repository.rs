@@ -369,6 +369,10 @@ impl FlagRow {
     }
 }
 
+/// A flag joined with one of its configurations: environment key, environment name, config JSON
+/// (all `None` for a flag of a project without environments).
+type FlagWithConfigRow = (FlagRow, Option<String>, Option<String>, Option<String>);
+
 #[derive(Insertable)]
 #[diesel(table_name = flag_configs)]
 struct FlagConfigRow {
@@ -991,6 +995,48 @@ impl Repository for SqlRepository<'_> {
             return Ok(None);
         };
         Ok(self.finish_flags(project_id, vec![row], None)?.pop())
+    }
+
+    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
+        let rows: Vec<FlagWithConfigRow> = flags::table
+            .inner_join(projects::table.on(projects::id.eq(flags::project_id)))
+            .left_join(
+                flag_configs::table.on(flag_configs::project_id
+                    .eq(flags::project_id)
+                    .and(flag_configs::flag_key.eq(flags::key))),
+            )
+            .left_join(
+                environments::table.on(environments::project_id
+                    .nullable()
+                    .eq(flag_configs::project_id.nullable())
+                    .and(
+                        environments::key
+                            .nullable()
+                            .eq(flag_configs::environment_key.nullable()),
+                    )),
+            )
+            .filter(projects::key.eq(project_key))
+            .filter(flags::key.eq(key))
+            .select((
+                FlagRow::as_select(),
+                flag_configs::environment_key.nullable(),
+                environments::name.nullable(),
+                flag_configs::config.nullable(),
+            ))
+            .load(self.conn)
+            .store()?;
+        let mut flag: Option<Flag> = None;
+        for (row, env_key, env_name, config) in rows {
+            let flag = match &mut flag {
+                Some(flag) => flag,
+                None => flag.insert(row.into_flag()?),
+            };
+            if let (Some(env_key), Some(env_name), Some(config)) = (env_key, env_name, config) {
+                flag.environments
+                    .insert(env_key, read_config(&config, env_name)?);
+            }
+        }
+        Ok(flag)
     }
 
     fn list_flags(

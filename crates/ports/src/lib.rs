@@ -214,6 +214,9 @@ pub trait Repository {
     /// A flag by key with all its configurations (`_environmentName` filled in). With `lock`,
     /// the flag is locked against other writers until the transaction ends.
     fn get_flag(&mut self, project_id: &str, key: &str, lock: bool) -> StoreResult<Option<Flag>>;
+    /// A flag by project key and flag key with all its configurations, in one query (the read
+    /// path of `GET` one flag). `None` when either does not exist.
+    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>>;
     /// One page of flags matching `query` (all when it has no page), with the total count; each
     /// flag carries the configurations of the environments named in `environments`.
     fn list_flags(

@@ -131,9 +131,16 @@ impl Service {
     ) -> ServiceResult<Flag> {
         caller.require(Capability::ReadResources)?;
         let mut flag = self.store.read_tx(|repo| -> ServiceResult<_> {
-            let project = load_project(repo, project_key)?;
-            load_flag(repo, &project.id, project_key, key, false)
+            match repo.find_flag(project_key, key)? {
+                Some(flag) => Ok(flag),
+                // Only on the way to a 404: say which of the two is missing.
+                None => {
+                    load_project(repo, project_key)?;
+                    Err(flag_not_found(project_key, key))
+                }
+            }
         })?;
+        flag.refresh_links(project_key, &no_names());
         if !environments.is_empty() {
             flag.environments
                 .retain(|env, _| environments.contains(env));

@@ -182,6 +182,27 @@ fn environments_and_flag_configs(backend: Backend) {
     flag.links = stored.links.clone();
     assert_eq!(stored, flag);
 
+    // The one-query read by keys sees the same flag.
+    let found = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.find_flag("p", "f") })
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.environments, flag.environments);
+    assert_eq!(found.version, flag.version);
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.find_flag("p", "g") })
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.find_flag("q", "f") })
+            .unwrap(),
+        None
+    );
+
     // A new environment gets configurations for every flag.
     let staging = environment("p", "staging", 3);
     db.store
@@ -270,6 +291,25 @@ fn environments_and_flag_configs(backend: Backend) {
     );
 }
 
+fn flags_of_a_project_without_environments(backend: Backend) {
+    let db = open(backend);
+    let p = project("bare", 1, &[]);
+    let flag = flag_in(&[], "f", 1);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&p)?;
+            repo.insert_flag(&p.id, &flag)
+        })
+        .unwrap();
+    let found = db
+        .store
+        .read_tx(|repo| -> Result<_> { repo.find_flag("bare", "f") })
+        .unwrap()
+        .unwrap();
+    assert!(found.environments.is_empty());
+    assert_eq!(found.key, "f");
+}
+
 fn tokens_and_credentials(backend: Backend) {
     let db = open(backend);
     let owner = Member::owner(hex_id(1), "o@example.com".into(), 1);
@@ -354,6 +394,7 @@ fn _assert_object_safe(_: &mut dyn Repository) {}
 
 storage_on_both_backends!(
     projects_round_trip_and_filter,
+    flags_of_a_project_without_environments,
     failed_units_of_work_roll_back,
     environments_and_flag_configs,
     tokens_and_credentials

@@ -122,6 +122,7 @@ pub struct Projects {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
+    #[schema(value_type = domain::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }
@@ -156,6 +157,7 @@ pub struct Environments {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
+    #[schema(value_type = domain::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }
@@ -171,6 +173,7 @@ pub struct FeatureFlags {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
+    #[schema(value_type = domain::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }
@@ -192,6 +195,7 @@ pub struct TokenRep {
     /// Last change (epoch ms).
     pub last_modified: i64,
     /// `parent`, `self`.
+    #[schema(value_type = domain::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Label.
@@ -248,6 +252,7 @@ pub struct Tokens {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
+    #[schema(value_type = domain::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }

@@ -24,11 +24,16 @@ use crate::{normalize_tags, validate_name, validate_tags, FieldError, Validation
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(
+    feature = "openapi",
+    schema(description = "An environment of a project, where its flags are configured.")
+)]
 pub struct Environment {
     /// 24 lowercase hex characters; also the environment's client-side ID.
     #[serde(rename = "_id")]
     pub id: String,
     /// `self`, `project`.
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Unique within the project; never changes.

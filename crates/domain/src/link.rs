@@ -18,6 +18,10 @@ pub const HTML: &str = "text/html";
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(description = "A link: a path (no host) and the media type found there.")
+)]
 pub struct Link {
     /// The path of the linked resource.
     pub href: String,
@@ -46,3 +50,9 @@ impl Link {
 
 /// A map of link names to links.
 pub type Links = BTreeMap<String, Link>;
+
+/// The OpenAPI schema of [`Links`] (a named map, so documents say `Links` rather than `BTreeMap`).
+#[cfg(feature = "openapi")]
+#[derive(Debug, utoipa::ToSchema)]
+#[schema(as = Links, description = "Links by name (`self`, `parent`, ...).")]
+pub struct LinksSchema(#[allow(dead_code)] std::collections::BTreeMap<String, Link>);

@@ -32,11 +32,16 @@ pub struct ClientSideAvailability {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(
+    feature = "openapi",
+    schema(description = "A project: the container of environments and flags.")
+)]
 pub struct Project {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
     pub id: String,
     /// `self` and `environments`.
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Unique in the account; never changes.

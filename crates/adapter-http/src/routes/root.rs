@@ -11,6 +11,7 @@ use crate::middleware::Version;
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct RootResponse {
     /// The resource collections.
+    #[schema(value_type = domain::link::LinksSchema)]
     pub links: Links,
 }
 

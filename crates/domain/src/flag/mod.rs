@@ -136,6 +136,7 @@ pub struct Flag {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintainer_id: Option<String>,
     /// `parent` and `self`.
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Per-environment configuration, by environment key.

@@ -24,6 +24,7 @@ use crate::{ErrorBody, Route};
     components(schemas(ErrorBody)),
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
+        (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
         (name = "Access tokens"), (name = "Other")
     )
 )]
@@ -58,6 +59,8 @@ pub(crate) fn api_scope() -> Scope<
         .service(flags::get_flag)
         .service(flags::patch_flag)
         .service(flags::delete_flag)
+        .service(flags::copy_flag)
+        .service(flags::dependent_flags)
         .service(tokens::list_tokens)
         .service(tokens::create_token)
         .service(tokens::get_token)
@@ -148,6 +151,12 @@ pub(crate) fn document() -> OpenApi {
         }
     }
     let components = doc.components.get_or_insert_with(Default::default);
+    // Instructions are told apart by `kind`.
+    if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::OneOf(one_of))) =
+        components.schemas.get_mut("Instruction")
+    {
+        one_of.discriminator = Some(utoipa::openapi::Discriminator::new("kind"));
+    }
     components.add_security_scheme(
         "ApiKey",
         SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(

@@ -333,3 +333,54 @@ pub fn json_patch_only(
     domain::patch::JsonPatchBody::parse(parse_json(body)?)
         .map_err(|e| ApiError::invalid(e.to_string()))
 }
+
+/// A semantic patch body (`Content-Type: application/json; domain-model=svc.semanticpatch`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SemanticPatchBody {
+    /// The environment that environment-scoped instructions act on.
+    pub environment_key: Option<String>,
+    /// A comment for the audit log.
+    pub comment: Option<String>,
+    /// Applied in order, all or none.
+    pub instructions: Vec<domain::instruction::Instruction>,
+}
+
+/// One RFC 6902 operation.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct JsonPatchOperation {
+    /// `add`, `remove`, `replace`, `move`, `copy` or `test`.
+    pub op: String,
+    /// A JSON Pointer into the resource.
+    pub path: String,
+    /// The value (`add`, `replace`, `test`).
+    pub value: Option<Value>,
+    /// The source (`move`, `copy`).
+    pub from: Option<String>,
+}
+
+/// A flag that uses another as a prerequisite.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DependentFlagRep {
+    /// Its key.
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// Environments where it has the prerequisite.
+    pub environments: Vec<String>,
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+}
+
+/// Flags that use a flag as a prerequisite.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DependentFlags {
+    /// The dependent flags, by key.
+    pub items: Vec<DependentFlagRep>,
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+}

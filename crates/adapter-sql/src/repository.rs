@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::environment::Environment;
-use domain::flag::{Defaults, Flag, FlagConfig};
+use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
 use domain::link::Links;
 use domain::member::Member;
 use domain::project::{ClientSideAvailability, Project};
 use domain::query::{
-    Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, Page,
+    Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, FlagState, Page,
     ProjectQuery, ProjectSortField,
 };
 use domain::role::Role;
@@ -17,8 +17,8 @@ use domain::token::{EnvironmentCredential, Token};
 use ports::{Repository, StoreError, StoreResult};
 
 use crate::schema::{
-    environment_tags, environments, flag_configs, flag_tags, flags, members, project_tags,
-    projects, tokens,
+    environment_tags, environments, flag_configs, flag_prerequisites, flag_tags, flags, members,
+    project_tags, projects, tokens,
 };
 use crate::{map_error, DbConnection};
 
@@ -457,6 +457,22 @@ fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuer
     let mut query = flags::table
         .filter(flags::project_id.eq(project_id))
         .into_boxed();
+    query = match q.state {
+        None => query.filter(flags::archived.eq(false)),
+        Some(FlagState::Live) => query
+            .filter(flags::archived.eq(false))
+            .filter(flags::deprecated.eq(false)),
+        Some(FlagState::Deprecated) => query
+            .filter(flags::archived.eq(false))
+            .filter(flags::deprecated.eq(true)),
+        Some(FlagState::Archived) => query.filter(flags::archived.eq(true)),
+    };
+    if let Some(temporary) = q.temporary {
+        query = query.filter(flags::temporary.eq(temporary));
+    }
+    if let Some(maintainer) = &q.maintainer_id {
+        query = query.filter(flags::maintainer_id.eq(maintainer));
+    }
     if let Some(text) = &q.query {
         query = query.filter(flags::search.like(contains_pattern(text)).escape('\\'));
     }
@@ -523,6 +539,40 @@ impl SqlRepository<'_> {
                 (project_id, row.into_environment(project_key, env_tags))
             })
             .collect())
+    }
+
+    /// Rewrites the prerequisite edges of `flag` (all environments) in two statements.
+    fn replace_flag_prerequisites(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::delete(
+            flag_prerequisites::table
+                .filter(flag_prerequisites::project_id.eq(project_id))
+                .filter(flag_prerequisites::flag_key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        let rows: Vec<_> = flag
+            .environments
+            .iter()
+            .flat_map(|(env, config)| {
+                config.prerequisites.iter().map(move |p| {
+                    (
+                        flag_prerequisites::project_id.eq(project_id),
+                        flag_prerequisites::flag_key.eq(&flag.key),
+                        flag_prerequisites::environment_key.eq(env),
+                        flag_prerequisites::prerequisite_key.eq(&p.key),
+                        flag_prerequisites::variation.eq(index_i32(p.variation)),
+                    )
+                })
+            })
+            .collect();
+        if !rows.is_empty() {
+            execute_on_engine!(
+                self.conn,
+                diesel::insert_into(flag_prerequisites::table).values(rows)
+            )
+            .store()?;
+        }
+        Ok(())
     }
 
     fn replace_flag_tags(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
@@ -949,6 +999,7 @@ impl Repository for SqlRepository<'_> {
             .execute(self.conn)
             .store()?;
         self.replace_flag_tags(project_id, flag)?;
+        self.replace_flag_prerequisites(project_id, flag)?;
         let rows = flag
             .environments
             .iter()
@@ -1092,6 +1143,7 @@ impl Repository for SqlRepository<'_> {
         .execute(self.conn)
         .store()?;
         self.replace_flag_tags(project_id, flag)?;
+        self.replace_flag_prerequisites(project_id, flag)?;
         for env_key in changed_environments {
             let Some(config) = flag.environments.get(env_key) else {
                 continue;
@@ -1118,6 +1170,80 @@ impl Repository for SqlRepository<'_> {
         .execute(self.conn)
         .store()?;
         Ok(deleted > 0)
+    }
+
+    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
+        #[derive(serde::Deserialize)]
+        struct VariationId {
+            #[serde(rename = "_id")]
+            id: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Variations {
+            variations: Vec<VariationId>,
+        }
+        let rows: Vec<(String, bool, String)> = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .select((flags::key, flags::archived, flags::settings))
+            .load(self.conn)
+            .store()?;
+        let edges: Vec<(String, String, String, i32)> = flag_prerequisites::table
+            .filter(flag_prerequisites::project_id.eq(project_id))
+            .select((
+                flag_prerequisites::flag_key,
+                flag_prerequisites::environment_key,
+                flag_prerequisites::prerequisite_key,
+                flag_prerequisites::variation,
+            ))
+            .load(self.conn)
+            .store()?;
+        let mut by_flag: BTreeMap<String, Vec<PrerequisiteEdge>> = BTreeMap::new();
+        for (flag_key, environment, key, variation) in edges {
+            let variation = usize::try_from(variation).map_err(|e| corrupt("prerequisite", e))?;
+            by_flag.entry(flag_key).or_default().push(PrerequisiteEdge {
+                environment,
+                key,
+                variation,
+            });
+        }
+        rows.into_iter()
+            .map(|(key, archived, settings)| {
+                let variations: Variations =
+                    serde_json::from_str(&settings).map_err(|e| corrupt("flag", e))?;
+                Ok(FlagFacts {
+                    prerequisites: by_flag.remove(&key).unwrap_or_default(),
+                    variation_ids: variations.variations.into_iter().map(|v| v.id).collect(),
+                    archived,
+                    key,
+                })
+            })
+            .collect()
+    }
+
+    fn flag_dependents(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Vec<(String, String, String)>> {
+        flag_prerequisites::table
+            .inner_join(
+                flags::table.on(flags::project_id
+                    .eq(flag_prerequisites::project_id)
+                    .and(flags::key.eq(flag_prerequisites::flag_key))),
+            )
+            .filter(flag_prerequisites::project_id.eq(project_id))
+            .filter(flag_prerequisites::prerequisite_key.eq(key))
+            .order((
+                flag_prerequisites::flag_key,
+                flag_prerequisites::environment_key,
+            ))
+            .select((
+                flag_prerequisites::flag_key,
+                flags::name,
+                flag_prerequisites::environment_key,
+            ))
+            .load(self.conn)
+            .store()
     }
 
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>> {

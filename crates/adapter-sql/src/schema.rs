@@ -110,6 +110,16 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    flag_prerequisites (project_id, flag_key, environment_key, prerequisite_key) {
+        project_id -> Text,
+        flag_key -> Text,
+        environment_key -> Text,
+        prerequisite_key -> Text,
+        variation -> Integer,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -122,4 +132,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     flags,
     flag_tags,
     flag_configs,
+    flag_prerequisites,
 );

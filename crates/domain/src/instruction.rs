@@ -3,76 +3,524 @@
 //! The body is `{"environmentKey"?, "comment"?, "instructions": [{"kind": ..., ...}]}`.
 //! Environment-scoped kinds need `environmentKey`. An instruction that finds the flag already as
 //! asked succeeds without change, and a request that changes nothing leaves `_version` alone.
+//! Variations, rules and clauses are addressed by their `_id`.
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::flag::Flag;
+use crate::flag::Operator;
 use crate::ValidationError;
 
-/// One instruction of a semantic patch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A clause as sent in an instruction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClauseInput {
+    /// Context kind (default `user`).
+    #[serde(default)]
+    pub context_kind: Option<String>,
+    /// The attribute compared.
+    pub attribute: String,
+    /// The operator.
+    pub op: Operator,
+    /// Inverts the result.
+    #[serde(default)]
+    pub negate: bool,
+    /// Values compared against.
+    pub values: Vec<Value>,
+}
+
+/// What a rule or the fallthrough serves: `variationId`, or `rolloutWeights` (variation id ->
+/// weight in thousandths of a percent) with optional `rolloutBucketBy` and `rolloutContextKind`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServeInput {
+    /// A fixed variation, by `_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variation_id: Option<String>,
+    /// A percentage rollout: variation `_id` -> weight (0..=100000, summing to 100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_weights: Option<BTreeMap<String, i64>>,
+    /// The attribute to bucket by (default `key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_bucket_by: Option<String>,
+    /// The context kind to bucket by (default `user`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_context_kind: Option<String>,
+}
+
+/// A rule as sent in `replaceRules`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleInput {
+    /// All must match.
+    pub clauses: Vec<ClauseInput>,
+    /// A fixed variation, by `_id`.
+    #[serde(default)]
+    pub variation_id: Option<String>,
+    /// A percentage rollout: variation `_id` -> weight.
+    #[serde(default)]
+    pub rollout_weights: Option<BTreeMap<String, i64>>,
+    /// The attribute to bucket by.
+    #[serde(default)]
+    pub rollout_bucket_by: Option<String>,
+    /// The context kind to bucket by.
+    #[serde(default)]
+    pub rollout_context_kind: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Send full events for matches.
+    #[serde(default)]
+    pub track_events: bool,
+}
+
+impl RuleInput {
+    /// What the rule serves.
+    pub fn serve(&self) -> ServeInput {
+        ServeInput {
+            variation_id: self.variation_id.clone(),
+            rollout_weights: self.rollout_weights.clone(),
+            rollout_bucket_by: self.rollout_bucket_by.clone(),
+            rollout_context_kind: self.rollout_context_kind.clone(),
+        }
+    }
+}
+
+/// Individual targets as sent in `replaceTargets` and `replaceUserTargets`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TargetInput {
+    /// Context kind (default `user`).
+    #[serde(default)]
+    pub context_kind: Option<String>,
+    /// The variation, by `_id`.
+    pub variation_id: String,
+    /// Context keys.
+    pub values: Vec<String>,
+}
+
+/// A prerequisite as sent in `replacePrerequisites`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrerequisiteInput {
+    /// The prerequisite flag's key.
+    pub key: String,
+    /// The prerequisite flag's variation, by `_id`.
+    pub variation_id: String,
+}
+
+/// One instruction of a semantic patch, tagged by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+#[allow(missing_docs)]
 pub enum Instruction {
-    /// Turn targeting on in the patch's environment.
+    /// Turn targeting on in the environment.
     TurnFlagOn,
-    /// Turn targeting off in the patch's environment.
+    /// Turn targeting off in the environment.
     TurnFlagOff,
+    /// Target context keys with a variation (an error if a key is targeted by another variation).
+    #[serde(rename_all = "camelCase")]
+    AddTargets {
+        values: Vec<String>,
+        variation_id: String,
+        #[serde(default)]
+        context_kind: Option<String>,
+    },
+    /// Stop targeting context keys (a no-op for keys not targeted).
+    #[serde(rename_all = "camelCase")]
+    RemoveTargets {
+        values: Vec<String>,
+        variation_id: String,
+        #[serde(default)]
+        context_kind: Option<String>,
+    },
+    /// Replace all individual targeting.
+    #[serde(rename_all = "camelCase")]
+    ReplaceTargets { targets: Vec<TargetInput> },
+    /// Remove every individual target (any context kind) of a variation.
+    #[serde(rename_all = "camelCase")]
+    ClearTargets { variation_id: String },
+    /// Legacy: `addTargets` for user keys.
+    #[serde(rename_all = "camelCase")]
+    AddUserTargets {
+        values: Vec<String>,
+        variation_id: String,
+    },
+    /// Legacy: `removeTargets` for user keys.
+    #[serde(rename_all = "camelCase")]
+    RemoveUserTargets {
+        values: Vec<String>,
+        variation_id: String,
+    },
+    /// Legacy: replace user targeting (one entry per variation).
+    #[serde(rename_all = "camelCase")]
+    ReplaceUserTargets { targets: Vec<TargetInput> },
+    /// Legacy: remove the user targets of a variation.
+    #[serde(rename_all = "camelCase")]
+    ClearUserTargets { variation_id: String },
+    /// Add a rule, before `beforeRuleId` or at the end.
+    #[serde(rename_all = "camelCase")]
+    AddRule {
+        clauses: Vec<ClauseInput>,
+        #[serde(default)]
+        before_rule_id: Option<String>,
+        #[serde(default)]
+        variation_id: Option<String>,
+        #[serde(default)]
+        rollout_weights: Option<BTreeMap<String, i64>>,
+        #[serde(default)]
+        rollout_bucket_by: Option<String>,
+        #[serde(default)]
+        rollout_context_kind: Option<String>,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(default)]
+        track_events: Option<bool>,
+    },
+    /// Remove a rule (a no-op if it does not exist).
+    #[serde(rename_all = "camelCase")]
+    RemoveRule { rule_id: String },
+    /// Reorder the rules; `ruleIds` must be exactly the current rules.
+    #[serde(rename_all = "camelCase")]
+    ReorderRules { rule_ids: Vec<String> },
+    /// Replace all rules.
+    #[serde(rename_all = "camelCase")]
+    ReplaceRules { rules: Vec<RuleInput> },
+    /// Set a rule's description.
+    #[serde(rename_all = "camelCase")]
+    UpdateRuleDescription {
+        rule_id: String,
+        description: String,
+    },
+    /// Set a rule's `trackEvents`.
+    #[serde(rename_all = "camelCase")]
+    UpdateRuleTrackEvents { rule_id: String, track_events: bool },
+    /// Set what a rule serves.
+    #[serde(rename_all = "camelCase")]
+    UpdateRuleVariationOrRollout {
+        rule_id: String,
+        #[serde(default)]
+        variation_id: Option<String>,
+        #[serde(default)]
+        rollout_weights: Option<BTreeMap<String, i64>>,
+        #[serde(default)]
+        rollout_bucket_by: Option<String>,
+        #[serde(default)]
+        rollout_context_kind: Option<String>,
+    },
+    /// Add clauses to a rule.
+    #[serde(rename_all = "camelCase")]
+    AddClauses {
+        rule_id: String,
+        clauses: Vec<ClauseInput>,
+    },
+    /// Remove clauses from a rule.
+    #[serde(rename_all = "camelCase")]
+    RemoveClauses {
+        rule_id: String,
+        clause_ids: Vec<String>,
+    },
+    /// Replace a clause.
+    #[serde(rename_all = "camelCase")]
+    UpdateClause {
+        rule_id: String,
+        clause_id: String,
+        clause: ClauseInput,
+    },
+    /// Add values to a clause.
+    #[cfg_attr(feature = "openapi", schema(title = "AddValuesToClause"))]
+    #[serde(rename_all = "camelCase")]
+    AddValuesToClause {
+        rule_id: String,
+        clause_id: String,
+        values: Vec<Value>,
+    },
+    /// Remove values from a clause.
+    #[serde(rename_all = "camelCase")]
+    RemoveValuesFromClause {
+        rule_id: String,
+        clause_id: String,
+        values: Vec<Value>,
+    },
+    /// Set what the default rule serves.
+    #[serde(rename_all = "camelCase")]
+    UpdateFallthroughVariationOrRollout {
+        #[serde(default)]
+        variation_id: Option<String>,
+        #[serde(default)]
+        rollout_weights: Option<BTreeMap<String, i64>>,
+        #[serde(default)]
+        rollout_bucket_by: Option<String>,
+        #[serde(default)]
+        rollout_context_kind: Option<String>,
+    },
+    /// Set the variation served when targeting is off.
+    #[serde(rename_all = "camelCase")]
+    UpdateOffVariation { variation_id: String },
+    /// Add a prerequisite: flag `key` must serve its variation `variationId`.
+    #[serde(rename_all = "camelCase")]
+    AddPrerequisite { key: String, variation_id: String },
+    /// Remove a prerequisite (a no-op if absent).
+    #[serde(rename_all = "camelCase")]
+    RemovePrerequisite { key: String },
+    /// Change a prerequisite's variation (an error if absent).
+    #[serde(rename_all = "camelCase")]
+    UpdatePrerequisite { key: String, variation_id: String },
+    /// Replace all prerequisites.
+    #[serde(rename_all = "camelCase")]
+    ReplacePrerequisites {
+        prerequisites: Vec<PrerequisiteInput>,
+    },
+    /// Set `trackEvents` on every rule.
+    #[serde(rename_all = "camelCase")]
+    UpdateTrackEvents { track_events: bool },
+    /// Set `trackEventsFallthrough`.
+    #[serde(rename_all = "camelCase")]
+    UpdateTrackEventsFallthrough { track_events: bool },
+    /// Add a variation (flag-wide).
+    #[serde(rename_all = "camelCase")]
+    AddVariation {
+        value: Value,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        description: Option<String>,
+    },
+    /// Remove a variation that nothing uses (flag-wide).
+    #[serde(rename_all = "camelCase")]
+    RemoveVariation { variation_id: String },
+    /// Change a variation's value, name or description (flag-wide).
+    #[serde(rename_all = "camelCase")]
+    UpdateVariation {
+        variation_id: String,
+        #[serde(default)]
+        value: Option<Value>,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        description: Option<String>,
+    },
+    /// Set the flag's `defaults` by variation value (flag-wide).
+    #[serde(rename_all = "camelCase")]
+    UpdateDefaultVariation {
+        #[serde(default, alias = "OnVariationValue")]
+        on_variation_value: Option<Value>,
+        #[serde(default, alias = "OffVariationValue")]
+        off_variation_value: Option<Value>,
+    },
+    /// Rename the flag.
+    #[serde(rename_all = "camelCase")]
+    UpdateName { value: String },
+    /// Set the description.
+    #[serde(rename_all = "camelCase")]
+    UpdateDescription { value: String },
+    /// Add tags.
+    #[serde(rename_all = "camelCase")]
+    AddTags { values: Vec<String> },
+    /// Remove tags.
+    #[serde(rename_all = "camelCase")]
+    RemoveTags { values: Vec<String> },
+    /// Mark the flag permanent.
+    MakeFlagPermanent,
+    /// Mark the flag temporary.
+    MakeFlagTemporary,
+    /// Add values to a custom property (creating it).
+    #[serde(rename_all = "camelCase")]
+    AddCustomProperties {
+        key: String,
+        name: String,
+        values: Vec<String>,
+    },
+    /// Set a custom property.
+    #[serde(rename_all = "camelCase")]
+    ReplaceCustomProperties {
+        key: String,
+        name: String,
+        values: Vec<String>,
+    },
+    /// Remove values from a custom property (removed when empty).
+    #[serde(rename_all = "camelCase")]
+    RemoveCustomProperties { key: String, values: Vec<String> },
+    /// Set the maintaining member.
+    #[serde(rename_all = "camelCase")]
+    UpdateMaintainerMember { value: String },
+    /// Remove the maintainer.
+    RemoveMaintainer,
+    /// Make the flag available to `usingMobileKey` or `usingEnvironmentId` SDKs.
+    #[serde(rename_all = "camelCase")]
+    TurnOnClientSideAvailability { value: String },
+    /// Make the flag unavailable to `usingMobileKey` or `usingEnvironmentId` SDKs.
+    #[serde(rename_all = "camelCase")]
+    TurnOffClientSideAvailability { value: String },
+    /// Archive the flag (refused while other flags use it as a prerequisite).
+    ArchiveFlag,
+    /// Restore an archived flag.
+    RestoreFlag,
+    /// Deprecate the flag.
+    DeprecateFlag,
+    /// Restore a deprecated flag.
+    RestoreDeprecatedFlag,
+    /// Delete the flag in every environment (refused while other flags use it as a prerequisite).
+    DeleteFlag,
 }
 
 impl Instruction {
+    /// Every instruction kind, as sent in `kind`.
+    pub const KINDS: [&'static str; 52] = [
+        "turnFlagOn",
+        "turnFlagOff",
+        "addTargets",
+        "removeTargets",
+        "replaceTargets",
+        "clearTargets",
+        "addUserTargets",
+        "removeUserTargets",
+        "replaceUserTargets",
+        "clearUserTargets",
+        "addRule",
+        "removeRule",
+        "reorderRules",
+        "replaceRules",
+        "updateRuleDescription",
+        "updateRuleTrackEvents",
+        "updateRuleVariationOrRollout",
+        "addClauses",
+        "removeClauses",
+        "updateClause",
+        "addValuesToClause",
+        "removeValuesFromClause",
+        "updateFallthroughVariationOrRollout",
+        "updateOffVariation",
+        "addPrerequisite",
+        "removePrerequisite",
+        "updatePrerequisite",
+        "replacePrerequisites",
+        "updateTrackEvents",
+        "updateTrackEventsFallthrough",
+        "addVariation",
+        "removeVariation",
+        "updateVariation",
+        "updateDefaultVariation",
+        "updateName",
+        "updateDescription",
+        "addTags",
+        "removeTags",
+        "makeFlagPermanent",
+        "makeFlagTemporary",
+        "addCustomProperties",
+        "replaceCustomProperties",
+        "removeCustomProperties",
+        "updateMaintainerMember",
+        "removeMaintainer",
+        "turnOnClientSideAvailability",
+        "turnOffClientSideAvailability",
+        "archiveFlag",
+        "restoreFlag",
+        "deprecateFlag",
+        "restoreDeprecatedFlag",
+        "deleteFlag",
+    ];
+
     /// Whether the instruction acts on one environment (and so needs `environmentKey`).
     pub fn is_environment_scoped(&self) -> bool {
-        match self {
-            Instruction::TurnFlagOn | Instruction::TurnFlagOff => true,
-        }
+        use Instruction::*;
+        matches!(
+            self,
+            TurnFlagOn
+                | TurnFlagOff
+                | AddTargets { .. }
+                | RemoveTargets { .. }
+                | ReplaceTargets { .. }
+                | ClearTargets { .. }
+                | AddUserTargets { .. }
+                | RemoveUserTargets { .. }
+                | ReplaceUserTargets { .. }
+                | ClearUserTargets { .. }
+                | AddRule { .. }
+                | RemoveRule { .. }
+                | ReorderRules { .. }
+                | ReplaceRules { .. }
+                | UpdateRuleDescription { .. }
+                | UpdateRuleTrackEvents { .. }
+                | UpdateRuleVariationOrRollout { .. }
+                | AddClauses { .. }
+                | RemoveClauses { .. }
+                | UpdateClause { .. }
+                | AddValuesToClause { .. }
+                | RemoveValuesFromClause { .. }
+                | UpdateFallthroughVariationOrRollout { .. }
+                | UpdateOffVariation { .. }
+                | AddPrerequisite { .. }
+                | RemovePrerequisite { .. }
+                | UpdatePrerequisite { .. }
+                | ReplacePrerequisites { .. }
+                | UpdateTrackEvents { .. }
+                | UpdateTrackEventsFallthrough { .. }
+        )
+    }
+
+    /// Whether applying the instruction needs to know the project's other flags (prerequisites,
+    /// variations other flags may point at, archiving).
+    pub fn involves_other_flags(&self) -> bool {
+        use Instruction::*;
+        matches!(
+            self,
+            AddPrerequisite { .. }
+                | RemovePrerequisite { .. }
+                | UpdatePrerequisite { .. }
+                | ReplacePrerequisites { .. }
+                | AddVariation { .. }
+                | RemoveVariation { .. }
+                | ArchiveFlag
+                | RestoreFlag
+        )
     }
 
     /// The instruction's `kind`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Instruction::TurnFlagOn => "turnFlagOn",
-            Instruction::TurnFlagOff => "turnFlagOff",
+    pub fn kind(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(fields)) => fields
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            _ => String::new(),
         }
     }
 
-    /// The instruction kinds this version understands.
-    pub const KINDS: [&'static str; 2] = ["turnFlagOn", "turnFlagOff"];
-
     fn parse(index: usize, value: Value) -> Result<Self, InstructionError> {
         let fail = |message: String| InstructionError::Instruction { index, message };
-        let Value::Object(mut fields) = value else {
+        let Value::Object(fields) = &value else {
             return Err(fail(
                 "an instruction must be an object with a 'kind'".into(),
             ));
         };
-        let kind = match fields.remove("kind") {
-            Some(Value::String(kind)) => kind,
-            Some(_) => return Err(fail("'kind' must be a string".into())),
-            None => return Err(fail("missing 'kind'".into())),
-        };
-        let instruction = match kind.as_str() {
-            "turnFlagOn" => Instruction::TurnFlagOn,
-            "turnFlagOff" => Instruction::TurnFlagOff,
-            other => {
+        let sent: Vec<String> = fields.keys().cloned().collect();
+        let instruction: Instruction =
+            serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+        // serde ignores extra fields on kinds without parameters; refuse them like the others.
+        if let Ok(Value::Object(known)) = serde_json::to_value(&instruction) {
+            let known: Vec<String> = known.keys().map(|k| k.to_lowercase()).collect();
+            if let Some(unknown) = sent.iter().find(|k| !known.contains(&k.to_lowercase())) {
                 return Err(fail(format!(
-                    "unknown kind '{other}'; supported kinds: {}",
-                    Instruction::KINDS.join(", ")
-                )))
+                    "unknown field `{unknown}` for kind '{}'",
+                    instruction.kind()
+                )));
             }
-        };
-        no_more_parameters(&fields)
-            .map_err(|p| fail(format!("'{kind}' takes no parameter '{p}'")))?;
+        }
         Ok(instruction)
     }
 }
 
-fn no_more_parameters(fields: &Map<String, Value>) -> Result<(), String> {
-    match fields.keys().next() {
-        Some(name) => Err(name.clone()),
-        None => Ok(()),
-    }
-}
-
-/// Why a semantic patch was refused (HTTP 400).
+/// Why a semantic patch was refused (HTTP 400; a conflict with other flags is HTTP 409).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InstructionError {
     /// The body is not a semantic patch.
@@ -81,6 +529,14 @@ pub enum InstructionError {
     /// One instruction is ill-formed or cannot be applied.
     #[error("instruction {index}: {message}")]
     Instruction {
+        /// Its index in `instructions`.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The change would break flags that depend on this one (HTTP 409).
+    #[error("instruction {index}: {message}")]
+    Conflict {
         /// Its index in `instructions`.
         index: usize,
         /// What is wrong.
@@ -100,9 +556,9 @@ pub enum InstructionError {
 ///     "instructions": [{"kind": "turnFlagOn"}]})).unwrap();
 /// assert_eq!(patch.instructions, vec![Instruction::TurnFlagOn]);
 /// let err = SemanticPatch::parse(serde_json::json!({"instructions": [{"kind": "fly"}]})).unwrap_err();
-/// assert!(err.to_string().starts_with("instruction 0: unknown kind 'fly'"));
+/// assert!(err.to_string().starts_with("instruction 0: unknown variant `fly`"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SemanticPatch {
     /// The environment that environment-scoped instructions act on.
     pub environment_key: Option<String>,
@@ -117,7 +573,7 @@ impl SemanticPatch {
     ///
     /// # Errors
     /// [`InstructionError`] for a body that is not an object with an `instructions` array, or
-    /// an instruction with an unknown kind or ill-typed parameters (naming its index).
+    /// an instruction with an unknown kind or missing or ill-typed parameters (naming its index).
     pub fn parse(body: Value) -> Result<Self, InstructionError> {
         let Value::Object(mut fields) = body else {
             return Err(InstructionError::Malformed(
@@ -161,60 +617,5 @@ impl SemanticPatch {
             comment,
             instructions,
         })
-    }
-}
-
-impl Flag {
-    /// Applies a semantic patch: every instruction or none, then the flag's invariants.
-    ///
-    /// ```
-    /// # use domain::flag::{Flag, NewFlag};
-    /// # use domain::key::FlagKey;
-    /// use domain::instruction::SemanticPatch;
-    /// # let mut ids = domain::SequentialIds::default();
-    /// # let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
-    /// # for env in ["test", "production"] { let c = flag.new_config(env, 1, &mut ids); flag.environments.insert(env.into(), c); }
-    /// let patch = SemanticPatch::parse(serde_json::json!({
-    ///     "environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]})).unwrap();
-    /// let next = flag.apply_instructions(&patch, 2).unwrap();
-    /// assert!(next.environments["production"].on);
-    /// assert!(!next.environments["test"].on);
-    /// assert_eq!(next.version, flag.version + 1);
-    /// // Already on: succeeds without a change.
-    /// assert_eq!(next.apply_instructions(&patch, 3).unwrap().version, next.version);
-    /// ```
-    ///
-    /// # Errors
-    /// [`InstructionError`]: an environment-scoped instruction without `environmentKey`, an
-    /// environment the flag does not have, or a result that breaks a rule.
-    pub fn apply_instructions(
-        &self,
-        patch: &SemanticPatch,
-        now: i64,
-    ) -> Result<Flag, InstructionError> {
-        let mut next = self.clone();
-        for (index, instruction) in patch.instructions.iter().enumerate() {
-            let fail = |message: String| InstructionError::Instruction { index, message };
-            if instruction.is_environment_scoped() {
-                let env_key = patch.environment_key.as_deref().ok_or_else(|| {
-                    fail(format!(
-                        "'{}' needs 'environmentKey' in the request body",
-                        instruction.kind()
-                    ))
-                })?;
-                let config = next.environments.get_mut(env_key).ok_or_else(|| {
-                    fail(format!(
-                        "environment '{env_key}' does not exist in this project"
-                    ))
-                })?;
-                match instruction {
-                    Instruction::TurnFlagOn => config.on = true,
-                    Instruction::TurnFlagOff => config.on = false,
-                }
-            }
-        }
-        next.validate()?;
-        next.settle_change(self, now);
-        Ok(next)
     }
 }

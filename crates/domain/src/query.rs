@@ -332,13 +332,31 @@ pub enum FlagSortField {
     Name,
 }
 
+/// The lifecycle state a flag list is filtered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagState {
+    /// Neither archived nor deprecated.
+    Live,
+    /// Deprecated, not archived.
+    Deprecated,
+    /// Archived.
+    Archived,
+}
+
 /// `GET /flags/{projectKey}` filters and order (paging is separate: older API versions list all).
+/// Without a `state` filter, archived flags are left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlagQuery {
     /// Substring of name or key (case-insensitive).
     pub query: Option<String>,
     /// Flags must carry all of these.
     pub tags: Vec<String>,
+    /// Lifecycle state; `None` means live or deprecated.
+    pub state: Option<FlagState>,
+    /// `Some(true)` for temporary flags, `Some(false)` for permanent ones.
+    pub temporary: Option<bool>,
+    /// The maintaining member's `_id`.
+    pub maintainer_id: Option<String>,
     /// Order.
     pub sort: Sort<FlagSortField>,
     /// Page; `None` lists every flag.
@@ -346,7 +364,8 @@ pub struct FlagQuery {
 }
 
 impl FlagQuery {
-    /// Parses `filter` (`query`, `tags`), the single-tag `tag` parameter and `sort`.
+    /// Parses `filter` (`query`, `tags`, `state`, `type`, `maintainerId`), the single-tag `tag`
+    /// parameter and `sort`.
     ///
     /// ```
     /// use domain::query::{FlagQuery, Page};
@@ -369,6 +388,9 @@ impl FlagQuery {
                 .filter(|t| !t.is_empty())
                 .map(|t| vec![t.to_owned()])
                 .unwrap_or_default(),
+            state: None,
+            temporary: None,
+            maintainer_id: None,
             sort: parse_sort(
                 sort,
                 &[
@@ -383,10 +405,35 @@ impl FlagQuery {
             )?,
             page,
         };
-        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags"])? {
+        let fields = ["query", "tags", "state", "type", "maintainerId"];
+        for (field, value) in parse_filter(filter.unwrap_or(""), &fields)? {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
-                _ => q.tags.extend(split_tags(&value)),
+                "tags" => q.tags.extend(split_tags(&value)),
+                "state" => {
+                    q.state = Some(match value.as_str() {
+                        "live" => FlagState::Live,
+                        "deprecated" => FlagState::Deprecated,
+                        "archived" => FlagState::Archived,
+                        other => {
+                            return Err(QueryError(format!(
+                                "filter 'state' needs live, deprecated or archived, not '{other}'"
+                            )))
+                        }
+                    })
+                }
+                "type" => {
+                    q.temporary = Some(match value.as_str() {
+                        "temporary" => true,
+                        "permanent" => false,
+                        other => {
+                            return Err(QueryError(format!(
+                                "filter 'type' needs temporary or permanent, not '{other}'"
+                            )))
+                        }
+                    })
+                }
+                _ => q.maintainer_id = Some(value),
             }
         }
         Ok(q)

@@ -8,7 +8,7 @@
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
 
 use domain::environment::Environment;
-use domain::flag::{Defaults, Flag, FlagConfig};
+use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts};
 use domain::member::Member;
 use domain::project::Project;
 use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
@@ -234,6 +234,15 @@ pub trait Repository {
     ) -> StoreResult<()>;
     /// Deletes a flag in every environment; whether it existed.
     fn delete_flag(&mut self, project_id: &str, key: &str) -> StoreResult<bool>;
+    /// What cross-flag rules need to know of every flag of the project (variations, archived,
+    /// prerequisites).
+    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>>;
+    /// Flags that use `key` as a prerequisite, as `(flag key, flag name, environment key)`.
+    fn flag_dependents(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Vec<(String, String, String)>>;
     /// Key and defaults of every flag of the project.
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>>;
     /// Stores configurations for one environment, as `(flag key, configuration)`.

@@ -27,7 +27,8 @@ pub enum ServiceError {
     /// 409: the key is taken.
     #[error("{0}")]
     KeyExists(String),
-    /// 409: a precondition on the current version failed, or a concurrent change won.
+    /// 409: a precondition on the current version failed, a concurrent change won, or the change
+    /// would break other flags that depend on this one.
     #[error("{0}")]
     VersionConflict(String),
     /// 422: a well-formed patch that cannot be applied.
@@ -101,6 +102,7 @@ impl From<PatchError> for ServiceError {
 impl From<InstructionError> for ServiceError {
     fn from(err: InstructionError) -> Self {
         match err {
+            InstructionError::Conflict { .. } => ServiceError::VersionConflict(err.to_string()),
             InstructionError::Invalid(validation) => ServiceError::Invalid {
                 message: format!("the result is invalid: {validation}"),
                 errors: validation.errors,

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use domain::flag::{Flag, FlagPost};
+use domain::flag::{
+    CopyError, Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags, ProjectRuleError,
+};
 use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
@@ -62,6 +64,49 @@ fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
     ServiceError::NotFound(format!(
         "no flag with key '{key}' in project '{project_key}'"
     ))
+}
+
+/// A flag that uses another as a prerequisite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DependentFlag {
+    /// Its key.
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// The environments where it has the prerequisite.
+    pub environments: Vec<String>,
+}
+
+/// The other flags of the project (all but `key`), for cross-flag rules.
+fn project_flags(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    key: &str,
+) -> ServiceResult<ProjectFlags> {
+    let facts: Vec<FlagFacts> = repo
+        .flag_facts(project_id)?
+        .into_iter()
+        .filter(|f| f.key != key)
+        .collect();
+    Ok(ProjectFlags::new(facts))
+}
+
+/// 409 while other flags use `key` as a prerequisite.
+fn refuse_if_depended_on(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    key: &str,
+) -> ServiceResult<()> {
+    let dependents = repo.flag_dependents(project_id, key)?;
+    if dependents.is_empty() {
+        return Ok(());
+    }
+    let mut names: Vec<String> = dependents.into_iter().map(|(k, _, _)| k).collect();
+    names.dedup();
+    Err(ServiceError::VersionConflict(format!(
+        "flag '{key}' is a prerequisite of {}; remove those prerequisites first",
+        names.join(", ")
+    )))
 }
 
 fn no_names() -> BTreeMap<String, String> {
@@ -195,16 +240,44 @@ impl Service {
             let project = load_project(repo, project_key)?;
             let flag = load_flag(repo, &project.id, project_key, key, true)?;
             let now = self.now();
-            let mut next = match change {
-                FlagChange::JsonPatch(patch) => {
-                    flag.apply_patch(&patch.operations, now, &mut RandomIds)?
+            let involves_others = match change {
+                FlagChange::Semantic(patch) => {
+                    patch.instructions.iter().any(|i| i.involves_other_flags())
                 }
-                FlagChange::MergePatch { merge, .. } => {
-                    flag.apply_merge(merge, now, &mut RandomIds)?
-                }
-                FlagChange::Semantic(patch) => flag.apply_instructions(patch, now)?,
+                FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
             };
-            if next.version != flag.version {
+            let mut others = if involves_others {
+                project_flags(repo, &project.id, key)?
+            } else {
+                ProjectFlags::default()
+            };
+            let (mut next, delete) = match change {
+                FlagChange::JsonPatch(patch) => (
+                    flag.apply_patch(&patch.operations, now, &mut RandomIds)?,
+                    false,
+                ),
+                FlagChange::MergePatch { merge, .. } => {
+                    (flag.apply_merge(merge, now, &mut RandomIds)?, false)
+                }
+                FlagChange::Semantic(patch) => {
+                    let outcome = flag.apply_instructions(patch, now, &mut RandomIds, &others)?;
+                    (outcome.flag, outcome.delete)
+                }
+            };
+            if !involves_others && next.needs_project_check(&flag) {
+                others = project_flags(repo, &project.id, key)?;
+                next.validate_in_project(&flag, &others)
+                    .map_err(|e| match e {
+                        ProjectRuleError::Invalid(v) => {
+                            ServiceError::PatchFailed(format!("the patched flag is invalid: {v}"))
+                        }
+                        ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
+                    })?;
+            }
+            if delete {
+                refuse_if_depended_on(repo, &project.id, key)?;
+                repo.delete_flag(&project.id, key)?;
+            } else if next.version != flag.version {
                 let changed: Vec<String> = next
                     .environments
                     .iter()
@@ -222,6 +295,103 @@ impl Service {
         })
     }
 
+    /// Copies parts of one environment's configuration onto another.
+    ///
+    /// # Errors
+    /// 400 for unknown or identical environments, 403, 404, 409 for a `currentVersion` that
+    /// does not match.
+    pub fn copy_flag_config(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        post: &FlagCopyPost,
+    ) -> ServiceResult<Flag> {
+        caller.require(Capability::WriteResources)?;
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let flag = load_flag(repo, &project.id, project_key, key, true)?;
+            let mut next = flag.copy_config(post, self.now()).map_err(|e| match e {
+                CopyError::Invalid(m) => ServiceError::invalid(m),
+                CopyError::VersionMismatch(m) => ServiceError::VersionConflict(m),
+            })?;
+            if next.needs_project_check(&flag) {
+                next.validate_in_project(&flag, &project_flags(repo, &project.id, key)?)
+                    .map_err(|e| match e {
+                        ProjectRuleError::Invalid(v) => ServiceError::from(v),
+                        ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
+                    })?;
+            }
+            if next.version != flag.version {
+                repo.update_flag(&project.id, &next, std::slice::from_ref(&post.target.key))?;
+            }
+            next.refresh_links(&project.key, &no_names());
+            Ok(next)
+        })
+    }
+
+    /// Creates flag `post.key` as a clone of flag `source`: its variations and its targeting in
+    /// every environment.
+    ///
+    /// # Errors
+    /// 400, 403, 404 for an unknown project or source flag, 409 for a taken key.
+    pub fn clone_flag(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        source: &str,
+        post: FlagPost,
+    ) -> ServiceResult<Flag> {
+        caller.require(Capability::WriteResources)?;
+        let new = post.validate()?;
+        let key = new.key.to_string();
+        let now = self.now();
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> {
+                let project = load_project(repo, project_key)?;
+                let original = load_flag(repo, &project.id, project_key, source, false)?;
+                let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
+                clone.refresh_links(&project.key, &no_names());
+                repo.insert_flag(&project.id, &clone)?;
+                Ok(clone)
+            })
+            .map_err(|e| match e {
+                ServiceError::KeyExists(_) => ServiceError::KeyExists(format!(
+                    "a flag with key '{key}' already exists in project '{project_key}'"
+                )),
+                other => other,
+            })
+    }
+
+    /// Flags that use flag `key` as a prerequisite, with the environments where they do.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn dependent_flags(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+    ) -> ServiceResult<Vec<DependentFlag>> {
+        caller.require(Capability::ReadResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            load_flag(repo, &project.id, project_key, key, false)?;
+            let mut dependents: Vec<DependentFlag> = Vec::new();
+            for (flag_key, name, environment) in repo.flag_dependents(&project.id, key)? {
+                match dependents.last_mut() {
+                    Some(last) if last.key == flag_key => last.environments.push(environment),
+                    _ => dependents.push(DependentFlag {
+                        key: flag_key,
+                        name,
+                        environments: vec![environment],
+                    }),
+                }
+            }
+            Ok(dependents)
+        })
+    }
+
     /// Deletes a flag in every environment.
     ///
     /// # Errors
@@ -230,6 +400,7 @@ impl Service {
         caller.require(Capability::WriteResources)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
+            refuse_if_depended_on(repo, &project.id, key)?;
             if repo.delete_flag(&project.id, key)? {
                 Ok(())
             } else {

@@ -18,7 +18,7 @@ use ports::{Clock, Store};
 pub use auth::BootstrapOutcome;
 pub use environments::EnvironmentPage;
 pub use error::ServiceError;
-pub use flags::{EnvironmentSelection, FlagChange, FlagList, FlagListRequest};
+pub use flags::{DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest};
 pub use ids::{object_id, RandomIds};
 pub use projects::{ProjectList, ProjectWithEnvironments};
 pub use tokens::{CreatedToken, TokenPage};

@@ -1,8 +1,9 @@
 //! `/api/v2/flags/{projectKey}`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::flag::{Flag, FlagPost};
+use domain::flag::{Flag, FlagCopyPost, FlagPost};
 use domain::instruction::SemanticPatch;
+use domain::link::{Link, Links};
 use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
 use domain::version::ApiVersion;
@@ -11,7 +12,10 @@ use service::{EnvironmentSelection, FlagChange, FlagListRequest};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
-use crate::wire::{call, page_links, parse_json, patch_form, FeatureFlags, PatchForm, QueryParams};
+use crate::wire::{
+    call, page_links, parse_json, patch_form, DependentFlagRep, DependentFlags, FeatureFlags,
+    JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
+};
 use crate::AppState;
 
 /// Per-environment fields left out of summary listings.
@@ -32,10 +36,16 @@ fn summarise(flag: &Flag) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-/// Creates a flag; it appears in every environment of the project with targeting off.
+/// Creates a flag; it appears in every environment of the project with targeting off. With
+/// `clone=<flagKey>` the new flag takes that flag's variations and its targeting in every
+/// environment (on/off included); the body gives its key and name, and may give description,
+/// tags and `temporary`.
 #[utoipa::path(
     tag = "Feature flags",
-    params(("projectKey" = String, Path, description = "Project key")),
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("clone" = Option<String>, Query, description = "Key of a flag to clone"),
+    ),
     request_body = FlagPost,
     responses((status = 201, body = Flag), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
 )]
@@ -44,14 +54,88 @@ pub async fn create_flag(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<String>,
+    req: HttpRequest,
     body: web::Json<FlagPost>,
 ) -> Result<HttpResponse, ApiError> {
     let project = path.into_inner();
+    let post = body.into_inner();
+    let flag = match QueryParams::of(&req).get("clone").map(str::to_owned) {
+        Some(source) => {
+            call(&state, move |s| {
+                s.clone_flag(&caller, &project, &source, post)
+            })
+            .await?
+        }
+        None => call(&state, move |s| s.create_flag(&caller, &project, post)).await?,
+    };
+    Ok(HttpResponse::Created().json(flag))
+}
+
+/// Copies parts of one environment's configuration of a flag onto another environment.
+#[utoipa::path(
+    tag = "Feature flags",
+    params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
+    request_body = FlagCopyPost,
+    responses(
+        (status = 201, body = Flag),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `currentVersion` does not match", body = ErrorBody),
+    )
+)]
+#[post("/flags/{projectKey}/{flagKey}/copy")]
+pub async fn copy_flag(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    body: web::Json<FlagCopyPost>,
+) -> Result<HttpResponse, ApiError> {
+    let (project, key) = path.into_inner();
+    let post = body.into_inner();
     let flag = call(&state, move |s| {
-        s.create_flag(&caller, &project, body.into_inner())
+        s.copy_flag_config(&caller, &project, &key, &post)
     })
     .await?;
     Ok(HttpResponse::Created().json(flag))
+}
+
+/// Flags that use this flag as a prerequisite. Beta: needs `Svc-API-Version: beta`.
+#[utoipa::path(
+    tag = "Feature flags (beta)",
+    params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
+    responses((status = 200, body = DependentFlags), (status = 404, body = ErrorBody))
+)]
+#[get("/flags/{projectKey}/{flagKey}/dependent-flags")]
+pub async fn dependent_flags(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    Version(version): Version,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<web::Json<DependentFlags>, ApiError> {
+    if version != ApiVersion::Beta {
+        return Err(ApiError::forbidden(
+            "this route is in beta: send the header Svc-API-Version: beta",
+        ));
+    }
+    let (project, key) = path.into_inner();
+    let project_key = project.clone();
+    let dependents = call(&state, move |s| s.dependent_flags(&caller, &project, &key)).await?;
+    let items = dependents
+        .into_iter()
+        .map(|d| DependentFlagRep {
+            links: Links::from([(
+                "self".to_owned(),
+                Link::api(format!("/api/v2/flags/{project_key}/{}", d.key)),
+            )]),
+            key: d.key,
+            name: d.name,
+            environments: d.environments,
+        })
+        .collect();
+    Ok(web::Json(DependentFlags {
+        items,
+        links: Links::from([("self".to_owned(), Link::api(req.path().to_owned()))]),
+    }))
 }
 
 /// Lists a project's flags.
@@ -64,7 +148,7 @@ pub async fn create_flag(
     params(
         ("projectKey" = String, Path, description = "Project key"),
         ("env" = Option<Vec<String>>, Query, description = "Include these environments' configurations (repeatable)"),
-        ("filter" = Option<String>, Query, description = "Comma-separated `field:value`: `query` (substring of key or name), `tags` (`+`-joined, all)"),
+        ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of key or name), `tags` (`+`-joined, all), `state` (`live`, `deprecated` or `archived`; default: all but archived), `type` (`temporary` or `permanent`), `maintainerId`"),
         ("tag" = Option<String>, Query, description = "Only flags with this tag"),
         ("sort" = Option<String>, Query, description = "`creationDate`, `key` or `name`; `-` prefix for descending"),
         ("limit" = Option<u32>, Query, description = "1..100, default 20"),
@@ -190,11 +274,19 @@ fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {
 ///   `/environments/{env}/version` guards against concurrent changes (409 when it fails).
 /// - Merge patch: `application/merge-patch+json`, or `{comment, merge}` as `application/json`.
 /// - Semantic patch (`application/json; domain-model=svc.semanticpatch`):
-///   `{environmentKey, comment, instructions: [{kind: "turnFlagOn" | "turnFlagOff"}]}`.
+///   `{environmentKey, comment, instructions: [{kind, ...}]}`, every instruction kind of
+///   `Instruction`; environment-scoped kinds need `environmentKey`.
 #[utoipa::path(
     tag = "Feature flags",
     params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
-    request_body(content = Object, description = "JSON Patch, merge patch or semantic patch (by Content-Type)", content_type = "application/json"),
+    request_body(
+        description = "JSON Patch (an array, or `{comment, patch}`; `{comment, merge}` for a merge patch), merge patch or semantic patch, by Content-Type",
+        content(
+            (Vec<JsonPatchOperation> = "application/json"),
+            (Object = "application/merge-patch+json"),
+            (SemanticPatchBody = "application/json; domain-model=svc.semanticpatch"),
+        )
+    ),
     responses(
         (status = 200, body = Flag),
         (status = 404, body = ErrorBody),

@@ -233,7 +233,14 @@ async fn list_flags(backend: Backend) {
     assert_eq!(old.body["items"].as_array().unwrap().len(), 3);
     assert_eq!(env_keys(&old.body["items"][0]), ["production", "test"]);
 
-    for bad in ["filter=state:live", "sort=size", "limit=0", "summary=maybe"] {
+    for bad in [
+        "filter=state:gone",
+        "filter=type:x",
+        "filter=owner:me",
+        "sort=size",
+        "limit=0",
+        "summary=maybe",
+    ] {
         app.get(&format!("/api/v2/flags/web?{bad}"))
             .await
             .assert_error(400, "invalid_request");

@@ -35,9 +35,11 @@ mod common;
 
 mod api_auth;
 mod api_environments;
+mod api_flag_model;
 mod api_flags;
 mod api_projects;
 mod api_protocol;
 mod api_tokens;
+mod concurrency;
 mod openapi;
 mod storage;

@@ -76,6 +76,11 @@ fn document_lists_the_issue_routes() {
         ("get", "/api/v2/flags/{projectKey}/{flagKey}"),
         ("patch", "/api/v2/flags/{projectKey}/{flagKey}"),
         ("delete", "/api/v2/flags/{projectKey}/{flagKey}"),
+        ("post", "/api/v2/flags/{projectKey}/{flagKey}/copy"),
+        (
+            "get",
+            "/api/v2/flags/{projectKey}/{flagKey}/dependent-flags",
+        ),
         ("get", "/api/v2/tokens"),
         ("post", "/api/v2/tokens"),
         ("get", "/api/v2/tokens/{id}"),
@@ -130,3 +135,29 @@ async fn every_documented_route_is_served(backend: Backend) {
 }
 
 on_both_backends!(every_documented_route_is_served);
+
+#[test]
+fn document_describes_every_instruction_kind() {
+    let doc = document();
+    let instruction = &doc["components"]["schemas"]["Instruction"];
+    assert_eq!(instruction["discriminator"]["propertyName"], "kind");
+    let mut kinds: Vec<String> = instruction["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|variant| {
+            variant["properties"]["kind"]["enum"][0]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    kinds.sort();
+    let mut expected: Vec<String> = domain::instruction::Instruction::KINDS
+        .iter()
+        .map(|k| (*k).to_owned())
+        .collect();
+    expected.sort();
+    assert_eq!(kinds, expected);
+    assert!(kinds.len() >= 52);
+}

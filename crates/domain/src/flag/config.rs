@@ -195,7 +195,6 @@ pub struct Clause {
     /// The operator.
     pub op: Operator,
     /// Values compared against (any match).
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub values: Vec<Value>,
     /// Inverts the result.
     #[serde(default)]

@@ -17,7 +17,6 @@ use crate::{normalize_tags, IdSource, ValidationError};
 #[serde(deny_unknown_fields)]
 pub struct VariationPost {
     /// The value: boolean, string, number or JSON.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub value: Value,
     /// Display name.
     pub name: Option<String>,

@@ -1,7 +1,10 @@
 //! Feature flags: the flag-wide settings and one [`FlagConfig`] per environment.
 
 mod config;
+mod copy;
 mod create;
+mod instructions;
+mod project;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -13,7 +16,10 @@ pub use config::{
     Clause, FlagConfig, Operator, Prerequisite, Rollout, Rule, Target, VariationOrRollout,
     WeightedVariation,
 };
+pub use copy::{CopyAction, CopyEnvironment, CopyError, FlagCopyPost};
 pub use create::{FlagPost, NewFlag, VariationPost};
+pub use instructions::PatchOutcome;
+pub use project::{FlagFacts, PrerequisiteEdge, ProjectFlags, ProjectRuleError};
 
 use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
@@ -40,7 +46,6 @@ pub struct Variation {
     #[serde(rename = "_id", default)]
     pub id: String,
     /// The served value: a boolean, string, number or JSON value; unique within the flag.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub value: Value,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,7 +85,6 @@ pub struct Experiments {
     /// Index of the baseline.
     pub baseline_idx: i64,
     /// Experiments.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub items: Vec<Value>,
 }
 
@@ -352,5 +356,7 @@ impl Flag {
     }
 }
 
+#[cfg(test)]
+mod instruction_tests;
 #[cfg(test)]
 mod tests;

@@ -132,15 +132,19 @@ fn new_rules_get_ids() {
 
 #[test]
 fn turn_flag_on_needs_an_environment() {
-    let (flag, _) = flag_in(&["production"]);
+    let (flag, mut ids) = flag_in(&["production"]);
     let patch = SemanticPatch::parse(json!({"instructions": [{"kind": "turnFlagOn"}]})).unwrap();
-    let err = flag.apply_instructions(&patch, 2).unwrap_err();
+    let err = flag
+        .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())
+        .unwrap_err();
     assert!(err.to_string().contains("environmentKey"), "{err}");
     let patch = SemanticPatch::parse(
         json!({"environmentKey": "nope", "instructions": [{"kind": "turnFlagOn"}]}),
     )
     .unwrap();
-    assert!(flag.apply_instructions(&patch, 2).is_err());
+    assert!(flag
+        .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())
+        .is_err());
 }
 
 #[test]

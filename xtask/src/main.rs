@@ -3,6 +3,7 @@
 //! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
 //! - `check-deps`: fails if `domain` or `ports` reach diesel, r2d2, actix or tokio.
+//! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 
 mod postgres;
@@ -25,9 +26,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
         Some("check-deps") => check_deps(),
+        Some("doc") => doc(),
         Some("openapi") => openapi(),
         _ => {
-            eprintln!("usage: cargo xtask <test [cargo test args...] | check-deps | openapi>");
+            eprintln!(
+                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -101,8 +105,18 @@ fn check_deps() -> Result<()> {
     Ok(())
 }
 
+/// The public API of `domain` is documented, and its docs build cleanly.
+fn doc() -> Result<()> {
+    run(cargo()
+        .args(["doc", "--quiet", "-p", "domain", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
+    println!("doc: domain's documentation builds without warnings");
+    Ok(())
+}
+
 fn test(extra: &[String]) -> Result<()> {
     check_deps()?;
+    doc()?;
     let server = postgres::find_or_start()?;
     println!("xtask: PostgreSQL tests use {}", server.describe());
     let mut command = cargo();

@@ -20,6 +20,8 @@
 //! assert_eq!(flag.defaults.off_variation, 1);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod environment;
 pub mod flag;
 pub mod instruction;

@@ -53,6 +53,92 @@ pub struct FlagConfig {
     /// The environment's display name.
     #[serde(rename = "_environmentName", default)]
     pub environment_name: String,
+    /// How the configuration uses each variation (derived; recomputed after every change).
+    #[serde(rename = "_summary", default)]
+    pub summary: ConfigSummary,
+}
+
+/// How one configuration uses its flag's variations.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigSummary {
+    /// Per variation index (as a string key).
+    pub variations: std::collections::BTreeMap<String, VariationSummary>,
+    /// Number of prerequisites.
+    pub prerequisites: usize,
+}
+
+/// How one configuration uses one variation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VariationSummary {
+    /// Rules serving it.
+    pub rules: usize,
+    /// Rules without clauses serving it.
+    pub null_rules: usize,
+    /// User keys targeted with it.
+    pub targets: usize,
+    /// Keys of other context kinds targeted with it.
+    pub context_targets: usize,
+    /// Whether the default rule serves it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_fallthrough: bool,
+    /// Whether it is served when targeting is off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_off: bool,
+    /// Its weight in the default rule's rollout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<i64>,
+    /// The default rule rollout's bucketing attribute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket_by: Option<String>,
+}
+
+impl FlagConfig {
+    /// Recomputes `_summary` for a flag with `variations` variations.
+    pub fn refresh_summary(&mut self, variations: usize) {
+        let mut summary = ConfigSummary {
+            variations: Default::default(),
+            prerequisites: self.prerequisites.len(),
+        };
+        for index in 0..variations {
+            let serves = |variation: Option<usize>| variation == Some(index);
+            let rollout = self.fallthrough.rollout.as_ref();
+            let entry = VariationSummary {
+                rules: self.rules.iter().filter(|r| serves(r.variation)).count(),
+                null_rules: self
+                    .rules
+                    .iter()
+                    .filter(|r| serves(r.variation) && r.clauses.is_empty())
+                    .count(),
+                targets: self
+                    .targets
+                    .iter()
+                    .filter(|t| t.variation == index)
+                    .map(|t| t.values.len())
+                    .sum(),
+                context_targets: self
+                    .context_targets
+                    .iter()
+                    .filter(|t| t.variation == index)
+                    .map(|t| t.values.len())
+                    .sum(),
+                is_fallthrough: serves(self.fallthrough.variation),
+                is_off: serves(self.off_variation),
+                rollout: rollout.and_then(|r| {
+                    r.variations
+                        .iter()
+                        .find(|w| w.variation == index)
+                        .map(|w| w.weight)
+                }),
+                bucket_by: rollout.and_then(|r| r.bucket_by.clone()),
+            };
+            summary.variations.insert(index.to_string(), entry);
+        }
+        self.summary = summary;
+    }
 }
 
 impl FlagConfig {
@@ -83,6 +169,7 @@ impl FlagConfig {
             track_events_fallthrough: false,
             site: Link::site(String::new()),
             environment_name: environment_name.to_owned(),
+            summary: ConfigSummary::default(),
         }
     }
 }

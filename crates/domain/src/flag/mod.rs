@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use config::{
-    Clause, FlagConfig, Operator, Prerequisite, Rollout, Rule, Target, VariationOrRollout,
-    WeightedVariation,
+    Clause, ConfigSummary, FlagConfig, Operator, Prerequisite, Rollout, Rule, Target,
+    VariationOrRollout, VariationSummary, WeightedVariation,
 };
 pub use copy::{CopyAction, CopyEnvironment, CopyError, FlagCopyPost};
 pub use create::{FlagPost, NewFlag, VariationPost};
@@ -195,7 +195,9 @@ impl Flag {
                 Link::api(format!("/api/v2/flags/{project_key}/{}", self.key)),
             ),
         ]);
+        let variations = self.variations.len();
         for (env_key, config) in &mut self.environments {
+            config.refresh_summary(variations);
             config.site = Link::site(format!("/{project_key}/{env_key}/features/{}", self.key));
             if let Some(name) = environment_names.get(env_key) {
                 config.environment_name.clone_from(name);
@@ -221,7 +223,9 @@ impl Flag {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> FlagConfig {
-        FlagConfig::new(self.defaults, environment_name, now, ids)
+        let mut config = FlagConfig::new(self.defaults, environment_name, now, ids);
+        config.refresh_summary(self.variations.len());
+        config
     }
 
     /// Settles the bookkeeping of a change from `previous` to `self`: every environment whose
@@ -229,6 +233,10 @@ impl Flag {
     /// `_version + 1` if anything changed; archive and deprecation times follow their flags.
     /// Returns whether anything changed.
     pub fn settle_change(&mut self, previous: &Flag, now: i64) -> bool {
+        let variations = self.variations.len();
+        self.environments
+            .values_mut()
+            .for_each(|c| c.refresh_summary(variations));
         let mut changed = false;
         for (key, config) in &mut self.environments {
             if let Some(old) = previous.environments.get(key) {

@@ -191,3 +191,36 @@ fn variations_must_be_consistent() {
     )
     .is_ok());
 }
+
+#[test]
+fn summaries_follow_the_configuration() {
+    let (flag, mut ids) = flag_in(&["production"]);
+    let on = flag.variations[0].id.clone();
+    let patch = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+        {"kind": "addTargets", "values": ["a", "b"], "variationId": on},
+        {"kind": "addRule", "clauses": [], "variationId": on}]}))
+    .unwrap();
+    let next = flag
+        .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())
+        .unwrap()
+        .flag;
+    let summary = &next.environments["production"].summary;
+    assert_eq!(summary.prerequisites, 0);
+    let first = &summary.variations["0"];
+    assert_eq!(
+        (
+            first.targets,
+            first.rules,
+            first.null_rules,
+            first.is_fallthrough,
+            first.is_off
+        ),
+        (2, 1, 1, true, false)
+    );
+    assert!(summary.variations["1"].is_off);
+    let value = serde_json::to_value(&next).unwrap();
+    assert_eq!(
+        value["environments"]["production"]["_summary"]["variations"]["0"]["targets"],
+        2
+    );
+}

@@ -173,7 +173,7 @@ fn replace_targets(
 }
 
 /// Where a variation index is used in this flag, if anywhere.
-fn variation_use(flag: &Flag, index: usize) -> Option<String> {
+pub(crate) fn variation_use(flag: &Flag, index: usize) -> Option<String> {
     if flag.defaults.on_variation == index || flag.defaults.off_variation == index {
         return Some("the flag's defaults".into());
     }

@@ -148,6 +148,24 @@ pub struct Flag {
     pub environments: BTreeMap<String, FlagConfig>,
 }
 
+/// Field names of a validation error as JSON Pointers (`environments.test.rules[0].variation`
+/// becomes `/environments/test/rules/0/variation`), the language of JSON Patch.
+fn as_pointers(mut err: crate::ValidationError) -> crate::ValidationError {
+    for field in &mut err.errors {
+        if !field.attribute.starts_with('/') {
+            let pointer: String = field
+                .attribute
+                .replace('[', ".")
+                .replace(']', "")
+                .split('.')
+                .map(|segment| format!("/{}", segment.replace('~', "~0").replace('/', "~1")))
+                .collect();
+            field.attribute = pointer;
+        }
+    }
+    err
+}
+
 /// Paths of a flag that no patch may write (besides every `_`-prefixed field).
 const READ_ONLY_FLAG_FIELDS: [&str; 6] = [
     "key",
@@ -337,7 +355,19 @@ impl Flag {
         let mut next: Flag = patch::from_document(patched)?;
         next.assign_missing_ids(ids);
         crate::normalize_tags(&mut next.tags);
-        next.validate()?;
+        // A patch cannot remove a variation that is in use: the references would silently shift.
+        for (index, variation) in self.variations.iter().enumerate() {
+            if !next.variations.iter().any(|v| v.id == variation.id) {
+                if let Some(place) = instructions::variation_use(self, index) {
+                    return Err(PatchError::Invalid(crate::ValidationError::single(
+                        format!("/variations/{index}"),
+                        format!("variation {index} is used by {place}; stop using it before removing it"),
+                    )));
+                }
+            }
+        }
+        next.validate()
+            .map_err(|e| PatchError::Invalid(as_pointers(e)))?;
         next.settle_change(self, now);
         Ok(next)
     }

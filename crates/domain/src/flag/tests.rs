@@ -224,3 +224,49 @@ fn summaries_follow_the_configuration() {
         2
     );
 }
+
+#[test]
+fn patches_cannot_remove_variations_in_use_and_errors_name_pointers() {
+    let mut ids = SequentialIds::default();
+    let post = FlagPost {
+        key: "m".into(),
+        name: "M".into(),
+        variations: Some(
+            ["a", "b", "c"]
+                .iter()
+                .map(|v| VariationPost {
+                    value: json!(v),
+                    name: None,
+                    description: None,
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    let mut flag = Flag::create(post.validate().unwrap(), 1, &mut ids).unwrap();
+    let config = flag.new_config("test", 1, &mut ids);
+    flag.environments.insert("test".into(), config);
+    // Variation 0 serves the defaults and the fallthrough: removing it is refused.
+    let err = flag
+        .apply_patch(
+            &ops(json!([{"op": "remove", "path": "/variations/0"}])),
+            2,
+            &mut ids,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("/variations/0"), "{err}");
+    assert!(err.to_string().contains("is used by"), "{err}");
+    // Variation 1 is unused; but then the off variation (2) is out of range, named as a pointer.
+    let err = flag
+        .apply_patch(
+            &ops(json!([{"op": "remove", "path": "/variations/1"}])),
+            2,
+            &mut ids,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("/defaults/offVariation"), "{err}");
+    assert!(
+        err.to_string().contains("/environments/test/offVariation"),
+        "{err}"
+    );
+}

@@ -2,7 +2,8 @@
 //! environments, rules and targets: the domain must answer with a result or an error, never panic.
 #![no_main]
 
-use domain::flag::{Flag, FlagFacts, FlagPost, ProjectFlags, VariationPost};
+use domain::flag::{Flag, FlagFacts, NewFlag, ProjectFlags};
+use domain::key::FlagKey;
 use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::SequentialIds;
@@ -10,13 +11,8 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
 fn fixture(ids: &mut SequentialIds) -> Option<Flag> {
-    let post = FlagPost {
-        key: "f".into(),
-        name: "F".into(),
-        variations: Some(["a", "b", "c"].iter().map(|v| VariationPost { value: json!(v), name: None, description: None }).collect()),
-        ..Default::default()
-    };
-    let mut flag = Flag::create(post.validate().ok()?, 1, ids).ok()?;
+    let new = NewFlag::with_values(FlagKey::parse("f").ok()?, "F", ["a", "b", "c"].map(Value::from));
+    let mut flag = Flag::create(new, 1, ids).ok()?;
     for env in ["test", "production"] {
         let config = flag.new_config(env, 1, ids);
         flag.environments.insert(env.to_owned(), config);

@@ -36,59 +36,38 @@ pub struct ClauseInput {
 /// weight in thousandths of a percent) with optional `rolloutBucketBy` and `rolloutContextKind`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ServeInput {
     /// A fixed variation, by `_id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub variation_id: Option<String>,
     /// A percentage rollout: variation `_id` -> weight (0..=100000, summing to 100000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub rollout_weights: Option<BTreeMap<String, i64>>,
     /// The attribute to bucket by (default `key`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub rollout_bucket_by: Option<String>,
     /// The context kind to bucket by (default `user`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub rollout_context_kind: Option<String>,
 }
 
 /// A rule as sent in `replaceRules`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct RuleInput {
     /// All must match.
     pub clauses: Vec<ClauseInput>,
-    /// A fixed variation, by `_id`.
-    #[serde(default)]
-    pub variation_id: Option<String>,
-    /// A percentage rollout: variation `_id` -> weight.
-    #[serde(default)]
-    pub rollout_weights: Option<BTreeMap<String, i64>>,
-    /// The attribute to bucket by.
-    #[serde(default)]
-    pub rollout_bucket_by: Option<String>,
-    /// The context kind to bucket by.
-    #[serde(default)]
-    pub rollout_context_kind: Option<String>,
+    /// What the rule serves.
+    #[serde(flatten)]
+    pub serve: ServeInput,
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
     /// Send full events for matches.
     #[serde(default)]
     pub track_events: bool,
-}
-
-impl RuleInput {
-    /// What the rule serves.
-    pub fn serve(&self) -> ServeInput {
-        ServeInput {
-            variation_id: self.variation_id.clone(),
-            rollout_weights: self.rollout_weights.clone(),
-            rollout_bucket_by: self.rollout_bucket_by.clone(),
-            rollout_context_kind: self.rollout_context_kind.clone(),
-        }
-    }
 }
 
 /// Individual targets as sent in `replaceTargets` and `replaceUserTargets`.
@@ -116,10 +95,11 @@ pub struct PrerequisiteInput {
     pub variation_id: String,
 }
 
-/// One instruction of a semantic patch, tagged by `kind`.
+/// One instruction of a semantic patch, tagged by `kind`. Unknown parameters are refused by
+/// [`SemanticPatch::parse`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum Instruction {
     /// Turn targeting on in the environment.
@@ -172,14 +152,8 @@ pub enum Instruction {
         clauses: Vec<ClauseInput>,
         #[serde(default)]
         before_rule_id: Option<String>,
-        #[serde(default)]
-        variation_id: Option<String>,
-        #[serde(default)]
-        rollout_weights: Option<BTreeMap<String, i64>>,
-        #[serde(default)]
-        rollout_bucket_by: Option<String>,
-        #[serde(default)]
-        rollout_context_kind: Option<String>,
+        #[serde(flatten)]
+        serve: ServeInput,
         #[serde(default)]
         description: Option<String>,
         #[serde(default)]
@@ -207,14 +181,8 @@ pub enum Instruction {
     #[serde(rename_all = "camelCase")]
     UpdateRuleVariationOrRollout {
         rule_id: String,
-        #[serde(default)]
-        variation_id: Option<String>,
-        #[serde(default)]
-        rollout_weights: Option<BTreeMap<String, i64>>,
-        #[serde(default)]
-        rollout_bucket_by: Option<String>,
-        #[serde(default)]
-        rollout_context_kind: Option<String>,
+        #[serde(flatten)]
+        serve: ServeInput,
     },
     /// Add clauses to a rule.
     #[serde(rename_all = "camelCase")]
@@ -253,14 +221,8 @@ pub enum Instruction {
     /// Set what the default rule serves.
     #[serde(rename_all = "camelCase")]
     UpdateFallthroughVariationOrRollout {
-        #[serde(default)]
-        variation_id: Option<String>,
-        #[serde(default)]
-        rollout_weights: Option<BTreeMap<String, i64>>,
-        #[serde(default)]
-        rollout_bucket_by: Option<String>,
-        #[serde(default)]
-        rollout_context_kind: Option<String>,
+        #[serde(flatten)]
+        serve: ServeInput,
     },
     /// Set the variation served when targeting is off.
     #[serde(rename_all = "camelCase")]

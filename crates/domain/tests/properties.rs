@@ -5,8 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use domain::flag::{Flag, FlagFacts, FlagPost, ProjectFlags, VariationOrRollout, VariationPost};
+use domain::flag::{Flag, FlagFacts, NewFlag, ProjectFlags, VariationOrRollout};
 use domain::instruction::SemanticPatch;
+use domain::key::FlagKey;
 use domain::patch::JsonPatchBody;
 use domain::SequentialIds;
 use proptest::prelude::*;
@@ -16,22 +17,12 @@ const ENVS: [&str; 2] = ["test", "production"];
 
 fn fixture() -> (Flag, SequentialIds, ProjectFlags) {
     let mut ids = SequentialIds::default();
-    let post = FlagPost {
-        key: "f".into(),
-        name: "F".into(),
-        variations: Some(
-            ["a", "b", "c"]
-                .iter()
-                .map(|v| VariationPost {
-                    value: json!(v),
-                    name: None,
-                    description: None,
-                })
-                .collect(),
-        ),
-        ..Default::default()
-    };
-    let mut flag = Flag::create(post.validate().unwrap(), 1, &mut ids).unwrap();
+    let new = NewFlag::with_values(
+        FlagKey::parse("f").unwrap(),
+        "F",
+        ["a", "b", "c"].map(Value::from),
+    );
+    let mut flag = Flag::create(new, 1, &mut ids).unwrap();
     for env in ENVS {
         let config = flag.new_config(env, 1, &mut ids);
         flag.environments.insert(env.to_owned(), config);

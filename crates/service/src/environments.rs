@@ -83,11 +83,12 @@ impl Service {
                 repo.insert_flag_configs(&project.id, &env.key, &configs)?;
                 Ok(env)
             })
-            .map_err(|e| match e {
-                ServiceError::KeyExists(_) => ServiceError::KeyExists(format!(
+            .map_err(|e| {
+                e.key_taken(|| {
+                    format!(
                     "an environment with key '{env_key}' already exists in project '{project_key}'"
-                )),
-                other => other,
+                )
+                })
             })
     }
 

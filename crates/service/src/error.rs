@@ -50,6 +50,14 @@ impl ServiceError {
             errors: vec![],
         }
     }
+
+    /// Gives a "key taken" conflict a message that names the key; other errors pass through.
+    pub(crate) fn key_taken(self, message: impl FnOnce() -> String) -> Self {
+        match self {
+            ServiceError::KeyExists(_) => ServiceError::KeyExists(message()),
+            other => other,
+        }
+    }
 }
 
 impl From<StoreError> for ServiceError {

@@ -155,11 +155,10 @@ impl Service {
                 repo.insert_flag(&project.id, &flag)?;
                 Ok(flag)
             })
-            .map_err(|e| match e {
-                ServiceError::KeyExists(_) => ServiceError::KeyExists(format!(
-                    "a flag with key '{key}' already exists in project '{project_key}'"
-                )),
-                other => other,
+            .map_err(|e| {
+                e.key_taken(|| {
+                    format!("a flag with key '{key}' already exists in project '{project_key}'")
+                })
             })
     }
 
@@ -355,11 +354,10 @@ impl Service {
                 repo.insert_flag(&project.id, &clone)?;
                 Ok(clone)
             })
-            .map_err(|e| match e {
-                ServiceError::KeyExists(_) => ServiceError::KeyExists(format!(
-                    "a flag with key '{key}' already exists in project '{project_key}'"
-                )),
-                other => other,
+            .map_err(|e| {
+                e.key_taken(|| {
+                    format!("a flag with key '{key}' already exists in project '{project_key}'")
+                })
             })
     }
 

@@ -130,12 +130,7 @@ impl Service {
                 }
                 Ok(())
             })
-            .map_err(|e| match e {
-                ServiceError::KeyExists(_) => {
-                    ServiceError::KeyExists(format!("a project with key '{key}' already exists"))
-                }
-                other => other,
-            })?;
+            .map_err(|e| e.key_taken(|| format!("a project with key '{key}' already exists")))?;
         Ok(ProjectWithEnvironments {
             project,
             environments: Some(environments),

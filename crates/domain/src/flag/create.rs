@@ -75,6 +75,33 @@ impl NewFlag {
     }
 }
 
+impl NewFlag {
+    /// A flag serving `values` (multivariate unless they are `true` and `false`), with default
+    /// settings.
+    ///
+    /// ```
+    /// use domain::flag::{Flag, FlagKind, NewFlag};
+    /// use domain::key::FlagKey;
+    /// let new = NewFlag::with_values(FlagKey::parse("size").unwrap(), "Size", ["s", "m", "l"].map(serde_json::Value::from));
+    /// let flag = Flag::create(new, 1, &mut domain::SequentialIds::default()).unwrap();
+    /// assert_eq!(flag.kind, FlagKind::Multivariate);
+    /// assert_eq!(flag.defaults.off_variation, 2);
+    /// ```
+    pub fn with_values(key: FlagKey, name: &str, values: impl IntoIterator<Item = Value>) -> Self {
+        let variations = values
+            .into_iter()
+            .map(|value| VariationPost {
+                value,
+                name: None,
+                description: None,
+            })
+            .collect();
+        let mut new = Self::boolean(key, name);
+        new.post.variations = Some(variations);
+        new
+    }
+}
+
 impl FlagPost {
     /// Checks the key; the remaining rules are checked on the created flag.
     ///

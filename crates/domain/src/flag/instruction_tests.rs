@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::instruction::{InstructionError, SemanticPatch};
+use crate::key::FlagKey;
 use crate::SequentialIds;
 
 /// A multivariate flag "f" with variations a, b, c in environments test and production, and a
@@ -16,22 +17,12 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let mut ids = SequentialIds::default();
-    let post = FlagPost {
-        key: "f".into(),
-        name: "F".into(),
-        variations: Some(
-            ["a", "b", "c"]
-                .iter()
-                .map(|v| VariationPost {
-                    value: json!(v),
-                    name: None,
-                    description: None,
-                })
-                .collect(),
-        ),
-        ..Default::default()
-    };
-    let mut flag = Flag::create(post.validate().unwrap(), 1, &mut ids).unwrap();
+    let new = NewFlag::with_values(
+        FlagKey::parse("f").unwrap(),
+        "F",
+        ["a", "b", "c"].map(Value::from),
+    );
+    let mut flag = Flag::create(new, 1, &mut ids).unwrap();
     for env in ["test", "production"] {
         let config = flag.new_config(env, 1, &mut ids);
         flag.environments.insert(env.to_owned(), config);

@@ -32,7 +32,7 @@ fn variation_index(flag: &Flag, id: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("no variation with _id '{id}' in this flag"))
 }
 
-fn serve(flag: &Flag, input: &ServeInput) -> Result<VariationOrRollout, String> {
+fn resolve_serve(flag: &Flag, input: &ServeInput) -> Result<VariationOrRollout, String> {
     match (&input.variation_id, &input.rollout_weights) {
         (Some(id), None) => Ok(VariationOrRollout {
             variation: Some(variation_index(flag, id)?),
@@ -382,22 +382,11 @@ fn apply_in_environment(
         AddRule {
             clauses,
             before_rule_id,
-            variation_id,
-            rollout_weights,
-            rollout_bucket_by,
-            rollout_context_kind,
+            serve,
             description,
             track_events,
         } => {
-            let serve = serve(
-                &snapshot,
-                &ServeInput {
-                    variation_id: variation_id.clone(),
-                    rollout_weights: rollout_weights.clone(),
-                    rollout_bucket_by: rollout_bucket_by.clone(),
-                    rollout_context_kind: rollout_context_kind.clone(),
-                },
-            )?;
+            let serve = resolve_serve(&snapshot, serve)?;
             let rule = new_rule(
                 ids,
                 clauses,
@@ -434,8 +423,8 @@ fn apply_in_environment(
         ReplaceRules { rules } => {
             let mut replaced = Vec::with_capacity(rules.len());
             for (i, input) in rules.iter().enumerate() {
-                let serve =
-                    serve(&snapshot, &input.serve()).map_err(|e| format!("rules[{i}]: {e}"))?;
+                let serve = resolve_serve(&snapshot, &input.serve)
+                    .map_err(|e| format!("rules[{i}]: {e}"))?;
                 replaced.push(new_rule(
                     ids,
                     &input.clauses,
@@ -454,22 +443,8 @@ fn apply_in_environment(
             rule_id,
             track_events,
         } => rule_mut(config, rule_id)?.track_events = *track_events,
-        UpdateRuleVariationOrRollout {
-            rule_id,
-            variation_id,
-            rollout_weights,
-            rollout_bucket_by,
-            rollout_context_kind,
-        } => {
-            let serve = serve(
-                &snapshot,
-                &ServeInput {
-                    variation_id: variation_id.clone(),
-                    rollout_weights: rollout_weights.clone(),
-                    rollout_bucket_by: rollout_bucket_by.clone(),
-                    rollout_context_kind: rollout_context_kind.clone(),
-                },
-            )?;
+        UpdateRuleVariationOrRollout { rule_id, serve } => {
+            let serve = resolve_serve(&snapshot, serve)?;
             let rule = rule_mut(config, rule_id)?;
             rule.variation = serve.variation;
             rule.rollout = serve.rollout;
@@ -517,21 +492,8 @@ fn apply_in_environment(
                 .values
                 .retain(|v| !values.contains(v));
         }
-        UpdateFallthroughVariationOrRollout {
-            variation_id,
-            rollout_weights,
-            rollout_bucket_by,
-            rollout_context_kind,
-        } => {
-            config.fallthrough = serve(
-                &snapshot,
-                &ServeInput {
-                    variation_id: variation_id.clone(),
-                    rollout_weights: rollout_weights.clone(),
-                    rollout_bucket_by: rollout_bucket_by.clone(),
-                    rollout_context_kind: rollout_context_kind.clone(),
-                },
-            )?;
+        UpdateFallthroughVariationOrRollout { serve } => {
+            config.fallthrough = resolve_serve(&snapshot, serve)?;
         }
         UpdateOffVariation { variation_id } => config.off_variation = Some(index_of(variation_id)?),
         AddPrerequisite { key, variation_id } => {

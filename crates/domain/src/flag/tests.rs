@@ -228,22 +228,12 @@ fn summaries_follow_the_configuration() {
 #[test]
 fn patches_cannot_remove_variations_in_use_and_errors_name_pointers() {
     let mut ids = SequentialIds::default();
-    let post = FlagPost {
-        key: "m".into(),
-        name: "M".into(),
-        variations: Some(
-            ["a", "b", "c"]
-                .iter()
-                .map(|v| VariationPost {
-                    value: json!(v),
-                    name: None,
-                    description: None,
-                })
-                .collect(),
-        ),
-        ..Default::default()
-    };
-    let mut flag = Flag::create(post.validate().unwrap(), 1, &mut ids).unwrap();
+    let new = NewFlag::with_values(
+        FlagKey::parse("m").unwrap(),
+        "M",
+        ["a", "b", "c"].map(Value::from),
+    );
+    let mut flag = Flag::create(new, 1, &mut ids).unwrap();
     let config = flag.new_config("test", 1, &mut ids);
     flag.environments.insert("test".into(), config);
     // Variation 0 serves the defaults and the fallthrough: removing it is refused.

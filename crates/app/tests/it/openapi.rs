@@ -146,10 +146,17 @@ fn document_describes_every_instruction_kind() {
         .unwrap()
         .iter()
         .map(|variant| {
-            variant["properties"]["kind"]["enum"][0]
-                .as_str()
-                .unwrap()
-                .to_owned()
+            // A variant is an object with a `kind` enum, or an allOf of which one part has it.
+            let parts = variant["allOf"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![variant.clone()]);
+            let kind = parts.iter().find_map(|part| {
+                part["properties"]["kind"]["enum"][0]
+                    .as_str()
+                    .map(str::to_owned)
+            });
+            kind.unwrap_or_else(|| panic!("variant without a kind: {variant}"))
         })
         .collect();
     kinds.sort();

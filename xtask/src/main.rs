@@ -5,6 +5,7 @@
 //! - `check-deps`: fails if `domain` or `ports` reach diesel, r2d2, actix or tokio.
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
+//! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 
 mod postgres;
 
@@ -28,9 +29,10 @@ fn main() -> ExitCode {
         Some("check-deps") => check_deps(),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
+        Some("roles") => roles(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi>"
+                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles>"
             );
             return ExitCode::from(2);
         }
@@ -131,4 +133,19 @@ fn test(extra: &[String]) -> Result<()> {
 
 fn openapi() -> Result<()> {
     run(cargo().args(["run", "--quiet", "-p", "app", "--example", "openapi"]))
+}
+
+/// `docs/roles.md`: the permission table, generated so that it cannot drift from the code.
+fn roles() -> Result<()> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = format!(
+        "# Roles\n\nWhat each built-in role may do. Generated from `domain::role` by `cargo xtask roles`; \
+         a test fails when it is out of date.\n\nAccess tokens carry `reader`, `writer` or `admin`; a personal \
+         token never acts above its member's role. Every route needs a valid access token except `GET /api/v2` and \
+         `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}",
+        domain::role::permission_table_markdown()
+    );
+    std::fs::write(root.join("docs/roles.md"), text).context("writing docs/roles.md")?;
+    println!("roles: wrote docs/roles.md");
+    Ok(())
 }

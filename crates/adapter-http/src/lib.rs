@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::error::{JsonPayloadError, PayloadError};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{web, App, HttpRequest};
@@ -112,24 +111,6 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     openapi::document()
 }
 
-fn json_error(err: JsonPayloadError, _req: &HttpRequest, limit: usize) -> actix_web::Error {
-    let api = match &err {
-        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
-            ApiError::payload_too_large(limit)
-        }
-        JsonPayloadError::Payload(PayloadError::Overflow) => ApiError::payload_too_large(limit),
-        JsonPayloadError::ContentType => ApiError::unsupported_media_type(
-            "the request body must be JSON: send Content-Type: application/json",
-        ),
-        JsonPayloadError::Deserialize(e) if e.is_syntax() || e.is_eof() => {
-            ApiError::invalid(format!("the request body is not valid JSON: {e}"))
-        }
-        JsonPayloadError::Deserialize(e) => ApiError::invalid(format!("invalid request body: {e}")),
-        other => ApiError::invalid(other.to_string()),
-    };
-    api.into()
-}
-
 /// Requests that match no route: 405 (with `Allow`) when the path exists with other methods,
 /// else 404.
 async fn fallback(
@@ -179,11 +160,7 @@ pub fn app(
         .split_for_parts();
     app.app_data(web::Data::new(OpenApiJson(state.openapi_json.clone())))
         .app_data(state)
-        .app_data(
-            web::JsonConfig::default()
-                .limit(limit)
-                .error_handler(move |err, req| json_error(err, req, limit)),
-        )
+        // Every body is read as bytes (after the permission check) within this limit: 413 past it.
         .app_data(web::PayloadConfig::new(limit))
         .default_service(web::to(fallback))
         .wrap(actix_web::middleware::from_fn(middleware::api_middleware))

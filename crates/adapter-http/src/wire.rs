@@ -305,6 +305,44 @@ pub fn patch_form(req: &HttpRequest) -> Result<PatchForm, ApiError> {
     }
 }
 
+/// Reads a JSON request body into `T`, after the caller's permission has been checked (so that a
+/// caller who may not do something learns that first, whatever the body).
+///
+/// # Errors
+/// 415 when the body is not JSON, 400 when it is malformed or does not fit `T`.
+pub fn json_body<T: serde::de::DeserializeOwned>(
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<T, ApiError> {
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|essence| essence.trim().to_ascii_lowercase())
+        .is_some_and(|essence| essence == "application/json" || essence.ends_with("+json"));
+    if !is_json {
+        return Err(ApiError::unsupported_media_type(
+            "the request body must be JSON: send Content-Type: application/json",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            ApiError::invalid(format!("the request body is not valid JSON: {e}"))
+        } else {
+            ApiError::invalid(format!("invalid request body: {e}"))
+        }
+    })
+}
+
+/// Refuses, before anything else is read, a caller whose role may not do `action`.
+///
+/// # Errors
+/// 403.
+pub fn permit(caller: &service::Caller, action: domain::role::Action) -> Result<(), ApiError> {
+    caller.require(action).map_err(ApiError::from)
+}
+
 /// Parses a JSON body.
 ///
 /// # Errors

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 /// Ordered by power: `NoAccess < Reader < Writer < Admin < Owner`.
 ///
 /// ```
-/// use domain::role::{Capability, Role};
-/// assert!(Role::Writer.can(Capability::WriteResources));
-/// assert!(!Role::Writer.can(Capability::ManageTokens));
+/// use domain::role::{Action, Role};
+/// assert!(Role::Writer.can(Action::ManageFlags));
+/// assert!(!Role::Writer.can(Action::ManageTokens));
 /// assert!(Role::Reader < Role::Admin);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -32,15 +32,65 @@ pub enum Role {
     Owner,
 }
 
-/// Something a caller may or may not be allowed to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Capability {
-    /// Read projects, environments, flags, tokens visible to the caller.
-    ReadResources,
-    /// Create, change and delete projects, environments and flags.
-    WriteResources,
+/// Something a caller may or may not be allowed to do: one per kind of operation of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Read projects, environments and flags.
+    ViewResources,
+    /// Create, change and delete projects.
+    ManageProjects,
+    /// Create, change and delete environments.
+    ManageEnvironments,
+    /// Create, change, copy, clone and delete flags.
+    ManageFlags,
     /// Create, list and delete access tokens.
     ManageTokens,
+}
+
+impl Action {
+    /// Every action, in the order of the permission table.
+    pub const ALL: [Action; 5] = [
+        Action::ViewResources,
+        Action::ManageProjects,
+        Action::ManageEnvironments,
+        Action::ManageFlags,
+        Action::ManageTokens,
+    ];
+
+    /// What the action covers, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Action::ViewResources => "read projects, environments and flags",
+            Action::ManageProjects => "create, change and delete projects",
+            Action::ManageEnvironments => "create, change and delete environments",
+            Action::ManageFlags => "create, change, copy, clone and delete flags",
+            Action::ManageTokens => "create, list and delete access tokens",
+        }
+    }
+}
+
+/// The permission table as Markdown (rendered into `docs/roles.md`).
+///
+/// ```
+/// let table = domain::role::permission_table_markdown();
+/// assert!(table.starts_with("| Action |"));
+/// ```
+pub fn permission_table_markdown() -> String {
+    let mut out = String::from("| Action |");
+    for role in Role::ALL {
+        out.push_str(&format!(" `{role}` |"));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(Role::ALL.len()));
+    out.push('\n');
+    for action in Action::ALL {
+        out.push_str(&format!("| {} |", action.describe()));
+        for role in Role::ALL {
+            out.push_str(if role.can(action) { " yes |" } else { " no |" });
+        }
+        out.push('\n');
+    }
+    out
 }
 
 impl Role {
@@ -53,17 +103,17 @@ impl Role {
         Role::Owner,
     ];
 
-    /// The permission table.
-    pub fn can(self, capability: Capability) -> bool {
-        use Capability::*;
-        use Role::*;
-        match (self, capability) {
-            (NoAccess, _) => false,
-            (Reader, ReadResources) => true,
-            (Reader, _) => false,
-            (Writer, ReadResources | WriteResources) => true,
-            (Writer, ManageTokens) => false,
-            (Admin | Owner, _) => true,
+    /// The permission table: whether this role may do `action`. The only place that says so.
+    pub fn can(self, action: Action) -> bool {
+        use Action::*;
+        match self {
+            Role::NoAccess => false,
+            Role::Reader => matches!(action, ViewResources),
+            Role::Writer => matches!(
+                action,
+                ViewResources | ManageProjects | ManageEnvironments | ManageFlags
+            ),
+            Role::Admin | Role::Owner => true,
         }
     }
 
@@ -112,21 +162,21 @@ mod tests {
 
     #[test]
     fn permission_table() {
-        use Capability::*;
-        let expected = [
-            (Role::NoAccess, [false, false, false]),
-            (Role::Reader, [true, false, false]),
-            (Role::Writer, [true, true, false]),
-            (Role::Admin, [true, true, true]),
-            (Role::Owner, [true, true, true]),
+        use Action::*;
+        // Rows: reader, writer, admin, owner; no_access can do nothing.
+        let minimum = [
+            (ViewResources, Role::Reader),
+            (ManageProjects, Role::Writer),
+            (ManageEnvironments, Role::Writer),
+            (ManageFlags, Role::Writer),
+            (ManageTokens, Role::Admin),
         ];
-        for (role, row) in expected {
-            let got = [
-                role.can(ReadResources),
-                role.can(WriteResources),
-                role.can(ManageTokens),
-            ];
-            assert_eq!(got, row, "{role}");
+        assert_eq!(minimum.len(), Action::ALL.len());
+        for (action, least) in minimum {
+            for role in Role::ALL {
+                let expected = role != Role::NoAccess && role >= least;
+                assert_eq!(role.can(action), expected, "{role} {action:?}");
+            }
         }
     }
 

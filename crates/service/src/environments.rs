@@ -3,7 +3,7 @@
 use domain::environment::{Environment, EnvironmentPost};
 use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
-use domain::role::Capability;
+use domain::role::Action;
 use ports::{Repository, StoreExt};
 
 use crate::projects::{load_project, new_credentials};
@@ -42,7 +42,7 @@ impl Service {
         project_key: &str,
         query: &EnvironmentQuery,
     ) -> ServiceResult<EnvironmentPage> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let (items, total) = repo.list_environments(&project.id, query)?;
@@ -61,7 +61,7 @@ impl Service {
         project_key: &str,
         post: EnvironmentPost,
     ) -> ServiceResult<Environment> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageEnvironments)?;
         let new = post.validate()?;
         let env_key = new.key().to_owned();
         let now = self.now();
@@ -102,7 +102,7 @@ impl Service {
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Environment> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, key)
@@ -120,7 +120,7 @@ impl Service {
         key: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Environment> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageEnvironments)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let env = load_environment(repo, &project.id, project_key, key)?;
@@ -142,7 +142,7 @@ impl Service {
         project_key: &str,
         key: &str,
     ) -> ServiceResult<()> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageEnvironments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, key)?;

@@ -8,7 +8,7 @@ use domain::flag::{
 use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
-use domain::role::Capability;
+use domain::role::Action;
 use ports::{Repository, StoreExt};
 use serde_json::Value;
 
@@ -138,7 +138,7 @@ impl Service {
         project_key: &str,
         post: FlagPost,
     ) -> ServiceResult<Flag> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageFlags)?;
         let new = post.validate()?;
         let key = new.key.to_string();
         let now = self.now();
@@ -173,7 +173,7 @@ impl Service {
         key: &str,
         environments: &[String],
     ) -> ServiceResult<Flag> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         let mut flag = self.store.read_tx(|repo| -> ServiceResult<_> {
             match repo.find_flag(project_key, key)? {
                 Some(flag) => Ok(flag),
@@ -202,7 +202,7 @@ impl Service {
         project_key: &str,
         request: &FlagListRequest,
     ) -> ServiceResult<FlagList> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let environments: Vec<String> = match &request.environments {
@@ -234,7 +234,7 @@ impl Service {
         key: &str,
         change: &FlagChange,
     ) -> ServiceResult<Flag> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let flag = load_flag(repo, &project.id, project_key, key, true)?;
@@ -306,7 +306,7 @@ impl Service {
         key: &str,
         post: &FlagCopyPost,
     ) -> ServiceResult<Flag> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let flag = load_flag(repo, &project.id, project_key, key, true)?;
@@ -341,7 +341,7 @@ impl Service {
         source: &str,
         post: FlagPost,
     ) -> ServiceResult<Flag> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageFlags)?;
         let new = post.validate()?;
         let key = new.key.to_string();
         let now = self.now();
@@ -371,7 +371,7 @@ impl Service {
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Vec<DependentFlag>> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_flag(repo, &project.id, project_key, key, false)?;
@@ -395,7 +395,7 @@ impl Service {
     /// # Errors
     /// 403, 404.
     pub fn delete_flag(&self, caller: &Caller, project_key: &str, key: &str) -> ServiceResult<()> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
             refuse_if_depended_on(repo, &project.id, key)?;

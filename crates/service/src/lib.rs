@@ -11,7 +11,7 @@ mod tokens;
 
 use std::sync::Arc;
 
-use domain::role::{Capability, Role};
+use domain::role::{Action, Role};
 use domain::version::ApiVersion;
 use ports::{Clock, Store};
 
@@ -44,23 +44,20 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// Refuses callers whose role lacks `capability`.
+    /// Refuses callers whose role may not do `action` (see the table in `domain::role`).
     ///
     /// # Errors
     /// [`ServiceError::Forbidden`] naming the role and what it cannot do.
-    pub fn require(&self, capability: Capability) -> ServiceResult<()> {
-        if self.role.can(capability) {
-            return Ok(());
+    pub fn require(&self, action: Action) -> ServiceResult<()> {
+        if self.role.can(action) {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden(format!(
+                "the role '{}' cannot {}",
+                self.role,
+                action.describe()
+            )))
         }
-        let what = match capability {
-            Capability::ReadResources => "read resources",
-            Capability::WriteResources => "change projects, environments and flags",
-            Capability::ManageTokens => "manage access tokens",
-        };
-        Err(ServiceError::Forbidden(format!(
-            "the role '{}' cannot {what}",
-            self.role
-        )))
     }
 }
 

@@ -6,7 +6,7 @@ use domain::environment::{Environment, EnvironmentCredentials};
 use domain::patch::JsonPatchBody;
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
-use domain::role::Capability;
+use domain::role::Action;
 use ports::{Repository, StoreExt};
 
 use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
@@ -69,7 +69,7 @@ impl Service {
         query: &ProjectQuery,
         expand_environments: bool,
     ) -> ServiceResult<ProjectList> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let (projects, total) = repo.list_projects(query)?;
             let mut environments: BTreeMap<String, Vec<Environment>> = BTreeMap::new();
@@ -103,7 +103,7 @@ impl Service {
         caller: &Caller,
         post: ProjectPost,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageProjects)?;
         let new = post.validate()?;
         let now = self.now();
         let key = new.project.key.to_string();
@@ -147,7 +147,7 @@ impl Service {
         key: &str,
         expand_environments: bool,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require(Capability::ReadResources)?;
+        caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, key)?;
             let environments = if expand_environments {
@@ -172,7 +172,7 @@ impl Service {
         key: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageProjects)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, key)?;
             let next = project.apply_patch(&patch.operations)?;
@@ -192,7 +192,7 @@ impl Service {
     /// # Errors
     /// 403, 404.
     pub fn delete_project(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
-        caller.require(Capability::WriteResources)?;
+        caller.require(Action::ManageProjects)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, key)?;
             repo.delete_project(&project.id)?;

@@ -1,7 +1,7 @@
 //! Access tokens.
 
 use domain::query::Page;
-use domain::role::Capability;
+use domain::role::Action;
 use domain::token::{Token, TokenPost};
 use ports::StoreExt;
 
@@ -36,7 +36,7 @@ impl Service {
     /// # Errors
     /// 403 without token management, or for a role above the caller's; 400 for invalid input.
     pub fn create_token(&self, caller: &Caller, post: TokenPost) -> ServiceResult<CreatedToken> {
-        caller.require(Capability::ManageTokens)?;
+        caller.require(Action::ManageTokens)?;
         let new = post.validate()?;
         if new.role > caller.role {
             return Err(ServiceError::Forbidden(format!(
@@ -71,7 +71,7 @@ impl Service {
     /// # Errors
     /// 403 without token management.
     pub fn list_tokens(&self, caller: &Caller, page: Page) -> ServiceResult<TokenPage> {
-        caller.require(Capability::ManageTokens)?;
+        caller.require(Action::ManageTokens)?;
         let (items, total) = self.store.read_tx(|repo| -> ServiceResult<_> {
             Ok(repo.list_tokens(&caller.member_id, page)?)
         })?;
@@ -83,7 +83,7 @@ impl Service {
     /// # Errors
     /// 403 without token management; 404 for an unknown id.
     pub fn get_token(&self, caller: &Caller, id: &str) -> ServiceResult<Token> {
-        caller.require(Capability::ManageTokens)?;
+        caller.require(Action::ManageTokens)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             repo.get_token(id)?.ok_or_else(|| not_found(id))
         })
@@ -94,7 +94,7 @@ impl Service {
     /// # Errors
     /// 403 without token management; 404 for an unknown id.
     pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
-        caller.require(Capability::ManageTokens)?;
+        caller.require(Action::ManageTokens)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             if repo.delete_token(id)? {
                 Ok(())

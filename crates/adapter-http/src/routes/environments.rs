@@ -3,10 +3,13 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::environment::{Environment, EnvironmentPost};
 use domain::query::EnvironmentQuery;
+use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
-use crate::wire::{call, json_patch_only, page_links, Environments, QueryParams};
+use crate::wire::{
+    call, json_body, json_patch_only, page_links, permit, Environments, QueryParams,
+};
 use crate::AppState;
 
 /// Lists a project's environments.
@@ -63,11 +66,14 @@ pub async fn create_environment(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<String>,
-    body: web::Json<EnvironmentPost>,
+    req: HttpRequest,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
+    permit(&caller, Action::ManageEnvironments)?;
+    let post: EnvironmentPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let env = call(&state, move |s| {
-        s.create_environment(&caller, &project, body.into_inner())
+        s.create_environment(&caller, &project, post)
     })
     .await?;
     Ok(HttpResponse::Created().json(env))
@@ -113,6 +119,7 @@ pub async fn patch_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Environment>, ApiError> {
+    permit(&caller, Action::ManageEnvironments)?;
     let patch = json_patch_only(&req, &body)?;
     let (project, key) = path.into_inner();
     Ok(web::Json(

@@ -6,6 +6,7 @@ use domain::instruction::SemanticPatch;
 use domain::link::{Link, Links};
 use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
+use domain::role::Action;
 use domain::version::ApiVersion;
 use serde_json::Value;
 use service::{EnvironmentSelection, FlagChange, FlagListRequest};
@@ -13,8 +14,8 @@ use service::{EnvironmentSelection, FlagChange, FlagListRequest};
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
 use crate::wire::{
-    call, page_links, parse_json, patch_form, DependentFlagRep, DependentFlags, FeatureFlags,
-    JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
+    call, json_body, page_links, parse_json, patch_form, permit, DependentFlagRep, DependentFlags,
+    FeatureFlags, JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
 };
 use crate::AppState;
 
@@ -55,10 +56,11 @@ pub async fn create_flag(
     Auth(caller): Auth,
     path: web::Path<String>,
     req: HttpRequest,
-    body: web::Json<FlagPost>,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
+    permit(&caller, Action::ManageFlags)?;
+    let post: FlagPost = json_body(&req, &body)?;
     let project = path.into_inner();
-    let post = body.into_inner();
     let flag = match QueryParams::of(&req).get("clone").map(str::to_owned) {
         Some(source) => {
             call(&state, move |s| {
@@ -87,10 +89,12 @@ pub async fn copy_flag(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<(String, String)>,
-    body: web::Json<FlagCopyPost>,
+    req: HttpRequest,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
+    permit(&caller, Action::ManageFlags)?;
+    let post: FlagCopyPost = json_body(&req, &body)?;
     let (project, key) = path.into_inner();
-    let post = body.into_inner();
     let flag = call(&state, move |s| {
         s.copy_flag_config(&caller, &project, &key, &post)
     })
@@ -303,6 +307,7 @@ pub async fn patch_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Flag>, ApiError> {
+    permit(&caller, Action::ManageFlags)?;
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();
     Ok(web::Json(

@@ -4,12 +4,13 @@ use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::link::Links;
 use domain::project::ProjectPost;
 use domain::query::ProjectQuery;
+use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::wire::{
-    call, json_patch_only, page_links, Environments, ProjectExpanded, ProjectRep, Projects,
-    QueryParams,
+    call, json_body, json_patch_only, page_links, permit, Environments, ProjectExpanded,
+    ProjectRep, Projects, QueryParams,
 };
 use crate::AppState;
 
@@ -80,12 +81,12 @@ pub async fn list_projects(
 pub async fn create_project(
     state: web::Data<AppState>,
     Auth(caller): Auth,
-    body: web::Json<ProjectPost>,
+    req: HttpRequest,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let created = call(&state, move |s| {
-        s.create_project(&caller, body.into_inner())
-    })
-    .await?;
+    permit(&caller, Action::ManageProjects)?;
+    let post: ProjectPost = json_body(&req, &body)?;
+    let created = call(&state, move |s| s.create_project(&caller, post)).await?;
     Ok(HttpResponse::Created().json(ProjectRep {
         project: created.project,
         environments: created.environments.unwrap_or_default(),
@@ -135,6 +136,7 @@ pub async fn patch_project(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<ProjectRep>, ApiError> {
+    permit(&caller, Action::ManageProjects)?;
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
     let updated = call(&state, move |s| s.patch_project(&caller, &key, &patch)).await?;

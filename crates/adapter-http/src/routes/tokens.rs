@@ -2,11 +2,12 @@
 
 use actix_web::{delete, get, post, web, HttpRequest, HttpResponse};
 use domain::query::Page;
+use domain::role::Action;
 use domain::token::TokenPost;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
-use crate::wire::{call, page_links, QueryParams, TokenRep, Tokens};
+use crate::wire::{call, json_body, page_links, permit, QueryParams, TokenRep, Tokens};
 use crate::AppState;
 
 /// Lists service tokens and the caller's personal tokens. Admin or owner.
@@ -49,9 +50,12 @@ pub async fn list_tokens(
 pub async fn create_token(
     state: web::Data<AppState>,
     Auth(caller): Auth,
-    body: web::Json<TokenPost>,
+    req: HttpRequest,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let created = call(&state, move |s| s.create_token(&caller, body.into_inner())).await?;
+    permit(&caller, Action::ManageTokens)?;
+    let post: TokenPost = json_body(&req, &body)?;
+    let created = call(&state, move |s| s.create_token(&caller, post)).await?;
     Ok(HttpResponse::Created().json(TokenRep::new(created.token, Some(created.secret))))
 }
 

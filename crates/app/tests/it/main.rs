@@ -42,4 +42,5 @@ mod api_protocol;
 mod api_tokens;
 mod concurrency;
 mod openapi;
+mod permissions;
 mod storage;

@@ -1,0 +1,220 @@
+//! Every route x every role (and bad credentials): the expected status class, stated here
+//! independently of the permission table the server uses. A route the server has but this table
+//! lacks fails the test.
+
+use actix_web::http::Method;
+use domain::role::Role;
+use serde_json::{json, Value};
+
+use crate::common::{request, spawn, Backend, OWNER};
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Anyone, without a token.
+    Public,
+    /// Any valid access token.
+    Token,
+    /// At least this role.
+    Role(Role),
+}
+
+use Need::*;
+
+/// The expected permissions of every route.
+const ROUTES: &[(&str, &str, Need)] = &[
+    ("get", "/api/v2", Public),
+    ("get", "/api/v2/openapi.json", Public),
+    ("get", "/api/v2/versions", Token),
+    ("get", "/api/v2/projects", Role(Role::Reader)),
+    ("post", "/api/v2/projects", Role(Role::Writer)),
+    ("get", "/api/v2/projects/{projectKey}", Role(Role::Reader)),
+    ("patch", "/api/v2/projects/{projectKey}", Role(Role::Writer)),
+    (
+        "delete",
+        "/api/v2/projects/{projectKey}",
+        Role(Role::Writer),
+    ),
+    (
+        "get",
+        "/api/v2/projects/{projectKey}/environments",
+        Role(Role::Reader),
+    ),
+    (
+        "post",
+        "/api/v2/projects/{projectKey}/environments",
+        Role(Role::Writer),
+    ),
+    (
+        "get",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}",
+        Role(Role::Reader),
+    ),
+    (
+        "patch",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}",
+        Role(Role::Writer),
+    ),
+    (
+        "delete",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}",
+        Role(Role::Writer),
+    ),
+    ("get", "/api/v2/flags/{projectKey}", Role(Role::Reader)),
+    ("post", "/api/v2/flags/{projectKey}", Role(Role::Writer)),
+    (
+        "get",
+        "/api/v2/flags/{projectKey}/{flagKey}",
+        Role(Role::Reader),
+    ),
+    (
+        "patch",
+        "/api/v2/flags/{projectKey}/{flagKey}",
+        Role(Role::Writer),
+    ),
+    (
+        "delete",
+        "/api/v2/flags/{projectKey}/{flagKey}",
+        Role(Role::Writer),
+    ),
+    (
+        "post",
+        "/api/v2/flags/{projectKey}/{flagKey}/copy",
+        Role(Role::Writer),
+    ),
+    (
+        "get",
+        "/api/v2/flags/{projectKey}/{flagKey}/dependent-flags",
+        Role(Role::Reader),
+    ),
+    ("get", "/api/v2/tokens", Role(Role::Admin)),
+    ("post", "/api/v2/tokens", Role(Role::Admin)),
+    ("get", "/api/v2/tokens/{id}", Role(Role::Admin)),
+    ("delete", "/api/v2/tokens/{id}", Role(Role::Admin)),
+];
+
+#[test]
+fn every_route_has_an_expectation() {
+    let doc = serde_json::to_value(adapter_http::openapi_document()).unwrap();
+    let mut documented: Vec<(String, String)> = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            documented.push((method.clone(), path.clone()));
+        }
+    }
+    documented.sort();
+    let mut expected: Vec<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p, _)| ((*m).to_owned(), (*p).to_owned()))
+        .collect();
+    expected.sort();
+    assert_eq!(documented, expected, "every route needs a row in ROUTES");
+}
+
+#[test]
+fn the_documented_table_is_current() {
+    let doc = include_str!("../../../../docs/roles.md");
+    assert!(
+        doc.contains(&domain::role::permission_table_markdown()),
+        "docs/roles.md is out of date: run `cargo xtask roles`"
+    );
+}
+
+/// A credential and the role it acts with (`None`: not an access token).
+struct Credential {
+    name: String,
+    secret: String,
+    role: Option<Role>,
+}
+
+async fn every_route_for_every_role(backend: Backend) {
+    let app = spawn(backend).await;
+    let project = app.project("p").await;
+    app.flag("p", "f").await;
+    let env = &project["environments"][0];
+    let victim = app
+        .post("/api/v2/tokens", json!({"name": "victim"}))
+        .await
+        .body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut credentials = vec![
+        Credential {
+            name: "none".into(),
+            secret: String::new(),
+            role: None,
+        },
+        Credential {
+            name: "wrong".into(),
+            secret: "api-00000000-0000-4000-8000-000000000000".into(),
+            role: None,
+        },
+        Credential {
+            name: "sdk key".into(),
+            secret: env["apiKey"].as_str().unwrap().into(),
+            role: None,
+        },
+        Credential {
+            name: "mobile key".into(),
+            secret: env["mobileKey"].as_str().unwrap().into(),
+            role: None,
+        },
+        Credential {
+            name: "client-side id".into(),
+            secret: env["_id"].as_str().unwrap().into(),
+            role: None,
+        },
+    ];
+    for role in [Role::Reader, Role::Writer, Role::Admin] {
+        credentials.push(Credential {
+            name: role.to_string(),
+            secret: app.token(role.as_str()).await,
+            role: Some(role),
+        });
+    }
+    credentials.push(Credential {
+        name: "owner".into(),
+        secret: OWNER.into(),
+        role: Some(Role::Admin),
+    });
+
+    for (method, template, need) in ROUTES {
+        let path = template
+            .replace("{projectKey}", "p")
+            .replace("{environmentKey}", "test")
+            .replace("{flagKey}", "f")
+            .replace("{id}", &victim);
+        for credential in &credentials {
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let token = (!credential.secret.is_empty()).then_some(credential.secret.as_str());
+            let mut req =
+                request(method.clone(), &path, token).insert_header(("Svc-API-Version", "beta"));
+            if method == Method::POST || method == Method::PATCH {
+                req = req
+                    .insert_header(("Content-Type", "application/json"))
+                    .set_payload("{}");
+            }
+            let status = app.send(req).await.status;
+            let expected: &[u16] = match (need, credential.role) {
+                (Public, _) => &[],
+                (_, None) => &[401],
+                (Token, Some(_)) => &[],
+                (Role(least), Some(role)) if role >= *least => &[],
+                (Role(_), Some(_)) => &[403],
+            };
+            let what = format!("{method} {template} as {}: got {status}", credential.name);
+            match expected {
+                [] => assert!(
+                    status != 401 && status != 403,
+                    "{what}, expected to be let through"
+                ),
+                [code] => assert_eq!(status, *code, "{what}"),
+                _ => unreachable!(),
+            }
+        }
+    }
+    let _: Value = Value::Null;
+}
+
+on_both_backends!(every_route_for_every_role);

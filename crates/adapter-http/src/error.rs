@@ -150,6 +150,9 @@ impl From<ServiceError> for ApiError {
                 errors,
                 ..ApiError::invalid(message)
             },
+            ServiceError::Rejected { code, message } => {
+                ApiError::new(StatusCode::BAD_REQUEST, code, message)
+            }
             ServiceError::Unauthorized(m) => ApiError::unauthorized(m),
             ServiceError::Forbidden(m) => ApiError::forbidden(m),
             ServiceError::NotFound(m) => ApiError::not_found(m),

@@ -10,14 +10,14 @@ use utoipa::OpenApi as _;
 use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
-use crate::routes::{environments, flags, projects, root, tokens};
+use crate::routes::{environments, flags, members, projects, root, tokens};
 use crate::{ErrorBody, Route};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(
         title = "flagsvc",
-        description = "Feature-flag management: projects, environments, flags and access tokens. \
+        description = "Feature-flag management: projects, environments, flags, account members and access tokens. \
             Every request but the root and this document needs `Authorization: <access token>`.",
         version = "20240415"
     ),
@@ -25,7 +25,7 @@ use crate::{ErrorBody, Route};
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
-        (name = "Access tokens"), (name = "Other")
+        (name = "Access tokens"), (name = "Account members"), (name = "Other")
     )
 )]
 struct BaseDoc;
@@ -54,6 +54,8 @@ pub(crate) fn api_scope() -> Scope<
         .service(environments::get_environment)
         .service(environments::patch_environment)
         .service(environments::delete_environment)
+        .service(environments::reset_sdk_key)
+        .service(environments::reset_mobile_key)
         .service(flags::list_flags)
         .service(flags::create_flag)
         .service(flags::get_flag)
@@ -65,6 +67,13 @@ pub(crate) fn api_scope() -> Scope<
         .service(tokens::create_token)
         .service(tokens::get_token)
         .service(tokens::delete_token)
+        .service(tokens::patch_token)
+        .service(tokens::reset_token)
+        .service(members::list_members)
+        .service(members::invite_members)
+        .service(members::get_member)
+        .service(members::patch_member)
+        .service(members::delete_member)
 }
 
 const PUBLIC: [&str; 2] = ["/api/v2", "/api/v2/openapi.json"];

@@ -422,3 +422,32 @@ pub struct DependentFlags {
     #[schema(value_type = domain::link::LinksSchema)]
     pub links: Links,
 }
+
+/// A page of members.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Members {
+    /// The members.
+    pub items: Vec<domain::member::Member>,
+    /// All matches.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+}
+
+/// Reads an optional `expiry` query parameter (epoch ms).
+///
+/// # Errors
+/// 400 when it is not an integer.
+pub fn expiry_param(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
+    QueryParams::of(req)
+        .get("expiry")
+        .map(|v| {
+            v.trim().parse::<i64>().map_err(|_| {
+                ApiError::invalid(format!("expiry must be epoch milliseconds, not '{v}'"))
+            })
+        })
+        .transpose()
+}

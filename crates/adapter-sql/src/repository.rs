@@ -9,16 +9,16 @@ use domain::link::Links;
 use domain::member::Member;
 use domain::project::{ClientSideAvailability, Project};
 use domain::query::{
-    Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, FlagState, Page,
-    ProjectQuery, ProjectSortField,
+    Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, FlagState,
+    MemberQuery, MemberSortField, Page, ProjectQuery, ProjectSortField,
 };
 use domain::role::Role;
 use domain::token::{EnvironmentCredential, Token};
 use ports::{Repository, StoreError, StoreResult};
 
 use crate::schema::{
-    environment_tags, environments, flag_configs, flag_prerequisites, flag_tags, flags, members,
-    project_tags, projects, tokens,
+    environment_old_keys, environment_tags, environments, flag_configs, flag_prerequisites,
+    flag_tags, flags, members, project_tags, projects, tokens,
 };
 use crate::{map_error, DbConnection};
 
@@ -133,10 +133,20 @@ struct MemberRow {
     first_name: Option<String>,
     last_name: Option<String>,
     creation_date: i64,
+    pending_invite: bool,
+    verified: bool,
+    last_seen: i64,
+    display_name: String,
+    search: String,
 }
 
 impl MemberRow {
     fn from_member(m: &Member) -> Self {
+        let names = [m.first_name.as_deref(), m.last_name.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
         Self {
             id: m.id.clone(),
             email: m.email.clone(),
@@ -144,19 +154,43 @@ impl MemberRow {
             first_name: m.first_name.clone(),
             last_name: m.last_name.clone(),
             creation_date: m.creation_date,
+            pending_invite: m.pending_invite,
+            verified: m.verified,
+            last_seen: m.last_seen,
+            display_name: m.display_name().to_lowercase(),
+            search: format!("{}\n{}", m.email.to_lowercase(), names.to_lowercase()),
         }
     }
 
     fn into_member(self) -> StoreResult<Member> {
-        Ok(Member {
-            role: parse_role(&self.role)?,
-            id: self.id,
-            email: self.email,
-            first_name: self.first_name,
-            last_name: self.last_name,
-            creation_date: self.creation_date,
-        })
+        let mut member = Member::owner(self.id, self.email, self.creation_date);
+        member.role = parse_role(&self.role)?;
+        member.first_name = self.first_name;
+        member.last_name = self.last_name;
+        member.pending_invite = self.pending_invite;
+        member.verified = self.verified;
+        member.last_seen = self.last_seen;
+        Ok(member)
     }
+}
+
+diesel::define_sql_function! {
+    /// SQL `lower()`, in both engines.
+    fn lower(text: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
+
+fn filtered_members(q: &MemberQuery) -> members::BoxedQuery<'_, Backend> {
+    let mut query = members::table.into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(members::search.like(contains_pattern(text)).escape('\\'));
+    }
+    if !q.roles.is_empty() {
+        query = query.filter(members::role.eq_any(q.roles.iter().map(|r| r.as_str())));
+    }
+    if !q.emails.is_empty() {
+        query = query.filter(lower(members::email).eq_any(&q.emails));
+    }
+    query
 }
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -174,6 +208,8 @@ struct TokenRow {
     last_modified: i64,
     last_used: Option<i64>,
     ending: String,
+    previous_secret_hash: Option<String>,
+    previous_expires_at: Option<i64>,
 }
 
 impl TokenRow {
@@ -191,6 +227,8 @@ impl TokenRow {
             last_modified: t.last_modified,
             last_used: t.last_used,
             ending: t.ending.clone(),
+            previous_secret_hash: None,
+            previous_expires_at: None,
         }
     }
 
@@ -675,6 +713,82 @@ impl Repository for SqlRepository<'_> {
         row.map(MemberRow::into_member).transpose()
     }
 
+    fn list_members(&mut self, q: &MemberQuery) -> StoreResult<(Vec<Member>, u64)> {
+        let total: i64 = filtered_members(q).count().get_result(self.conn).store()?;
+        let query = filtered_members(q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (MemberSortField::DisplayName, Direction::Ascending) => {
+                query.order((members::display_name.asc(), members::id.asc()))
+            }
+            (MemberSortField::DisplayName, Direction::Descending) => {
+                query.order((members::display_name.desc(), members::id.desc()))
+            }
+            (MemberSortField::LastSeen, Direction::Ascending) => {
+                query.order((members::last_seen.asc(), members::id.asc()))
+            }
+            (MemberSortField::LastSeen, Direction::Descending) => {
+                query.order((members::last_seen.desc(), members::id.desc()))
+            }
+        };
+        let rows: Vec<MemberRow> = query
+            .limit(i64::from(q.page.limit))
+            .offset(to_i64(q.page.offset))
+            .select(MemberRow::as_select())
+            .load(self.conn)
+            .store()?;
+        Ok((
+            rows.into_iter()
+                .map(MemberRow::into_member)
+                .collect::<StoreResult<_>>()?,
+            count(total),
+        ))
+    }
+
+    fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>> {
+        let taken: Vec<String> = members::table
+            .filter(lower(members::email).eq_any(emails))
+            .select(lower(members::email))
+            .load(self.conn)
+            .store()?;
+        Ok(taken)
+    }
+
+    fn update_member(&mut self, member: &Member) -> StoreResult<()> {
+        let row = MemberRow::from_member(member);
+        diesel::update(members::table.find(&member.id))
+            .set((
+                members::role.eq(row.role),
+                members::first_name.eq(row.first_name),
+                members::last_name.eq(row.last_name),
+                members::pending_invite.eq(row.pending_invite),
+                members::verified.eq(row.verified),
+                members::display_name.eq(row.display_name),
+                members::search.eq(row.search),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn delete_member(&mut self, id: &str) -> StoreResult<bool> {
+        Ok(diesel::delete(members::table.find(id))
+            .execute(self.conn)
+            .store()?
+            > 0)
+    }
+
+    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+        diesel::update(
+            tokens::table
+                .filter(tokens::member_id.eq(from))
+                .filter(tokens::service_token.eq(true)),
+        )
+        .set(tokens::member_id.eq(to))
+        .execute(self.conn)
+        .store()?;
+        Ok(())
+    }
+
     fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()> {
         diesel::insert_into(tokens::table)
             .values(TokenRow::from_token(token, secret_hash))
@@ -683,16 +797,31 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn find_token_by_hash(&mut self, secret_hash: &str) -> StoreResult<Option<(Token, Role)>> {
+    fn find_token_by_hash(
+        &mut self,
+        secret_hash: &str,
+        now: i64,
+    ) -> StoreResult<Option<(Token, Role, Option<i64>)>> {
         let row: Option<(TokenRow, String)> = tokens::table
             .inner_join(members::table)
-            .filter(tokens::secret_hash.eq(secret_hash))
+            .filter(
+                tokens::secret_hash
+                    .eq(secret_hash)
+                    .or(tokens::previous_secret_hash
+                        .eq(secret_hash)
+                        .and(tokens::previous_expires_at.gt(now))),
+            )
             .select((TokenRow::as_select(), members::role))
             .first(self.conn)
             .optional()
             .store()?;
-        row.map(|(token, role)| Ok((token.into_token()?, parse_role(&role)?)))
-            .transpose()
+        row.map(|(token, role)| {
+            let previous = (token.secret_hash != secret_hash)
+                .then_some(token.previous_expires_at)
+                .flatten();
+            Ok((token.into_token()?, parse_role(&role)?, previous))
+        })
+        .transpose()
     }
 
     fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
@@ -705,15 +834,21 @@ impl Repository for SqlRepository<'_> {
         row.map(TokenRow::into_token).transpose()
     }
 
-    fn list_tokens(&mut self, member_id: &str, page: Page) -> StoreResult<(Vec<Token>, u64)> {
+    fn list_tokens(
+        &mut self,
+        member_id: Option<&str>,
+        page: Page,
+    ) -> StoreResult<(Vec<Token>, u64)> {
         let visible = || {
-            tokens::table
-                .filter(
+            let query = tokens::table.into_boxed::<Backend>();
+            match member_id {
+                Some(member) => query.filter(
                     tokens::service_token
                         .eq(true)
-                        .or(tokens::member_id.eq(member_id)),
-                )
-                .into_boxed::<Backend>()
+                        .or(tokens::member_id.eq(member)),
+                ),
+                None => query,
+            }
         };
         let total: i64 = visible().count().get_result(self.conn).store()?;
         let rows: Vec<TokenRow> = visible()
@@ -729,6 +864,57 @@ impl Repository for SqlRepository<'_> {
                 .collect::<StoreResult<_>>()?,
             count(total),
         ))
+    }
+
+    fn update_token(&mut self, token: &Token) -> StoreResult<()> {
+        diesel::update(tokens::table.find(&token.id))
+            .set((
+                tokens::name.eq(&token.name),
+                tokens::description.eq(&token.description),
+                tokens::role.eq(token.role.as_str()),
+                tokens::default_api_version.eq(token.default_api_version),
+                tokens::last_modified.eq(token.last_modified),
+                tokens::ending.eq(&token.ending),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn reset_token_secret(
+        &mut self,
+        token: &Token,
+        secret_hash: &str,
+        previous_valid_until: Option<i64>,
+    ) -> StoreResult<()> {
+        let current: String = tokens::table
+            .find(&token.id)
+            .select(tokens::secret_hash)
+            .first(self.conn)
+            .store()?;
+        diesel::update(tokens::table.find(&token.id))
+            .set((
+                tokens::secret_hash.eq(secret_hash),
+                tokens::ending.eq(&token.ending),
+                tokens::last_modified.eq(token.last_modified),
+                tokens::previous_secret_hash.eq(previous_valid_until.map(|_| current)),
+                tokens::previous_expires_at.eq(previous_valid_until),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()> {
+        diesel::update(tokens::table.find(token_id))
+            .set(tokens::last_used.eq(now))
+            .execute(self.conn)
+            .store()?;
+        diesel::update(members::table.find(member_id))
+            .set(members::last_seen.eq(now))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
     }
 
     fn delete_token(&mut self, id: &str) -> StoreResult<bool> {
@@ -757,6 +943,21 @@ impl Repository for SqlRepository<'_> {
             .first(self.conn)
             .optional()
             .store()?;
+        if row.is_none() {
+            let retired: Option<String> = environment_old_keys::table
+                .find(secret)
+                .select(environment_old_keys::kind)
+                .first(self.conn)
+                .optional()
+                .store()?;
+            return Ok(retired.map(|kind| {
+                if kind == "mobile" {
+                    EnvironmentCredential::MobileKey
+                } else {
+                    EnvironmentCredential::SdkKey
+                }
+            }));
+        }
         Ok(row.map(|(api_key, mobile_key, _)| {
             if api_key == secret {
                 EnvironmentCredential::SdkKey
@@ -766,6 +967,29 @@ impl Repository for SqlRepository<'_> {
                 EnvironmentCredential::ClientSideId
             }
         }))
+    }
+
+    fn retire_environment_key(
+        &mut self,
+        environment_id: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        expires_at: i64,
+    ) -> StoreResult<()> {
+        let kind = match kind {
+            EnvironmentCredential::MobileKey => "mobile",
+            EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => "sdk",
+        };
+        diesel::insert_into(environment_old_keys::table)
+            .values((
+                environment_old_keys::key.eq(key),
+                environment_old_keys::environment_id.eq(environment_id),
+                environment_old_keys::kind.eq(kind),
+                environment_old_keys::expires_at.eq(expires_at),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
     }
 
     fn insert_project(&mut self, project: &Project) -> StoreResult<()> {

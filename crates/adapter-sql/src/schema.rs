@@ -8,6 +8,11 @@ diesel::table! {
         first_name -> Nullable<Text>,
         last_name -> Nullable<Text>,
         creation_date -> BigInt,
+        pending_invite -> Bool,
+        verified -> Bool,
+        last_seen -> BigInt,
+        display_name -> Text,
+        search -> Text,
     }
 }
 
@@ -25,6 +30,8 @@ diesel::table! {
         last_modified -> BigInt,
         last_used -> Nullable<BigInt>,
         ending -> Text,
+        previous_secret_hash -> Nullable<Text>,
+        previous_expires_at -> Nullable<BigInt>,
     }
 }
 
@@ -120,6 +127,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    environment_old_keys (key) {
+        key -> Text,
+        environment_id -> Text,
+        kind -> Text,
+        expires_at -> BigInt,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -133,4 +149,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     flag_tags,
     flag_configs,
     flag_prerequisites,
+    environment_old_keys,
 );

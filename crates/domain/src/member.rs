@@ -1,8 +1,14 @@
-//! Account members.
+//! Account members: invitations, roles, and the single owner.
 
 use serde::{Deserialize, Serialize};
 
+use crate::link::{Link, Links};
+use crate::patch::{self, PatchError};
 use crate::role::Role;
+use crate::{FieldError, ValidationError};
+
+/// At most this many members are invited by one request.
+pub const MAX_INVITES: usize = 50;
 
 /// A member of the account.
 ///
@@ -11,35 +17,371 @@ use crate::role::Role;
 /// use domain::role::Role;
 /// let owner = Member::owner("5f0c0e0c0e0c0e0c0e0c0e0c".into(), "owner@example.com".into(), 1);
 /// assert_eq!(owner.role, Role::Owner);
+/// assert_eq!(owner.links["self"].href, "/api/v2/members/5f0c0e0c0e0c0e0c0e0c0e0c");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Member {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
     pub id: String,
-    /// Unique within the account.
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+    /// Unique within the account (compared case-insensitively).
     pub email: String,
     /// The member's base role.
     pub role: Role,
     /// Given name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
     /// Family name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_name: Option<String>,
+    /// Custom roles (always empty here).
+    pub custom_roles: Vec<String>,
+    /// Invited but not yet signed in.
+    #[serde(rename = "_pendingInvite")]
+    pub pending_invite: bool,
+    /// Email address verified.
+    #[serde(rename = "_verified")]
+    pub verified: bool,
+    /// Last use of one of the member's tokens (epoch ms; 0 = never).
+    #[serde(rename = "_lastSeen")]
+    pub last_seen: i64,
     /// Creation time (epoch ms).
     pub creation_date: i64,
+    /// Multi-factor authentication (`disabled` here).
+    pub mfa: String,
+}
+
+fn member_links(id: &str) -> Links {
+    Links::from([(
+        "self".to_owned(),
+        Link::api(format!("/api/v2/members/{id}")),
+    )])
 }
 
 impl Member {
     /// The account owner, created on first start.
     pub fn owner(id: String, email: String, now: i64) -> Self {
         Self {
+            links: member_links(&id),
             id,
             email,
             role: Role::Owner,
             first_name: None,
             last_name: None,
+            custom_roles: vec![],
+            pending_invite: false,
+            verified: true,
+            last_seen: 0,
             creation_date: now,
+            mfa: "disabled".into(),
         }
+    }
+
+    /// A member invited by `invite`.
+    pub fn invited(id: String, invite: NewMember, now: i64) -> Self {
+        Self {
+            links: member_links(&id),
+            id,
+            email: invite.email,
+            role: invite.role,
+            first_name: invite.first_name,
+            last_name: invite.last_name,
+            custom_roles: vec![],
+            pending_invite: true,
+            verified: false,
+            last_seen: 0,
+            creation_date: now,
+            mfa: "disabled".into(),
+        }
+    }
+
+    /// Recomputes `_links` (after loading from storage).
+    pub fn refresh_links(&mut self) {
+        self.links = member_links(&self.id);
+    }
+
+    /// The name members are sorted by: first and last name, else the email.
+    pub fn display_name(&self) -> String {
+        let name = [self.first_name.as_deref(), self.last_name.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if name.trim().is_empty() {
+            self.email.clone()
+        } else {
+            name
+        }
+    }
+
+    /// Applies a JSON Patch (`/role`, `/firstName`, `/lastName`) on behalf of a caller with role
+    /// `by`.
+    ///
+    /// ```
+    /// # use domain::member::Member;
+    /// use domain::role::Role;
+    /// let admin = Member::owner("0".repeat(24), "a@example.com".into(), 1);
+    /// let mut member = admin.clone();
+    /// member.role = Role::Reader;
+    /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!(
+    ///     [{"op": "replace", "path": "/role", "value": "writer"}])).unwrap();
+    /// assert_eq!(member.apply_patch(&ops, Role::Admin).unwrap().role, Role::Writer);
+    /// let owner: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!(
+    ///     [{"op": "replace", "path": "/role", "value": "admin"}])).unwrap();
+    /// assert!(member.apply_patch(&owner, Role::Writer).is_err(), "nobody gives a role above their own");
+    /// ```
+    ///
+    /// # Errors
+    /// [`PatchError`] for another path, an invalid name, a role above `by`, making someone owner
+    /// (ownership moves only by transfer, see [`Member::role_change`]), or demoting the owner.
+    pub fn apply_patch(&self, ops: &[patch::Operation], by: Role) -> Result<Member, PatchError> {
+        const WRITABLE: [&str; 3] = ["role", "firstName", "lastName"];
+        let mut next: Member = patch::apply_to_fields(self, ops, &WRITABLE)?;
+        next.first_name = next.first_name.filter(|n| !n.trim().is_empty());
+        next.last_name = next.last_name.filter(|n| !n.trim().is_empty());
+        self.role_change(next.role, by)
+            .map_err(PatchError::Invalid)?;
+        Ok(next)
+    }
+
+    /// Checks a change of this member's role to `to` by a caller with role `by`.
+    ///
+    /// Nobody gives a role above their own; only the owner makes someone else owner (a transfer:
+    /// the previous owner becomes admin); the owner is never demoted otherwise.
+    ///
+    /// # Errors
+    /// [`ValidationError`] on `role` naming the rule.
+    pub fn role_change(&self, to: Role, by: Role) -> Result<(), ValidationError> {
+        if to == self.role {
+            return Ok(());
+        }
+        if self.role == Role::Owner {
+            return Err(ValidationError::single(
+                "role",
+                "the owner keeps the owner role; transfer ownership by making another member owner",
+            ));
+        }
+        if to == Role::Owner && by != Role::Owner {
+            return Err(ValidationError::single(
+                "role",
+                "only the owner can transfer ownership",
+            ));
+        }
+        if to > by {
+            return Err(ValidationError::single(
+                "role",
+                format!("cannot give the role '{to}' above your own role '{by}'"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One invitation in `POST /members`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewMemberForm {
+    /// Email address.
+    pub email: String,
+    /// `reader` (default), `writer`, `admin` or `no_access`.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// Given name.
+    #[serde(default)]
+    pub first_name: Option<String>,
+    /// Family name.
+    #[serde(default)]
+    pub last_name: Option<String>,
+}
+
+/// A validated invitation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMember {
+    /// Email address, trimmed.
+    pub email: String,
+    /// Role.
+    pub role: Role,
+    /// Given name.
+    pub first_name: Option<String>,
+    /// Family name.
+    pub last_name: Option<String>,
+}
+
+/// Why invitations were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InviteError {
+    /// Invalid fields.
+    #[error("{0}")]
+    Invalid(#[from] ValidationError),
+    /// The same email appears twice in the request.
+    #[error("the email '{0}' appears more than once in the request")]
+    DuplicateEmail(String),
+}
+
+fn plausible_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+        && email.len() <= 254
+}
+
+/// Checks a batch of invitations by a caller with role `by`.
+///
+/// ```
+/// use domain::member::{validate_invites, NewMemberForm};
+/// use domain::role::Role;
+/// let form = |email: &str| NewMemberForm { email: email.into(), role: None, first_name: None, last_name: None };
+/// assert_eq!(validate_invites(vec![form("a@example.com")], Role::Admin).unwrap()[0].role, Role::Reader);
+/// assert!(validate_invites(vec![form("a@example.com"), form("A@example.com")], Role::Admin).is_err());
+/// assert!(validate_invites(vec![form("nope")], Role::Admin).is_err());
+/// ```
+///
+/// # Errors
+/// [`InviteError::Invalid`] for none or more than 50 invitations, a bad email, an unknown role,
+/// `owner`, or a role above `by`; [`InviteError::DuplicateEmail`] for a repeated email.
+pub fn validate_invites(
+    forms: Vec<NewMemberForm>,
+    by: Role,
+) -> Result<Vec<NewMember>, InviteError> {
+    if forms.is_empty() || forms.len() > MAX_INVITES {
+        return Err(ValidationError::single(
+            "",
+            format!("send between 1 and {MAX_INVITES} invitations"),
+        )
+        .into());
+    }
+    let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut members = Vec::with_capacity(forms.len());
+    for (i, form) in forms.into_iter().enumerate() {
+        let email = form.email.trim().to_owned();
+        if !plausible_email(&email) {
+            errors.push(FieldError::new(
+                format!("[{i}].email"),
+                format!("'{email}' is not an email address"),
+            ));
+        } else if !seen.insert(email.to_lowercase()) {
+            return Err(InviteError::DuplicateEmail(email));
+        }
+        let role = match form.role.as_deref().unwrap_or("reader").parse::<Role>() {
+            Ok(Role::Owner) => {
+                errors.push(FieldError::new(
+                    format!("[{i}].role"),
+                    "ownership is transferred, not invited",
+                ));
+                Role::Reader
+            }
+            Ok(role) if role > by => {
+                errors.push(FieldError::new(
+                    format!("[{i}].role"),
+                    format!("cannot give the role '{role}' above your own role '{by}'"),
+                ));
+                role
+            }
+            Ok(role) => role,
+            Err(e) => {
+                errors.push(FieldError::new(format!("[{i}].role"), e.to_string()));
+                Role::Reader
+            }
+        };
+        members.push(NewMember {
+            email,
+            role,
+            first_name: form.first_name,
+            last_name: form.last_name,
+        });
+    }
+    ValidationError::check(errors)?;
+    Ok(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(role: Role) -> Member {
+        let mut m = Member::owner("0".repeat(24), "m@example.com".into(), 1);
+        m.role = role;
+        m
+    }
+
+    #[test]
+    fn role_changes() {
+        assert!(member(Role::Reader)
+            .role_change(Role::Admin, Role::Admin)
+            .is_ok());
+        assert!(member(Role::Reader)
+            .role_change(Role::Admin, Role::Writer)
+            .is_err());
+        assert!(member(Role::Admin)
+            .role_change(Role::Owner, Role::Admin)
+            .is_err());
+        assert!(member(Role::Admin)
+            .role_change(Role::Owner, Role::Owner)
+            .is_ok());
+        assert!(member(Role::Owner)
+            .role_change(Role::Admin, Role::Owner)
+            .is_err());
+        assert!(
+            member(Role::Owner)
+                .role_change(Role::Owner, Role::Admin)
+                .is_ok(),
+            "no change"
+        );
+        assert!(member(Role::Writer)
+            .role_change(Role::NoAccess, Role::Admin)
+            .is_ok());
+    }
+
+    #[test]
+    fn invites() {
+        let form = |email: &str, role: Option<&str>| NewMemberForm {
+            email: email.into(),
+            role: role.map(str::to_owned),
+            first_name: None,
+            last_name: None,
+        };
+        assert!(validate_invites(vec![], Role::Admin).is_err());
+        assert!(validate_invites(
+            (0..51).map(|i| form(&format!("u{i}@x.io"), None)).collect(),
+            Role::Admin
+        )
+        .is_err());
+        assert!(matches!(
+            validate_invites(vec![form("a@x.io", Some("owner"))], Role::Owner),
+            Err(InviteError::Invalid(_))
+        ));
+        assert!(matches!(
+            validate_invites(vec![form("a@x.io", Some("admin"))], Role::Writer),
+            Err(InviteError::Invalid(_))
+        ));
+        assert!(matches!(
+            validate_invites(vec![form("a@x.io", Some("boss"))], Role::Admin),
+            Err(InviteError::Invalid(_))
+        ));
+        assert!(matches!(
+            validate_invites(
+                vec![form("a@x.io", None), form("A@X.io", None)],
+                Role::Admin
+            ),
+            Err(InviteError::DuplicateEmail(_))
+        ));
+        let ok = validate_invites(vec![form(" a@x.io ", Some("no_access"))], Role::Admin).unwrap();
+        assert_eq!(
+            (ok[0].email.as_str(), ok[0].role),
+            ("a@x.io", Role::NoAccess)
+        );
     }
 }

@@ -439,3 +439,87 @@ impl FlagQuery {
         Ok(q)
     }
 }
+
+/// Sort fields of members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberSortField {
+    /// First and last name, else email.
+    DisplayName,
+    /// Last activity (never = oldest).
+    LastSeen,
+}
+
+/// `GET /members` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberQuery {
+    /// Substring of email or name (case-insensitive).
+    pub query: Option<String>,
+    /// Any of these roles (`admin` includes the owner).
+    pub roles: Vec<crate::role::Role>,
+    /// Any of these emails (case-insensitive).
+    pub emails: Vec<String>,
+    /// Order.
+    pub sort: Sort<MemberSortField>,
+    /// Page.
+    pub page: Page,
+}
+
+impl MemberQuery {
+    /// Parses `filter` (`query`, `role` and `email`, the last two `|`-joined), `sort`, `limit`
+    /// and `offset`.
+    ///
+    /// ```
+    /// use domain::query::MemberQuery;
+    /// use domain::role::Role;
+    /// let q = MemberQuery::parse(Some("role:admin|writer,query:ann"), Some("-lastSeen"), None, None).unwrap();
+    /// assert_eq!(q.roles, vec![Role::Admin, Role::Owner, Role::Writer]);
+    /// assert!(MemberQuery::parse(Some("role:boss"), None, None, None).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for an unknown field or role, a bad sort, limit or offset.
+    pub fn parse(
+        filter: Option<&str>,
+        sort: Option<&str>,
+        limit: Option<&str>,
+        offset: Option<&str>,
+    ) -> Result<Self, QueryError> {
+        let mut q = Self {
+            query: None,
+            roles: vec![],
+            emails: vec![],
+            sort: parse_sort(
+                sort,
+                &[
+                    ("displayName", MemberSortField::DisplayName),
+                    ("lastSeen", MemberSortField::LastSeen),
+                ],
+                Sort {
+                    field: MemberSortField::DisplayName,
+                    direction: Direction::Ascending,
+                },
+            )?,
+            page: Page::parse(limit, offset, 20)?,
+        };
+        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "role", "email"])? {
+            let any = value.split('|').filter(|v| !v.is_empty());
+            match field.as_str() {
+                "query" => q.query = Some(value.to_lowercase()),
+                "role" => {
+                    for name in any {
+                        let role: crate::role::Role = name
+                            .parse()
+                            .map_err(|e: crate::role::UnknownRole| QueryError(e.to_string()))?;
+                        q.roles.push(role);
+                        // The owner counts as an admin.
+                        if role == crate::role::Role::Admin {
+                            q.roles.push(crate::role::Role::Owner);
+                        }
+                    }
+                }
+                _ => q.emails.extend(any.map(str::to_lowercase)),
+            }
+        }
+        Ok(q)
+    }
+}

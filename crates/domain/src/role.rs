@@ -39,22 +39,31 @@ pub enum Action {
     ViewResources,
     /// Create, change and delete projects.
     ManageProjects,
-    /// Create, change and delete environments.
+    /// Create, change and delete environments, and reset their SDK and mobile keys.
     ManageEnvironments,
     /// Create, change, copy, clone and delete flags.
     ManageFlags,
-    /// Create, list and delete access tokens.
+    /// Create, list, change, reset and delete access tokens.
     ManageTokens,
+    /// List and read account members.
+    ViewMembers,
+    /// Invite, change and delete members.
+    ManageMembers,
+    /// Transfer the account's ownership to another member.
+    TransferOwnership,
 }
 
 impl Action {
     /// Every action, in the order of the permission table.
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 8] = [
         Action::ViewResources,
         Action::ManageProjects,
         Action::ManageEnvironments,
         Action::ManageFlags,
         Action::ManageTokens,
+        Action::ViewMembers,
+        Action::ManageMembers,
+        Action::TransferOwnership,
     ];
 
     /// What the action covers, for people.
@@ -62,9 +71,14 @@ impl Action {
         match self {
             Action::ViewResources => "read projects, environments and flags",
             Action::ManageProjects => "create, change and delete projects",
-            Action::ManageEnvironments => "create, change and delete environments",
+            Action::ManageEnvironments => {
+                "create, change and delete environments and reset their keys"
+            }
             Action::ManageFlags => "create, change, copy, clone and delete flags",
-            Action::ManageTokens => "create, list and delete access tokens",
+            Action::ManageTokens => "create, list, change, reset and delete access tokens",
+            Action::ViewMembers => "list and read members",
+            Action::ManageMembers => "invite, change and delete members",
+            Action::TransferOwnership => "transfer the account's ownership",
         }
     }
 }
@@ -108,12 +122,13 @@ impl Role {
         use Action::*;
         match self {
             Role::NoAccess => false,
-            Role::Reader => matches!(action, ViewResources),
+            Role::Reader => matches!(action, ViewResources | ViewMembers),
             Role::Writer => matches!(
                 action,
-                ViewResources | ManageProjects | ManageEnvironments | ManageFlags
+                ViewResources | ViewMembers | ManageProjects | ManageEnvironments | ManageFlags
             ),
-            Role::Admin | Role::Owner => true,
+            Role::Admin => action != TransferOwnership,
+            Role::Owner => true,
         }
     }
 
@@ -170,6 +185,9 @@ mod tests {
             (ManageEnvironments, Role::Writer),
             (ManageFlags, Role::Writer),
             (ManageTokens, Role::Admin),
+            (ViewMembers, Role::Reader),
+            (ManageMembers, Role::Admin),
+            (TransferOwnership, Role::Owner),
         ];
         assert_eq!(minimum.len(), Action::ALL.len());
         for (action, least) in minimum {

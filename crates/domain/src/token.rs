@@ -119,6 +119,87 @@ impl TokenPost {
     }
 }
 
+/// The fields of a token a JSON Patch may change: `/name`, `/description`, `/role`,
+/// `/defaultApiVersion`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenPatch {
+    /// Label.
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// `reader`, `writer` or `admin`.
+    pub role: Role,
+    /// A dated API version.
+    pub default_api_version: i32,
+}
+
+impl TokenPatch {
+    /// The patchable fields of `token`.
+    pub fn of(token: &Token) -> Self {
+        Self {
+            name: token.name.clone(),
+            description: token.description.clone(),
+            role: token.role,
+            default_api_version: token.default_api_version,
+        }
+    }
+
+    /// Applies JSON Patch operations and checks the result.
+    ///
+    /// ```
+    /// use domain::token::TokenPatch;
+    /// use domain::role::Role;
+    /// let fields = TokenPatch { name: "ci".into(), description: String::new(), role: Role::Reader, default_api_version: 20240415 };
+    /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!(
+    ///     [{"op": "replace", "path": "/role", "value": "writer"}])).unwrap();
+    /// assert_eq!(fields.apply(&ops).unwrap().role, Role::Writer);
+    /// let bad: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!(
+    ///     [{"op": "replace", "path": "/role", "value": "owner"}])).unwrap();
+    /// assert!(fields.apply(&bad).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::patch::PatchError`] for another path, a role other than reader/writer/admin, an
+    /// unknown API version or a name over 256 characters.
+    pub fn apply(&self, ops: &[crate::patch::Operation]) -> Result<Self, crate::patch::PatchError> {
+        let next: Self = crate::patch::apply_to_fields(
+            self,
+            ops,
+            &["name", "description", "role", "defaultApiVersion"],
+        )?;
+        let mut errors = Vec::new();
+        if !next.role.is_token_role() {
+            errors.push(FieldError::new(
+                "role",
+                "must be one of reader, writer, admin",
+            ));
+        }
+        if ApiVersion::from_date(next.default_api_version).is_err() {
+            errors.push(FieldError::new(
+                "defaultApiVersion",
+                "must be 20240415 or 20220603",
+            ));
+        }
+        if next.name.chars().count() > 256 {
+            errors.push(FieldError::new("name", "must be at most 256 characters"));
+        }
+        ValidationError::check(errors)?;
+        Ok(next)
+    }
+
+    /// `token` with these fields.
+    pub fn onto(self, token: &Token) -> Token {
+        Token {
+            name: self.name,
+            description: self.description,
+            role: self.role,
+            default_api_version: self.default_api_version,
+            ..token.clone()
+        }
+    }
+}
+
 /// A credential of an environment: never accepted as an access token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvironmentCredential {

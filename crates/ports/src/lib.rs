@@ -11,7 +11,7 @@ use domain::environment::Environment;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts};
 use domain::member::Member;
 use domain::project::Project;
-use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
+use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery};
 use domain::role::Role;
 use domain::token::{EnvironmentCredential, Token};
 
@@ -153,22 +153,63 @@ pub trait Repository {
     fn insert_member(&mut self, member: &Member) -> StoreResult<()>;
     /// A member by `_id`.
     fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>>;
+    /// One page of members matching `query`, with the total count of matches.
+    fn list_members(&mut self, query: &MemberQuery) -> StoreResult<(Vec<Member>, u64)>;
+    /// Which of `emails` (lower-cased) belong to members already, lower-cased.
+    fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>>;
+    /// Saves a member's changed fields.
+    fn update_member(&mut self, member: &Member) -> StoreResult<()>;
+    /// Deletes a member and its personal tokens; whether it existed.
+    fn delete_member(&mut self, id: &str) -> StoreResult<bool>;
+    /// Hands the service tokens created by member `from` to member `to` (service tokens belong
+    /// to the account, not to the member who made them).
+    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()>;
 
     /// Stores a new token with the SHA-256 hash (hex) of its secret.
     fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()>;
-    /// The token whose secret hashes to `secret_hash`, with its member's role.
-    fn find_token_by_hash(&mut self, secret_hash: &str) -> StoreResult<Option<(Token, Role)>>;
+    /// The token whose secret hashes to `secret_hash` (or whose previous secret does, until it
+    /// expires after `now`), with its member's role and, for a previous secret, its expiry.
+    fn find_token_by_hash(
+        &mut self,
+        secret_hash: &str,
+        now: i64,
+    ) -> StoreResult<Option<(Token, Role, Option<i64>)>>;
     /// A token by `_id`.
     fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>>;
-    /// Service tokens and `member_id`'s personal tokens, oldest first, with the total count.
-    fn list_tokens(&mut self, member_id: &str, page: Page) -> StoreResult<(Vec<Token>, u64)>;
+    /// Service tokens and `member_id`'s personal tokens (every token when `None`), oldest first,
+    /// with the total count.
+    fn list_tokens(
+        &mut self,
+        member_id: Option<&str>,
+        page: Page,
+    ) -> StoreResult<(Vec<Token>, u64)>;
+    /// Saves a token's name, description, role, default API version, ending and last change.
+    fn update_token(&mut self, token: &Token) -> StoreResult<()>;
+    /// Gives a token a new secret; the old one stays valid until `previous_valid_until` (if any).
+    fn reset_token_secret(
+        &mut self,
+        token: &Token,
+        secret_hash: &str,
+        previous_valid_until: Option<i64>,
+    ) -> StoreResult<()>;
+    /// Records that a token was used at `now` (its `lastUsed`, its member's `_lastSeen`).
+    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()>;
     /// Deletes a token; whether it existed.
     fn delete_token(&mut self, id: &str) -> StoreResult<bool>;
-    /// Whether `secret` is an environment's SDK key, mobile key or client-side ID.
+    /// Whether `secret` is an environment's SDK key, mobile key or client-side ID (current or
+    /// replaced by a reset).
     fn find_environment_credential(
         &mut self,
         secret: &str,
     ) -> StoreResult<Option<EnvironmentCredential>>;
+    /// Remembers an SDK or mobile key replaced by a reset, valid for SDKs until `expires_at`.
+    fn retire_environment_key(
+        &mut self,
+        environment_id: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        expires_at: i64,
+    ) -> StoreResult<()>;
 
     /// Stores a new project (without environments).
     fn insert_project(&mut self, project: &Project) -> StoreResult<()>;

@@ -25,29 +25,60 @@ pub(crate) fn hash_secret(secret: &str) -> String {
 /// Verified callers by the hash of their secret.
 #[derive(Debug, Default)]
 pub(crate) struct TokenCache {
-    entries: Mutex<HashMap<String, (Caller, Instant)>>,
+    /// By secret hash: the caller, when it was verified, and (for a secret replaced by a reset)
+    /// when it stops being valid.
+    entries: Mutex<HashMap<String, CacheEntry>>,
+    /// When each token's use was last written to the store.
+    recorded_use: Mutex<HashMap<String, i64>>,
 }
 
+type CacheEntry = (Caller, Instant, Option<i64>);
+
+/// How often a token's `lastUsed` is written at most.
+const USE_RECORD_INTERVAL_MS: i64 = 60_000;
+
 impl TokenCache {
-    fn get(&self, hash: &str) -> Option<Caller> {
+    fn get(&self, hash: &str, now: i64) -> Option<Caller> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .get(hash)
-            .filter(|(_, at)| at.elapsed() < TOKEN_TTL)
-            .map(|(caller, _)| caller.clone())
+            .filter(|(_, at, until)| {
+                at.elapsed() < TOKEN_TTL && until.is_none_or(|until| now < until)
+            })
+            .map(|(caller, _, _)| caller.clone())
     }
 
-    fn put(&self, hash: String, caller: Caller) {
+    fn put(&self, hash: String, caller: Caller, until: Option<i64>) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if entries.len() > 10_000 {
-            entries.retain(|_, (_, at)| at.elapsed() < TOKEN_TTL);
+            entries.retain(|_, (_, at, _)| at.elapsed() < TOKEN_TTL);
         }
-        entries.insert(hash, (caller, Instant::now()));
+        entries.insert(hash, (caller, Instant::now(), until));
     }
 
     pub(crate) fn forget_token(&self, token_id: &str) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.retain(|_, (caller, _)| caller.token_id != token_id);
+        entries.retain(|_, (caller, _, _)| caller.token_id != token_id);
+    }
+
+    pub(crate) fn forget_member(&self, member_id: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.retain(|_, (caller, _, _)| caller.member_id != member_id);
+    }
+
+    /// Whether the use of `token_id` at `now` should be written (at most once a minute).
+    fn should_record_use(&self, token_id: &str, now: i64) -> bool {
+        let mut recorded = self.recorded_use.lock().unwrap_or_else(|p| p.into_inner());
+        match recorded.get(token_id) {
+            Some(last) if now - last < USE_RECORD_INTERVAL_MS => false,
+            _ => {
+                if recorded.len() > 10_000 {
+                    recorded.retain(|_, last| now - *last < USE_RECORD_INTERVAL_MS);
+                }
+                recorded.insert(token_id.to_owned(), now);
+                true
+            }
+        }
     }
 }
 
@@ -69,10 +100,12 @@ pub enum BootstrapOutcome {
 }
 
 fn caller_of(token: &Token, member_role: Role) -> Caller {
-    let role = if token.service_token {
-        token.role
-    } else {
-        token.role.min(member_role)
+    // A personal token acts with at most its member's role; the owner's admin tokens act as the
+    // owner (tokens carry at most `admin`, and ownership moves through the API).
+    let role = match (token.service_token, token.role, member_role) {
+        (true, role, _) => role,
+        (false, Role::Admin, Role::Owner) => Role::Owner,
+        (false, role, member) => role.min(member),
     };
     Caller {
         token_id: token.id.clone(),
@@ -103,19 +136,37 @@ impl Service {
     /// environment's SDK key, mobile key or client-side ID.
     pub fn authenticate(&self, secret: &str) -> ServiceResult<Caller> {
         let hash = hash_secret(secret);
-        if let Some(caller) = self.tokens.get(&hash) {
-            return Ok(caller);
+        let now = self.now();
+        let caller = match self.tokens.get(&hash, now) {
+            Some(caller) => caller,
+            None => self.verify(secret, &hash, now)?,
+        };
+        if self.tokens.should_record_use(&caller.token_id, now) {
+            // Bookkeeping, not part of the request: a failure here must not fail the request.
+            let recorded = self.store.write_tx(|repo| -> ServiceResult<()> {
+                Ok(repo.record_token_use(&caller.token_id, &caller.member_id, now)?)
+            });
+            if let Err(err) = recorded {
+                log::warn!(
+                    "could not record the use of token {}: {err}",
+                    caller.token_id
+                );
+            }
         }
+        Ok(caller)
+    }
+
+    fn verify(&self, secret: &str, hash: &str, now: i64) -> ServiceResult<Caller> {
         let found = self.store.read_tx(|repo| -> ServiceResult<_> {
-            match repo.find_token_by_hash(&hash)? {
+            match repo.find_token_by_hash(hash, now)? {
                 Some(found) => Ok(Ok(found)),
                 None => Ok(Err(repo.find_environment_credential(secret)?)),
             }
         })?;
         match found {
-            Ok((token, member_role)) => {
+            Ok((token, member_role, until)) => {
                 let caller = caller_of(&token, member_role);
-                self.tokens.put(hash, caller.clone());
+                self.tokens.put(hash.to_owned(), caller.clone(), until);
                 Ok(caller)
             }
             Err(Some(credential)) => Err(ServiceError::Unauthorized(format!(
@@ -172,7 +223,9 @@ impl Service {
                     })
                 }
                 (Some(owner), Some(secret))
-                    if repo.find_token_by_hash(&hash_secret(secret))?.is_none() =>
+                    if repo
+                        .find_token_by_hash(&hash_secret(secret), now)?
+                        .is_none() =>
                 {
                     repo.insert_token(
                         &token_for(&owner.id, secret, "bootstrap"),

@@ -4,6 +4,7 @@ use domain::environment::{Environment, EnvironmentPost};
 use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
+use domain::token::EnvironmentCredential;
 use ports::{Repository, StoreExt};
 
 use crate::projects::{load_project, new_credentials};
@@ -148,6 +149,81 @@ impl Service {
             load_environment(repo, &project.id, project_key, key)?;
             repo.delete_environment(&project.id, key)?;
             Ok(())
+        })
+    }
+}
+
+impl Service {
+    /// Gives an environment a new SDK key. With `expiry` (epoch ms, in the future) the old key
+    /// stays valid for SDKs until then. Neither key is ever an access token.
+    ///
+    /// # Errors
+    /// 400 for an expiry in the past, 403, 404.
+    pub fn reset_sdk_key(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        expiry: Option<i64>,
+    ) -> ServiceResult<Environment> {
+        self.reset_environment_key(
+            caller,
+            project_key,
+            key,
+            EnvironmentCredential::SdkKey,
+            expiry,
+        )
+    }
+
+    /// Gives an environment a new mobile key; the old one stops at once.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn reset_mobile_key(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+    ) -> ServiceResult<Environment> {
+        self.reset_environment_key(
+            caller,
+            project_key,
+            key,
+            EnvironmentCredential::MobileKey,
+            None,
+        )
+    }
+
+    fn reset_environment_key(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        expiry: Option<i64>,
+    ) -> ServiceResult<Environment> {
+        caller.require(Action::ManageEnvironments)?;
+        let now = self.now();
+        if expiry.is_some_and(|e| e <= now) {
+            return Err(ServiceError::invalid(
+                "expiry must be a time in the future (epoch milliseconds)",
+            ));
+        }
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let mut env = load_environment(repo, &project.id, project_key, key)?;
+            let fresh = new_credentials();
+            let old = match kind {
+                EnvironmentCredential::MobileKey => {
+                    std::mem::replace(&mut env.mobile_key, fresh.mobile_key)
+                }
+                EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
+                    std::mem::replace(&mut env.api_key, fresh.api_key)
+                }
+            };
+            repo.retire_environment_key(&env.id, &old, kind, expiry.unwrap_or(now))?;
+            repo.update_environment(&project.id, &env)?;
+            Ok(env)
         })
     }
 }

@@ -15,6 +15,14 @@ pub enum ServiceError {
         /// Per-field details.
         errors: Vec<FieldError>,
     },
+    /// 400 with a specific code (e.g. `email_already_exists_in_account`).
+    #[error("{message}")]
+    Rejected {
+        /// The error code.
+        code: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// 401: no valid access token.
     #[error("{0}")]
     Unauthorized(String),

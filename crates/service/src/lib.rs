@@ -6,6 +6,7 @@ mod environments;
 mod error;
 mod flags;
 mod ids;
+mod members;
 mod projects;
 mod tokens;
 
@@ -20,6 +21,7 @@ pub use environments::EnvironmentPage;
 pub use error::ServiceError;
 pub use flags::{DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest};
 pub use ids::{object_id, RandomIds};
+pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
 pub use tokens::{CreatedToken, TokenPage};
 

@@ -1,14 +1,15 @@
 //! Access tokens.
 
+use domain::patch::JsonPatchBody;
 use domain::query::Page;
 use domain::role::Action;
-use domain::token::{Token, TokenPost};
-use ports::StoreExt;
+use domain::token::{Token, TokenPatch, TokenPost};
+use ports::{Repository, StoreExt};
 
 use crate::auth::{ending, hash_secret, new_secret};
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
 
-/// A token just created: the only time its secret is shown.
+/// A token with its secret: the only times the secret is shown (create and reset).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedToken {
     /// The stored token.
@@ -30,8 +31,13 @@ fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound(format!("no access token with id '{id}'"))
 }
 
+fn load_token(repo: &mut dyn Repository, id: &str) -> ServiceResult<Token> {
+    repo.get_token(id)?.ok_or_else(|| not_found(id))
+}
+
 impl Service {
-    /// Creates a token for the caller's member (personal) or the account (service).
+    /// Creates a token for the caller's member (personal) or the account (service); its role is
+    /// at most the caller's.
     ///
     /// # Errors
     /// 403 without token management, or for a role above the caller's; 400 for invalid input.
@@ -66,15 +72,21 @@ impl Service {
         Ok(CreatedToken { token, secret })
     }
 
-    /// Service tokens and the caller's personal tokens.
+    /// Service tokens and the caller's personal tokens; with `show_all`, every member's tokens.
     ///
     /// # Errors
     /// 403 without token management.
-    pub fn list_tokens(&self, caller: &Caller, page: Page) -> ServiceResult<TokenPage> {
+    pub fn list_tokens(
+        &self,
+        caller: &Caller,
+        page: Page,
+        show_all: bool,
+    ) -> ServiceResult<TokenPage> {
         caller.require(Action::ManageTokens)?;
-        let (items, total) = self.store.read_tx(|repo| -> ServiceResult<_> {
-            Ok(repo.list_tokens(&caller.member_id, page)?)
-        })?;
+        let member = (!show_all).then_some(caller.member_id.as_str());
+        let (items, total) = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_tokens(member, page)?) })?;
         Ok(TokenPage { items, total })
     }
 
@@ -84,9 +96,82 @@ impl Service {
     /// 403 without token management; 404 for an unknown id.
     pub fn get_token(&self, caller: &Caller, id: &str) -> ServiceResult<Token> {
         caller.require(Action::ManageTokens)?;
-        self.store.read_tx(|repo| -> ServiceResult<_> {
-            repo.get_token(id)?.ok_or_else(|| not_found(id))
-        })
+        self.store
+            .read_tx(|repo| -> ServiceResult<_> { load_token(repo, id) })
+    }
+
+    /// Changes a token by JSON Patch (`/name`, `/description`, `/role`, `/defaultApiVersion`).
+    /// Its role stays at most the caller's, and a personal token's at most its member's.
+    ///
+    /// # Errors
+    /// 403, 404; 409 for a failed `test`; 422 for another path or an invalid value.
+    pub fn patch_token(
+        &self,
+        caller: &Caller,
+        id: &str,
+        patch: &JsonPatchBody,
+    ) -> ServiceResult<Token> {
+        caller.require(Action::ManageTokens)?;
+        let now = self.now();
+        let token = self.store.write_tx(|repo| -> ServiceResult<_> {
+            let token = load_token(repo, id)?;
+            let mut next = TokenPatch::of(&token)
+                .apply(&patch.operations)?
+                .onto(&token);
+            if next == token {
+                return Ok(token);
+            }
+            if next.role > caller.role {
+                return Err(ServiceError::Forbidden(format!(
+                    "cannot give a token the role '{}' above your own role '{}'",
+                    next.role, caller.role
+                )));
+            }
+            if !token.service_token {
+                let member = repo.get_member(&token.member_id)?.map(|m| m.role);
+                if member.is_some_and(|role| next.role > role) {
+                    return Err(ServiceError::PatchFailed(format!(
+                        "a personal token cannot have a role above its member's role ({})",
+                        member.map(|r| r.to_string()).unwrap_or_default()
+                    )));
+                }
+            }
+            next.last_modified = now;
+            repo.update_token(&next)?;
+            Ok(next)
+        })?;
+        self.tokens.forget_token(id);
+        Ok(token)
+    }
+
+    /// Gives a token a new secret. With `expiry` (epoch ms, in the future) the old secret keeps
+    /// working until then; otherwise it stops at once.
+    ///
+    /// # Errors
+    /// 400 for an expiry in the past, 403, 404.
+    pub fn reset_token(
+        &self,
+        caller: &Caller,
+        id: &str,
+        expiry: Option<i64>,
+    ) -> ServiceResult<CreatedToken> {
+        caller.require(Action::ManageTokens)?;
+        let now = self.now();
+        if expiry.is_some_and(|e| e <= now) {
+            return Err(ServiceError::invalid(
+                "expiry must be a time in the future (epoch milliseconds)",
+            ));
+        }
+        let secret = new_secret();
+        let token = self.store.write_tx(|repo| -> ServiceResult<_> {
+            let mut token = load_token(repo, id)?;
+            token.ending = ending(&secret);
+            token.last_modified = now;
+            repo.reset_token_secret(&token, &hash_secret(&secret), expiry)?;
+            Ok(token)
+        })?;
+        self.tokens.forget_token(id);
+        Ok(CreatedToken { token, secret })
     }
 
     /// Deletes a token; it stops working at once on this replica.

@@ -8,7 +8,7 @@ use domain::role::Action;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::wire::{
-    call, json_body, json_patch_only, page_links, permit, Environments, QueryParams,
+    call, expiry_param, json_body, json_patch_only, page_links, permit, Environments, QueryParams,
 };
 use crate::AppState;
 
@@ -148,4 +148,50 @@ pub async fn delete_environment(
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Gives the environment a new SDK key. With `expiry` (epoch ms) the old key stays valid for SDKs
+/// until then. SDK keys are never access tokens.
+#[utoipa::path(
+    tag = "Environments",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("environmentKey" = String, Path, description = "Environment key"),
+        ("expiry" = Option<i64>, Query, description = "Until when the old key stays valid (epoch ms)"),
+    ),
+    responses((status = 200, body = Environment), (status = 404, body = ErrorBody))
+)]
+#[post("/projects/{projectKey}/environments/{environmentKey}/apiKey")]
+pub async fn reset_sdk_key(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<web::Json<Environment>, ApiError> {
+    let expiry = expiry_param(&req)?;
+    let (project, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| {
+            s.reset_sdk_key(&caller, &project, &key, expiry)
+        })
+        .await?,
+    ))
+}
+
+/// Gives the environment a new mobile key; the old one stops at once.
+#[utoipa::path(
+    tag = "Environments",
+    params(("projectKey" = String, Path, description = "Project key"), ("environmentKey" = String, Path, description = "Environment key")),
+    responses((status = 200, body = Environment), (status = 404, body = ErrorBody))
+)]
+#[post("/projects/{projectKey}/environments/{environmentKey}/mobileKey")]
+pub async fn reset_mobile_key(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+) -> Result<web::Json<Environment>, ApiError> {
+    let (project, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.reset_mobile_key(&caller, &project, &key)).await?,
+    ))
 }

@@ -3,6 +3,7 @@
 
 pub mod environments;
 pub mod flags;
+pub mod members;
 pub mod projects;
 pub mod root;
 pub mod tokens;

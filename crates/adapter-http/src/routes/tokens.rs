@@ -1,19 +1,24 @@
 //! `/api/v2/tokens`.
 
-use actix_web::{delete, get, post, web, HttpRequest, HttpResponse};
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::query::Page;
 use domain::role::Action;
 use domain::token::TokenPost;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
-use crate::wire::{call, json_body, page_links, permit, QueryParams, TokenRep, Tokens};
+use crate::wire::{
+    call, expiry_param, json_body, json_patch_only, page_links, permit, QueryParams, TokenRep,
+    Tokens,
+};
 use crate::AppState;
 
-/// Lists service tokens and the caller's personal tokens. Admin or owner.
+/// Lists service tokens and the caller's personal tokens (with `showAll`, every member's).
+/// Admin or owner.
 #[utoipa::path(
     tag = "Access tokens",
     params(
+        ("showAll" = Option<bool>, Query, description = "Every member's personal tokens too"),
         ("limit" = Option<u32>, Query, description = "1..100, default 25"),
         ("offset" = Option<u64>, Query, description = "Items to skip"),
     ),
@@ -26,9 +31,10 @@ pub async fn list_tokens(
     req: HttpRequest,
 ) -> Result<web::Json<Tokens>, ApiError> {
     let params = QueryParams::of(&req);
+    let show_all = params.flag("showAll", false)?;
     let page = Page::parse(params.get("limit"), params.get("offset"), 25)
         .map_err(|e| ApiError::invalid(e.0))?;
-    let list = call(&state, move |s| s.list_tokens(&caller, page)).await?;
+    let list = call(&state, move |s| s.list_tokens(&caller, page, show_all)).await?;
     Ok(web::Json(Tokens {
         links: page_links(&req, page.limit, page.offset, list.total),
         total_count: list.total,
@@ -91,4 +97,55 @@ pub async fn delete_token(
     let id = path.into_inner();
     call(&state, move |s| s.delete_token(&caller, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Changes a token by JSON Patch: `/name`, `/description`, `/role`, `/defaultApiVersion`. The
+/// role stays at most the caller's, and a personal token's at most its member's.
+#[utoipa::path(
+    tag = "Access tokens",
+    params(("id" = String, Path, description = "Token `_id`")),
+    request_body(content = Vec<crate::wire::JsonPatchOperation>, description = "JSON Patch operations, or `{comment, patch}`", content_type = "application/json"),
+    responses(
+        (status = 200, body = TokenRep),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 422, description = "Another path or an invalid value", body = ErrorBody),
+    )
+)]
+#[patch("/tokens/{id}")]
+pub async fn patch_token(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<TokenRep>, ApiError> {
+    permit(&caller, Action::ManageTokens)?;
+    let patch = json_patch_only(&req, &body)?;
+    let id = path.into_inner();
+    let token = call(&state, move |s| s.patch_token(&caller, &id, &patch)).await?;
+    Ok(web::Json(TokenRep::new(token, None)))
+}
+
+/// Gives a token a new secret, shown in this response only. With `expiry` (epoch ms) the old
+/// secret keeps working until then; otherwise it stops at once.
+#[utoipa::path(
+    tag = "Access tokens",
+    params(
+        ("id" = String, Path, description = "Token `_id`"),
+        ("expiry" = Option<i64>, Query, description = "Until when the old secret stays valid (epoch ms)"),
+    ),
+    responses((status = 200, body = TokenRep), (status = 404, body = ErrorBody))
+)]
+#[post("/tokens/{id}/reset")]
+pub async fn reset_token(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<web::Json<TokenRep>, ApiError> {
+    let expiry = expiry_param(&req)?;
+    let id = path.into_inner();
+    let reset = call(&state, move |s| s.reset_token(&caller, &id, expiry)).await?;
+    Ok(web::Json(TokenRep::new(reset.token, Some(reset.secret))))
 }

@@ -81,7 +81,7 @@ pub const OWNER: &str = "owner-token-for-tests";
 pub struct TestApp<S> {
     pub app: S,
     /// Kept for the test's lifetime: dropping it removes the database.
-    _db: Db,
+    pub db: Db,
 }
 
 pub struct Resp {
@@ -143,7 +143,7 @@ pub async fn spawn_with(
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
     let app = test::init_service(adapter_http::app(AppState::new(service.clone(), config))).await;
-    TestApp { app, _db: db }
+    TestApp { app, db }
 }
 
 /// A request to `path`, with `token` as `Authorization` when given.
@@ -230,6 +230,42 @@ where
             .await;
         assert_eq!(created.status, 201, "{}", created.body);
         created.body["token"].as_str().unwrap().to_owned()
+    }
+
+    /// A personal token of member `member_id` with `role`, written straight to the store (the API
+    /// only makes tokens for the calling member).
+    pub fn token_of_member(&self, member_id: &str, role: domain::role::Role) -> String {
+        use ports::StoreExt;
+        use sha2::Digest;
+        let secret = format!("api-{}", uuid::Uuid::new_v4());
+        let token = domain::token::Token {
+            id: service::object_id(),
+            member_id: member_id.to_owned(),
+            name: "test".into(),
+            description: String::new(),
+            role,
+            service_token: false,
+            default_api_version: 20240415,
+            creation_date: 1,
+            last_modified: 1,
+            last_used: None,
+            ending: secret[secret.len() - 4..].to_owned(),
+        };
+        let hash = hex::encode(sha2::Sha256::digest(secret.as_bytes()));
+        self.db
+            .store
+            .write_tx(|repo| repo.insert_token(&token, &hash))
+            .unwrap();
+        secret
+    }
+
+    /// Invites a member with `role` and returns its `_id`.
+    pub async fn member(&self, email: &str, role: &str) -> String {
+        let invited = self
+            .post("/api/v2/members", json!([{"email": email, "role": role}]))
+            .await;
+        assert_eq!(invited.status, 201, "{}", invited.body);
+        invited.body["items"][0]["_id"].as_str().unwrap().to_owned()
     }
 
     /// Creates project `key` (with `test` and `production`).

@@ -85,6 +85,21 @@ fn document_lists_the_issue_routes() {
         ("post", "/api/v2/tokens"),
         ("get", "/api/v2/tokens/{id}"),
         ("delete", "/api/v2/tokens/{id}"),
+        ("patch", "/api/v2/tokens/{id}"),
+        ("post", "/api/v2/tokens/{id}/reset"),
+        (
+            "post",
+            "/api/v2/projects/{projectKey}/environments/{environmentKey}/apiKey",
+        ),
+        (
+            "post",
+            "/api/v2/projects/{projectKey}/environments/{environmentKey}/mobileKey",
+        ),
+        ("get", "/api/v2/members"),
+        ("post", "/api/v2/members"),
+        ("get", "/api/v2/members/{id}"),
+        ("patch", "/api/v2/members/{id}"),
+        ("delete", "/api/v2/members/{id}"),
     ];
     let mut documented: Vec<(String, String)> = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {

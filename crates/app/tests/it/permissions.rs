@@ -87,10 +87,27 @@ const ROUTES: &[(&str, &str, Need)] = &[
         "/api/v2/flags/{projectKey}/{flagKey}/dependent-flags",
         Role(Role::Reader),
     ),
+    (
+        "post",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}/apiKey",
+        Role(Role::Writer),
+    ),
+    (
+        "post",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}/mobileKey",
+        Role(Role::Writer),
+    ),
     ("get", "/api/v2/tokens", Role(Role::Admin)),
     ("post", "/api/v2/tokens", Role(Role::Admin)),
     ("get", "/api/v2/tokens/{id}", Role(Role::Admin)),
+    ("patch", "/api/v2/tokens/{id}", Role(Role::Admin)),
+    ("post", "/api/v2/tokens/{id}/reset", Role(Role::Admin)),
     ("delete", "/api/v2/tokens/{id}", Role(Role::Admin)),
+    ("get", "/api/v2/members", Role(Role::Reader)),
+    ("post", "/api/v2/members", Role(Role::Admin)),
+    ("get", "/api/v2/members/{id}", Role(Role::Reader)),
+    ("patch", "/api/v2/members/{id}", Role(Role::Admin)),
+    ("delete", "/api/v2/members/{id}", Role(Role::Admin)),
 ];
 
 #[test]
@@ -173,18 +190,40 @@ async fn every_route_for_every_role(backend: Backend) {
             role: Some(role),
         });
     }
+    // Members' personal tokens act with at most the member's role: an admin token of a
+    // `no_access` member does nothing, of a reader only reads.
+    for (email, role) in [
+        ("nobody@example.com", Role::NoAccess),
+        ("reader@example.com", Role::Reader),
+    ] {
+        let member = app.member(email, role.as_str()).await;
+        credentials.push(Credential {
+            name: format!("admin token of a {role}"),
+            secret: app.token_of_member(&member, Role::Admin),
+            role: Some(role),
+        });
+    }
+    // The owner's admin token acts as the owner.
     credentials.push(Credential {
         name: "owner".into(),
         secret: OWNER.into(),
-        role: Some(Role::Admin),
+        role: Some(Role::Owner),
     });
+    let victim_member = app.member("victim@example.com", "reader").await;
 
     for (method, template, need) in ROUTES {
         let path = template
             .replace("{projectKey}", "p")
             .replace("{environmentKey}", "test")
             .replace("{flagKey}", "f")
-            .replace("{id}", &victim);
+            .replace(
+                "{id}",
+                if template.starts_with("/api/v2/members") {
+                    &victim_member
+                } else {
+                    &victim
+                },
+            );
         for credential in &credentials {
             let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             let token = (!credential.secret.is_empty()).then_some(credential.secret.as_str());

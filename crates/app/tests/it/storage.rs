@@ -338,9 +338,9 @@ fn tokens_and_credentials(backend: Backend) {
         .unwrap();
     let found = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.find_token_by_hash("hash") })
+        .read_tx(|repo| -> Result<_> { repo.find_token_by_hash("hash", 0) })
         .unwrap();
-    assert_eq!(found, Some((token.clone(), Role::Owner)));
+    assert_eq!(found, Some((token.clone(), Role::Owner, None)));
     assert_eq!(
         db.store
             .read_tx(|repo| -> Result<_> { repo.find_owner() })
@@ -351,7 +351,7 @@ fn tokens_and_credentials(backend: Backend) {
         .store
         .read_tx(|repo| -> Result<_> {
             repo.list_tokens(
-                &owner.id,
+                Some(&owner.id),
                 Page {
                     limit: 25,
                     offset: 0,

@@ -1,0 +1,141 @@
+//! `/api/v2/members`.
+
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
+use domain::member::{Member, NewMemberForm};
+use domain::query::MemberQuery;
+use domain::role::Action;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::Auth;
+use crate::wire::{call, json_body, json_patch_only, page_links, permit, Members, QueryParams};
+use crate::AppState;
+
+/// Lists the account's members.
+#[utoipa::path(
+    tag = "Account members",
+    params(
+        ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of email or name), `role` (`|`-joined, any; `admin` includes the owner), `email` (`|`-joined, any)"),
+        ("sort" = Option<String>, Query, description = "`displayName` or `lastSeen`; `-` prefix for descending"),
+        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
+        ("offset" = Option<u64>, Query, description = "Items to skip"),
+    ),
+    responses((status = 200, body = Members))
+)]
+#[get("/members")]
+pub async fn list_members(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    req: HttpRequest,
+) -> Result<web::Json<Members>, ApiError> {
+    let params = QueryParams::of(&req);
+    let query = MemberQuery::parse(
+        params.get("filter"),
+        params.get("sort"),
+        params.get("limit"),
+        params.get("offset"),
+    )
+    .map_err(|e| ApiError::invalid(e.0))?;
+    let page = query.page;
+    let list = call(&state, move |s| s.list_members(&caller, &query)).await?;
+    Ok(web::Json(Members {
+        links: page_links(&req, page.limit, page.offset, list.total),
+        total_count: list.total,
+        items: list.items,
+    }))
+}
+
+/// Invites up to 50 members at once, all or none (`_pendingInvite: true`). A taken email is a
+/// 400 with code `email_already_exists_in_account`, an email given twice `duplicate_email`.
+#[utoipa::path(
+    tag = "Account members",
+    request_body = Vec<NewMemberForm>,
+    responses((status = 201, body = Members))
+)]
+#[post("/members")]
+pub async fn invite_members(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    permit(&caller, Action::ManageMembers)?;
+    let forms: Vec<NewMemberForm> = json_body(&req, &body)?;
+    let members = call(&state, move |s| s.invite_members(&caller, forms)).await?;
+    let total = members.len() as u64;
+    Ok(HttpResponse::Created().json(Members {
+        links: page_links(
+            &req,
+            u32::try_from(total.max(1)).unwrap_or(u32::MAX),
+            0,
+            total,
+        ),
+        total_count: total,
+        items: members,
+    }))
+}
+
+/// One member; `me` is the caller.
+#[utoipa::path(
+    tag = "Account members",
+    params(("id" = String, Path, description = "Member `_id`, or `me`")),
+    responses((status = 200, body = Member), (status = 404, body = ErrorBody))
+)]
+#[get("/members/{id}")]
+pub async fn get_member(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<web::Json<Member>, ApiError> {
+    let id = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.get_member(&caller, &id)).await?,
+    ))
+}
+
+/// Changes a member by JSON Patch: `/role`, `/firstName`, `/lastName`. Nobody gives a role above
+/// their own; the owner transfers ownership by setting another member's role to `owner` (and
+/// becomes an admin).
+#[utoipa::path(
+    tag = "Account members",
+    params(("id" = String, Path, description = "Member `_id`, or `me`")),
+    request_body(content = Vec<crate::wire::JsonPatchOperation>, description = "JSON Patch operations, or `{comment, patch}`", content_type = "application/json"),
+    responses(
+        (status = 200, body = Member),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 422, description = "Another path, or a role change the rules refuse", body = ErrorBody),
+    )
+)]
+#[patch("/members/{id}")]
+pub async fn patch_member(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<Member>, ApiError> {
+    permit(&caller, Action::ManageMembers)?;
+    let patch = json_patch_only(&req, &body)?;
+    let id = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.patch_member(&caller, &id, &patch)).await?,
+    ))
+}
+
+/// Deletes a member with its personal tokens (its service tokens pass to the owner). The owner
+/// cannot be deleted (409).
+#[utoipa::path(
+    tag = "Account members",
+    params(("id" = String, Path, description = "Member `_id`")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody), (status = 409, description = "The owner", body = ErrorBody))
+)]
+#[delete("/members/{id}")]
+pub async fn delete_member(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    call(&state, move |s| s.delete_member(&caller, &id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,12 @@
+DROP TABLE environment_old_keys;
+DROP INDEX tokens_previous_secret;
+ALTER TABLE tokens DROP COLUMN previous_expires_at;
+ALTER TABLE tokens DROP COLUMN previous_secret_hash;
+DROP INDEX members_last_seen;
+DROP INDEX members_display_name;
+DROP INDEX members_email_lower;
+ALTER TABLE members DROP COLUMN search;
+ALTER TABLE members DROP COLUMN display_name;
+ALTER TABLE members DROP COLUMN last_seen;
+ALTER TABLE members DROP COLUMN verified;
+ALTER TABLE members DROP COLUMN pending_invite;

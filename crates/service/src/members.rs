@@ -1,0 +1,165 @@
+//! Account members.
+
+use domain::member::{validate_invites, InviteError, Member, NewMemberForm};
+use domain::patch::JsonPatchBody;
+use domain::query::MemberQuery;
+use domain::role::{Action, Role};
+use ports::{Repository, StoreExt};
+
+use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+
+/// One page of members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberPage {
+    /// The page.
+    pub items: Vec<Member>,
+    /// All matches.
+    pub total: u64,
+}
+
+fn load_member(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<Member> {
+    let id = if id == "me" {
+        caller.member_id.as_str()
+    } else {
+        id
+    };
+    repo.get_member(id)?
+        .ok_or_else(|| ServiceError::NotFound(format!("no member with id '{id}'")))
+}
+
+impl Service {
+    /// Lists members.
+    ///
+    /// # Errors
+    /// 403 for a caller who cannot see members.
+    pub fn list_members(&self, caller: &Caller, query: &MemberQuery) -> ServiceResult<MemberPage> {
+        caller.require(Action::ViewMembers)?;
+        let (items, total) = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_members(query)?) })?;
+        Ok(MemberPage { items, total })
+    }
+
+    /// One member; `me` is the caller's.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn get_member(&self, caller: &Caller, id: &str) -> ServiceResult<Member> {
+        if id != "me" {
+            caller.require(Action::ViewMembers)?;
+        }
+        self.store
+            .read_tx(|repo| -> ServiceResult<_> { load_member(repo, caller, id) })
+    }
+
+    /// Invites up to 50 members, all or none, with roles no higher than the caller's.
+    ///
+    /// # Errors
+    /// 400 `invalid_request` for invalid invitations, `duplicate_email` for an email given twice,
+    /// `email_already_exists_in_account` for a member's email; 403.
+    pub fn invite_members(
+        &self,
+        caller: &Caller,
+        forms: Vec<NewMemberForm>,
+    ) -> ServiceResult<Vec<Member>> {
+        caller.require(Action::ManageMembers)?;
+        let invites = validate_invites(forms, caller.role).map_err(|e| match e {
+            InviteError::Invalid(v) => ServiceError::from(v),
+            InviteError::DuplicateEmail(_) => ServiceError::Rejected {
+                code: "duplicate_email",
+                message: e.to_string(),
+            },
+        })?;
+        let now = self.now();
+        let members: Vec<Member> = invites
+            .into_iter()
+            .map(|i| Member::invited(object_id(), i, now))
+            .collect();
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let emails: Vec<String> = members.iter().map(|m| m.email.to_lowercase()).collect();
+            let taken = repo.taken_emails(&emails)?;
+            if !taken.is_empty() {
+                return Err(ServiceError::Rejected {
+                    code: "email_already_exists_in_account",
+                    message: format!("already members of this account: {}", taken.join(", ")),
+                });
+            }
+            for member in &members {
+                repo.insert_member(member)?;
+            }
+            Ok(members.clone())
+        })
+    }
+
+    /// Changes a member by JSON Patch (`/role`, `/firstName`, `/lastName`). Nobody gives a role
+    /// above their own; the owner makes another member owner to transfer ownership, and becomes
+    /// an admin.
+    ///
+    /// # Errors
+    /// 403 without member management (or ownership for a transfer), 404, 409 for a failed
+    /// `test`, 422 for another path or a role change the rules refuse.
+    pub fn patch_member(
+        &self,
+        caller: &Caller,
+        id: &str,
+        patch: &JsonPatchBody,
+    ) -> ServiceResult<Member> {
+        caller.require(Action::ManageMembers)?;
+        let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
+            let member = load_member(repo, caller, id)?;
+            let next = member.apply_patch(&patch.operations, caller.role)?;
+            let mut changed = vec![];
+            if next.role == Role::Owner && member.role != Role::Owner {
+                caller.require(Action::TransferOwnership)?;
+                let mut previous = repo
+                    .find_owner()?
+                    .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
+                previous.role = Role::Admin;
+                repo.update_member(&previous)?;
+                changed.push(previous.id);
+            }
+            if next != member {
+                repo.update_member(&next)?;
+                changed.push(next.id.clone());
+            }
+            Ok((next, changed))
+        })?;
+        // Tokens act with at most their member's role: drop what this replica remembers.
+        for member_id in changed_members {
+            self.tokens.forget_member(&member_id);
+        }
+        Ok(member)
+    }
+
+    /// Deletes a member and its personal tokens; the service tokens it created pass to the owner.
+    ///
+    /// # Errors
+    /// 403, 404; 409 for the owner (transfer ownership first) or a member with a higher role
+    /// than the caller.
+    pub fn delete_member(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
+        caller.require(Action::ManageMembers)?;
+        let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
+            let member = load_member(repo, caller, id)?;
+            if member.role == Role::Owner {
+                return Err(ServiceError::VersionConflict(
+                    "the owner cannot be deleted; transfer ownership to another member first"
+                        .into(),
+                ));
+            }
+            if member.role > caller.role {
+                return Err(ServiceError::Forbidden(format!(
+                    "cannot delete a member whose role '{}' is above your own '{}'",
+                    member.role, caller.role
+                )));
+            }
+            let owner = repo
+                .find_owner()?
+                .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
+            repo.reassign_service_tokens(&member.id, &owner.id)?;
+            repo.delete_member(&member.id)?;
+            Ok(member.id)
+        })?;
+        self.tokens.forget_member(&deleted);
+        Ok(())
+    }
+}

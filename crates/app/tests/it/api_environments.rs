@@ -245,4 +245,70 @@ on_both_backends!(
     create_environment_errors,
     list_environments_filters_and_sorts,
     patch_and_delete_environment,
+    reset_sdk_and_mobile_keys,
 );
+
+async fn reset_sdk_and_mobile_keys(backend: Backend) {
+    let app = spawn(backend).await;
+    let project = app.project("web").await;
+    let before = &project["environments"][1];
+    let (old_sdk, old_mobile) = (
+        before["apiKey"].as_str().unwrap().to_owned(),
+        before["mobileKey"].as_str().unwrap().to_owned(),
+    );
+    let reset = app
+        .post(
+            "/api/v2/projects/web/environments/production/apiKey?expiry=4102444800000",
+            json!({}),
+        )
+        .await;
+    assert_eq!(reset.status, 200, "{}", reset.body);
+    let new_sdk = reset.body["apiKey"].as_str().unwrap().to_owned();
+    assert!(new_sdk.starts_with("sdk-") && new_sdk != old_sdk);
+    assert_eq!(reset.body["mobileKey"], old_mobile.as_str());
+    assert_eq!(
+        app.get("/api/v2/projects/web/environments/production")
+            .await
+            .body["apiKey"],
+        new_sdk.as_str()
+    );
+    let mobile = app
+        .post(
+            "/api/v2/projects/web/environments/production/mobileKey",
+            json!({}),
+        )
+        .await;
+    assert_eq!(mobile.status, 200);
+    assert_ne!(mobile.body["mobileKey"], old_mobile.as_str());
+    // Old and new keys alike are never access tokens, and the 401 says what they are.
+    for (key, kind) in [
+        (old_sdk.as_str(), "SDK key"),
+        (new_sdk.as_str(), "SDK key"),
+        (old_mobile.as_str(), "mobile key"),
+    ] {
+        let resp = app.get_as(key, "/api/v2/projects").await;
+        resp.assert_error(401, "unauthorized");
+        assert!(
+            resp.body["message"].as_str().unwrap().contains(kind),
+            "{}",
+            resp.body
+        );
+    }
+    app.post(
+        "/api/v2/projects/web/environments/production/apiKey?expiry=1",
+        json!({}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    app.post("/api/v2/projects/web/environments/nope/apiKey", json!({}))
+        .await
+        .assert_error(404, "not_found");
+    let reader = app.token("reader").await;
+    app.post_as(
+        &reader,
+        "/api/v2/projects/web/environments/production/mobileKey",
+        json!({}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+}

@@ -32,6 +32,7 @@ pub mod patch;
 pub mod project;
 pub mod query;
 pub mod role;
+mod rules;
 pub mod token;
 pub mod version;
 

@@ -1,12 +1,10 @@
 //! Applying semantic-patch instructions to a flag.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use super::project::{ProjectFlags, ProjectRuleError};
 use super::{
-    Clause, CustomProperty, Flag, FlagConfig, Prerequisite, Rollout, Rule, Target, Variation,
+    CustomProperty, Flag, FlagConfig, Prerequisite, Rollout, Rule, Target, Variation,
     VariationOrRollout, WeightedVariation,
 };
 use crate::instruction::{
@@ -62,34 +60,7 @@ fn resolve_serve(flag: &Flag, input: &ServeInput) -> Result<VariationOrRollout, 
     }
 }
 
-fn clause(input: &ClauseInput, id: String) -> Clause {
-    Clause {
-        id,
-        attribute: input.attribute.clone(),
-        op: input.op,
-        values: input.values.clone(),
-        negate: input.negate,
-        context_kind: input
-            .context_kind
-            .clone()
-            .unwrap_or_else(super::config::user_kind),
-    }
-}
-
-fn rule_mut<'a>(config: &'a mut FlagConfig, rule_id: &str) -> Result<&'a mut Rule, String> {
-    config
-        .rules
-        .iter_mut()
-        .find(|r| r.id == rule_id)
-        .ok_or_else(|| format!("no rule with _id '{rule_id}'"))
-}
-
-fn clause_mut<'a>(rule: &'a mut Rule, clause_id: &str) -> Result<&'a mut Clause, String> {
-    rule.clauses
-        .iter_mut()
-        .find(|c| c.id == clause_id)
-        .ok_or_else(|| format!("no clause with _id '{clause_id}' in rule '{}'", rule.id))
-}
+use crate::rules::{self, rule_mut};
 
 fn targets_of_kind<'a>(config: &'a mut FlagConfig, kind: &str) -> &'a mut Vec<Target> {
     if kind == "user" {
@@ -326,7 +297,7 @@ fn apply_in_environment(
                     description: Option<String>,
                     track: bool| Rule {
         id: ids.uuid(),
-        clauses: clauses.iter().map(|c| clause(c, ids.uuid())).collect(),
+        clauses: rules::clauses_from(clauses, ids),
         track_events: track,
         variation: serve.variation,
         rollout: serve.rollout,
@@ -406,23 +377,11 @@ fn apply_in_environment(
                 None => config.rules.push(rule),
             }
         }
-        RemoveRule { rule_id } => config.rules.retain(|r| &r.id != rule_id),
-        ReorderRules { rule_ids } => {
-            let current: BTreeSet<&String> = config.rules.iter().map(|r| &r.id).collect();
-            let wanted: BTreeSet<&String> = rule_ids.iter().collect();
-            if current != wanted || rule_ids.len() != config.rules.len() {
-                return Err("ruleIds must list every current rule exactly once".into());
-            }
-            let mut rules = std::mem::take(&mut config.rules);
-            for id in rule_ids {
-                if let Some(position) = rules.iter().position(|r| &r.id == id) {
-                    config.rules.push(rules.remove(position));
-                }
-            }
-        }
-        ReplaceRules { rules } => {
-            let mut replaced = Vec::with_capacity(rules.len());
-            for (i, input) in rules.iter().enumerate() {
+        RemoveRule { rule_id } => rules::remove_rule(&mut config.rules, rule_id),
+        ReorderRules { rule_ids } => rules::reorder_rules(&mut config.rules, rule_ids)?,
+        ReplaceRules { rules: inputs } => {
+            let mut replaced = Vec::with_capacity(inputs.len());
+            for (i, input) in inputs.iter().enumerate() {
                 let serve = resolve_serve(&snapshot, &input.serve)
                     .map_err(|e| format!("rules[{i}]: {e}"))?;
                 replaced.push(new_rule(
@@ -438,59 +397,42 @@ fn apply_in_environment(
         UpdateRuleDescription {
             rule_id,
             description,
-        } => rule_mut(config, rule_id)?.description = Some(description.clone()),
+        } => rule_mut(&mut config.rules, rule_id)?.description = Some(description.clone()),
         UpdateRuleTrackEvents {
             rule_id,
             track_events,
-        } => rule_mut(config, rule_id)?.track_events = *track_events,
+        } => rule_mut(&mut config.rules, rule_id)?.track_events = *track_events,
         UpdateRuleVariationOrRollout { rule_id, serve } => {
             let serve = resolve_serve(&snapshot, serve)?;
-            let rule = rule_mut(config, rule_id)?;
+            let rule = rule_mut(&mut config.rules, rule_id)?;
             rule.variation = serve.variation;
             rule.rollout = serve.rollout;
         }
         AddClauses { rule_id, clauses } => {
-            let new: Vec<Clause> = clauses.iter().map(|c| clause(c, ids.uuid())).collect();
-            rule_mut(config, rule_id)?.clauses.extend(new);
+            rules::add_clauses(&mut config.rules, rule_id, clauses, ids)?
         }
         RemoveClauses {
             rule_id,
             clause_ids,
-        } => {
-            let rule = rule_mut(config, rule_id)?;
-            for id in clause_ids {
-                clause_mut(rule, id)?;
-            }
-            rule.clauses.retain(|c| !clause_ids.contains(&c.id));
-        }
+        } => rules::remove_clauses(&mut config.rules, rule_id, clause_ids)?,
         UpdateClause {
             rule_id,
             clause_id,
-            clause: input,
-        } => {
-            let existing = clause_mut(rule_mut(config, rule_id)?, clause_id)?;
-            *existing = clause(input, clause_id.clone());
-        }
+            clause,
+        } => rules::update_clause(&mut config.rules, rule_id, clause_id, clause)?,
         AddValuesToClause {
             rule_id,
             clause_id,
             values,
         } => {
-            let existing = clause_mut(rule_mut(config, rule_id)?, clause_id)?;
-            for value in values {
-                if !existing.values.contains(value) {
-                    existing.values.push(value.clone());
-                }
-            }
+            rules::add_clause_values(&mut config.rules, rule_id, clause_id, values)?;
         }
         RemoveValuesFromClause {
             rule_id,
             clause_id,
             values,
         } => {
-            clause_mut(rule_mut(config, rule_id)?, clause_id)?
-                .values
-                .retain(|v| !values.contains(v));
+            rules::remove_clause_values(&mut config.rules, rule_id, clause_id, values)?;
         }
         UpdateFallthroughVariationOrRollout { serve } => {
             config.fallthrough = resolve_serve(&snapshot, serve)?;

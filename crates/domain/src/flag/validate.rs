@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
-use super::{Clause, Flag, FlagConfig, FlagKind, Operator, Rollout, VariationOrRollout};
+use super::{Flag, FlagConfig, FlagKind, Rollout, VariationOrRollout};
 use crate::{validate_name, validate_tags, FieldError, ValidationError};
 
 /// Total weight of a rollout: 100% in thousandths of a percent.
@@ -145,9 +145,21 @@ impl Flag {
             };
             validate_serve(&format!("{at}.rules[{i}]"), &serve, count, errors);
             for (j, clause) in rule.clauses.iter().enumerate() {
-                validate_clause(&format!("{at}.rules[{i}].clauses[{j}]"), clause, errors);
+                crate::rules::validate_clause(
+                    &format!("{at}.rules[{i}].clauses[{j}]"),
+                    clause,
+                    errors,
+                );
             }
         }
+        crate::rules::validate_ids(
+            at,
+            config
+                .rules
+                .iter()
+                .map(|r| (r.id.as_str(), r.clauses.as_slice())),
+            errors,
+        );
         validate_serve(
             &format!("{at}.fallthrough"),
             &config.fallthrough,
@@ -174,81 +186,6 @@ impl Flag {
                     "is listed twice",
                 ));
             }
-        }
-    }
-}
-
-/// A semantic version as clauses accept it: `1.2.3`, or a shorter `1.2` / `1` completed with zeros.
-fn is_semver(text: &str) -> bool {
-    if semver::Version::parse(text).is_ok() {
-        return true;
-    }
-    let core_end = text.find(['-', '+']).unwrap_or(text.len());
-    let parts = text[..core_end].split('.').count();
-    (1..3).contains(&parts)
-        && semver::Version::parse(&format!(
-            "{}{}{}",
-            &text[..core_end],
-            ".0".repeat(3 - parts),
-            &text[core_end..]
-        ))
-        .is_ok()
-}
-
-/// A time as `before`/`after` accept it: epoch milliseconds or an RFC 3339 date-time.
-fn is_time(value: &Value) -> bool {
-    value.is_number()
-        || value
-            .as_str()
-            .is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok())
-}
-
-/// Checks that a clause's values have the type its operator needs.
-fn validate_clause(at: &str, clause: &Clause, errors: &mut Vec<FieldError>) {
-    if clause.attribute.is_empty() {
-        errors.push(FieldError::new(
-            format!("{at}.attribute"),
-            "must not be empty",
-        ));
-    }
-    if clause.context_kind.is_empty() {
-        errors.push(FieldError::new(
-            format!("{at}.contextKind"),
-            "must not be empty",
-        ));
-    }
-    for (k, value) in clause.values.iter().enumerate() {
-        let problem = match clause.op {
-            Operator::Matches => match value.as_str() {
-                Some(pattern) => regex::Regex::new(pattern)
-                    .err()
-                    .map(|e| format!("is not a valid regular expression: {e}")),
-                None => Some("must be a string (a regular expression)".to_owned()),
-            },
-            Operator::SemVerEqual | Operator::SemVerLessThan | Operator::SemVerGreaterThan => {
-                (!value.as_str().is_some_and(is_semver))
-                    .then(|| "must be a semantic version such as 1.2.3".to_owned())
-            }
-            Operator::Before | Operator::After => (!is_time(value))
-                .then(|| "must be a time: epoch milliseconds or an RFC 3339 date-time".to_owned()),
-            Operator::LessThan
-            | Operator::LessThanOrEqual
-            | Operator::GreaterThan
-            | Operator::GreaterThanOrEqual => {
-                (!value.is_number()).then(|| "must be a number".to_owned())
-            }
-            Operator::EndsWith
-            | Operator::StartsWith
-            | Operator::Contains
-            | Operator::SegmentMatch => (!value.is_string()).then(|| "must be a string".to_owned()),
-            Operator::In => (value.is_object() || value.is_array())
-                .then(|| "must be a string, number or boolean".to_owned()),
-        };
-        if let Some(reason) = problem {
-            errors.push(FieldError::new(
-                format!("{at}.values[{k}]"),
-                format!("{reason} (operator {:?})", clause.op),
-            ));
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod project;
 pub mod query;
 pub mod role;
 mod rules;
+pub mod segment;
 pub mod token;
 pub mod version;
 

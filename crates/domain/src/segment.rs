@@ -1,0 +1,720 @@
+//! Segments: reusable groups of contexts, per project and environment, that flag clauses match
+//! with `segmentMatch`. Their rules share the clause model of flags (see `rules`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::flag::Clause;
+use crate::instruction::{ClauseInput, InstructionError};
+use crate::key::FlagKey;
+use crate::link::{Link, Links};
+use crate::patch::{self, PatchError};
+use crate::rules::{self, ClauseRule, Step};
+use crate::{normalize_tags, validate_name, validate_tags, FieldError, IdSource, ValidationError};
+
+/// At most this many target values are added or removed by one request.
+pub const MAX_TARGET_OPERATIONS: usize = 1500;
+
+/// Targets of one context kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegmentTarget {
+    /// Context keys.
+    pub values: Vec<String>,
+    /// Their context kind.
+    pub context_kind: String,
+}
+
+/// A segment rule: contexts matching every clause are in the segment (or `weight`/100000 of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegmentRule {
+    /// UUID, assigned by the server.
+    #[serde(rename = "_id", default)]
+    pub id: String,
+    /// All must match.
+    #[serde(default)]
+    pub clauses: Vec<Clause>,
+    /// Share of matching contexts included, in thousandths of a percent (0..=100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<i64>,
+    /// Attribute the weight buckets by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket_by: Option<String>,
+    /// Context kind the weight buckets by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_context_kind: Option<String>,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl ClauseRule for SegmentRule {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn clauses_mut(&mut self) -> &mut Vec<Clause> {
+        &mut self.clauses
+    }
+}
+
+/// A segment of one environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Segment {
+    /// Unique within the project and environment; never changes.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Sorted, unique tags.
+    pub tags: Vec<String>,
+    /// Creation time (epoch ms).
+    pub creation_date: i64,
+    /// Last change (epoch ms).
+    pub last_modified_date: i64,
+    /// Grows by one with every change.
+    pub version: i64,
+    /// Always false for a stored segment.
+    pub deleted: bool,
+    /// Big segments' recreation count (always 0 here).
+    pub generation: i64,
+    /// User keys in the segment.
+    pub included: Vec<String>,
+    /// User keys kept out of the segment.
+    pub excluded: Vec<String>,
+    /// Keys of other context kinds in the segment.
+    pub included_contexts: Vec<SegmentTarget>,
+    /// Keys of other context kinds kept out.
+    pub excluded_contexts: Vec<SegmentTarget>,
+    /// Rules, in order.
+    pub rules: Vec<SegmentRule>,
+    /// `self`, `parent`.
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+}
+
+/// `POST /segments/{projectKey}/{environmentKey}` body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegmentPost {
+    /// Segment key.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+const READ_ONLY: [&str; 7] = [
+    "key",
+    "creationDate",
+    "lastModifiedDate",
+    "version",
+    "deleted",
+    "generation",
+    "links",
+];
+
+fn segment_path_is_read_only(path: &[String]) -> bool {
+    path.is_empty()
+        || path.iter().any(|s| s.starts_with('_'))
+        || READ_ONLY.contains(&path[0].as_str())
+}
+
+impl Segment {
+    /// A new segment, without targets or rules (they are added by patches).
+    ///
+    /// ```
+    /// use domain::segment::{Segment, SegmentPost};
+    /// let post = SegmentPost { key: "beta".into(), name: "Beta users".into(), ..Default::default() };
+    /// let segment = Segment::create(post, "web", "production", 1).unwrap();
+    /// assert_eq!(segment.links["self"].href, "/api/v2/segments/web/production/beta");
+    /// assert_eq!(segment.version, 1);
+    /// ```
+    ///
+    /// # Errors
+    /// [`ValidationError`] for an invalid key, empty name or bad tags.
+    pub fn create(
+        post: SegmentPost,
+        project_key: &str,
+        environment_key: &str,
+        now: i64,
+    ) -> Result<Self, ValidationError> {
+        // Segment keys follow the same rules as flag keys.
+        let key =
+            FlagKey::parse(&post.key).map_err(|e| ValidationError::single("key", e.reason))?;
+        let mut segment = Self {
+            key: key.into_string(),
+            name: post.name,
+            description: post.description.filter(|d| !d.is_empty()),
+            tags: post.tags,
+            creation_date: now,
+            last_modified_date: now,
+            version: 1,
+            deleted: false,
+            generation: 0,
+            included: vec![],
+            excluded: vec![],
+            included_contexts: vec![],
+            excluded_contexts: vec![],
+            rules: vec![],
+            links: Links::new(),
+        };
+        segment.validate()?;
+        normalize_tags(&mut segment.tags);
+        segment.refresh_links(project_key, environment_key);
+        Ok(segment)
+    }
+
+    /// Recomputes `_links` (after loading from storage).
+    pub fn refresh_links(&mut self, project_key: &str, environment_key: &str) {
+        self.links = Links::from([
+            (
+                "parent".to_owned(),
+                Link::api(format!("/api/v2/segments/{project_key}/{environment_key}")),
+            ),
+            (
+                "self".to_owned(),
+                Link::api(format!(
+                    "/api/v2/segments/{project_key}/{environment_key}/{}",
+                    self.key
+                )),
+            ),
+        ]);
+    }
+
+    /// Checks every rule: a name, valid tags, no key both included and excluded for one context
+    /// kind, weights 0..=100000, clause values typed as their operators need, unique ids.
+    ///
+    /// # Errors
+    /// [`ValidationError`] naming every broken rule.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        let mut errors = Vec::new();
+        validate_name("name", &self.name, &mut errors);
+        validate_tags("tags", &self.tags, &mut errors);
+        let kinds = |user: &[String], contexts: &[SegmentTarget]| -> Vec<(String, String)> {
+            user.iter()
+                .map(|v| ("user".to_owned(), v.clone()))
+                .chain(contexts.iter().flat_map(|t| {
+                    t.values
+                        .iter()
+                        .map(move |v| (t.context_kind.clone(), v.clone()))
+                }))
+                .collect()
+        };
+        let included = kinds(&self.included, &self.included_contexts);
+        for (kind, key) in kinds(&self.excluded, &self.excluded_contexts) {
+            if included.contains(&(kind.clone(), key.clone())) {
+                errors.push(FieldError::new(
+                    "excluded",
+                    format!("'{key}' ({kind}) is both included and excluded"),
+                ));
+            }
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.weight.is_some_and(|w| !(0..=100_000).contains(&w)) {
+                errors.push(FieldError::new(
+                    format!("rules[{i}].weight"),
+                    "must be between 0 and 100000",
+                ));
+            }
+            for (j, clause) in rule.clauses.iter().enumerate() {
+                rules::validate_clause(&format!("rules[{i}].clauses[{j}]"), clause, &mut errors);
+            }
+        }
+        rules::validate_ids(
+            "",
+            self.rules
+                .iter()
+                .map(|r| (r.id.as_str(), r.clauses.as_slice())),
+            &mut errors,
+        );
+        ValidationError::check(errors)
+    }
+
+    /// The segment keys that `segmentMatch` clauses of `clauses` name.
+    pub fn referenced_by<'a>(clauses: impl IntoIterator<Item = &'a Clause>) -> Vec<String> {
+        let mut keys: Vec<String> = clauses
+            .into_iter()
+            .filter(|c| c.op == crate::flag::Operator::SegmentMatch)
+            .flat_map(|c| {
+                c.values
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    fn settle(
+        &mut self,
+        previous: &Segment,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<(), ValidationError> {
+        for rule in &mut self.rules {
+            if rule.id.is_empty() {
+                rule.id = ids.uuid();
+            }
+            for clause in &mut rule.clauses {
+                if clause.id.is_empty() {
+                    clause.id = ids.uuid();
+                }
+            }
+        }
+        normalize_tags(&mut self.tags);
+        self.validate()?;
+        self.version = previous.version;
+        self.last_modified_date = previous.last_modified_date;
+        if self != previous {
+            self.version += 1;
+            self.last_modified_date = now;
+        }
+        Ok(())
+    }
+
+    /// Applies a JSON Patch; read-only: `key`, `creationDate`, `lastModifiedDate`, `version`,
+    /// `deleted`, `generation` and `_`-prefixed fields.
+    ///
+    /// # Errors
+    /// As [`crate::flag::Flag::apply_patch`].
+    pub fn apply_patch(
+        &self,
+        ops: &[patch::Operation],
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Segment, PatchError> {
+        let doc = patch::to_document(self)?;
+        let mut next: Segment =
+            patch::from_document(patch::apply(&doc, ops, segment_path_is_read_only)?)?;
+        next.settle(self, now, ids)?;
+        Ok(next)
+    }
+
+    /// Applies a JSON Merge Patch with the same rules as [`Segment::apply_patch`].
+    ///
+    /// # Errors
+    /// As [`Segment::apply_patch`].
+    pub fn apply_merge(
+        &self,
+        merge: &Value,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Segment, PatchError> {
+        let doc = patch::to_document(self)?;
+        let mut next: Segment =
+            patch::from_document(patch::merge(&doc, merge, segment_path_is_read_only)?)?;
+        next.settle(self, now, ids)?;
+        Ok(next)
+    }
+
+    /// Applies a segment semantic patch, all or nothing.
+    ///
+    /// ```
+    /// use domain::segment::{Segment, SegmentPatch, SegmentPost};
+    /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
+    /// let segment = Segment::create(post, "web", "production", 1).unwrap();
+    /// let patch = SegmentPatch::parse(serde_json::json!({"environmentKey": "production", "instructions": [
+    ///     {"kind": "addIncludedUsers", "values": ["alice"]}]})).unwrap();
+    /// let next = segment.apply_instructions(&patch, 2, &mut domain::SequentialIds::default()).unwrap();
+    /// assert_eq!(next.included, ["alice"]);
+    /// assert_eq!(next.version, 2);
+    /// ```
+    ///
+    /// # Errors
+    /// [`InstructionError`] naming the failing instruction, or for a result that breaks a rule.
+    pub fn apply_instructions(
+        &self,
+        patch: &SegmentPatch,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Segment, InstructionError> {
+        let mut next = self.clone();
+        for (index, instruction) in patch.instructions.iter().enumerate() {
+            next.apply_one(instruction, ids)
+                .map_err(|message| InstructionError::Instruction { index, message })?;
+        }
+        next.settle(self, now, ids)?;
+        Ok(next)
+    }
+
+    fn apply_one(&mut self, instruction: &SegmentInstruction, ids: &mut dyn IdSource) -> Step {
+        use SegmentInstruction::*;
+        match instruction {
+            UpdateName { value } => self.name = value.clone(),
+            AddTags { values } => self.tags.extend(values.iter().cloned()),
+            RemoveTags { values } => self.tags.retain(|t| !values.contains(t)),
+            AddIncludedTargets {
+                context_kind,
+                values,
+            } => add(self.targets_mut(true, context_kind), values),
+            RemoveIncludedTargets {
+                context_kind,
+                values,
+            } => remove(self.targets_mut(true, context_kind), values),
+            AddExcludedTargets {
+                context_kind,
+                values,
+            } => add(self.targets_mut(false, context_kind), values),
+            RemoveExcludedTargets {
+                context_kind,
+                values,
+            } => remove(self.targets_mut(false, context_kind), values),
+            AddIncludedUsers { values } => add(&mut self.included, values),
+            RemoveIncludedUsers { values } => remove(&mut self.included, values),
+            AddExcludedUsers { values } => add(&mut self.excluded, values),
+            RemoveExcludedUsers { values } => remove(&mut self.excluded, values),
+            AddRule {
+                clauses,
+                description,
+                weight,
+                bucket_by,
+                rollout_context_kind,
+            } => self.rules.push(SegmentRule {
+                id: ids.uuid(),
+                clauses: rules::clauses_from(clauses, ids),
+                weight: *weight,
+                bucket_by: bucket_by.clone(),
+                rollout_context_kind: rollout_context_kind.clone(),
+                description: description.clone(),
+            }),
+            RemoveRule { rule_id } => rules::remove_rule(&mut self.rules, rule_id),
+            ReorderRules { rule_ids } => rules::reorder_rules(&mut self.rules, rule_ids)?,
+            AddClauses { rule_id, clauses } => {
+                rules::add_clauses(&mut self.rules, rule_id, clauses, ids)?
+            }
+            RemoveClauses {
+                rule_id,
+                clause_ids,
+            } => rules::remove_clauses(&mut self.rules, rule_id, clause_ids)?,
+            UpdateClause {
+                rule_id,
+                clause_id,
+                clause,
+            } => rules::update_clause(&mut self.rules, rule_id, clause_id, clause)?,
+            AddValuesToClause {
+                rule_id,
+                clause_id,
+                values,
+            } => {
+                rules::add_clause_values(&mut self.rules, rule_id, clause_id, values)?;
+            }
+            RemoveValuesFromClause {
+                rule_id,
+                clause_id,
+                values,
+            } => {
+                rules::remove_clause_values(&mut self.rules, rule_id, clause_id, values)?;
+            }
+            UpdateRuleDescription {
+                rule_id,
+                description,
+            } => {
+                rules::rule_mut(&mut self.rules, rule_id)?.description = Some(description.clone());
+            }
+            UpdateRuleRolloutAndContextKind {
+                rule_id,
+                weight,
+                context_kind,
+            } => {
+                let rule = rules::rule_mut(&mut self.rules, rule_id)?;
+                rule.weight = Some(*weight);
+                rule.rollout_context_kind = context_kind.clone();
+            }
+        }
+        Ok(())
+    }
+
+    /// The target list of `kind`: `included`/`excluded` for users, else the context lists.
+    fn targets_mut(&mut self, included: bool, kind: &str) -> &mut Vec<String> {
+        if kind == "user" {
+            return if included {
+                &mut self.included
+            } else {
+                &mut self.excluded
+            };
+        }
+        let lists = if included {
+            &mut self.included_contexts
+        } else {
+            &mut self.excluded_contexts
+        };
+        let index = match lists.iter().position(|t| t.context_kind == kind) {
+            Some(index) => index,
+            None => {
+                lists.push(SegmentTarget {
+                    values: vec![],
+                    context_kind: kind.to_owned(),
+                });
+                lists.len() - 1
+            }
+        };
+        &mut lists[index].values
+    }
+}
+
+fn add(list: &mut Vec<String>, values: &[String]) {
+    for value in values {
+        if !list.contains(value) {
+            list.push(value.clone());
+        }
+    }
+}
+
+fn remove(list: &mut Vec<String>, values: &[String]) {
+    list.retain(|v| !values.contains(v));
+}
+
+/// One segment instruction, tagged by `kind` (big-segment kinds are not supported).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub enum SegmentInstruction {
+    /// Rename the segment.
+    UpdateName { value: String },
+    /// Add tags.
+    AddTags { values: Vec<String> },
+    /// Remove tags.
+    RemoveTags { values: Vec<String> },
+    /// Include context keys of a kind.
+    #[serde(rename_all = "camelCase")]
+    AddIncludedTargets {
+        context_kind: String,
+        values: Vec<String>,
+    },
+    /// Stop including context keys of a kind.
+    #[serde(rename_all = "camelCase")]
+    RemoveIncludedTargets {
+        context_kind: String,
+        values: Vec<String>,
+    },
+    /// Exclude context keys of a kind.
+    #[serde(rename_all = "camelCase")]
+    AddExcludedTargets {
+        context_kind: String,
+        values: Vec<String>,
+    },
+    /// Stop excluding context keys of a kind.
+    #[serde(rename_all = "camelCase")]
+    RemoveExcludedTargets {
+        context_kind: String,
+        values: Vec<String>,
+    },
+    /// Legacy: include user keys.
+    AddIncludedUsers { values: Vec<String> },
+    /// Legacy: stop including user keys.
+    RemoveIncludedUsers { values: Vec<String> },
+    /// Legacy: exclude user keys.
+    AddExcludedUsers { values: Vec<String> },
+    /// Legacy: stop excluding user keys.
+    RemoveExcludedUsers { values: Vec<String> },
+    /// Add a rule at the end.
+    #[serde(rename_all = "camelCase")]
+    AddRule {
+        clauses: Vec<ClauseInput>,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(default)]
+        weight: Option<i64>,
+        #[serde(default)]
+        bucket_by: Option<String>,
+        #[serde(default)]
+        rollout_context_kind: Option<String>,
+    },
+    /// Remove a rule (a no-op if it does not exist).
+    #[serde(rename_all = "camelCase")]
+    RemoveRule { rule_id: String },
+    /// Reorder the rules; `ruleIds` must be exactly the current rules.
+    #[serde(rename_all = "camelCase")]
+    ReorderRules { rule_ids: Vec<String> },
+    /// Add clauses to a rule.
+    #[serde(rename_all = "camelCase")]
+    AddClauses {
+        rule_id: String,
+        clauses: Vec<ClauseInput>,
+    },
+    /// Remove clauses from a rule.
+    #[serde(rename_all = "camelCase")]
+    RemoveClauses {
+        rule_id: String,
+        clause_ids: Vec<String>,
+    },
+    /// Replace a clause.
+    #[serde(rename_all = "camelCase")]
+    UpdateClause {
+        rule_id: String,
+        clause_id: String,
+        clause: ClauseInput,
+    },
+    /// Add values to a clause.
+    #[serde(rename_all = "camelCase")]
+    AddValuesToClause {
+        rule_id: String,
+        clause_id: String,
+        values: Vec<Value>,
+    },
+    /// Remove values from a clause.
+    #[serde(rename_all = "camelCase")]
+    RemoveValuesFromClause {
+        rule_id: String,
+        clause_id: String,
+        values: Vec<Value>,
+    },
+    /// Set a rule's description.
+    #[serde(rename_all = "camelCase")]
+    UpdateRuleDescription {
+        rule_id: String,
+        description: String,
+    },
+    /// Set a rule's weight and the context kind it buckets by.
+    #[serde(rename_all = "camelCase")]
+    UpdateRuleRolloutAndContextKind {
+        rule_id: String,
+        weight: i64,
+        #[serde(default)]
+        context_kind: Option<String>,
+    },
+}
+
+impl SegmentInstruction {
+    /// Every segment instruction kind.
+    pub const KINDS: [&'static str; 21] = [
+        "updateName",
+        "addTags",
+        "removeTags",
+        "addIncludedTargets",
+        "removeIncludedTargets",
+        "addExcludedTargets",
+        "removeExcludedTargets",
+        "addIncludedUsers",
+        "removeIncludedUsers",
+        "addExcludedUsers",
+        "removeExcludedUsers",
+        "addRule",
+        "removeRule",
+        "reorderRules",
+        "addClauses",
+        "removeClauses",
+        "updateClause",
+        "addValuesToClause",
+        "removeValuesFromClause",
+        "updateRuleDescription",
+        "updateRuleRolloutAndContextKind",
+    ];
+
+    /// How many target values the instruction adds or removes.
+    pub fn target_operations(&self) -> usize {
+        use SegmentInstruction::*;
+        match self {
+            AddIncludedTargets { values, .. }
+            | RemoveIncludedTargets { values, .. }
+            | AddExcludedTargets { values, .. }
+            | RemoveExcludedTargets { values, .. }
+            | AddIncludedUsers { values }
+            | RemoveIncludedUsers { values }
+            | AddExcludedUsers { values }
+            | RemoveExcludedUsers { values } => values.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// A segment semantic patch: `{environmentKey, comment?, instructions}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentPatch {
+    /// The environment (required, and must be the segment's).
+    pub environment_key: String,
+    /// A comment for the audit log.
+    pub comment: Option<String>,
+    /// The instructions.
+    pub instructions: Vec<SegmentInstruction>,
+}
+
+impl SegmentPatch {
+    /// Reads a segment semantic patch body.
+    ///
+    /// # Errors
+    /// [`InstructionError`] for a missing `environmentKey` or `instructions`, an unknown kind,
+    /// missing or unknown parameters (naming the instruction), or more than 1500 target values.
+    pub fn parse(body: Value) -> Result<Self, InstructionError> {
+        let Value::Object(mut fields) = body else {
+            return Err(InstructionError::Malformed(
+                "a semantic patch is an object with 'environmentKey' and 'instructions'".into(),
+            ));
+        };
+        let text = |fields: &mut Map<String, Value>, name: &str| match fields.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(InstructionError::Malformed(format!(
+                "'{name}' must be a string"
+            ))),
+        };
+        let environment_key = text(&mut fields, "environmentKey")?.ok_or_else(|| {
+            InstructionError::Malformed("a segment semantic patch needs 'environmentKey'".into())
+        })?;
+        let comment = text(&mut fields, "comment")?;
+        let Some(Value::Array(items)) = fields.remove("instructions") else {
+            return Err(InstructionError::Malformed(
+                "'instructions' must be an array".into(),
+            ));
+        };
+        if let Some(other) = fields.keys().next() {
+            return Err(InstructionError::Malformed(format!(
+                "unexpected field '{other}' in semantic patch"
+            )));
+        }
+        let mut instructions = Vec::with_capacity(items.len());
+        for (index, item) in items.into_iter().enumerate() {
+            let fail = |message: String| InstructionError::Instruction { index, message };
+            let sent: Vec<String> = item
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            let instruction: SegmentInstruction =
+                serde_json::from_value(item).map_err(|e| fail(e.to_string()))?;
+            if let Ok(Value::Object(known)) = serde_json::to_value(&instruction) {
+                if let Some(unknown) = sent.iter().find(|k| !known.contains_key(*k)) {
+                    return Err(fail(format!("unknown field `{unknown}`")));
+                }
+            }
+            instructions.push(instruction);
+        }
+        if instructions.is_empty() {
+            return Err(InstructionError::Malformed(
+                "'instructions' must not be empty".into(),
+            ));
+        }
+        let operations: usize = instructions
+            .iter()
+            .map(SegmentInstruction::target_operations)
+            .sum();
+        if operations > MAX_TARGET_OPERATIONS {
+            return Err(InstructionError::Malformed(format!(
+                "{operations} target values in one request; at most {MAX_TARGET_OPERATIONS}"
+            )));
+        }
+        Ok(Self {
+            environment_key,
+            comment,
+            instructions,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

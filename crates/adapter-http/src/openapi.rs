@@ -10,14 +10,14 @@ use utoipa::OpenApi as _;
 use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
-use crate::routes::{environments, flags, members, projects, root, tokens};
+use crate::routes::{environments, flags, members, projects, root, segments, tokens};
 use crate::{ErrorBody, Route};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(
         title = "flagsvc",
-        description = "Feature-flag management: projects, environments, flags, account members and access tokens. \
+        description = "Feature-flag management: projects, environments, flags, segments, account members and access tokens. \
             Every request but the root and this document needs `Authorization: <access token>`.",
         version = "20240415"
     ),
@@ -25,7 +25,7 @@ use crate::{ErrorBody, Route};
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
-        (name = "Access tokens"), (name = "Account members"), (name = "Other")
+        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Other")
     )
 )]
 struct BaseDoc;
@@ -63,6 +63,11 @@ pub(crate) fn api_scope() -> Scope<
         .service(flags::delete_flag)
         .service(flags::copy_flag)
         .service(flags::dependent_flags)
+        .service(segments::list_segments)
+        .service(segments::create_segment)
+        .service(segments::get_segment)
+        .service(segments::patch_segment)
+        .service(segments::delete_segment)
         .service(tokens::list_tokens)
         .service(tokens::create_token)
         .service(tokens::get_token)
@@ -161,10 +166,12 @@ pub(crate) fn document() -> OpenApi {
     }
     let components = doc.components.get_or_insert_with(Default::default);
     // Instructions are told apart by `kind`.
-    if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::OneOf(one_of))) =
-        components.schemas.get_mut("Instruction")
-    {
-        one_of.discriminator = Some(utoipa::openapi::Discriminator::new("kind"));
+    for name in ["Instruction", "SegmentInstruction"] {
+        if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::OneOf(one_of))) =
+            components.schemas.get_mut(name)
+        {
+            one_of.discriminator = Some(utoipa::openapi::Discriminator::new("kind"));
+        }
     }
     components.add_security_scheme(
         "ApiKey",

@@ -10,15 +10,18 @@ use domain::member::Member;
 use domain::project::{ClientSideAvailability, Project};
 use domain::query::{
     Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, FlagState,
-    MemberQuery, MemberSortField, Page, ProjectQuery, ProjectSortField,
+    MemberQuery, MemberSortField, Page, ProjectQuery, ProjectSortField, SegmentQuery,
+    SegmentSortField,
 };
 use domain::role::Role;
+use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
 use ports::{Repository, StoreError, StoreResult};
 
 use crate::schema::{
     environment_old_keys, environment_tags, environments, flag_configs, flag_prerequisites,
-    flag_tags, flags, members, project_tags, projects, tokens,
+    flag_segment_refs, flag_tags, flags, members, project_tags, projects, segment_tags, segments,
+    tokens,
 };
 use crate::{map_error, DbConnection};
 
@@ -172,6 +175,79 @@ impl MemberRow {
         member.last_seen = self.last_seen;
         Ok(member)
     }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = segments)]
+struct SegmentRow {
+    project_id: String,
+    environment_key: String,
+    key: String,
+    name: String,
+    search: String,
+    creation_date: i64,
+    last_modified: i64,
+    version: i64,
+    doc: String,
+}
+
+impl SegmentRow {
+    fn from_segment(
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<Self> {
+        Ok(Self {
+            project_id: project_id.to_owned(),
+            environment_key: environment_key.to_owned(),
+            key: segment.key.clone(),
+            name: segment.name.clone(),
+            search: format!(
+                "{}\n{}\n{}",
+                segment.key.to_lowercase(),
+                segment.name.to_lowercase(),
+                segment
+                    .description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_lowercase()
+            ),
+            creation_date: segment.creation_date,
+            last_modified: segment.last_modified_date,
+            version: segment.version,
+            doc: serde_json::to_string(segment).map_err(|e| StoreError::Other(e.to_string()))?,
+        })
+    }
+
+    fn into_segment(self) -> StoreResult<Segment> {
+        serde_json::from_str(&self.doc).map_err(|e| corrupt("segment", e))
+    }
+}
+
+fn filtered_segments<'a>(
+    project_id: &'a str,
+    environment_key: &'a str,
+    q: &'a SegmentQuery,
+) -> segments::BoxedQuery<'a, Backend> {
+    let mut query = segments::table
+        .filter(segments::project_id.eq(project_id))
+        .filter(segments::environment_key.eq(environment_key))
+        .into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(segments::search.like(contains_pattern(text)).escape('\\'));
+    }
+    for tag in &q.tags {
+        query = query.filter(
+            segments::key.eq_any(
+                segment_tags::table
+                    .filter(segment_tags::project_id.eq(project_id))
+                    .filter(segment_tags::environment_key.eq(environment_key))
+                    .filter(segment_tags::tag.eq(tag))
+                    .select(segment_tags::segment_key),
+            ),
+        );
+    }
+    query
 }
 
 diesel::define_sql_function! {
@@ -577,6 +653,41 @@ impl SqlRepository<'_> {
                 (project_id, row.into_environment(project_key, env_tags))
             })
             .collect())
+    }
+
+    /// Rewrites which segments `flag`'s rules name, per environment.
+    fn replace_flag_segment_refs(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::delete(
+            flag_segment_refs::table
+                .filter(flag_segment_refs::project_id.eq(project_id))
+                .filter(flag_segment_refs::flag_key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        let rows: Vec<_> = flag
+            .environments
+            .iter()
+            .flat_map(|(env, config)| {
+                Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
+                    .into_iter()
+                    .map(move |segment| {
+                        (
+                            flag_segment_refs::project_id.eq(project_id),
+                            flag_segment_refs::flag_key.eq(&flag.key),
+                            flag_segment_refs::environment_key.eq(env),
+                            flag_segment_refs::segment_key.eq(segment),
+                        )
+                    })
+            })
+            .collect();
+        if !rows.is_empty() {
+            execute_on_engine!(
+                self.conn,
+                diesel::insert_into(flag_segment_refs::table).values(rows)
+            )
+            .store()?;
+        }
+        Ok(())
     }
 
     /// Rewrites the prerequisite edges of `flag` (all environments) in two statements.
@@ -1224,6 +1335,7 @@ impl Repository for SqlRepository<'_> {
             .store()?;
         self.replace_flag_tags(project_id, flag)?;
         self.replace_flag_prerequisites(project_id, flag)?;
+        self.replace_flag_segment_refs(project_id, flag)?;
         let rows = flag
             .environments
             .iter()
@@ -1368,6 +1480,7 @@ impl Repository for SqlRepository<'_> {
         .store()?;
         self.replace_flag_tags(project_id, flag)?;
         self.replace_flag_prerequisites(project_id, flag)?;
+        self.replace_flag_segment_refs(project_id, flag)?;
         for env_key in changed_environments {
             let Some(config) = flag.environments.get(env_key) else {
                 continue;
@@ -1466,6 +1579,193 @@ impl Repository for SqlRepository<'_> {
                 flags::name,
                 flag_prerequisites::environment_key,
             ))
+            .load(self.conn)
+            .store()
+    }
+
+    fn insert_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<()> {
+        diesel::insert_into(segments::table)
+            .values(SegmentRow::from_segment(
+                project_id,
+                environment_key,
+                segment,
+            )?)
+            .execute(self.conn)
+            .store()?;
+        replace_tags!(
+            self.conn,
+            segment_tags,
+            [
+                project_id = project_id,
+                environment_key = environment_key,
+                segment_key = &segment.key
+            ],
+            segment.tags
+        );
+        Ok(())
+    }
+
+    fn get_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+        lock: bool,
+    ) -> StoreResult<Option<Segment>> {
+        let this = segments::table
+            .filter(segments::project_id.eq(project_id))
+            .filter(segments::environment_key.eq(environment_key))
+            .filter(segments::key.eq(key));
+        if lock {
+            // As for flags: a no-op update takes the row (PostgreSQL) or write (SQLite) lock first.
+            if diesel::update(this)
+                .set(segments::version.eq(segments::version))
+                .execute(self.conn)
+                .store()?
+                == 0
+            {
+                return Ok(None);
+            }
+        }
+        let row: Option<SegmentRow> = this
+            .select(SegmentRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(SegmentRow::into_segment).transpose()
+    }
+
+    fn list_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        q: &SegmentQuery,
+    ) -> StoreResult<(Vec<Segment>, u64)> {
+        let total: i64 = filtered_segments(project_id, environment_key, q)
+            .count()
+            .get_result(self.conn)
+            .store()?;
+        let query = filtered_segments(project_id, environment_key, q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (SegmentSortField::CreationDate, Direction::Ascending) => {
+                query.order((segments::creation_date.asc(), segments::key.asc()))
+            }
+            (SegmentSortField::CreationDate, Direction::Descending) => {
+                query.order((segments::creation_date.desc(), segments::key.desc()))
+            }
+            (SegmentSortField::Name, Direction::Ascending) => {
+                query.order((segments::name.asc(), segments::key.asc()))
+            }
+            (SegmentSortField::Name, Direction::Descending) => {
+                query.order((segments::name.desc(), segments::key.desc()))
+            }
+            (SegmentSortField::LastModified, Direction::Ascending) => {
+                query.order((segments::last_modified.asc(), segments::key.asc()))
+            }
+            (SegmentSortField::LastModified, Direction::Descending) => {
+                query.order((segments::last_modified.desc(), segments::key.desc()))
+            }
+        };
+        let rows: Vec<SegmentRow> = query
+            .limit(i64::from(q.page.limit))
+            .offset(to_i64(q.page.offset))
+            .select(SegmentRow::as_select())
+            .load(self.conn)
+            .store()?;
+        Ok((
+            rows.into_iter()
+                .map(SegmentRow::into_segment)
+                .collect::<StoreResult<_>>()?,
+            count(total),
+        ))
+    }
+
+    fn update_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<()> {
+        diesel::update(
+            segments::table
+                .filter(segments::project_id.eq(project_id))
+                .filter(segments::environment_key.eq(environment_key))
+                .filter(segments::key.eq(&segment.key)),
+        )
+        .set(SegmentRow::from_segment(
+            project_id,
+            environment_key,
+            segment,
+        )?)
+        .execute(self.conn)
+        .store()?;
+        replace_tags!(
+            self.conn,
+            segment_tags,
+            [
+                project_id = project_id,
+                environment_key = environment_key,
+                segment_key = &segment.key
+            ],
+            segment.tags
+        );
+        Ok(())
+    }
+
+    fn delete_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<bool> {
+        let deleted = diesel::delete(
+            segments::table
+                .filter(segments::project_id.eq(project_id))
+                .filter(segments::environment_key.eq(environment_key))
+                .filter(segments::key.eq(key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        Ok(deleted > 0)
+    }
+
+    fn segment_users(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
+        flag_segment_refs::table
+            .inner_join(
+                flags::table.on(flags::project_id
+                    .eq(flag_segment_refs::project_id)
+                    .and(flags::key.eq(flag_segment_refs::flag_key))),
+            )
+            .filter(flag_segment_refs::project_id.eq(project_id))
+            .filter(flag_segment_refs::environment_key.eq(environment_key))
+            .filter(flag_segment_refs::segment_key.eq(key))
+            .order(flags::key)
+            .select((flags::key, flags::name))
+            .load(self.conn)
+            .store()
+    }
+
+    fn existing_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        keys: &[String],
+    ) -> StoreResult<Vec<String>> {
+        segments::table
+            .filter(segments::project_id.eq(project_id))
+            .filter(segments::environment_key.eq(environment_key))
+            .filter(segments::key.eq_any(keys))
+            .select(segments::key)
             .load(self.conn)
             .store()
     }

@@ -136,6 +136,38 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    segments (project_id, environment_key, key) {
+        project_id -> Text,
+        environment_key -> Text,
+        key -> Text,
+        name -> Text,
+        search -> Text,
+        creation_date -> BigInt,
+        last_modified -> BigInt,
+        version -> BigInt,
+        doc -> Text,
+    }
+}
+
+diesel::table! {
+    segment_tags (project_id, environment_key, segment_key, tag) {
+        project_id -> Text,
+        environment_key -> Text,
+        segment_key -> Text,
+        tag -> Text,
+    }
+}
+
+diesel::table! {
+    flag_segment_refs (project_id, flag_key, environment_key, segment_key) {
+        project_id -> Text,
+        flag_key -> Text,
+        environment_key -> Text,
+        segment_key -> Text,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -150,4 +182,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     flag_configs,
     flag_prerequisites,
     environment_old_keys,
+    segments,
+    segment_tags,
+    flag_segment_refs,
 );

@@ -523,3 +523,71 @@ impl MemberQuery {
         Ok(q)
     }
 }
+
+/// Sort fields of segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentSortField {
+    /// By creation time.
+    CreationDate,
+    /// By name.
+    Name,
+    /// By last change.
+    LastModified,
+}
+
+/// `GET /segments/{projectKey}/{environmentKey}` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentQuery {
+    /// Substring of key, name or description (case-insensitive).
+    pub query: Option<String>,
+    /// Segments must carry all of these.
+    pub tags: Vec<String>,
+    /// Order.
+    pub sort: Sort<SegmentSortField>,
+    /// Page.
+    pub page: Page,
+}
+
+impl SegmentQuery {
+    /// Parses `filter` (`query`, `tags`), `sort`, `limit` and `offset`.
+    ///
+    /// ```
+    /// use domain::query::{SegmentQuery, SegmentSortField};
+    /// let q = SegmentQuery::parse(Some("query:beta"), Some("-lastModified"), None, None).unwrap();
+    /// assert_eq!(q.sort.field, SegmentSortField::LastModified);
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for an invalid filter, sort, limit or offset.
+    pub fn parse(
+        filter: Option<&str>,
+        sort: Option<&str>,
+        limit: Option<&str>,
+        offset: Option<&str>,
+    ) -> Result<Self, QueryError> {
+        let mut q = Self {
+            query: None,
+            tags: vec![],
+            sort: parse_sort(
+                sort,
+                &[
+                    ("creationDate", SegmentSortField::CreationDate),
+                    ("name", SegmentSortField::Name),
+                    ("lastModified", SegmentSortField::LastModified),
+                ],
+                Sort {
+                    field: SegmentSortField::CreationDate,
+                    direction: Direction::Ascending,
+                },
+            )?,
+            page: Page::parse(limit, offset, 20)?,
+        };
+        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags"])? {
+            match field.as_str() {
+                "query" => q.query = Some(value.to_lowercase()),
+                _ => q.tags.extend(split_tags(&value)),
+            }
+        }
+        Ok(q)
+    }
+}

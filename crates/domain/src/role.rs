@@ -35,7 +35,7 @@ pub enum Role {
 /// Something a caller may or may not be allowed to do: one per kind of operation of the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Action {
-    /// Read projects, environments and flags.
+    /// Read projects, environments, flags and segments.
     ViewResources,
     /// Create, change and delete projects.
     ManageProjects,
@@ -43,6 +43,8 @@ pub enum Action {
     ManageEnvironments,
     /// Create, change, copy, clone and delete flags.
     ManageFlags,
+    /// Create, change and delete segments.
+    ManageSegments,
     /// Create, list, change, reset and delete access tokens.
     ManageTokens,
     /// List and read account members.
@@ -55,11 +57,12 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order of the permission table.
-    pub const ALL: [Action; 8] = [
+    pub const ALL: [Action; 9] = [
         Action::ViewResources,
         Action::ManageProjects,
         Action::ManageEnvironments,
         Action::ManageFlags,
+        Action::ManageSegments,
         Action::ManageTokens,
         Action::ViewMembers,
         Action::ManageMembers,
@@ -69,12 +72,13 @@ impl Action {
     /// What the action covers, for people.
     pub fn describe(self) -> &'static str {
         match self {
-            Action::ViewResources => "read projects, environments and flags",
+            Action::ViewResources => "read projects, environments, flags and segments",
             Action::ManageProjects => "create, change and delete projects",
             Action::ManageEnvironments => {
                 "create, change and delete environments and reset their keys"
             }
             Action::ManageFlags => "create, change, copy, clone and delete flags",
+            Action::ManageSegments => "create, change and delete segments",
             Action::ManageTokens => "create, list, change, reset and delete access tokens",
             Action::ViewMembers => "list and read members",
             Action::ManageMembers => "invite, change and delete members",
@@ -125,7 +129,12 @@ impl Role {
             Role::Reader => matches!(action, ViewResources | ViewMembers),
             Role::Writer => matches!(
                 action,
-                ViewResources | ViewMembers | ManageProjects | ManageEnvironments | ManageFlags
+                ViewResources
+                    | ViewMembers
+                    | ManageProjects
+                    | ManageEnvironments
+                    | ManageFlags
+                    | ManageSegments
             ),
             Role::Admin => action != TransferOwnership,
             Role::Owner => true,
@@ -184,6 +193,7 @@ mod tests {
             (ManageProjects, Role::Writer),
             (ManageEnvironments, Role::Writer),
             (ManageFlags, Role::Writer),
+            (ManageSegments, Role::Writer),
             (ManageTokens, Role::Admin),
             (ViewMembers, Role::Reader),
             (ManageMembers, Role::Admin),

@@ -11,8 +11,9 @@ use domain::environment::Environment;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts};
 use domain::member::Member;
 use domain::project::Project;
-use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery};
+use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery};
 use domain::role::Role;
+use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
 
 /// A storage failure.
@@ -284,6 +285,56 @@ pub trait Repository {
         project_id: &str,
         key: &str,
     ) -> StoreResult<Vec<(String, String, String)>>;
+    /// Stores a new segment of an environment.
+    fn insert_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<()>;
+    /// A segment by key; with `lock`, locked against other writers until the transaction ends.
+    fn get_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+        lock: bool,
+    ) -> StoreResult<Option<Segment>>;
+    /// One page of an environment's segments matching `query`, with the total count.
+    fn list_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        query: &SegmentQuery,
+    ) -> StoreResult<(Vec<Segment>, u64)>;
+    /// Saves a segment.
+    fn update_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<()>;
+    /// Deletes a segment; whether it existed.
+    fn delete_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<bool>;
+    /// Flags whose rules in the environment use segment `key`, as `(flag key, flag name)`.
+    fn segment_users(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Vec<(String, String)>>;
+    /// Which of `keys` are segments of the environment.
+    fn existing_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        keys: &[String],
+    ) -> StoreResult<Vec<String>>;
     /// Key and defaults of every flag of the project.
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>>;
     /// Stores configurations for one environment, as `(flag key, configuration)`.

@@ -273,6 +273,16 @@ impl Service {
                         ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
                     })?;
             }
+            if let Some(missing) =
+                crate::segments::missing_segments(repo, &project.id, Some(&flag), &next)?
+            {
+                return Err(match change {
+                    FlagChange::Semantic(_) => ServiceError::invalid(missing),
+                    FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => {
+                        ServiceError::PatchFailed(missing)
+                    }
+                });
+            }
             if delete {
                 refuse_if_depended_on(repo, &project.id, key)?;
                 repo.delete_flag(&project.id, key)?;
@@ -320,6 +330,11 @@ impl Service {
                         ProjectRuleError::Invalid(v) => ServiceError::from(v),
                         ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
                     })?;
+            }
+            if let Some(missing) =
+                crate::segments::missing_segments(repo, &project.id, Some(&flag), &next)?
+            {
+                return Err(ServiceError::invalid(missing));
             }
             if next.version != flag.version {
                 repo.update_flag(&project.id, &next, std::slice::from_ref(&post.target.key))?;

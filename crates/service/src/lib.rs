@@ -8,6 +8,7 @@ mod flags;
 mod ids;
 mod members;
 mod projects;
+mod segments;
 mod tokens;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ pub use flags::{DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagL
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
+pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use tokens::{CreatedToken, TokenPage};
 
 /// The result of a use case.

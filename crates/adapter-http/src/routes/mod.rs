@@ -6,4 +6,5 @@ pub mod flags;
 pub mod members;
 pub mod projects;
 pub mod root;
+pub mod segments;
 pub mod tokens;

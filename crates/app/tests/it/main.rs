@@ -40,6 +40,7 @@ mod api_flags;
 mod api_members;
 mod api_projects;
 mod api_protocol;
+mod api_segments;
 mod api_tokens;
 mod concurrency;
 mod openapi;

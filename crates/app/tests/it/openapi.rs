@@ -95,6 +95,20 @@ fn document_lists_the_issue_routes() {
             "post",
             "/api/v2/projects/{projectKey}/environments/{environmentKey}/mobileKey",
         ),
+        ("get", "/api/v2/segments/{projectKey}/{environmentKey}"),
+        ("post", "/api/v2/segments/{projectKey}/{environmentKey}"),
+        (
+            "get",
+            "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        ),
+        (
+            "patch",
+            "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        ),
+        (
+            "delete",
+            "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        ),
         ("get", "/api/v2/members"),
         ("post", "/api/v2/members"),
         ("get", "/api/v2/members/{id}"),
@@ -125,6 +139,7 @@ async fn every_documented_route_is_served(backend: Backend) {
             .replace("{projectKey}", "nope")
             .replace("{environmentKey}", "nope")
             .replace("{flagKey}", "nope")
+            .replace("{segmentKey}", "nope")
             .replace("{id}", "nope");
         for method in item.as_object().unwrap().keys() {
             let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();

@@ -103,6 +103,31 @@ const ROUTES: &[(&str, &str, Need)] = &[
     ("patch", "/api/v2/tokens/{id}", Role(Role::Admin)),
     ("post", "/api/v2/tokens/{id}/reset", Role(Role::Admin)),
     ("delete", "/api/v2/tokens/{id}", Role(Role::Admin)),
+    (
+        "get",
+        "/api/v2/segments/{projectKey}/{environmentKey}",
+        Role(Role::Reader),
+    ),
+    (
+        "post",
+        "/api/v2/segments/{projectKey}/{environmentKey}",
+        Role(Role::Writer),
+    ),
+    (
+        "get",
+        "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        Role(Role::Reader),
+    ),
+    (
+        "patch",
+        "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        Role(Role::Writer),
+    ),
+    (
+        "delete",
+        "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        Role(Role::Writer),
+    ),
     ("get", "/api/v2/members", Role(Role::Reader)),
     ("post", "/api/v2/members", Role(Role::Admin)),
     ("get", "/api/v2/members/{id}", Role(Role::Reader)),
@@ -216,6 +241,7 @@ async fn every_route_for_every_role(backend: Backend) {
             .replace("{projectKey}", "p")
             .replace("{environmentKey}", "test")
             .replace("{flagKey}", "f")
+            .replace("{segmentKey}", "s")
             .replace(
                 "{id}",
                 if template.starts_with("/api/v2/members") {

@@ -1,0 +1,266 @@
+//! `/api/v2/segments/{projectKey}/{environmentKey}`.
+
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
+use domain::link::{Link, Links};
+use domain::query::SegmentQuery;
+use domain::role::Action;
+use domain::segment::{Segment, SegmentPatch, SegmentPost};
+use serde::Serialize;
+use serde_json::Value;
+use service::SegmentChange;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::Auth;
+use crate::wire::{
+    call, json_body, page_links, parse_json, patch_form, permit, JsonPatchOperation, PatchForm,
+    QueryParams,
+};
+use crate::AppState;
+
+/// A page of segments.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Segments {
+    /// The segments.
+    pub items: Vec<Segment>,
+    /// All matches.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+}
+
+/// A flag whose rules use a segment.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SegmentFlag {
+    /// Flag key.
+    pub key: String,
+    /// Flag name.
+    pub name: String,
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+    /// The flag's UI page in this environment.
+    #[serde(rename = "_site")]
+    pub site: Link,
+}
+
+/// A segment with the flags that use it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SegmentDetail {
+    /// The segment.
+    #[serde(flatten)]
+    pub segment: Segment,
+    /// Flags whose rules in this environment use the segment.
+    #[serde(rename = "_flags")]
+    pub flags: Vec<SegmentFlag>,
+}
+
+/// A segment semantic patch (`Content-Type: application/json; domain-model=svc.semanticpatch`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentSemanticPatchBody {
+    /// Required: the segment's environment.
+    pub environment_key: String,
+    /// A comment for the audit log.
+    pub comment: Option<String>,
+    /// Applied in order, all or none; at most 1500 target values in all.
+    pub instructions: Vec<domain::segment::SegmentInstruction>,
+}
+
+/// Lists an environment's segments.
+#[utoipa::path(
+    tag = "Segments",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("environmentKey" = String, Path, description = "Environment key"),
+        ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of key, name or description), `tags` (`+`-joined, all)"),
+        ("sort" = Option<String>, Query, description = "`creationDate`, `name` or `lastModified`; `-` prefix for descending"),
+        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
+        ("offset" = Option<u64>, Query, description = "Items to skip"),
+    ),
+    responses((status = 200, body = Segments), (status = 404, body = ErrorBody))
+)]
+#[get("/segments/{projectKey}/{environmentKey}")]
+pub async fn list_segments(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<web::Json<Segments>, ApiError> {
+    let params = QueryParams::of(&req);
+    let query = SegmentQuery::parse(
+        params.get("filter"),
+        params.get("sort"),
+        params.get("limit"),
+        params.get("offset"),
+    )
+    .map_err(|e| ApiError::invalid(e.0))?;
+    let page = query.page;
+    let (project, env) = path.into_inner();
+    let list = call(&state, move |s| {
+        s.list_segments(&caller, &project, &env, &query)
+    })
+    .await?;
+    Ok(web::Json(Segments {
+        links: page_links(&req, page.limit, page.offset, list.total),
+        total_count: list.total,
+        items: list.items,
+    }))
+}
+
+/// Creates a segment; targets and rules are added by PATCH.
+#[utoipa::path(
+    tag = "Segments",
+    params(("projectKey" = String, Path, description = "Project key"), ("environmentKey" = String, Path, description = "Environment key")),
+    request_body = SegmentPost,
+    responses((status = 201, body = Segment), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
+)]
+#[post("/segments/{projectKey}/{environmentKey}")]
+pub async fn create_segment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    permit(&caller, Action::ManageSegments)?;
+    let post: SegmentPost = json_body(&req, &body)?;
+    let (project, env) = path.into_inner();
+    let segment = call(&state, move |s| {
+        s.create_segment(&caller, &project, &env, post)
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(segment))
+}
+
+/// One segment, with `_flags`: the flags whose rules use it.
+#[utoipa::path(
+    tag = "Segments",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("environmentKey" = String, Path, description = "Environment key"),
+        ("segmentKey" = String, Path, description = "Segment key"),
+    ),
+    responses((status = 200, body = SegmentDetail), (status = 404, body = ErrorBody))
+)]
+#[get("/segments/{projectKey}/{environmentKey}/{segmentKey}")]
+pub async fn get_segment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String, String)>,
+) -> Result<web::Json<SegmentDetail>, ApiError> {
+    let (project, env, key) = path.into_inner();
+    let (project_key, env_key) = (project.clone(), env.clone());
+    let found = call(&state, move |s| {
+        s.get_segment(&caller, &project, &env, &key)
+    })
+    .await?;
+    let flags = found
+        .flags
+        .into_iter()
+        .map(|(key, name)| SegmentFlag {
+            links: Links::from([(
+                "self".to_owned(),
+                Link::api(format!("/api/v2/flags/{project_key}/{key}")),
+            )]),
+            site: Link::site(format!("/{project_key}/{env_key}/features/{key}")),
+            key,
+            name,
+        })
+        .collect();
+    Ok(web::Json(SegmentDetail {
+        segment: found.segment,
+        flags,
+    }))
+}
+
+fn segment_change(req: &HttpRequest, body: &[u8]) -> Result<SegmentChange, ApiError> {
+    let form = patch_form(req)?;
+    let value = parse_json(body)?;
+    Ok(match form {
+        PatchForm::Semantic => SegmentChange::Semantic(SegmentPatch::parse(value).map_err(|e| ApiError::invalid(e.to_string()))?),
+        PatchForm::Merge => SegmentChange::MergePatch { comment: None, merge: value },
+        PatchForm::Json => match value {
+            Value::Object(mut fields) if fields.contains_key("merge") => {
+                let merge = fields.remove("merge").unwrap_or(Value::Null);
+                let comment = fields.remove("comment").and_then(|c| c.as_str().map(str::to_owned));
+                SegmentChange::MergePatch { comment, merge }
+            }
+            Value::Object(fields) if fields.contains_key("instructions") => {
+                return Err(ApiError::invalid(
+                    "this body is a semantic patch: send it with Content-Type: application/json; domain-model=svc.semanticpatch",
+                ))
+            }
+            other => SegmentChange::JsonPatch(domain::patch::JsonPatchBody::parse(other).map_err(|e| ApiError::invalid(e.to_string()))?),
+        },
+    })
+}
+
+/// Changes a segment by JSON Patch, merge patch or segment semantic patch (by Content-Type).
+#[utoipa::path(
+    tag = "Segments",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("environmentKey" = String, Path, description = "Environment key"),
+        ("segmentKey" = String, Path, description = "Segment key"),
+    ),
+    request_body(
+        description = "JSON Patch (array, `{comment, patch}` or `{comment, merge}`), merge patch or semantic patch",
+        content(
+            (Vec<JsonPatchOperation> = "application/json"),
+            (Object = "application/merge-patch+json"),
+            (SegmentSemanticPatchBody = "application/json; domain-model=svc.semanticpatch"),
+        )
+    ),
+    responses(
+        (status = 200, body = Segment),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 422, description = "Read-only path, inapplicable operation or invalid result", body = ErrorBody),
+    )
+)]
+#[patch("/segments/{projectKey}/{environmentKey}/{segmentKey}")]
+pub async fn patch_segment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String, String)>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<Segment>, ApiError> {
+    permit(&caller, Action::ManageSegments)?;
+    let change = segment_change(&req, &body)?;
+    let (project, env, key) = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| {
+            s.patch_segment(&caller, &project, &env, &key, &change)
+        })
+        .await?,
+    ))
+}
+
+/// Deletes a segment; 409 while a flag's rules use it.
+#[utoipa::path(
+    tag = "Segments",
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("environmentKey" = String, Path, description = "Environment key"),
+        ("segmentKey" = String, Path, description = "Segment key"),
+    ),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody), (status = 409, description = "Used by a flag", body = ErrorBody))
+)]
+#[delete("/segments/{projectKey}/{environmentKey}/{segmentKey}")]
+pub async fn delete_segment(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<(String, String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (project, env, key) = path.into_inner();
+    call(&state, move |s| {
+        s.delete_segment(&caller, &project, &env, &key)
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,255 @@
+//! Segments, and the references flags' rules make to them.
+
+use std::collections::BTreeSet;
+
+use domain::flag::Flag;
+use domain::patch::JsonPatchBody;
+use domain::query::SegmentQuery;
+use domain::role::Action;
+use domain::segment::{Segment, SegmentPatch, SegmentPost};
+use ports::{Repository, StoreExt};
+use serde_json::Value;
+
+use crate::projects::load_project;
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+
+/// A change to a segment, in one of the three patch forms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SegmentChange {
+    /// RFC 6902 operations.
+    JsonPatch(JsonPatchBody),
+    /// RFC 7386 merge document.
+    MergePatch {
+        /// Audit comment.
+        comment: Option<String>,
+        /// The merge document.
+        merge: Value,
+    },
+    /// Segment instructions.
+    Semantic(SegmentPatch),
+}
+
+/// One page of segments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentPage {
+    /// The page.
+    pub items: Vec<Segment>,
+    /// All matches.
+    pub total: u64,
+}
+
+/// A segment with the flags whose rules use it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentWithFlags {
+    /// The segment.
+    pub segment: Segment,
+    /// `(flag key, flag name)` of the flags using it in this environment.
+    pub flags: Vec<(String, String)>,
+}
+
+/// Checks an environment exists and returns the project's id.
+fn environment_of(
+    repo: &mut dyn Repository,
+    project_key: &str,
+    environment_key: &str,
+) -> ServiceResult<String> {
+    let project = load_project(repo, project_key)?;
+    repo.get_environment(&project.id, environment_key)?
+        .ok_or_else(|| {
+            ServiceError::NotFound(format!(
+                "no environment with key '{environment_key}' in project '{project_key}'"
+            ))
+        })?;
+    Ok(project.id)
+}
+
+fn segment_not_found(project_key: &str, environment_key: &str, key: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no segment with key '{key}' in {project_key}/{environment_key}"
+    ))
+}
+
+/// The segments `next` names in `segmentMatch` clauses that `previous` did not, which do not
+/// exist in their environment: a message naming them, if any.
+pub(crate) fn missing_segments(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    previous: Option<&Flag>,
+    next: &Flag,
+) -> ServiceResult<Option<String>> {
+    let mut missing = Vec::new();
+    for (env, config) in &next.environments {
+        let named = Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses));
+        let before: BTreeSet<String> = previous
+            .and_then(|p| p.environments.get(env))
+            .map(|c| {
+                Segment::referenced_by(c.rules.iter().flat_map(|r| &r.clauses))
+                    .into_iter()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let new: Vec<String> = named.into_iter().filter(|k| !before.contains(k)).collect();
+        if new.is_empty() {
+            continue;
+        }
+        let existing = repo.existing_segments(project_id, env, &new)?;
+        missing.extend(
+            new.into_iter()
+                .filter(|k| !existing.contains(k))
+                .map(|k| format!("'{k}' in '{env}'")),
+        );
+    }
+    Ok((!missing.is_empty()).then(|| {
+        format!(
+            "segmentMatch names segments that do not exist: {}",
+            missing.join(", ")
+        )
+    }))
+}
+
+impl Service {
+    /// Lists an environment's segments.
+    ///
+    /// # Errors
+    /// 403, 404 for an unknown project or environment.
+    pub fn list_segments(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        query: &SegmentQuery,
+    ) -> ServiceResult<SegmentPage> {
+        caller.require(Action::ViewResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project_id = environment_of(repo, project_key, environment_key)?;
+            let (mut items, total) = repo.list_segments(&project_id, environment_key, query)?;
+            items
+                .iter_mut()
+                .for_each(|s| s.refresh_links(project_key, environment_key));
+            Ok(SegmentPage { items, total })
+        })
+    }
+
+    /// Creates a segment (targets and rules come by patch).
+    ///
+    /// # Errors
+    /// 400, 403, 404, 409 for a taken key.
+    pub fn create_segment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        post: SegmentPost,
+    ) -> ServiceResult<Segment> {
+        caller.require(Action::ManageSegments)?;
+        let key = post.key.clone();
+        let segment = Segment::create(post, project_key, environment_key, self.now())?;
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> {
+                let project_id = environment_of(repo, project_key, environment_key)?;
+                repo.insert_segment(&project_id, environment_key, &segment)?;
+                Ok(segment.clone())
+            })
+            .map_err(|e| e.key_taken(|| format!("a segment with key '{key}' already exists in {project_key}/{environment_key}")))
+    }
+
+    /// One segment, with the flags whose rules use it.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn get_segment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> ServiceResult<SegmentWithFlags> {
+        caller.require(Action::ViewResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project_id = environment_of(repo, project_key, environment_key)?;
+            let mut segment = repo
+                .get_segment(&project_id, environment_key, key, false)?
+                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            segment.refresh_links(project_key, environment_key);
+            let flags = repo.segment_users(&project_id, environment_key, key)?;
+            Ok(SegmentWithFlags { segment, flags })
+        })
+    }
+
+    /// Changes a segment by JSON Patch, merge patch or segment semantic patch.
+    ///
+    /// # Errors
+    /// 400 for a malformed body, an invalid instruction or a semantic patch for another
+    /// environment; 403, 404; 409 for a failed `test`; 422 for a patch that cannot be applied.
+    pub fn patch_segment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+        change: &SegmentChange,
+    ) -> ServiceResult<Segment> {
+        caller.require(Action::ManageSegments)?;
+        if let SegmentChange::Semantic(patch) = change {
+            if patch.environment_key != environment_key {
+                return Err(ServiceError::invalid(format!(
+                    "environmentKey '{}' is not this segment's environment '{environment_key}'",
+                    patch.environment_key
+                )));
+            }
+        }
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project_id = environment_of(repo, project_key, environment_key)?;
+            let segment = repo
+                .get_segment(&project_id, environment_key, key, true)?
+                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            let now = self.now();
+            let mut next = match change {
+                SegmentChange::JsonPatch(patch) => {
+                    segment.apply_patch(&patch.operations, now, &mut RandomIds)?
+                }
+                SegmentChange::MergePatch { merge, .. } => {
+                    segment.apply_merge(merge, now, &mut RandomIds)?
+                }
+                SegmentChange::Semantic(patch) => {
+                    segment.apply_instructions(patch, now, &mut RandomIds)?
+                }
+            };
+            if next.version != segment.version {
+                repo.update_segment(&project_id, environment_key, &next)?;
+            }
+            next.refresh_links(project_key, environment_key);
+            Ok(next)
+        })
+    }
+
+    /// Deletes a segment no flag rule uses.
+    ///
+    /// # Errors
+    /// 403, 404; 409 while a flag's rules use it.
+    pub fn delete_segment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> ServiceResult<()> {
+        caller.require(Action::ManageSegments)?;
+        self.store.write_tx(|repo| -> ServiceResult<()> {
+            let project_id = environment_of(repo, project_key, environment_key)?;
+            let users = repo.segment_users(&project_id, environment_key, key)?;
+            if !users.is_empty() {
+                let names: Vec<String> = users.into_iter().map(|(k, _)| k).collect();
+                return Err(ServiceError::VersionConflict(format!(
+                    "segment '{key}' is used by the rules of {}; remove those clauses first",
+                    names.join(", ")
+                )));
+            }
+            if repo.delete_segment(&project_id, environment_key, key)? {
+                Ok(())
+            } else {
+                Err(segment_not_found(project_key, environment_key, key))
+            }
+        })
+    }
+}

@@ -278,6 +278,15 @@ impl Segment {
         }
         normalize_tags(&mut self.tags);
         self.validate()?;
+        let changed_targets = target_set(self)
+            .symmetric_difference(&target_set(previous))
+            .count();
+        if changed_targets > MAX_TARGET_OPERATIONS {
+            return Err(ValidationError::single(
+                "included",
+                format!("{changed_targets} target values changed in one request; at most {MAX_TARGET_OPERATIONS}"),
+            ));
+        }
         self.version = previous.version;
         self.last_modified_date = previous.last_modified_date;
         if self != previous {
@@ -465,6 +474,30 @@ impl Segment {
         };
         &mut lists[index].values
     }
+}
+
+/// Every (included?, context kind, key) of a segment.
+fn target_set(segment: &Segment) -> std::collections::BTreeSet<(bool, String, String)> {
+    let mut set = std::collections::BTreeSet::new();
+    for (included, users, contexts) in [
+        (true, &segment.included, &segment.included_contexts),
+        (false, &segment.excluded, &segment.excluded_contexts),
+    ] {
+        set.extend(
+            users
+                .iter()
+                .map(|v| (included, "user".to_owned(), v.clone())),
+        );
+        for target in contexts {
+            set.extend(
+                target
+                    .values
+                    .iter()
+                    .map(|v| (included, target.context_kind.clone(), v.clone())),
+            );
+        }
+    }
+    set
 }
 
 fn add(list: &mut Vec<String>, values: &[String]) {

@@ -10,7 +10,7 @@ use utoipa::OpenApi as _;
 use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
-use crate::routes::{environments, flags, members, projects, root, segments, tokens};
+use crate::routes::{audit, environments, flags, members, projects, root, segments, tokens};
 use crate::{ErrorBody, Route};
 
 #[derive(utoipa::OpenApi)]
@@ -25,7 +25,7 @@ use crate::{ErrorBody, Route};
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
-        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Other")
+        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Other")
     )
 )]
 struct BaseDoc;
@@ -79,6 +79,8 @@ pub(crate) fn api_scope() -> Scope<
         .service(members::get_member)
         .service(members::patch_member)
         .service(members::delete_member)
+        .service(audit::list_audit_log)
+        .service(audit::get_audit_entry)
 }
 
 const PUBLIC: [&str; 2] = ["/api/v2", "/api/v2/openapi.json"];

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
+use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
 use domain::environment::Environment;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
 use domain::link::Links;
@@ -19,9 +20,9 @@ use domain::token::{EnvironmentCredential, Token};
 use ports::{Repository, StoreError, StoreResult};
 
 use crate::schema::{
-    environment_old_keys, environment_tags, environments, flag_configs, flag_prerequisites,
-    flag_segment_refs, flag_tags, flags, members, project_tags, projects, segment_tags, segments,
-    tokens,
+    audit_log, audit_resources, environment_old_keys, environment_tags, environments, flag_configs,
+    flag_prerequisites, flag_segment_refs, flag_tags, flags, members, project_tags, projects,
+    segment_tags, segments, tokens,
 };
 use crate::{map_error, DbConnection};
 
@@ -1768,6 +1769,133 @@ impl Repository for SqlRepository<'_> {
             .select(segments::key)
             .load(self.conn)
             .store()
+    }
+
+    fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
+        let json = serde_json::to_string(entry).map_err(|e| StoreError::Other(e.to_string()))?;
+        diesel::insert_into(audit_log::table)
+            .values((
+                audit_log::id.eq(&entry.id),
+                audit_log::date.eq(entry.date),
+                audit_log::kind.eq(&entry.kind),
+                audit_log::search.eq(format!(
+                    "{}\n{}",
+                    entry.name.to_lowercase(),
+                    entry.description.to_lowercase()
+                )),
+                audit_log::entry.eq(json),
+            ))
+            .execute(self.conn)
+            .store()?;
+        let mut resources: Vec<&String> = entry
+            .accesses
+            .iter()
+            .map(|a| &a.resource)
+            .chain(&entry.target.resources)
+            .collect();
+        resources.sort();
+        resources.dedup();
+        let rows: Vec<_> = resources
+            .into_iter()
+            .map(|r| {
+                (
+                    audit_resources::entry_id.eq(&entry.id),
+                    audit_resources::resource.eq(r),
+                )
+            })
+            .collect();
+        if !rows.is_empty() {
+            execute_on_engine!(
+                self.conn,
+                diesel::insert_into(audit_resources::table).values(rows)
+            )
+            .store()?;
+        }
+        Ok(())
+    }
+
+    fn list_audit_entries(&mut self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        // SQL narrows by LIKE (where `*` may cross `:`); the exact specifier match refines, and
+        // the next batch continues after the last row seen until the page is full.
+        let like = q.spec.as_ref().map(|spec| {
+            let escaped = spec
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            escaped.replace('*', "%")
+        });
+        let want = usize::try_from(q.limit).unwrap_or(10);
+        let batch = i64::from(q.limit.max(10) * 4);
+        let mut found = Vec::new();
+        let mut cursor: Option<(i64, String)> = None;
+        loop {
+            let mut query = audit_log::table.into_boxed::<Backend>();
+            if let Some(before) = q.before {
+                query = query.filter(audit_log::date.lt(before));
+            }
+            if let Some(after) = q.after {
+                query = query.filter(audit_log::date.gt(after));
+            }
+            if let Some(text) = &q.q {
+                query = query.filter(audit_log::search.like(contains_pattern(text)).escape('\\'));
+            }
+            if let Some(like) = &like {
+                query = query.filter(
+                    audit_log::id.eq_any(
+                        audit_resources::table
+                            .filter(audit_resources::resource.like(like.clone()).escape('\\'))
+                            .select(audit_resources::entry_id),
+                    ),
+                );
+            }
+            if let Some((date, id)) = &cursor {
+                query = query.filter(
+                    audit_log::date
+                        .lt(*date)
+                        .or(audit_log::date.eq(*date).and(audit_log::id.lt(id.clone()))),
+                );
+            }
+            let rows: Vec<(i64, String, String)> = query
+                .order((audit_log::date.desc(), audit_log::id.desc()))
+                .limit(batch)
+                .select((audit_log::date, audit_log::id, audit_log::entry))
+                .load(self.conn)
+                .store()?;
+            let exhausted = rows.len() < usize::try_from(batch).unwrap_or(usize::MAX);
+            for (date, id, json) in rows {
+                cursor = Some((date, id));
+                let entry: AuditEntry =
+                    serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+                let matches = q.spec.as_ref().is_none_or(|spec| {
+                    entry
+                        .accesses
+                        .iter()
+                        .map(|a| &a.resource)
+                        .chain(&entry.target.resources)
+                        .any(|r| specifier_matches(spec, r))
+                });
+                if matches {
+                    found.push(entry);
+                    if found.len() == want {
+                        return Ok(found);
+                    }
+                }
+            }
+            if exhausted {
+                return Ok(found);
+            }
+        }
+    }
+
+    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
+        let json: Option<String> = audit_log::table
+            .find(id)
+            .select(audit_log::entry)
+            .first(self.conn)
+            .optional()
+            .store()?;
+        json.map(|j| serde_json::from_str(&j).map_err(|e| corrupt("audit entry", e)))
+            .transpose()
     }
 
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>> {

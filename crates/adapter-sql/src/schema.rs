@@ -168,6 +168,23 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    audit_log (id) {
+        id -> Text,
+        date -> BigInt,
+        kind -> Text,
+        search -> Text,
+        entry -> Text,
+    }
+}
+
+diesel::table! {
+    audit_resources (entry_id, resource) {
+        entry_id -> Text,
+        resource -> Text,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -185,4 +202,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     segments,
     segment_tags,
     flag_segment_refs,
+    audit_log,
+    audit_resources,
 );

@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod environment;
 pub mod flag;
 pub mod instruction;

@@ -35,7 +35,7 @@ pub enum Role {
 /// Something a caller may or may not be allowed to do: one per kind of operation of the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Action {
-    /// Read projects, environments, flags and segments.
+    /// Read projects, environments, flags, segments and the audit log.
     ViewResources,
     /// Create, change and delete projects.
     ManageProjects,
@@ -72,7 +72,9 @@ impl Action {
     /// What the action covers, for people.
     pub fn describe(self) -> &'static str {
         match self {
-            Action::ViewResources => "read projects, environments, flags and segments",
+            Action::ViewResources => {
+                "read projects, environments, flags, segments and the audit log"
+            }
             Action::ManageProjects => "create, change and delete projects",
             Action::ManageEnvironments => {
                 "create, change and delete environments and reset their keys"

@@ -7,6 +7,7 @@
 //!   Everything a use case does happens in one transaction: all of it or none of it.
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
 
+use domain::audit::{AuditEntry, AuditQuery};
 use domain::environment::Environment;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts};
 use domain::member::Member;
@@ -335,6 +336,12 @@ pub trait Repository {
         environment_key: &str,
         keys: &[String],
     ) -> StoreResult<Vec<String>>;
+    /// Appends an audit entry (with its detail fields).
+    fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()>;
+    /// Newest-first audit entries matching `query` (full entries; callers pick the view).
+    fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
+    /// One audit entry.
+    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>>;
     /// Key and defaults of every flag of the project.
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>>;
     /// Stores configurations for one environment, as `(flag key, configuration)`.

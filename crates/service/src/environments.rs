@@ -1,11 +1,14 @@
 //! Environments.
 
+use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentPost};
 use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
 use domain::token::EnvironmentCredential;
 use ports::{Repository, StoreExt};
+
+use crate::audit::{json, Change};
 
 use crate::projects::{load_project, new_credentials};
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
@@ -82,6 +85,19 @@ impl Service {
                     })
                     .collect();
                 repo.insert_flag_configs(&project.id, &env.key, &configs)?;
+                let change = Change::new(
+                    "environment",
+                    &env.key,
+                    "created",
+                    "createEnvironment",
+                    resource::environment(&project.key, &env.key),
+                )
+                .links(format!(
+                    "/api/v2/projects/{}/environments/{}",
+                    project.key, env.key
+                ))
+                .versions(None, masked(&env));
+                self.audit(repo, caller, change)?;
                 Ok(env)
             })
             .map_err(|e| {
@@ -128,6 +144,49 @@ impl Service {
             let next = env.apply_patch(&patch.operations)?;
             if next != env {
                 repo.update_environment(&project.id, &next)?;
+                let at = resource::environment(&project.key, &next.key);
+                let mut change = Change::new(
+                    "environment",
+                    &next.key,
+                    "updated",
+                    "updateEnvironment",
+                    at.clone(),
+                )
+                .links(format!(
+                    "/api/v2/projects/{}/environments/{}",
+                    project.key, next.key
+                ))
+                .comment(patch.comment.clone())
+                .delta(json(&patch.operations))
+                .versions(masked(&env), masked(&next));
+                change.accesses = [
+                    (env.name != next.name, "updateName"),
+                    (env.color != next.color, "updateColor"),
+                    (env.default_ttl != next.default_ttl, "updateTtl"),
+                    (env.secure_mode != next.secure_mode, "updateSecureMode"),
+                    (
+                        env.default_track_events != next.default_track_events,
+                        "updateDefaultTrackEvents",
+                    ),
+                    (
+                        env.require_comments != next.require_comments,
+                        "updateRequireComments",
+                    ),
+                    (
+                        env.confirm_changes != next.confirm_changes,
+                        "updateConfirmChanges",
+                    ),
+                    (env.critical != next.critical, "updateCritical"),
+                    (env.tags != next.tags, "updateTags"),
+                ]
+                .into_iter()
+                .filter(|(changed, _)| *changed)
+                .map(|(_, action)| Access {
+                    action: action.into(),
+                    resource: at.clone(),
+                })
+                .collect();
+                self.audit(repo, caller, change)?;
             }
             Ok(next)
         })
@@ -146,8 +205,17 @@ impl Service {
         caller.require(Action::ManageEnvironments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
-            load_environment(repo, &project.id, project_key, key)?;
+            let env = load_environment(repo, &project.id, project_key, key)?;
             repo.delete_environment(&project.id, key)?;
+            let change = Change::new(
+                "environment",
+                &env.key,
+                "deleted",
+                "deleteEnvironment",
+                resource::environment(&project.key, &env.key),
+            )
+            .versions(masked(&env), None);
+            self.audit(repo, caller, change)?;
             Ok(())
         })
     }
@@ -212,6 +280,7 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut env = load_environment(repo, &project.id, project_key, key)?;
+            let before = masked(&env);
             let fresh = new_credentials();
             let old = match kind {
                 EnvironmentCredential::MobileKey => {
@@ -223,7 +292,37 @@ impl Service {
             };
             repo.retire_environment_key(&env.id, &old, kind, expiry.unwrap_or(now))?;
             repo.update_environment(&project.id, &env)?;
+            let action = match kind {
+                EnvironmentCredential::MobileKey => "updateMobileKey",
+                EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
+                    "updateApiKey"
+                }
+            };
+            let change = Change::new(
+                "environment",
+                &env.key,
+                "reset a key of",
+                action,
+                resource::environment(&project.key, &env.key),
+            )
+            .links(format!(
+                "/api/v2/projects/{}/environments/{}",
+                project.key, env.key
+            ))
+            .versions(before, masked(&env));
+            self.audit(repo, caller, change)?;
             Ok(env)
         })
     }
+}
+
+/// An environment as JSON for the audit log, its SDK and mobile keys masked.
+fn masked(env: &Environment) -> Option<serde_json::Value> {
+    let mut value = json(env)?;
+    for field in ["apiKey", "mobileKey"] {
+        if let Some(serde_json::Value::String(key)) = value.get_mut(field) {
+            *key = domain::audit::mask(key);
+        }
+    }
+    Some(value)
 }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use domain::audit::resource;
 use domain::flag::{
     CopyError, Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags, ProjectRuleError,
 };
@@ -10,6 +11,8 @@ use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
 use domain::role::Action;
 use ports::{Repository, StoreExt};
+
+use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
@@ -153,6 +156,16 @@ impl Service {
                 }
                 flag.refresh_links(&project.key, &no_names());
                 repo.insert_flag(&project.id, &flag)?;
+                let change = Change::new(
+                    "flag",
+                    &flag.key,
+                    "created",
+                    "createFlag",
+                    resource::flag(&project.key, None, &flag.key),
+                )
+                .links(format!("/api/v2/flags/{}/{}", project.key, flag.key))
+                .versions(None, json(&flag));
+                self.audit(repo, caller, change)?;
                 Ok(flag)
             })
             .map_err(|e| {
@@ -283,10 +296,32 @@ impl Service {
                     }
                 });
             }
+            let (comment, delta) = match change {
+                FlagChange::JsonPatch(patch) => (patch.comment.clone(), json(&patch.operations)),
+                FlagChange::MergePatch { comment, merge } => (comment.clone(), Some(merge.clone())),
+                FlagChange::Semantic(patch) => (
+                    patch.comment.clone(),
+                    Some(serde_json::json!({"environmentKey": patch.environment_key, "instructions": json(&patch.instructions)})),
+                ),
+            };
+            let flag_wide = resource::flag(&project.key, None, key);
             if delete {
                 refuse_if_depended_on(repo, &project.id, key)?;
                 repo.delete_flag(&project.id, key)?;
+                let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
+                    .comment(comment)
+                    .delta(delta)
+                    .versions(json(&flag), None);
+                self.audit(repo, caller, change)?;
             } else if next.version != flag.version {
+                let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
+                    .links(format!("/api/v2/flags/{}/{key}", project.key))
+                    .comment(comment)
+                    .delta(delta)
+                    .versions(json(&flag), json(&next));
+                audit.accesses = domain::audit::flag_accesses(&project.key, &flag, &next);
+                audit.resources.extend(next.environments.keys().map(|env| resource::flag(&project.key, Some(env), key)));
+                self.audit(repo, caller, audit)?;
                 let changed: Vec<String> = next
                     .environments
                     .iter()
@@ -338,6 +373,25 @@ impl Service {
             }
             if next.version != flag.version {
                 repo.update_flag(&project.id, &next, std::slice::from_ref(&post.target.key))?;
+                let mut audit = Change::new(
+                    "flag",
+                    key,
+                    "copied settings of",
+                    "copyFlagConfigFrom",
+                    resource::flag(&project.key, Some(&post.source.key), key),
+                )
+                .links(format!("/api/v2/flags/{}/{key}", project.key))
+                .comment(post.comment.clone())
+                .delta(json(post))
+                .versions(json(&flag), json(&next));
+                audit.accesses.push(domain::audit::Access {
+                    action: "copyFlagConfigTo".into(),
+                    resource: resource::flag(&project.key, Some(&post.target.key), key),
+                });
+                audit
+                    .accesses
+                    .extend(domain::audit::flag_accesses(&project.key, &flag, &next));
+                self.audit(repo, caller, audit)?;
             }
             next.refresh_links(&project.key, &no_names());
             Ok(next)
@@ -367,6 +421,20 @@ impl Service {
                 let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 clone.refresh_links(&project.key, &no_names());
                 repo.insert_flag(&project.id, &clone)?;
+                let mut change = Change::new(
+                    "flag",
+                    &clone.key,
+                    "cloned",
+                    "createFlag",
+                    resource::flag(&project.key, None, &clone.key),
+                )
+                .links(format!("/api/v2/flags/{}/{}", project.key, clone.key))
+                .versions(None, json(&clone));
+                change.accesses.push(domain::audit::Access {
+                    action: "cloneFlag".into(),
+                    resource: resource::flag(&project.key, None, source),
+                });
+                self.audit(repo, caller, change)?;
                 Ok(clone)
             })
             .map_err(|e| {
@@ -414,11 +482,18 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
             refuse_if_depended_on(repo, &project.id, key)?;
-            if repo.delete_flag(&project.id, key)? {
-                Ok(())
-            } else {
-                Err(flag_not_found(project_key, key))
-            }
+            let flag = load_flag(repo, &project.id, project_key, key, true)?;
+            repo.delete_flag(&project.id, key)?;
+            let change = Change::new(
+                "flag",
+                key,
+                "deleted",
+                "deleteFlag",
+                resource::flag(&project.key, None, key),
+            )
+            .versions(json(&flag), None);
+            self.audit(repo, caller, change)?;
+            Ok(())
         })
     }
 }

@@ -1,6 +1,7 @@
 //! flagsvc use cases: each loads what it needs, asks `domain` to apply the change, checks the
 //! caller's role, and stores the result, all in one transaction through the `ports`.
 
+mod audit;
 mod auth;
 mod environments;
 mod error;

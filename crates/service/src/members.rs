@@ -1,10 +1,13 @@
 //! Account members.
 
+use domain::audit::{resource, Access};
 use domain::member::{validate_invites, InviteError, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
 use ports::{Repository, StoreExt};
+
+use crate::audit::{json, Change};
 
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
 
@@ -86,6 +89,16 @@ impl Service {
             }
             for member in &members {
                 repo.insert_member(member)?;
+                let change = Change::new(
+                    "member",
+                    &member.email,
+                    "invited",
+                    "createMember",
+                    resource::member(&member.id),
+                )
+                .links(format!("/api/v2/members/{}", member.id))
+                .versions(None, json(member));
+                self.audit(repo, caller, change)?;
             }
             Ok(members.clone())
         })
@@ -109,6 +122,30 @@ impl Service {
             let member = load_member(repo, caller, id)?;
             let next = member.apply_patch(&patch.operations, caller.role)?;
             let mut changed = vec![];
+            let mut audit = Change::new(
+                "member",
+                &member.email,
+                "updated",
+                "updateMember",
+                resource::member(&member.id),
+            )
+            .links(format!("/api/v2/members/{}", member.id))
+            .comment(patch.comment.clone())
+            .delta(json(&patch.operations))
+            .versions(json(&member), json(&next));
+            audit.accesses.clear();
+            if member.role != next.role {
+                audit.accesses.push(Access {
+                    action: "updateMemberRole".into(),
+                    resource: resource::member(&member.id),
+                });
+            }
+            if member.first_name != next.first_name || member.last_name != next.last_name {
+                audit.accesses.push(Access {
+                    action: "updateMemberName".into(),
+                    resource: resource::member(&member.id),
+                });
+            }
             if next.role == Role::Owner && member.role != Role::Owner {
                 caller.require(Action::TransferOwnership)?;
                 let mut previous = repo
@@ -116,11 +153,16 @@ impl Service {
                     .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
                 previous.role = Role::Admin;
                 repo.update_member(&previous)?;
+                audit.accesses.push(Access {
+                    action: "transferOwnership".into(),
+                    resource: resource::member(&previous.id),
+                });
                 changed.push(previous.id);
             }
             if next != member {
                 repo.update_member(&next)?;
                 changed.push(next.id.clone());
+                self.audit(repo, caller, audit)?;
             }
             Ok((next, changed))
         })?;
@@ -157,6 +199,15 @@ impl Service {
                 .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
             repo.reassign_service_tokens(&member.id, &owner.id)?;
             repo.delete_member(&member.id)?;
+            let change = Change::new(
+                "member",
+                &member.email,
+                "deleted",
+                "deleteMember",
+                resource::member(&member.id),
+            )
+            .versions(json(&member), None);
+            self.audit(repo, caller, change)?;
             Ok(member.id)
         })?;
         self.tokens.forget_member(&deleted);

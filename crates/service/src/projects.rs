@@ -2,12 +2,15 @@
 
 use std::collections::BTreeMap;
 
+use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentCredentials};
 use domain::patch::JsonPatchBody;
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
 use domain::role::Action;
 use ports::{Repository, StoreExt};
+
+use crate::audit::{json, Change};
 
 use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
 use domain::IdSource;
@@ -128,6 +131,22 @@ impl Service {
                 for env in &environments {
                     repo.insert_environment(&project.id, env)?;
                 }
+                let mut change = Change::new(
+                    "project",
+                    &project.key,
+                    "created",
+                    "createProject",
+                    resource::project(&project.key),
+                )
+                .links(format!("/api/v2/projects/{}", project.key))
+                .versions(None, json(&project));
+                for env in &environments {
+                    change.accesses.push(Access {
+                        action: "createEnvironment".into(),
+                        resource: resource::environment(&project.key, &env.key),
+                    });
+                }
+                self.audit(repo, caller, change)?;
                 Ok(())
             })
             .map_err(|e| e.key_taken(|| format!("a project with key '{key}' already exists")))?;
@@ -178,6 +197,30 @@ impl Service {
             let next = project.apply_patch(&patch.operations)?;
             if next != project {
                 repo.update_project(&next)?;
+                let at = resource::project(&next.key);
+                let mut change =
+                    Change::new("project", &next.key, "updated", "updateProject", at.clone())
+                        .links(format!("/api/v2/projects/{}", next.key))
+                        .comment(patch.comment.clone())
+                        .delta(json(&patch.operations))
+                        .versions(json(&project), json(&next));
+                change.accesses = [
+                    (project.name != next.name, "updateName"),
+                    (project.tags != next.tags, "updateTags"),
+                    (
+                        project.default_client_side_availability
+                            != next.default_client_side_availability,
+                        "updateDefaultClientSideAvailability",
+                    ),
+                ]
+                .into_iter()
+                .filter(|(changed, _)| *changed)
+                .map(|(_, action)| Access {
+                    action: action.into(),
+                    resource: at.clone(),
+                })
+                .collect();
+                self.audit(repo, caller, change)?;
             }
             let environments = environments_of_one(repo, &next.id)?;
             Ok(ProjectWithEnvironments {
@@ -196,6 +239,15 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, key)?;
             repo.delete_project(&project.id)?;
+            let change = Change::new(
+                "project",
+                &project.key,
+                "deleted",
+                "deleteProject",
+                resource::project(&project.key),
+            )
+            .versions(json(&project), None);
+            self.audit(repo, caller, change)?;
             Ok(())
         })
     }

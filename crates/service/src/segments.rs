@@ -2,12 +2,15 @@
 
 use std::collections::BTreeSet;
 
+use domain::audit::resource;
 use domain::flag::Flag;
 use domain::patch::JsonPatchBody;
 use domain::query::SegmentQuery;
 use domain::role::Action;
 use domain::segment::{Segment, SegmentPatch, SegmentPost};
 use ports::{Repository, StoreExt};
+
+use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
@@ -148,6 +151,16 @@ impl Service {
             .write_tx(|repo| -> ServiceResult<_> {
                 let project_id = environment_of(repo, project_key, environment_key)?;
                 repo.insert_segment(&project_id, environment_key, &segment)?;
+                let change = Change::new(
+                    "segment",
+                    &segment.key,
+                    "created",
+                    "createSegment",
+                    resource::segment(project_key, environment_key, &segment.key),
+                )
+                .links(format!("/api/v2/segments/{project_key}/{environment_key}/{}", segment.key))
+                .versions(None, json(&segment));
+                self.audit(repo, caller, change)?;
                 Ok(segment.clone())
             })
             .map_err(|e| e.key_taken(|| format!("a segment with key '{key}' already exists in {project_key}/{environment_key}")))
@@ -217,6 +230,49 @@ impl Service {
             };
             if next.version != segment.version {
                 repo.update_segment(&project_id, environment_key, &next)?;
+                let (comment, delta) = match change {
+                    SegmentChange::JsonPatch(patch) => {
+                        (patch.comment.clone(), json(&patch.operations))
+                    }
+                    SegmentChange::MergePatch { comment, merge } => {
+                        (comment.clone(), Some(merge.clone()))
+                    }
+                    SegmentChange::Semantic(patch) => {
+                        (patch.comment.clone(), json(&patch.instructions))
+                    }
+                };
+                let at = resource::segment(project_key, environment_key, key);
+                let mut audit = Change::new("segment", key, "updated", "updateSegment", at.clone())
+                    .links(format!(
+                        "/api/v2/segments/{project_key}/{environment_key}/{key}"
+                    ))
+                    .comment(comment)
+                    .delta(delta)
+                    .versions(json(&segment), json(&next));
+                audit.accesses = [
+                    (segment.name != next.name, "updateName"),
+                    (segment.description != next.description, "updateDescription"),
+                    (segment.tags != next.tags, "updateTags"),
+                    (
+                        segment.included != next.included
+                            || segment.included_contexts != next.included_contexts,
+                        "updateIncluded",
+                    ),
+                    (
+                        segment.excluded != next.excluded
+                            || segment.excluded_contexts != next.excluded_contexts,
+                        "updateExcluded",
+                    ),
+                    (segment.rules != next.rules, "updateRules"),
+                ]
+                .into_iter()
+                .filter(|(changed, _)| *changed)
+                .map(|(_, action)| domain::audit::Access {
+                    action: action.into(),
+                    resource: at.clone(),
+                })
+                .collect();
+                self.audit(repo, caller, audit)?;
             }
             next.refresh_links(project_key, environment_key);
             Ok(next)
@@ -245,11 +301,20 @@ impl Service {
                     names.join(", ")
                 )));
             }
-            if repo.delete_segment(&project_id, environment_key, key)? {
-                Ok(())
-            } else {
-                Err(segment_not_found(project_key, environment_key, key))
-            }
+            let segment = repo
+                .get_segment(&project_id, environment_key, key, true)?
+                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            repo.delete_segment(&project_id, environment_key, key)?;
+            let change = Change::new(
+                "segment",
+                key,
+                "deleted",
+                "deleteSegment",
+                resource::segment(project_key, environment_key, key),
+            )
+            .versions(json(&segment), None);
+            self.audit(repo, caller, change)?;
+            Ok(())
         })
     }
 }

@@ -1,10 +1,13 @@
 //! Access tokens.
 
+use domain::audit::resource;
 use domain::patch::JsonPatchBody;
 use domain::query::Page;
 use domain::role::Action;
 use domain::token::{Token, TokenPatch, TokenPost};
 use ports::{Repository, StoreExt};
+
+use crate::audit::Change;
 
 use crate::auth::{ending, hash_secret, new_secret};
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
@@ -29,6 +32,37 @@ pub struct TokenPage {
 
 fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound(format!("no access token with id '{id}'"))
+}
+
+/// A token as the audit log shows it: never its secret, only its last four characters.
+fn token_json(token: &Token) -> Option<serde_json::Value> {
+    Some(serde_json::json!({
+        "_id": token.id,
+        "name": token.name,
+        "description": token.description,
+        "role": token.role,
+        "serviceToken": token.service_token,
+        "defaultApiVersion": token.default_api_version,
+        "token": token.ending,
+    }))
+}
+
+fn token_change(
+    token: &Token,
+    verb: &'static str,
+    action: &str,
+    before: Option<&Token>,
+    after: Option<&Token>,
+) -> Change {
+    Change::new(
+        "token",
+        &token.name,
+        verb,
+        action,
+        resource::token(&token.member_id, &token.name),
+    )
+    .links(format!("/api/v2/tokens/{}", token.id))
+    .versions(before.and_then(token_json), after.and_then(token_json))
 }
 
 fn load_token(repo: &mut dyn Repository, id: &str) -> ServiceResult<Token> {
@@ -67,6 +101,11 @@ impl Service {
         };
         self.store.write_tx(|repo| -> ServiceResult<()> {
             repo.insert_token(&token, &hash_secret(&secret))?;
+            self.audit(
+                repo,
+                caller,
+                token_change(&token, "created", "createAccessToken", None, Some(&token)),
+            )?;
             Ok(())
         })?;
         Ok(CreatedToken { token, secret })
@@ -138,6 +177,16 @@ impl Service {
             }
             next.last_modified = now;
             repo.update_token(&next)?;
+            let change = token_change(
+                &next,
+                "updated",
+                "updateAccessToken",
+                Some(&token),
+                Some(&next),
+            )
+            .comment(patch.comment.clone())
+            .delta(crate::audit::json(&patch.operations));
+            self.audit(repo, caller, change)?;
             Ok(next)
         })?;
         self.tokens.forget_token(id);
@@ -168,6 +217,17 @@ impl Service {
             token.ending = ending(&secret);
             token.last_modified = now;
             repo.reset_token_secret(&token, &hash_secret(&secret), expiry)?;
+            self.audit(
+                repo,
+                caller,
+                token_change(
+                    &token,
+                    "reset the secret of",
+                    "resetAccessToken",
+                    None,
+                    None,
+                ),
+            )?;
             Ok(token)
         })?;
         self.tokens.forget_token(id);
@@ -181,11 +241,14 @@ impl Service {
     pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageTokens)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            if repo.delete_token(id)? {
-                Ok(())
-            } else {
-                Err(not_found(id))
-            }
+            let token = load_token(repo, id)?;
+            repo.delete_token(id)?;
+            self.audit(
+                repo,
+                caller,
+                token_change(&token, "deleted", "deleteAccessToken", Some(&token), None),
+            )?;
+            Ok(())
         })?;
         self.tokens.forget_token(id);
         Ok(())

@@ -1,6 +1,7 @@
 //! Handlers, one module per resource. Each carries its OpenAPI description, and the app is built
 //! from the same registrations, so the document lists exactly the routes the server has.
 
+pub mod audit;
 pub mod environments;
 pub mod flags;
 pub mod members;

@@ -44,6 +44,8 @@ pub async fn root() -> web::Json<RootResponse> {
     let links = Links::from([
         ("projects".to_owned(), Link::api("/api/v2/projects")),
         ("tokens".to_owned(), Link::api("/api/v2/tokens")),
+        ("members".to_owned(), Link::api("/api/v2/members")),
+        ("auditlog".to_owned(), Link::api("/api/v2/auditlog")),
         ("versions".to_owned(), Link::api("/api/v2/versions")),
         ("openapi".to_owned(), Link::api("/api/v2/openapi.json")),
     ]);

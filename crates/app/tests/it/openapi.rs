@@ -109,6 +109,8 @@ fn document_lists_the_issue_routes() {
             "delete",
             "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
         ),
+        ("get", "/api/v2/auditlog"),
+        ("get", "/api/v2/auditlog/{id}"),
         ("get", "/api/v2/members"),
         ("post", "/api/v2/members"),
         ("get", "/api/v2/members/{id}"),

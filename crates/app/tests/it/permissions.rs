@@ -128,6 +128,8 @@ const ROUTES: &[(&str, &str, Need)] = &[
         "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
         Role(Role::Writer),
     ),
+    ("get", "/api/v2/auditlog", Role(Role::Reader)),
+    ("get", "/api/v2/auditlog/{id}", Role(Role::Reader)),
     ("get", "/api/v2/members", Role(Role::Reader)),
     ("post", "/api/v2/members", Role(Role::Admin)),
     ("get", "/api/v2/members/{id}", Role(Role::Reader)),

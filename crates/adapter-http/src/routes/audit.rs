@@ -1,0 +1,97 @@
+//! `/api/v2/auditlog`.
+
+use actix_web::{get, web, HttpRequest};
+use domain::audit::{AuditEntry, AuditQuery};
+use domain::link::{Link, Links};
+use serde::Serialize;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::Auth;
+use crate::wire::{call, QueryParams};
+use crate::AppState;
+
+/// A page of audit entries, newest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AuditEntries {
+    /// The entries (listing view: no `delta`, `previousVersion`, `currentVersion`).
+    pub items: Vec<AuditEntry>,
+    /// `self`, and `next` (the entries before the last one) when the page is full.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+}
+
+/// Lists audit entries, newest first.
+#[utoipa::path(
+    tag = "Audit log",
+    params(
+        ("before" = Option<i64>, Query, description = "Only entries strictly before this time (epoch ms)"),
+        ("after" = Option<i64>, Query, description = "Only entries strictly after this time (epoch ms)"),
+        ("q" = Option<String>, Query, description = "Substring of the entry's name or description"),
+        ("spec" = Option<String>, Query, description = "Resource specifier with `*` globs, e.g. `proj/*:env/production:flag/*`"),
+        ("limit" = Option<u32>, Query, description = "1..20, default 10"),
+    ),
+    responses((status = 200, body = AuditEntries))
+)]
+#[get("/auditlog")]
+pub async fn list_audit_log(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    req: HttpRequest,
+) -> Result<web::Json<AuditEntries>, ApiError> {
+    let params = QueryParams::of(&req);
+    let query = AuditQuery::parse(
+        params.get("before"),
+        params.get("after"),
+        params.get("q"),
+        params.get("spec"),
+        params.get("limit"),
+    )
+    .map_err(|e| ApiError::invalid(e.0))?;
+    let limit = query.limit;
+    let entries = call(&state, move |s| s.list_audit_log(&caller, &query)).await?;
+    let mut links = Links::from([(
+        "self".to_owned(),
+        Link::api(format!("{}?{}", req.path(), req.query_string())),
+    )]);
+    if entries.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
+        if let Some(last) = entries.last() {
+            let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
+                .into_owned()
+                .filter(|(name, _)| name != "before")
+                .collect();
+            let mut next = form_urlencoded::Serializer::new(String::new());
+            for (name, value) in &kept {
+                next.append_pair(name, value);
+            }
+            next.append_pair("before", &last.date.to_string());
+            links.insert(
+                "next".to_owned(),
+                Link::api(format!("{}?{}", req.path(), next.finish())),
+            );
+        }
+    }
+    Ok(web::Json(AuditEntries {
+        items: entries,
+        links,
+    }))
+}
+
+/// One audit entry, with `delta` (the patch or instructions sent), `previousVersion` and
+/// `currentVersion` (the resource before and after, secrets masked).
+#[utoipa::path(
+    tag = "Audit log",
+    params(("id" = String, Path, description = "Entry `_id`")),
+    responses((status = 200, body = AuditEntry), (status = 404, body = ErrorBody))
+)]
+#[get("/auditlog/{id}")]
+pub async fn get_audit_entry(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<web::Json<AuditEntry>, ApiError> {
+    let id = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.get_audit_entry(&caller, &id)).await?,
+    ))
+}

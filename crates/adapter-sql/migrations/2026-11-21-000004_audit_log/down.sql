@@ -1,0 +1,2 @@
+DROP TABLE audit_resources;
+DROP TABLE audit_log;

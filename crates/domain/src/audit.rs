@@ -1,0 +1,410 @@
+//! The audit log: one entry per change, saying who changed what, with resource specifiers
+//! (`proj/web:env/production:flag/dark-mode`) and actions (`updateOn`) that filters and webhook
+//! statements select with `*` globs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::flag::Flag;
+use crate::link::Links;
+use crate::query::QueryError;
+
+/// One action on one resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Access {
+    /// What was done (`createFlag`, `updateOn`, ...).
+    pub action: String,
+    /// The resource specifier it was done to.
+    pub resource: String,
+}
+
+/// Who made a change: the member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditMember {
+    /// Member `_id`.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// Email.
+    pub email: String,
+    /// Given name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<String>,
+    /// Family name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+}
+
+/// Who made a change: the access token (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditToken {
+    /// Token `_id`.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// Token name.
+    pub name: String,
+    /// The secret's last four characters.
+    pub ending: String,
+    /// Whether it is a service token.
+    pub service_token: bool,
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+}
+
+/// What a change was made to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditTarget {
+    /// The resource's name (its key for most kinds).
+    pub name: String,
+    /// Its resource specifiers.
+    pub resources: Vec<String>,
+    /// Where it lives in the API (absent once deleted).
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+}
+
+/// An audit log entry; the detail fields are only in the detail view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// 24 lowercase hex characters.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// `self`, `parent`.
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+    /// When (epoch ms).
+    pub date: i64,
+    /// `flag`, `project`, `environment`, `segment`, `member`, `token` or `webhook`.
+    pub kind: String,
+    /// The changed resource's name.
+    pub name: String,
+    /// What happened, in a sentence (Markdown).
+    pub description: String,
+    /// What happened, in a few words.
+    pub short_description: String,
+    /// The comment sent with the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// Every action, with its resource.
+    pub accesses: Vec<Access>,
+    /// The member who made the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<AuditMember>,
+    /// The token used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<AuditToken>,
+    /// The changed resource.
+    pub target: AuditTarget,
+    /// Detail view: the JSON Patch, merge document or instructions sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<Value>,
+    /// Detail view: the resource before (secrets masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_version: Option<Value>,
+    /// Detail view: the resource after (secrets masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<Value>,
+}
+
+impl AuditEntry {
+    /// The listing view: the entry without `delta`, `previousVersion` and `currentVersion`.
+    pub fn listing(&self) -> AuditEntry {
+        AuditEntry {
+            delta: None,
+            previous_version: None,
+            current_version: None,
+            ..self.clone()
+        }
+    }
+}
+
+/// Whether resource specifier `resource` matches `pattern`, where `*` in a pattern matches any
+/// run of characters within one `:`-separated part.
+///
+/// ```
+/// use domain::audit::specifier_matches;
+/// assert!(specifier_matches("proj/*:env/production:flag/*", "proj/web:env/production:flag/dark-mode"));
+/// assert!(!specifier_matches("proj/*:env/test:flag/*", "proj/web:env/production:flag/dark-mode"));
+/// assert!(!specifier_matches("proj/*", "proj/web:env/production"), "parts must line up");
+/// assert!(specifier_matches("member/*", "member/0123"));
+/// ```
+pub fn specifier_matches(pattern: &str, resource: &str) -> bool {
+    let patterns: Vec<&str> = pattern.split(':').collect();
+    let parts: Vec<&str> = resource.split(':').collect();
+    patterns.len() == parts.len() && patterns.iter().zip(&parts).all(|(p, r)| glob(p, r))
+}
+
+/// `*` matches any run of characters (including none); everything else matches itself.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let mut pieces = pattern.split('*');
+    let first = pieces.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let pieces: Vec<&str> = pieces.collect();
+    let Some((last, middle)) = pieces.split_last() else {
+        return rest.is_empty();
+    };
+    for piece in middle {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// The specifier of a project, and of things inside it.
+///
+/// ```
+/// use domain::audit::resource;
+/// assert_eq!(resource::flag("web", Some("production"), "f"), "proj/web:env/production:flag/f");
+/// assert_eq!(resource::flag("web", None, "f"), "proj/web:env/*:flag/f");
+/// ```
+pub mod resource {
+    /// `proj/{p}`.
+    pub fn project(project: &str) -> String {
+        format!("proj/{project}")
+    }
+    /// `proj/{p}:env/{e}`.
+    pub fn environment(project: &str, environment: &str) -> String {
+        format!("proj/{project}:env/{environment}")
+    }
+    /// `proj/{p}:env/{e}:flag/{f}`, with `env/*` for changes to every environment.
+    pub fn flag(project: &str, environment: Option<&str>, flag: &str) -> String {
+        format!(
+            "proj/{project}:env/{}:flag/{flag}",
+            environment.unwrap_or("*")
+        )
+    }
+    /// `proj/{p}:env/{e}:segment/{s}`.
+    pub fn segment(project: &str, environment: &str, segment: &str) -> String {
+        format!("proj/{project}:env/{environment}:segment/{segment}")
+    }
+    /// `member/{id}`.
+    pub fn member(id: &str) -> String {
+        format!("member/{id}")
+    }
+    /// `member/{member}:token/{name}`.
+    pub fn token(member: &str, name: &str) -> String {
+        format!("member/{member}:token/{name}")
+    }
+    /// `webhook/{id}`.
+    pub fn webhook(id: &str) -> String {
+        format!("webhook/{id}")
+    }
+}
+
+/// The actions a change from `previous` to `next` of a flag in project `project` consists of.
+///
+/// ```
+/// # use domain::flag::{Flag, NewFlag};
+/// # use domain::key::FlagKey;
+/// use domain::audit::flag_accesses;
+/// # let mut ids = domain::SequentialIds::default();
+/// # let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+/// # let c = flag.new_config("production", 1, &mut ids); flag.environments.insert("production".into(), c);
+/// let mut next = flag.clone();
+/// next.name = "Renamed".into();
+/// next.environments.get_mut("production").unwrap().on = true;
+/// let accesses = flag_accesses("web", &flag, &next);
+/// let actions: Vec<&str> = accesses.iter().map(|a| a.action.as_str()).collect();
+/// assert_eq!(actions, ["updateName", "updateOn"]);
+/// assert_eq!(accesses[1].resource, "proj/web:env/production:flag/f");
+/// ```
+pub fn flag_accesses(project: &str, previous: &Flag, next: &Flag) -> Vec<Access> {
+    let flag_wide = resource::flag(project, None, &next.key);
+    let mut accesses = Vec::new();
+    let mut add = |changed: bool, action: &str, resource: &str| {
+        if changed {
+            accesses.push(Access {
+                action: action.to_owned(),
+                resource: resource.to_owned(),
+            });
+        }
+    };
+    add(previous.name != next.name, "updateName", &flag_wide);
+    add(
+        previous.description != next.description,
+        "updateDescription",
+        &flag_wide,
+    );
+    add(previous.tags != next.tags, "updateTags", &flag_wide);
+    add(
+        previous.temporary != next.temporary,
+        "updateTemporary",
+        &flag_wide,
+    );
+    add(
+        previous.variations != next.variations,
+        "updateFlagVariations",
+        &flag_wide,
+    );
+    add(
+        previous.defaults != next.defaults,
+        "updateFlagDefaults",
+        &flag_wide,
+    );
+    add(
+        previous.maintainer_id != next.maintainer_id,
+        "updateMaintainer",
+        &flag_wide,
+    );
+    add(
+        previous.client_side_availability != next.client_side_availability,
+        "updateClientSideFlagAvailability",
+        &flag_wide,
+    );
+    add(
+        previous.custom_properties != next.custom_properties,
+        "updateFlagCustomProperties",
+        &flag_wide,
+    );
+    add(
+        previous.archived != next.archived,
+        "updateGlobalArchived",
+        &flag_wide,
+    );
+    add(
+        previous.deprecated != next.deprecated,
+        "updateDeprecated",
+        &flag_wide,
+    );
+    for (env, config) in &next.environments {
+        let Some(old) = previous.environments.get(env) else {
+            continue;
+        };
+        let at = resource::flag(project, Some(env), &next.key);
+        add(old.on != config.on, "updateOn", &at);
+        add(old.rules != config.rules, "updateRules", &at);
+        add(
+            old.fallthrough != config.fallthrough,
+            "updateFallthrough",
+            &at,
+        );
+        add(
+            old.off_variation != config.off_variation,
+            "updateOffVariation",
+            &at,
+        );
+        add(
+            old.prerequisites != config.prerequisites,
+            "updatePrerequisites",
+            &at,
+        );
+        add(
+            old.targets != config.targets || old.context_targets != config.context_targets,
+            "updateTargets",
+            &at,
+        );
+        add(
+            old.track_events != config.track_events,
+            "updateTrackEvents",
+            &at,
+        );
+        add(
+            old.track_events_fallthrough != config.track_events_fallthrough,
+            "updateTrackEventsFallthrough",
+            &at,
+        );
+    }
+    accesses
+}
+
+/// `GET /auditlog` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditQuery {
+    /// Only entries strictly before this time (epoch ms).
+    pub before: Option<i64>,
+    /// Only entries strictly after this time (epoch ms).
+    pub after: Option<i64>,
+    /// Substring of name or description (case-insensitive).
+    pub q: Option<String>,
+    /// Resource specifier pattern (`*` globs) one of the entry's resources must match.
+    pub spec: Option<String>,
+    /// 1..=20.
+    pub limit: u32,
+}
+
+impl AuditQuery {
+    /// Parses the query-string values.
+    ///
+    /// ```
+    /// use domain::audit::AuditQuery;
+    /// let q = AuditQuery::parse(Some("1700000000000"), None, Some("Flag"), Some("proj/*"), None).unwrap();
+    /// assert_eq!((q.before, q.limit, q.q.as_deref()), (Some(1_700_000_000_000), 10, Some("flag")));
+    /// assert!(AuditQuery::parse(None, None, None, None, Some("21")).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for a time that is not an integer or a limit outside 1..=20.
+    pub fn parse(
+        before: Option<&str>,
+        after: Option<&str>,
+        q: Option<&str>,
+        spec: Option<&str>,
+        limit: Option<&str>,
+    ) -> Result<Self, QueryError> {
+        let time = |name: &str, v: Option<&str>| {
+            v.map(|v| {
+                v.trim().parse::<i64>().map_err(|_| {
+                    QueryError(format!("{name} must be epoch milliseconds, not '{v}'"))
+                })
+            })
+            .transpose()
+        };
+        let limit = match limit {
+            None => 10,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if (1..=20).contains(&n) => n,
+                _ => {
+                    return Err(QueryError(format!(
+                        "limit must be an integer from 1 to 20, not '{v}'"
+                    )))
+                }
+            },
+        };
+        Ok(Self {
+            before: time("before", before)?,
+            after: time("after", after)?,
+            q: q.filter(|q| !q.is_empty()).map(str::to_lowercase),
+            spec: spec.filter(|s| !s.is_empty()).map(str::to_owned),
+            limit,
+        })
+    }
+}
+
+/// Replaces a secret with a masked form that keeps its kind and last four characters.
+///
+/// ```
+/// assert_eq!(domain::audit::mask("sdk-1234-5678-abcd"), "sdk-****abcd");
+/// assert_eq!(domain::audit::mask("x"), "****");
+/// ```
+pub fn mask(secret: &str) -> String {
+    let prefix = secret
+        .split_once('-')
+        .map(|(p, _)| format!("{p}-"))
+        .filter(|p| p.len() <= 4)
+        .unwrap_or_default();
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() <= 8 {
+        return "****".to_owned();
+    }
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{prefix}****{tail}")
+}

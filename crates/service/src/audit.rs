@@ -1,0 +1,188 @@
+//! The audit log: every change appends one entry in its own transaction.
+
+use domain::audit::{Access, AuditEntry, AuditMember, AuditQuery, AuditTarget, AuditToken};
+use domain::link::{Link, Links};
+use domain::role::Action;
+use ports::{Repository, StoreExt};
+use serde_json::Value;
+
+use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+
+/// What a use case changed, for its audit entry.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Change {
+    /// `flag`, `project`, `environment`, `segment`, `member`, `token`, `webhook`.
+    pub kind: &'static str,
+    /// The resource's name (its key for most kinds).
+    pub name: String,
+    /// `created`, `updated`, `deleted`, ...
+    pub verb: &'static str,
+    /// Every action with its resource.
+    pub accesses: Vec<Access>,
+    /// The resource's specifiers.
+    pub resources: Vec<String>,
+    /// Where the resource lives in the API.
+    pub links: Links,
+    /// The comment sent with the change.
+    pub comment: Option<String>,
+    /// The patch, merge document or instructions sent.
+    pub delta: Option<Value>,
+    /// The resource before (secrets masked).
+    pub previous: Option<Value>,
+    /// The resource after (secrets masked).
+    pub current: Option<Value>,
+}
+
+impl Change {
+    /// A change with one action on one resource.
+    pub fn new(
+        kind: &'static str,
+        name: impl Into<String>,
+        verb: &'static str,
+        action: &str,
+        resource: String,
+    ) -> Self {
+        Self {
+            kind,
+            name: name.into(),
+            verb,
+            accesses: vec![Access {
+                action: action.to_owned(),
+                resource: resource.clone(),
+            }],
+            resources: vec![resource],
+            ..Default::default()
+        }
+    }
+
+    pub fn links(mut self, self_href: impl Into<String>) -> Self {
+        self.links = Links::from([("self".to_owned(), Link::api(self_href))]);
+        self
+    }
+
+    pub fn comment(mut self, comment: Option<String>) -> Self {
+        self.comment = comment;
+        self
+    }
+
+    pub fn delta(mut self, delta: Option<Value>) -> Self {
+        self.delta = delta;
+        self
+    }
+
+    pub fn versions(mut self, previous: Option<Value>, current: Option<Value>) -> Self {
+        self.previous = previous;
+        self.current = current;
+        self
+    }
+}
+
+/// A model value as JSON for an audit entry (it serialises infallibly).
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> Option<Value> {
+    serde_json::to_value(value).ok()
+}
+
+impl Service {
+    /// Appends the audit entry of `change`, made by `caller`, inside the current transaction.
+    pub(crate) fn audit(
+        &self,
+        repo: &mut dyn Repository,
+        caller: &Caller,
+        change: Change,
+    ) -> ServiceResult<AuditEntry> {
+        let member = repo.get_member(&caller.member_id)?;
+        let token = repo.get_token(&caller.token_id)?;
+        let actor = member.as_ref().map_or_else(
+            || format!("token '{}'", caller.token_name),
+            |m| m.email.clone(),
+        );
+        let actions: Vec<&str> = change.accesses.iter().map(|a| a.action.as_str()).collect();
+        let description = if actions.is_empty() {
+            format!("{actor} {} {} `{}`", change.verb, change.kind, change.name)
+        } else {
+            format!(
+                "{actor} {} {} `{}`: {}",
+                change.verb,
+                change.kind,
+                change.name,
+                actions.join(", ")
+            )
+        };
+        let id = object_id();
+        let entry = AuditEntry {
+            links: Links::from([
+                (
+                    "self".to_owned(),
+                    Link::api(format!("/api/v2/auditlog/{id}")),
+                ),
+                ("parent".to_owned(), Link::api("/api/v2/auditlog")),
+            ]),
+            id,
+            date: self.now(),
+            kind: change.kind.to_owned(),
+            name: change.name.clone(),
+            short_description: format!("{} {} {}", change.verb, change.kind, change.name),
+            description,
+            comment: change.comment.filter(|c| !c.is_empty()),
+            accesses: change.accesses,
+            member: member.map(|m| AuditMember {
+                links: Links::from([(
+                    "self".to_owned(),
+                    Link::api(format!("/api/v2/members/{}", m.id)),
+                )]),
+                id: m.id,
+                email: m.email,
+                first_name: m.first_name,
+                last_name: m.last_name,
+            }),
+            token: token.map(|t| AuditToken {
+                links: Links::from([(
+                    "self".to_owned(),
+                    Link::api(format!("/api/v2/tokens/{}", t.id)),
+                )]),
+                id: t.id,
+                name: t.name,
+                ending: t.ending,
+                service_token: t.service_token,
+            }),
+            target: AuditTarget {
+                name: change.name,
+                resources: change.resources,
+                links: change.links,
+            },
+            delta: change.delta,
+            previous_version: change.previous,
+            current_version: change.current,
+        };
+        repo.insert_audit_entry(&entry)?;
+        Ok(entry)
+    }
+
+    /// Audit entries, newest first (listing view).
+    ///
+    /// # Errors
+    /// 403.
+    pub fn list_audit_log(
+        &self,
+        caller: &Caller,
+        query: &AuditQuery,
+    ) -> ServiceResult<Vec<AuditEntry>> {
+        caller.require(Action::ViewResources)?;
+        let entries = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })?;
+        Ok(entries.iter().map(AuditEntry::listing).collect())
+    }
+
+    /// One audit entry with its detail fields.
+    ///
+    /// # Errors
+    /// 403, 404.
+    pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
+        caller.require(Action::ViewResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            repo.get_audit_entry(id)?
+                .ok_or_else(|| ServiceError::NotFound(format!("no audit entry with id '{id}'")))
+        })
+    }
+}

@@ -69,6 +69,17 @@ fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
     ))
 }
 
+/// The distinct resources of `accesses`, in order: what an audit entry's target is.
+fn resources_of(accesses: &[domain::audit::Access]) -> Vec<String> {
+    let mut resources: Vec<String> = Vec::new();
+    for access in accesses {
+        if !resources.contains(&access.resource) {
+            resources.push(access.resource.clone());
+        }
+    }
+    resources
+}
+
 /// A flag that uses another as a prerequisite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DependentFlag {
@@ -320,7 +331,7 @@ impl Service {
                     .delta(delta)
                     .versions(json(&flag), json(&next));
                 audit.accesses = domain::audit::flag_accesses(&project.key, &flag, &next);
-                audit.resources.extend(next.environments.keys().map(|env| resource::flag(&project.key, Some(env), key)));
+                audit.resources = resources_of(&audit.accesses);
                 self.audit(repo, caller, audit)?;
                 let changed: Vec<String> = next
                     .environments

@@ -33,6 +33,7 @@ macro_rules! storage_on_both_backends {
 
 mod common;
 
+mod api_audit;
 mod api_auth;
 mod api_environments;
 mod api_flag_model;

@@ -37,6 +37,7 @@ mod rules;
 pub mod segment;
 pub mod token;
 pub mod version;
+pub mod webhook;
 
 /// A source of fresh identifiers, so that the model can create variations, rules and clauses
 /// without doing I/O itself.

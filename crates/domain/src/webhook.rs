@@ -1,0 +1,383 @@
+//! Webhooks: where audit entries are delivered, and which entries each one wants.
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{glob, specifier_matches, Access, AuditEntry};
+use crate::link::{Link, Links};
+use crate::patch::{self, PatchError};
+use crate::{normalize_tags, validate_tags, FieldError, ValidationError};
+
+/// Allow or deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Selects what it matches.
+    Allow,
+    /// Excludes what it matches.
+    Deny,
+}
+
+/// A policy statement: resources and actions, with `*` globs.
+///
+/// ```
+/// use domain::audit::Access;
+/// use domain::webhook::{Effect, Statement};
+/// let production_flags = Statement {
+///     effect: Effect::Allow,
+///     resources: Some(vec!["proj/*:env/production:flag/*".into()]),
+///     not_resources: None,
+///     actions: Some(vec!["update*".into()]),
+///     not_actions: None,
+/// };
+/// let on = Access { action: "updateOn".into(), resource: "proj/web:env/production:flag/f".into() };
+/// assert!(production_flags.matches(&on));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Statement {
+    /// `allow` or `deny`.
+    pub effect: Effect,
+    /// Resource specifiers it covers (or `notResources`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Vec<String>>,
+    /// Resource specifiers it covers all but.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_resources: Option<Vec<String>>,
+    /// Actions it covers (all when neither list is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<String>>,
+    /// Actions it covers all but.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_actions: Option<Vec<String>>,
+}
+
+impl Statement {
+    /// Whether the statement covers `access`.
+    pub fn matches(&self, access: &Access) -> bool {
+        let resource = match (&self.resources, &self.not_resources) {
+            (Some(rs), _) => rs.iter().any(|r| specifier_matches(r, &access.resource)),
+            (None, Some(rs)) => !rs.iter().any(|r| specifier_matches(r, &access.resource)),
+            (None, None) => false,
+        };
+        let action = match (&self.actions, &self.not_actions) {
+            (Some(a), _) => a.iter().any(|a| glob(a, &access.action)),
+            (None, Some(a)) => !a.iter().any(|a| glob(a, &access.action)),
+            (None, None) => true,
+        };
+        resource && action
+    }
+
+    fn validate(&self, at: &str, errors: &mut Vec<FieldError>) {
+        if self.resources.is_some() == self.not_resources.is_some() {
+            errors.push(FieldError::new(
+                at,
+                "a statement has exactly one of 'resources' and 'notResources'",
+            ));
+        }
+        if self.actions.is_some() && self.not_actions.is_some() {
+            errors.push(FieldError::new(
+                at,
+                "a statement has at most one of 'actions' and 'notActions'",
+            ));
+        }
+    }
+}
+
+/// A webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Webhook {
+    /// 24 lowercase hex characters.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// `self`, `parent`.
+    #[serde(rename = "_links")]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
+    pub links: Links,
+    /// Where entries are POSTed (`http` or `https`).
+    pub url: String,
+    /// Whether deliveries are made.
+    pub on: bool,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The HMAC-SHA256 key of `X-Svc-Signature`; deliveries are signed when it is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// Which changes it wants; none = every change.
+    pub statements: Vec<Statement>,
+    /// Sorted, unique tags.
+    pub tags: Vec<String>,
+}
+
+/// `POST /webhooks` body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookPost {
+    /// Where to POST (`http` or `https`).
+    pub url: String,
+    /// Sign deliveries (a secret is generated when none is given).
+    pub sign: bool,
+    /// Deliver.
+    pub on: bool,
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Signing key.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Which changes; none = every change.
+    #[serde(default)]
+    pub statements: Vec<Statement>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// The host of an `http`/`https` URL.
+///
+/// ```
+/// use domain::webhook::url_host;
+/// assert_eq!(url_host("https://user@hooks.example.com:8443/x?y").unwrap(), "hooks.example.com");
+/// assert_eq!(url_host("http://127.0.0.1:9000/hook").unwrap(), "127.0.0.1");
+/// assert!(url_host("ftp://example.com").is_err());
+/// assert!(url_host("https:///nohost").is_err());
+/// ```
+///
+/// # Errors
+/// A message for another scheme or a URL without a host.
+pub fn url_host(url: &str) -> Result<String, String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| format!("'{url}' is not an absolute URL"))?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(format!(
+            "only http and https URLs can receive webhooks, not '{scheme}'"
+        ));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    if host.is_empty() || url.chars().any(char::is_whitespace) {
+        return Err(format!("'{url}' has no host"));
+    }
+    Ok(host.to_ascii_lowercase())
+}
+
+impl Webhook {
+    /// A new webhook; `generated_secret` is used when signing is asked for without a secret.
+    ///
+    /// # Errors
+    /// [`ValidationError`] for a bad URL, statements or tags.
+    pub fn create(
+        id: String,
+        post: WebhookPost,
+        generated_secret: String,
+    ) -> Result<Self, ValidationError> {
+        let secret = match (post.sign, post.secret) {
+            (true, None) => Some(generated_secret),
+            (true, Some(secret)) => Some(secret),
+            (false, secret) => secret,
+        };
+        let mut webhook = Self {
+            links: Links::new(),
+            id,
+            url: post.url,
+            on: post.on,
+            name: post.name,
+            secret,
+            statements: post.statements,
+            tags: post.tags,
+        };
+        webhook.validate()?;
+        normalize_tags(&mut webhook.tags);
+        webhook.refresh_links();
+        Ok(webhook)
+    }
+
+    /// Recomputes `_links`.
+    pub fn refresh_links(&mut self) {
+        self.links = Links::from([
+            (
+                "self".to_owned(),
+                Link::api(format!("/api/v2/webhooks/{}", self.id)),
+            ),
+            ("parent".to_owned(), Link::api("/api/v2/webhooks")),
+        ]);
+    }
+
+    /// Checks the URL, statements and tags.
+    ///
+    /// # Errors
+    /// [`ValidationError`] naming each problem.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        let mut errors = Vec::new();
+        if let Err(reason) = url_host(&self.url) {
+            errors.push(FieldError::new("url", reason));
+        }
+        if self.secret.as_deref().is_some_and(str::is_empty) {
+            errors.push(FieldError::new("secret", "must not be empty"));
+        }
+        for (i, statement) in self.statements.iter().enumerate() {
+            statement.validate(&format!("statements[{i}]"), &mut errors);
+        }
+        validate_tags("tags", &self.tags, &mut errors);
+        ValidationError::check(errors)
+    }
+
+    /// Whether an audit entry is delivered here: the webhook is on, and it has no statements or
+    /// one of the entry's accesses is allowed by a statement and denied by none.
+    ///
+    /// ```
+    /// # use domain::webhook::{Webhook, WebhookPost};
+    /// # let hook = Webhook::create("0".repeat(24), WebhookPost { url: "http://x.io".into(), on: true, ..Default::default() }, "s".into()).unwrap();
+    /// # let entry: domain::audit::AuditEntry = serde_json::from_value(serde_json::json!({
+    /// #     "_id": "1", "_links": {}, "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "",
+    /// #     "accesses": [{"action": "updateOn", "resource": "proj/p:env/test:flag/f"}],
+    /// #     "target": {"name": "f", "resources": [], "_links": {}}})).unwrap();
+    /// assert!(hook.selects(&entry), "no statements: every change");
+    /// ```
+    pub fn selects(&self, entry: &AuditEntry) -> bool {
+        if !self.on {
+            return false;
+        }
+        if self.statements.is_empty() {
+            return true;
+        }
+        entry.accesses.iter().any(|access| {
+            let allowed = self
+                .statements
+                .iter()
+                .any(|s| s.effect == Effect::Allow && s.matches(access));
+            let denied = self
+                .statements
+                .iter()
+                .any(|s| s.effect == Effect::Deny && s.matches(access));
+            allowed && !denied
+        })
+    }
+
+    /// Applies a JSON Patch: `/on`, `/url`, `/name`, `/secret`, `/tags`, `/statements`.
+    ///
+    /// # Errors
+    /// [`PatchError`] for another path, a failed `test`, or an invalid result.
+    pub fn apply_patch(&self, ops: &[patch::Operation]) -> Result<Webhook, PatchError> {
+        let mut next: Webhook = patch::apply_to_fields(
+            self,
+            ops,
+            &["on", "url", "name", "secret", "tags", "statements"],
+        )?;
+        next.validate()?;
+        normalize_tags(&mut next.tags);
+        Ok(next)
+    }
+
+    /// The webhook with its secret masked (for the audit log).
+    pub fn masked(&self) -> Webhook {
+        Webhook {
+            secret: self.secret.as_deref().map(crate::audit::mask),
+            ..self.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(accesses: &[(&str, &str)]) -> AuditEntry {
+        serde_json::from_value(serde_json::json!({
+            "_id": "1", "_links": {}, "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "",
+            "accesses": accesses.iter().map(|(a, r)| serde_json::json!({"action": a, "resource": r})).collect::<Vec<_>>(),
+            "target": {"name": "f", "resources": [], "_links": {}}}))
+        .unwrap()
+    }
+
+    fn hook(statements: serde_json::Value, on: bool) -> Webhook {
+        let post = WebhookPost {
+            url: "https://hooks.example.com/x".into(),
+            on,
+            statements: serde_json::from_value(statements).unwrap(),
+            ..Default::default()
+        };
+        Webhook::create("0".repeat(24), post, "generated".into()).unwrap()
+    }
+
+    #[test]
+    fn statements_select_entries() {
+        let production = entry(&[("updateOn", "proj/web:env/production:flag/f")]);
+        let test = entry(&[("updateOn", "proj/web:env/test:flag/f")]);
+        let all = hook(serde_json::json!([]), true);
+        assert!(all.selects(&production) && all.selects(&test));
+        assert!(
+            !hook(serde_json::json!([]), false).selects(&production),
+            "off: nothing"
+        );
+        let prod_only = hook(
+            serde_json::json!([{"effect": "allow", "resources": ["proj/*:env/production:flag/*"]}]),
+            true,
+        );
+        assert!(prod_only.selects(&production) && !prod_only.selects(&test));
+        let no_on = hook(
+            serde_json::json!([{"effect": "allow", "resources": ["proj/*:env/*:flag/*"]}, {"effect": "deny", "resources": ["proj/*:env/*:flag/*"], "actions": ["updateOn"]}]),
+            true,
+        );
+        assert!(!no_on.selects(&production));
+        let not_test = hook(
+            serde_json::json!([{"effect": "allow", "notResources": ["proj/*:env/test:*"]}]),
+            true,
+        );
+        assert!(not_test.selects(&production));
+    }
+
+    #[test]
+    fn creation_rules() {
+        let signed = Webhook::create(
+            "0".repeat(24),
+            WebhookPost {
+                url: "http://x.io".into(),
+                sign: true,
+                ..Default::default()
+            },
+            "gen".into(),
+        )
+        .unwrap();
+        assert_eq!(signed.secret.as_deref(), Some("gen"));
+        let unsigned = Webhook::create(
+            "0".repeat(24),
+            WebhookPost {
+                url: "http://x.io".into(),
+                ..Default::default()
+            },
+            "gen".into(),
+        )
+        .unwrap();
+        assert_eq!(unsigned.secret, None);
+        assert!(Webhook::create(
+            "0".repeat(24),
+            WebhookPost {
+                url: "file:///etc".into(),
+                ..Default::default()
+            },
+            "g".into()
+        )
+        .is_err());
+        let both =
+            serde_json::json!([{"effect": "allow", "resources": ["a"], "notResources": ["b"]}]);
+        let post = WebhookPost {
+            url: "http://x.io".into(),
+            statements: serde_json::from_value(both).unwrap(),
+            ..Default::default()
+        };
+        assert!(Webhook::create("0".repeat(24), post, "g".into()).is_err());
+        assert_eq!(signed.masked().secret.as_deref(), Some("****"));
+    }
+}

@@ -10,7 +10,9 @@ use utoipa::OpenApi as _;
 use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
-use crate::routes::{audit, environments, flags, members, projects, root, segments, tokens};
+use crate::routes::{
+    audit, environments, flags, members, projects, root, segments, tokens, webhooks,
+};
 use crate::{ErrorBody, Route};
 
 #[derive(utoipa::OpenApi)]
@@ -21,11 +23,11 @@ use crate::{ErrorBody, Route};
             Every request but the root and this document needs `Authorization: <access token>`.",
         version = "20240415"
     ),
-    components(schemas(ErrorBody)),
+    components(schemas(ErrorBody, crate::routes::webhooks::WebhookDeliveryPayload)),
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
-        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Other")
+        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Webhooks"), (name = "Other")
     )
 )]
 struct BaseDoc;
@@ -81,6 +83,12 @@ pub(crate) fn api_scope() -> Scope<
         .service(members::delete_member)
         .service(audit::list_audit_log)
         .service(audit::get_audit_entry)
+        .service(webhooks::list_webhooks)
+        .service(webhooks::create_webhook)
+        .service(webhooks::get_webhook)
+        .service(webhooks::patch_webhook)
+        .service(webhooks::delete_webhook)
+        .service(webhooks::webhook_deliveries)
 }
 
 const PUBLIC: [&str; 2] = ["/api/v2", "/api/v2/openapi.json"];

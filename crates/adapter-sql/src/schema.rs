@@ -185,7 +185,42 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    webhooks (id) {
+        id -> Text,
+        creation_date -> BigInt,
+        doc -> Text,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Text,
+        webhook_id -> Text,
+        entry_id -> Text,
+        payload -> Text,
+        state -> Text,
+        attempts -> Integer,
+        next_attempt_at -> BigInt,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (delivery_id, attempt) {
+        delivery_id -> Text,
+        webhook_id -> Text,
+        entry_id -> Text,
+        attempt -> Integer,
+        date -> BigInt,
+        status_code -> Nullable<Integer>,
+        error -> Nullable<Text>,
+        duration_ms -> BigInt,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
+diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     members,
@@ -204,4 +239,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     flag_segment_refs,
     audit_log,
     audit_resources,
+    webhooks,
+    webhook_deliveries,
+    webhook_attempts,
 );

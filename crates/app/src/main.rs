@@ -6,7 +6,11 @@ use adapter_http::{AppState, HttpConfig};
 use anyhow::Context;
 use app::StoreUrl;
 use clap::Parser;
-use service::{BootstrapOutcome, Service, SystemClock};
+use std::time::Duration;
+
+use adapter_webhooks::{HttpSender, Worker};
+use domain::webhook::RetryPolicy;
+use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 
 /// Feature-flag management REST API.
 #[derive(Debug, Parser)]
@@ -40,6 +44,18 @@ struct Args {
     /// Database connections (default: 4 per core).
     #[arg(long, env = "FLAGSVC_POOL_SIZE")]
     pool_size: Option<u32>,
+    /// Hosts webhooks may point at, comma-separated (default: any host).
+    #[arg(long, env = "FLAGSVC_WEBHOOK_ALLOWED_HOSTS", value_delimiter = ',')]
+    webhook_allowed_hosts: Option<Vec<String>>,
+    /// Attempts per webhook delivery, the first included.
+    #[arg(long, env = "FLAGSVC_WEBHOOK_MAX_ATTEMPTS", default_value_t = 5)]
+    webhook_max_attempts: u32,
+    /// Delay before the first retry in ms (doubling each time, with jitter, up to 5 minutes).
+    #[arg(long, env = "FLAGSVC_WEBHOOK_RETRY_MS", default_value_t = 1000)]
+    webhook_retry_ms: i64,
+    /// Timeout of one delivery in ms.
+    #[arg(long, env = "FLAGSVC_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
+    webhook_timeout_ms: u64,
 }
 
 #[actix_web::main]
@@ -52,7 +68,17 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
 
     let store = StoreUrl::parse(&args.database_url).open(pool_size)?;
-    let service = Arc::new(Service::new(store, Arc::new(SystemClock::default())));
+    let webhooks = WebhookSettings {
+        allowed_hosts: args.webhook_allowed_hosts.clone(),
+        retry: RetryPolicy {
+            max_attempts: args.webhook_max_attempts.max(1),
+            base_delay_ms: args.webhook_retry_ms.max(1),
+            max_delay_ms: 300_000,
+        },
+    };
+    let service = Arc::new(
+        Service::new(store, Arc::new(SystemClock::default())).with_webhook_settings(webhooks),
+    );
     match service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)
         .context("creating the owner")?
@@ -73,6 +99,12 @@ async fn main() -> anyhow::Result<()> {
         }
         BootstrapOutcome::Unchanged => {}
     }
+
+    // Deliveries run beside the API and survive restarts: the outbox is in the database.
+    let sender = Arc::new(HttpSender::new(Duration::from_millis(
+        args.webhook_timeout_ms,
+    )));
+    let _deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500));
 
     let state = AppState::new(
         service,

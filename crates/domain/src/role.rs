@@ -47,6 +47,8 @@ pub enum Action {
     ManageSegments,
     /// Create, list, change, reset and delete access tokens.
     ManageTokens,
+    /// Create, change and delete webhooks, and see their deliveries.
+    ManageWebhooks,
     /// List and read account members.
     ViewMembers,
     /// Invite, change and delete members.
@@ -57,13 +59,14 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order of the permission table.
-    pub const ALL: [Action; 9] = [
+    pub const ALL: [Action; 10] = [
         Action::ViewResources,
         Action::ManageProjects,
         Action::ManageEnvironments,
         Action::ManageFlags,
         Action::ManageSegments,
         Action::ManageTokens,
+        Action::ManageWebhooks,
         Action::ViewMembers,
         Action::ManageMembers,
         Action::TransferOwnership,
@@ -82,6 +85,7 @@ impl Action {
             Action::ManageFlags => "create, change, copy, clone and delete flags",
             Action::ManageSegments => "create, change and delete segments",
             Action::ManageTokens => "create, list, change, reset and delete access tokens",
+            Action::ManageWebhooks => "create, change and delete webhooks and see their deliveries",
             Action::ViewMembers => "list and read members",
             Action::ManageMembers => "invite, change and delete members",
             Action::TransferOwnership => "transfer the account's ownership",
@@ -197,6 +201,7 @@ mod tests {
             (ManageFlags, Role::Writer),
             (ManageSegments, Role::Writer),
             (ManageTokens, Role::Admin),
+            (ManageWebhooks, Role::Admin),
             (ViewMembers, Role::Reader),
             (ManageMembers, Role::Admin),
             (TransferOwnership, Role::Owner),

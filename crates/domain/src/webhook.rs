@@ -381,3 +381,74 @@ mod tests {
         assert_eq!(signed.masked().secret.as_deref(), Some("****"));
     }
 }
+
+/// One attempt to deliver an audit entry to a webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryAttempt {
+    /// The delivery (one per entry and webhook).
+    pub delivery_id: String,
+    /// The audit entry delivered.
+    pub entry_id: String,
+    /// 1 for the first try.
+    pub attempt: u32,
+    /// When it was made (epoch ms).
+    pub date: i64,
+    /// The receiver's HTTP status, if it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<u16>,
+    /// What went wrong, if the receiver did not answer with 2xx.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How long it took (ms).
+    pub duration_ms: i64,
+}
+
+/// When a failed delivery is tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// Delay before the second attempt (ms); it doubles with each further attempt.
+    pub base_delay_ms: i64,
+    /// The longest delay (ms).
+    pub max_delay_ms: i64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            base_delay_ms: 1_000,
+            max_delay_ms: 300_000,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay after failed attempt `attempt` (1-based), or `None` when it was the last.
+    /// `jitter` in `0.0..=1.0` spreads retries: the delay is scaled into 50%..100%.
+    ///
+    /// ```
+    /// use domain::webhook::RetryPolicy;
+    /// let policy = RetryPolicy { max_attempts: 3, base_delay_ms: 1000, max_delay_ms: 10_000 };
+    /// assert_eq!(policy.delay_after(1, 1.0), Some(1000));
+    /// assert_eq!(policy.delay_after(2, 1.0), Some(2000));
+    /// assert_eq!(policy.delay_after(2, 0.0), Some(1000));
+    /// assert_eq!(policy.delay_after(3, 1.0), None);
+    /// ```
+    pub fn delay_after(&self, attempt: u32, jitter: f64) -> Option<i64> {
+        if attempt >= self.max_attempts {
+            return None;
+        }
+        let exponential = self
+            .base_delay_ms
+            .saturating_mul(1_i64 << attempt.saturating_sub(1).min(30));
+        let capped = exponential.min(self.max_delay_ms);
+        let factor = 0.5 + 0.5 * jitter.clamp(0.0, 1.0);
+        // Rounding a bounded, positive product: the cast cannot overflow.
+        #[allow(clippy::cast_possible_truncation)]
+        Some(((capped as f64) * factor).round() as i64)
+    }
+}

@@ -16,6 +16,7 @@ use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery
 use domain::role::Role;
 use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
+use domain::webhook::{DeliveryAttempt, Webhook};
 
 /// A storage failure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -342,6 +343,35 @@ pub trait Repository {
     fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
     /// One audit entry.
     fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>>;
+    /// Stores a new webhook created at `now`.
+    fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()>;
+    /// A webhook by `_id`.
+    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>>;
+    /// Every webhook, oldest first.
+    fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>>;
+    /// Saves a webhook.
+    fn update_webhook(&mut self, webhook: &Webhook) -> StoreResult<()>;
+    /// Deletes a webhook with its deliveries; whether it existed.
+    fn delete_webhook(&mut self, id: &str) -> StoreResult<bool>;
+    /// Queues the delivery of an audit entry (`payload`, its JSON) to a webhook.
+    fn enqueue_delivery(&mut self, delivery: &QueuedDelivery) -> StoreResult<()>;
+    /// Claims up to `limit` pending deliveries due at `now`, leasing them until `lease_until`
+    /// so that no other worker (of any replica) takes them meanwhile.
+    fn claim_deliveries(
+        &mut self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>>;
+    /// Records an attempt and its outcome: delivered, retry at a time, or given up.
+    fn record_attempt(
+        &mut self,
+        attempt: &DeliveryAttempt,
+        webhook_id: &str,
+        outcome: DeliveryOutcome,
+    ) -> StoreResult<()>;
+    /// A webhook's most recent attempts, newest first.
+    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>>;
     /// Key and defaults of every flag of the project.
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>>;
     /// Stores configurations for one environment, as `(flag key, configuration)`.
@@ -351,6 +381,58 @@ pub trait Repository {
         environment_key: &str,
         configs: &[(String, FlagConfig)],
     ) -> StoreResult<()>;
+}
+
+/// A delivery to queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedDelivery {
+    /// 24 hex.
+    pub id: String,
+    /// The webhook.
+    pub webhook_id: String,
+    /// The audit entry.
+    pub entry_id: String,
+    /// The request body (the entry's JSON).
+    pub payload: String,
+    /// When it was queued (and is first due), epoch ms.
+    pub created_at: i64,
+}
+
+/// A delivery claimed by a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    /// The delivery.
+    pub id: String,
+    /// The webhook.
+    pub webhook_id: String,
+    /// The audit entry.
+    pub entry_id: String,
+    /// The webhook's URL and secret at claim time.
+    pub webhook: Webhook,
+    /// The request body.
+    pub payload: String,
+    /// Attempts made so far.
+    pub attempts: u32,
+}
+
+/// What became of a delivery after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// The receiver answered 2xx.
+    Delivered,
+    /// Try again at this time (epoch ms).
+    RetryAt(i64),
+    /// No more attempts.
+    GaveUp,
+}
+
+/// Sends webhook deliveries: an HTTP POST that follows no redirect.
+pub trait WebhookSender: Send + Sync {
+    /// POSTs `body` to `url` with `headers`; the receiver's status, or why there is none.
+    ///
+    /// # Errors
+    /// A description of a connection failure or timeout.
+    fn post(&self, url: &str, body: &[u8], headers: &[(String, String)]) -> Result<u16, String>;
 }
 
 /// The time.

@@ -155,6 +155,8 @@ impl Service {
             current_version: change.current,
         };
         repo.insert_audit_entry(&entry)?;
+        // The outbox: deliveries are queued with the change, and sent after it commits.
+        self.enqueue_deliveries(repo, &entry)?;
         Ok(entry)
     }
 

@@ -11,6 +11,7 @@ mod members;
 mod projects;
 mod segments;
 mod tokens;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use tokens::{CreatedToken, TokenPage};
+pub use webhooks::{sign, WebhookSettings, SIGNATURE_HEADER};
 
 /// The result of a use case.
 pub type ServiceResult<T> = Result<T, ServiceError>;
@@ -71,6 +73,7 @@ pub struct Service {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     tokens: auth::TokenCache,
+    webhooks: WebhookSettings,
 }
 
 impl std::fmt::Debug for Service {
@@ -86,7 +89,14 @@ impl Service {
             store,
             clock,
             tokens: auth::TokenCache::default(),
+            webhooks: WebhookSettings::default(),
         }
+    }
+
+    /// The same service, delivering webhooks as `settings` say.
+    pub fn with_webhook_settings(mut self, settings: WebhookSettings) -> Self {
+        self.webhooks = settings;
+        self
     }
 
     fn now(&self) -> i64 {

@@ -9,3 +9,4 @@ pub mod projects;
 pub mod root;
 pub mod segments;
 pub mod tokens;
+pub mod webhooks;

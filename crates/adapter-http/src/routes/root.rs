@@ -46,6 +46,7 @@ pub async fn root() -> web::Json<RootResponse> {
         ("tokens".to_owned(), Link::api("/api/v2/tokens")),
         ("members".to_owned(), Link::api("/api/v2/members")),
         ("auditlog".to_owned(), Link::api("/api/v2/auditlog")),
+        ("webhooks".to_owned(), Link::api("/api/v2/webhooks")),
         ("versions".to_owned(), Link::api("/api/v2/versions")),
         ("openapi".to_owned(), Link::api("/api/v2/openapi.json")),
     ]);

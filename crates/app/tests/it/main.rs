@@ -47,3 +47,4 @@ mod concurrency;
 mod openapi;
 mod permissions;
 mod storage;
+mod webhooks;

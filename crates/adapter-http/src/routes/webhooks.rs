@@ -1,0 +1,153 @@
+//! `/api/v2/webhooks`.
+
+use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
+use domain::link::{Link, Links};
+use domain::role::Action;
+use domain::webhook::{DeliveryAttempt, Webhook, WebhookPost};
+use serde::Serialize;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::Auth;
+use crate::wire::{call, json_body, json_patch_only, permit, JsonPatchOperation};
+use crate::AppState;
+
+/// The webhooks (not paged).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Webhooks {
+    /// Every webhook.
+    pub items: Vec<Webhook>,
+    /// `self`.
+    #[serde(rename = "_links")]
+    #[schema(value_type = domain::link::LinksSchema)]
+    pub links: Links,
+}
+
+/// A webhook's recent delivery attempts.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Deliveries {
+    /// Newest first, at most 50.
+    pub items: Vec<DeliveryAttempt>,
+}
+
+/// What a receiver gets: a POST whose body is an audit entry (listing view, as in
+/// `GET /auditlog`), with `X-Svc-Signature: <hex HMAC-SHA256 of the body under the secret>` when
+/// the webhook has a secret, and `X-Svc-Delivery: <delivery id>` (the same on every retry).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WebhookDeliveryPayload(pub domain::audit::AuditEntry);
+
+/// Lists the webhooks. Admin or owner.
+#[utoipa::path(tag = "Webhooks", responses((status = 200, body = Webhooks)))]
+#[get("/webhooks")]
+pub async fn list_webhooks(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+) -> Result<web::Json<Webhooks>, ApiError> {
+    let items = call(&state, move |s| s.list_webhooks(&caller)).await?;
+    Ok(web::Json(Webhooks {
+        items,
+        links: Links::from([("self".to_owned(), Link::api("/api/v2/webhooks"))]),
+    }))
+}
+
+/// Creates a webhook (200, not 201). With `sign` and no `secret`, a secret is generated. Every
+/// audit entry its `statements` select (all, without statements) is POSTed to `url` (see
+/// `WebhookDeliveryPayload`), retried with backoff on failure. Admin or owner.
+#[utoipa::path(
+    tag = "Webhooks",
+    request_body = WebhookPost,
+    responses((status = 200, body = Webhook))
+)]
+#[post("/webhooks")]
+pub async fn create_webhook(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<Webhook>, ApiError> {
+    permit(&caller, Action::ManageWebhooks)?;
+    let post: WebhookPost = json_body(&req, &body)?;
+    Ok(web::Json(
+        call(&state, move |s| s.create_webhook(&caller, post)).await?,
+    ))
+}
+
+/// One webhook.
+#[utoipa::path(
+    tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook `_id`")),
+    responses((status = 200, body = Webhook), (status = 404, body = ErrorBody))
+)]
+#[get("/webhooks/{id}")]
+pub async fn get_webhook(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<web::Json<Webhook>, ApiError> {
+    let id = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.get_webhook(&caller, &id)).await?,
+    ))
+}
+
+/// Changes a webhook by JSON Patch: `/on`, `/url`, `/name`, `/secret`, `/tags`, `/statements`.
+#[utoipa::path(
+    tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook `_id`")),
+    request_body(content = Vec<JsonPatchOperation>, description = "JSON Patch operations, or `{comment, patch}`", content_type = "application/json"),
+    responses(
+        (status = 200, body = Webhook),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "A `test` operation failed", body = ErrorBody),
+        (status = 422, description = "Another path or an invalid value", body = ErrorBody),
+    )
+)]
+#[patch("/webhooks/{id}")]
+pub async fn patch_webhook(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<web::Json<Webhook>, ApiError> {
+    permit(&caller, Action::ManageWebhooks)?;
+    let patch = json_patch_only(&req, &body)?;
+    let id = path.into_inner();
+    Ok(web::Json(
+        call(&state, move |s| s.patch_webhook(&caller, &id, &patch)).await?,
+    ))
+}
+
+/// Deletes a webhook; its pending deliveries are dropped.
+#[utoipa::path(
+    tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook `_id`")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = ErrorBody))
+)]
+#[delete("/webhooks/{id}")]
+pub async fn delete_webhook(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    call(&state, move |s| s.delete_webhook(&caller, &id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Recent delivery attempts: time, status code or error, duration, attempt number.
+#[utoipa::path(
+    tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook `_id`")),
+    responses((status = 200, body = Deliveries), (status = 404, body = ErrorBody))
+)]
+#[get("/webhooks/{id}/deliveries")]
+pub async fn webhook_deliveries(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+) -> Result<web::Json<Deliveries>, ApiError> {
+    let id = path.into_inner();
+    Ok(web::Json(Deliveries {
+        items: call(&state, move |s| s.webhook_deliveries(&caller, &id)).await?,
+    }))
+}

@@ -179,7 +179,8 @@ fn signed_deliveries_of_matching_changes_only(backend: Backend) {
 fn failed_deliveries_are_retried(backend: Backend) {
     let db = open(backend);
     let service = service(&db, 5);
-    let receiver = Receiver::start(vec![500, 503]);
+    // A redirect is not followed: it counts as a failure like a 5xx.
+    let receiver = Receiver::start(vec![302, 503]);
     setup(
         &service,
         &receiver.url,
@@ -201,7 +202,7 @@ fn failed_deliveries_are_retried(backend: Backend) {
         .iter()
         .map(|a| (a.attempt, a.status_code))
         .collect();
-    assert_eq!(summary, [(3, Some(200)), (2, Some(503)), (1, Some(500))]);
+    assert_eq!(summary, [(3, Some(200)), (2, Some(503)), (1, Some(302))]);
     assert!(attempts[1].error.as_deref().unwrap().contains("503"));
 }
 

@@ -93,6 +93,17 @@ fn index_i32(i: usize) -> i32 {
     i32::try_from(i).unwrap_or(i32::MAX)
 }
 
+/// Orders a boxed list query by `column`, then `tiebreak` (so pages are stable), both in
+/// `direction`.
+macro_rules! sorted {
+    ($query:expr, $direction:expr, $column:expr, $tiebreak:expr) => {
+        match $direction {
+            Direction::Ascending => $query.order(($column.asc(), $tiebreak.asc())),
+            Direction::Descending => $query.order(($column.desc(), $tiebreak.desc())),
+        }
+    };
+}
+
 /// Tags by owner, from `(owner id, tag)` rows.
 fn group_tags(rows: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
     let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -844,17 +855,11 @@ impl Repository for SqlRepository<'_> {
         let total: i64 = filtered_members(q).count().get_result(self.conn).store()?;
         let query = filtered_members(q);
         let query = match (q.sort.field, q.sort.direction) {
-            (MemberSortField::DisplayName, Direction::Ascending) => {
-                query.order((members::display_name.asc(), members::id.asc()))
+            (MemberSortField::DisplayName, direction) => {
+                sorted!(query, direction, members::display_name, members::id)
             }
-            (MemberSortField::DisplayName, Direction::Descending) => {
-                query.order((members::display_name.desc(), members::id.desc()))
-            }
-            (MemberSortField::LastSeen, Direction::Ascending) => {
-                query.order((members::last_seen.asc(), members::id.asc()))
-            }
-            (MemberSortField::LastSeen, Direction::Descending) => {
-                query.order((members::last_seen.desc(), members::id.desc()))
+            (MemberSortField::LastSeen, direction) => {
+                sorted!(query, direction, members::last_seen, members::id)
             }
         };
         let rows: Vec<MemberRow> = query
@@ -1154,17 +1159,11 @@ impl Repository for SqlRepository<'_> {
         let total: i64 = filtered_projects(q).count().get_result(self.conn).store()?;
         let query = filtered_projects(q);
         let query = match (q.sort.field, q.sort.direction) {
-            (ProjectSortField::Name, Direction::Ascending) => {
-                query.order((projects::name.asc(), projects::id.asc()))
+            (ProjectSortField::Name, direction) => {
+                sorted!(query, direction, projects::name, projects::id)
             }
-            (ProjectSortField::Name, Direction::Descending) => {
-                query.order((projects::name.desc(), projects::id.desc()))
-            }
-            (ProjectSortField::CreatedOn, Direction::Ascending) => {
-                query.order((projects::creation_date.asc(), projects::id.asc()))
-            }
-            (ProjectSortField::CreatedOn, Direction::Descending) => {
-                query.order((projects::creation_date.desc(), projects::id.desc()))
+            (ProjectSortField::CreatedOn, direction) => {
+                sorted!(query, direction, projects::creation_date, projects::id)
             }
         };
         let rows: Vec<ProjectRow> = query
@@ -1252,18 +1251,15 @@ impl Repository for SqlRepository<'_> {
             .store()?;
         let query = filtered_environments(project_id, q);
         let query = match (q.sort.field, q.sort.direction) {
-            (EnvironmentSortField::Name, Direction::Ascending) => {
-                query.order((environments::name.asc(), environments::id.asc()))
+            (EnvironmentSortField::Name, direction) => {
+                sorted!(query, direction, environments::name, environments::id)
             }
-            (EnvironmentSortField::Name, Direction::Descending) => {
-                query.order((environments::name.desc(), environments::id.desc()))
-            }
-            (EnvironmentSortField::CreatedOn, Direction::Ascending) => {
-                query.order((environments::creation_date.asc(), environments::id.asc()))
-            }
-            (EnvironmentSortField::CreatedOn, Direction::Descending) => {
-                query.order((environments::creation_date.desc(), environments::id.desc()))
-            }
+            (EnvironmentSortField::CreatedOn, direction) => sorted!(
+                query,
+                direction,
+                environments::creation_date,
+                environments::id
+            ),
             (EnvironmentSortField::Critical, Direction::Ascending) => query.order((
                 environments::critical.asc(),
                 environments::creation_date.asc(),
@@ -1454,20 +1450,12 @@ impl Repository for SqlRepository<'_> {
             .store()?;
         let query = filtered_flags(project_id, q);
         let query = match (q.sort.field, q.sort.direction) {
-            (FlagSortField::CreationDate, Direction::Ascending) => {
-                query.order((flags::creation_date.asc(), flags::key.asc()))
-            }
-            (FlagSortField::CreationDate, Direction::Descending) => {
-                query.order((flags::creation_date.desc(), flags::key.desc()))
+            (FlagSortField::CreationDate, direction) => {
+                sorted!(query, direction, flags::creation_date, flags::key)
             }
             (FlagSortField::Key, Direction::Ascending) => query.order(flags::key.asc()),
             (FlagSortField::Key, Direction::Descending) => query.order(flags::key.desc()),
-            (FlagSortField::Name, Direction::Ascending) => {
-                query.order((flags::name.asc(), flags::key.asc()))
-            }
-            (FlagSortField::Name, Direction::Descending) => {
-                query.order((flags::name.desc(), flags::key.desc()))
-            }
+            (FlagSortField::Name, direction) => sorted!(query, direction, flags::name, flags::key),
         };
         let query = match q.page {
             Some(page) => query
@@ -1668,23 +1656,14 @@ impl Repository for SqlRepository<'_> {
             .store()?;
         let query = filtered_segments(project_id, environment_key, q);
         let query = match (q.sort.field, q.sort.direction) {
-            (SegmentSortField::CreationDate, Direction::Ascending) => {
-                query.order((segments::creation_date.asc(), segments::key.asc()))
+            (SegmentSortField::CreationDate, direction) => {
+                sorted!(query, direction, segments::creation_date, segments::key)
             }
-            (SegmentSortField::CreationDate, Direction::Descending) => {
-                query.order((segments::creation_date.desc(), segments::key.desc()))
+            (SegmentSortField::Name, direction) => {
+                sorted!(query, direction, segments::name, segments::key)
             }
-            (SegmentSortField::Name, Direction::Ascending) => {
-                query.order((segments::name.asc(), segments::key.asc()))
-            }
-            (SegmentSortField::Name, Direction::Descending) => {
-                query.order((segments::name.desc(), segments::key.desc()))
-            }
-            (SegmentSortField::LastModified, Direction::Ascending) => {
-                query.order((segments::last_modified.asc(), segments::key.asc()))
-            }
-            (SegmentSortField::LastModified, Direction::Descending) => {
-                query.order((segments::last_modified.desc(), segments::key.desc()))
+            (SegmentSortField::LastModified, direction) => {
+                sorted!(query, direction, segments::last_modified, segments::key)
             }
         };
         let rows: Vec<SegmentRow> = query

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -457,29 +458,6 @@ impl Instruction {
             _ => String::new(),
         }
     }
-
-    fn parse(index: usize, value: Value) -> Result<Self, InstructionError> {
-        let fail = |message: String| InstructionError::Instruction { index, message };
-        let Value::Object(fields) = &value else {
-            return Err(fail(
-                "an instruction must be an object with a 'kind'".into(),
-            ));
-        };
-        let sent: Vec<String> = fields.keys().cloned().collect();
-        let instruction: Instruction =
-            serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
-        // serde ignores extra fields on kinds without parameters; refuse them like the others.
-        if let Ok(Value::Object(known)) = serde_json::to_value(&instruction) {
-            let known: Vec<String> = known.keys().map(|k| k.to_lowercase()).collect();
-            if let Some(unknown) = sent.iter().find(|k| !known.contains(&k.to_lowercase())) {
-                return Err(fail(format!(
-                    "unknown field `{unknown}` for kind '{}'",
-                    instruction.kind()
-                )));
-            }
-        }
-        Ok(instruction)
-    }
 }
 
 /// Why a semantic patch was refused (HTTP 400; a conflict with other flags is HTTP 409).
@@ -537,47 +515,82 @@ impl SemanticPatch {
     /// [`InstructionError`] for a body that is not an object with an `instructions` array, or
     /// an instruction with an unknown kind or missing or ill-typed parameters (naming its index).
     pub fn parse(body: Value) -> Result<Self, InstructionError> {
-        let Value::Object(mut fields) = body else {
-            return Err(InstructionError::Malformed(
-                "a semantic patch is an object: {\"environmentKey\", \"comment\", \"instructions\": [...]}".into(),
-            ));
-        };
-        let string_field = |fields: &mut Map<String, Value>, name: &str| match fields.remove(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(InstructionError::Malformed(format!(
-                "'{name}' must be a string"
-            ))),
-        };
-        let environment_key = string_field(&mut fields, "environmentKey")?;
-        let comment = string_field(&mut fields, "comment")?;
-        let instructions = match fields.remove("instructions") {
-            Some(Value::Array(items)) if !items.is_empty() => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| Instruction::parse(i, item))
-                .collect::<Result<Vec<_>, _>>()?,
-            Some(Value::Array(_)) => {
-                return Err(InstructionError::Malformed(
-                    "'instructions' must not be empty".into(),
-                ))
-            }
-            Some(_) => {
-                return Err(InstructionError::Malformed(
-                    "'instructions' must be an array".into(),
-                ))
-            }
-            None => return Err(InstructionError::Malformed("missing 'instructions'".into())),
-        };
-        if let Some(other) = fields.keys().next() {
-            return Err(InstructionError::Malformed(format!(
-                "unexpected field '{other}' in semantic patch"
-            )));
-        }
+        let (environment_key, comment, instructions) = parse_body(body)?;
         Ok(Self {
             environment_key,
             comment,
             instructions,
         })
     }
+}
+
+/// `environmentKey`, `comment` and the instructions of a semantic patch body.
+pub(crate) type PatchBody<T> = (Option<String>, Option<String>, Vec<T>);
+
+/// Reads the body every semantic patch shares (flags' and segments'):
+/// `{environmentKey?, comment?, instructions: [...]}`, refusing other fields.
+pub(crate) fn parse_body<T: DeserializeOwned + Serialize>(
+    body: Value,
+) -> Result<PatchBody<T>, InstructionError> {
+    let Value::Object(mut fields) = body else {
+        return Err(InstructionError::Malformed(
+            "a semantic patch is an object: {\"environmentKey\", \"comment\", \"instructions\": [...]}".into(),
+        ));
+    };
+    let string_field = |fields: &mut Map<String, Value>, name: &str| match fields.remove(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(InstructionError::Malformed(format!(
+            "'{name}' must be a string"
+        ))),
+    };
+    let environment_key = string_field(&mut fields, "environmentKey")?;
+    let comment = string_field(&mut fields, "comment")?;
+    let instructions = match fields.remove("instructions") {
+        Some(Value::Array(items)) if !items.is_empty() => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| parse_instruction(i, item))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(Value::Array(_)) => {
+            return Err(InstructionError::Malformed(
+                "'instructions' must not be empty".into(),
+            ))
+        }
+        Some(_) => {
+            return Err(InstructionError::Malformed(
+                "'instructions' must be an array".into(),
+            ))
+        }
+        None => return Err(InstructionError::Malformed("missing 'instructions'".into())),
+    };
+    if let Some(other) = fields.keys().next() {
+        return Err(InstructionError::Malformed(format!(
+            "unexpected field '{other}' in semantic patch"
+        )));
+    }
+    Ok((environment_key, comment, instructions))
+}
+
+/// Reads instruction `index`, refusing parameters its kind does not have (serde alone would
+/// ignore them on kinds without parameters).
+fn parse_instruction<T: DeserializeOwned + Serialize>(
+    index: usize,
+    value: Value,
+) -> Result<T, InstructionError> {
+    let fail = |message: String| InstructionError::Instruction { index, message };
+    let Value::Object(fields) = &value else {
+        return Err(fail(
+            "an instruction must be an object with a 'kind'".into(),
+        ));
+    };
+    let sent: Vec<String> = fields.keys().cloned().collect();
+    let instruction: T = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+    if let Ok(Value::Object(known)) = serde_json::to_value(&instruction) {
+        let known: Vec<String> = known.keys().map(|k| k.to_lowercase()).collect();
+        if let Some(unknown) = sent.iter().find(|k| !known.contains(&k.to_lowercase())) {
+            return Err(fail(format!("unknown field `{unknown}`")));
+        }
+    }
+    Ok(instruction)
 }

@@ -2,7 +2,7 @@
 //! with `segmentMatch`. Their rules share the clause model of flags (see `rules`).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::flag::Clause;
 use crate::instruction::{ClauseInput, InstructionError};
@@ -685,53 +685,11 @@ impl SegmentPatch {
     /// [`InstructionError`] for a missing `environmentKey` or `instructions`, an unknown kind,
     /// missing or unknown parameters (naming the instruction), or more than 1500 target values.
     pub fn parse(body: Value) -> Result<Self, InstructionError> {
-        let Value::Object(mut fields) = body else {
-            return Err(InstructionError::Malformed(
-                "a semantic patch is an object with 'environmentKey' and 'instructions'".into(),
-            ));
-        };
-        let text = |fields: &mut Map<String, Value>, name: &str| match fields.remove(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(InstructionError::Malformed(format!(
-                "'{name}' must be a string"
-            ))),
-        };
-        let environment_key = text(&mut fields, "environmentKey")?.ok_or_else(|| {
+        let (environment_key, comment, instructions) =
+            crate::instruction::parse_body::<SegmentInstruction>(body)?;
+        let environment_key = environment_key.ok_or_else(|| {
             InstructionError::Malformed("a segment semantic patch needs 'environmentKey'".into())
         })?;
-        let comment = text(&mut fields, "comment")?;
-        let Some(Value::Array(items)) = fields.remove("instructions") else {
-            return Err(InstructionError::Malformed(
-                "'instructions' must be an array".into(),
-            ));
-        };
-        if let Some(other) = fields.keys().next() {
-            return Err(InstructionError::Malformed(format!(
-                "unexpected field '{other}' in semantic patch"
-            )));
-        }
-        let mut instructions = Vec::with_capacity(items.len());
-        for (index, item) in items.into_iter().enumerate() {
-            let fail = |message: String| InstructionError::Instruction { index, message };
-            let sent: Vec<String> = item
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default();
-            let instruction: SegmentInstruction =
-                serde_json::from_value(item).map_err(|e| fail(e.to_string()))?;
-            if let Ok(Value::Object(known)) = serde_json::to_value(&instruction) {
-                if let Some(unknown) = sent.iter().find(|k| !known.contains_key(*k)) {
-                    return Err(fail(format!("unknown field `{unknown}`")));
-                }
-            }
-            instructions.push(instruction);
-        }
-        if instructions.is_empty() {
-            return Err(InstructionError::Malformed(
-                "'instructions' must not be empty".into(),
-            ));
-        }
         let operations: usize = instructions
             .iter()
             .map(SegmentInstruction::target_operations)

@@ -6,7 +6,9 @@
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
+//! - `bench`: throughput, latency and memory of the release binary under load.
 
+mod bench;
 mod postgres;
 
 use std::process::{Command, ExitCode};
@@ -30,9 +32,10 @@ fn main() -> ExitCode {
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
+        Some("bench") => bench::bench(&mut cargo()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles>"
+                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench>"
             );
             return ExitCode::from(2);
         }
@@ -50,7 +53,7 @@ fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
-fn run(command: &mut Command) -> Result<()> {
+pub(crate) fn run(command: &mut Command) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("running {command:?}"))?;

@@ -135,6 +135,28 @@ macro_rules! replace_tags {
     }};
 }
 
+impl SqlRepository<'_> {
+    /// Makes the stored tags of `segment` exactly `segment.tags`.
+    fn replace_segment_tags(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<()> {
+        replace_tags!(
+            self.conn,
+            segment_tags,
+            [
+                project_id = project_id,
+                environment_key = environment_key,
+                segment_key = &segment.key
+            ],
+            segment.tags
+        );
+        Ok(())
+    }
+}
+
 fn parse_role(text: &str) -> StoreResult<Role> {
     text.parse().map_err(|e| corrupt("role", e))
 }
@@ -1601,17 +1623,7 @@ impl Repository for SqlRepository<'_> {
             )?)
             .execute(self.conn)
             .store()?;
-        replace_tags!(
-            self.conn,
-            segment_tags,
-            [
-                project_id = project_id,
-                environment_key = environment_key,
-                segment_key = &segment.key
-            ],
-            segment.tags
-        );
-        Ok(())
+        self.replace_segment_tags(project_id, environment_key, segment)
     }
 
     fn get_segment(
@@ -1699,17 +1711,7 @@ impl Repository for SqlRepository<'_> {
         )?)
         .execute(self.conn)
         .store()?;
-        replace_tags!(
-            self.conn,
-            segment_tags,
-            [
-                project_id = project_id,
-                environment_key = environment_key,
-                segment_key = &segment.key
-            ],
-            segment.tags
-        );
-        Ok(())
+        self.replace_segment_tags(project_id, environment_key, segment)
     }
 
     fn delete_segment(

@@ -104,6 +104,19 @@ macro_rules! sorted {
     };
 }
 
+/// Loads one page (`limit`/`offset` of a [`Page`]) of a list query as rows of type `$row`.
+macro_rules! load_page {
+    ($conn:expr, $query:expr, $page:expr, $row:ty) => {{
+        let rows: Vec<$row> = $query
+            .limit(i64::from($page.limit))
+            .offset(to_i64($page.offset))
+            .select(<$row>::as_select())
+            .load($conn)
+            .store()?;
+        rows
+    }};
+}
+
 /// Tags by owner, from `(owner id, tag)` rows.
 fn group_tags(rows: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
     let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -884,12 +897,7 @@ impl Repository for SqlRepository<'_> {
                 sorted!(query, direction, members::last_seen, members::id)
             }
         };
-        let rows: Vec<MemberRow> = query
-            .limit(i64::from(q.page.limit))
-            .offset(to_i64(q.page.offset))
-            .select(MemberRow::as_select())
-            .load(self.conn)
-            .store()?;
+        let rows = load_page!(self.conn, query, q.page, MemberRow);
         Ok((
             rows.into_iter()
                 .map(MemberRow::into_member)
@@ -1005,13 +1013,12 @@ impl Repository for SqlRepository<'_> {
             }
         };
         let total: i64 = visible().count().get_result(self.conn).store()?;
-        let rows: Vec<TokenRow> = visible()
-            .order((tokens::creation_date.asc(), tokens::id.asc()))
-            .limit(i64::from(page.limit))
-            .offset(to_i64(page.offset))
-            .select(TokenRow::as_select())
-            .load(self.conn)
-            .store()?;
+        let rows = load_page!(
+            self.conn,
+            visible().order((tokens::creation_date.asc(), tokens::id.asc())),
+            page,
+            TokenRow
+        );
         Ok((
             rows.into_iter()
                 .map(TokenRow::into_token)
@@ -1188,12 +1195,7 @@ impl Repository for SqlRepository<'_> {
                 sorted!(query, direction, projects::creation_date, projects::id)
             }
         };
-        let rows: Vec<ProjectRow> = query
-            .limit(i64::from(q.page.limit))
-            .offset(to_i64(q.page.offset))
-            .select(ProjectRow::as_select())
-            .load(self.conn)
-            .store()?;
+        let rows = load_page!(self.conn, query, q.page, ProjectRow);
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let mut tags = self.project_tags_of(&ids)?;
         let projects = rows
@@ -1293,12 +1295,7 @@ impl Repository for SqlRepository<'_> {
                 environments::id.asc(),
             )),
         };
-        let rows: Vec<EnvironmentRow> = query
-            .limit(i64::from(q.page.limit))
-            .offset(to_i64(q.page.offset))
-            .select(EnvironmentRow::as_select())
-            .load(self.conn)
-            .store()?;
+        let rows = load_page!(self.conn, query, q.page, EnvironmentRow);
         let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
         let envs = self
             .environments_from_rows(rows, &project_keys)?
@@ -1678,12 +1675,7 @@ impl Repository for SqlRepository<'_> {
                 sorted!(query, direction, segments::last_modified, segments::key)
             }
         };
-        let rows: Vec<SegmentRow> = query
-            .limit(i64::from(q.page.limit))
-            .offset(to_i64(q.page.offset))
-            .select(SegmentRow::as_select())
-            .load(self.conn)
-            .store()?;
+        let rows = load_page!(self.conn, query, q.page, SegmentRow);
         Ok((
             rows.into_iter()
                 .map(SegmentRow::into_segment)

@@ -137,14 +137,23 @@ macro_rules! execute_on_engine {
     };
 }
 
+/// Inserts `rows` into `table` in one multi-row statement; nothing when there are none (an
+/// empty `VALUES` list is not valid SQL).
+macro_rules! insert_rows {
+    ($conn:expr, $table:ident, $rows:expr) => {{
+        let rows = $rows;
+        if !rows.is_empty() {
+            execute_on_engine!($conn, diesel::insert_into($table::table).values(rows)).store()?;
+        }
+    }};
+}
+
 /// Replaces the tags of one owner in a tag table: one delete, one multi-row insert.
 macro_rules! replace_tags {
     ($conn:expr, $table:ident, [$($column:ident = $value:expr),+], $tags:expr) => {{
         diesel::delete($table::table$(.filter($table::$column.eq($value)))+).execute($conn).store()?;
         let rows: Vec<_> = $tags.iter().map(|tag| ($($table::$column.eq($value),)+ $table::tag.eq(tag))).collect();
-        if !rows.is_empty() {
-            execute_on_engine!($conn, diesel::insert_into($table::table).values(rows)).store()?;
-        }
+        insert_rows!($conn, $table, rows);
     }};
 }
 
@@ -742,13 +751,7 @@ impl SqlRepository<'_> {
                     })
             })
             .collect();
-        if !rows.is_empty() {
-            execute_on_engine!(
-                self.conn,
-                diesel::insert_into(flag_segment_refs::table).values(rows)
-            )
-            .store()?;
-        }
+        insert_rows!(self.conn, flag_segment_refs, rows);
         Ok(())
     }
 
@@ -776,13 +779,7 @@ impl SqlRepository<'_> {
                 })
             })
             .collect();
-        if !rows.is_empty() {
-            execute_on_engine!(
-                self.conn,
-                diesel::insert_into(flag_prerequisites::table).values(rows)
-            )
-            .store()?;
-        }
+        insert_rows!(self.conn, flag_prerequisites, rows);
         Ok(())
     }
 
@@ -1379,13 +1376,7 @@ impl Repository for SqlRepository<'_> {
                 })
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        if !rows.is_empty() {
-            execute_on_engine!(
-                self.conn,
-                diesel::insert_into(flag_configs::table).values(rows)
-            )
-            .store()?;
-        }
+        insert_rows!(self.conn, flag_configs, rows);
         Ok(())
     }
 
@@ -1792,13 +1783,7 @@ impl Repository for SqlRepository<'_> {
                 )
             })
             .collect();
-        if !rows.is_empty() {
-            execute_on_engine!(
-                self.conn,
-                diesel::insert_into(audit_resources::table).values(rows)
-            )
-            .store()?;
-        }
+        insert_rows!(self.conn, audit_resources, rows);
         Ok(())
     }
 

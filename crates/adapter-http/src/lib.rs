@@ -87,17 +87,24 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     /// State for `service` with `config`; build once and share with every worker.
-    pub fn new(service: Arc<Service>, config: HttpConfig) -> web::Data<Self> {
+    ///
+    /// # Errors
+    /// The OpenAPI document could not be serialised (the server would otherwise serve a wrong
+    /// one, so it does not start).
+    pub fn new(
+        service: Arc<Service>,
+        config: HttpConfig,
+    ) -> Result<web::Data<Self>, serde_json::Error> {
         let document = openapi::document();
         let routes = openapi::routes(&document);
-        let openapi_json = document.to_json().unwrap_or_else(|_| "{}".to_owned());
-        web::Data::new(Self {
+        let openapi_json = document.to_json()?;
+        Ok(web::Data::new(Self {
             service,
             rate_limits: RateLimits::new(config.rate_limit),
             routes,
             openapi_json,
             config,
-        })
+        }))
     }
 
     /// Every route the server has, as documented.

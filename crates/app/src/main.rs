@@ -112,7 +112,8 @@ async fn main() -> anyhow::Result<()> {
             rate_limit: args.rate_limit,
             body_limit: args.body_limit,
         },
-    );
+    )
+    .context("serialising the OpenAPI document")?;
     log::info!("listening on http://{}", args.bind);
     actix_web::HttpServer::new(move || adapter_http::app(state.clone()))
         .bind(&args.bind)

@@ -142,7 +142,10 @@ pub async fn spawn_with(
     service
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
-    let app = test::init_service(adapter_http::app(AppState::new(service.clone(), config))).await;
+    let app = test::init_service(adapter_http::app(
+        AppState::new(service.clone(), config).expect("OpenAPI document"),
+    ))
+    .await;
     TestApp { app, db }
 }
 

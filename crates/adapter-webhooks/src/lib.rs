@@ -50,29 +50,37 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts delivering: every `interval`, everything due, in batches of 20.
+    /// Deliveries claimed per round.
+    const BATCH: u32 = 20;
+
+    /// Starts delivering: every `interval`, everything due, in batches of [`Self::BATCH`].
+    ///
+    /// # Errors
+    /// The delivery thread could not be spawned.
     pub fn start(
         service: Arc<Service>,
         sender: Arc<dyn WebhookSender>,
         interval: Duration,
-    ) -> Self {
+    ) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("webhook-deliveries".into())
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
-                    match service.deliver_due(sender.as_ref(), 20) {
+                    match service.deliver_due(sender.as_ref(), Self::BATCH) {
                         // A full batch: more may be due at once.
-                        Ok(20) => continue,
+                        Ok(delivered) if u32::try_from(delivered) == Ok(Self::BATCH) => continue,
                         Ok(_) => {}
                         Err(err) => log::warn!("webhook deliveries: {err}"),
                     }
                     std::thread::sleep(interval);
                 }
-            })
-            .ok();
-        Self { stop, thread }
+            })?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
     }
 }
 

@@ -104,7 +104,8 @@ async fn main() -> anyhow::Result<()> {
     let sender = Arc::new(HttpSender::new(Duration::from_millis(
         args.webhook_timeout_ms,
     )));
-    let _deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500));
+    let _deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500))
+        .context("starting the webhook delivery thread")?;
 
     let state = AppState::new(
         service,

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
-        Some("check-deps") => check_deps(),
+        Some("check-deps") => check_deps().and_then(|()| check_locks()),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
@@ -110,6 +110,42 @@ fn check_deps() -> Result<()> {
     Ok(())
 }
 
+/// Only the storage adapters create a `ports::Locked`: everything else gets one from a `lock_*`
+/// method, so a write cannot forget to hold what it changes.
+fn check_locks() -> Result<()> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut offending = vec![];
+    for krate in [
+        "domain",
+        "service",
+        "adapter-http",
+        "adapter-webhooks",
+        "app",
+    ] {
+        let mut dirs = vec![root.join("crates").join(krate).join("src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {dir:?}"))? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && std::fs::read_to_string(&path)?.contains("assume_locked")
+                {
+                    offending.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    if !offending.is_empty() {
+        bail!(
+            "only storage adapters may call Locked::assume_locked; found in {}",
+            offending.join(", ")
+        );
+    }
+    println!("check-deps: only storage adapters create a Locked");
+    Ok(())
+}
+
 /// The public API of `domain` is documented, and its docs build cleanly.
 fn doc() -> Result<()> {
     run(cargo()
@@ -121,6 +157,7 @@ fn doc() -> Result<()> {
 
 fn test(extra: &[String]) -> Result<()> {
     check_deps()?;
+    check_locks()?;
     doc()?;
     let server = postgres::find_or_start()?;
     println!("xtask: PostgreSQL tests use {}", server.describe());
@@ -145,8 +182,9 @@ fn roles() -> Result<()> {
         "# Roles\n\nWhat each built-in role may do. Generated from `domain::role` by `cargo xtask roles`; \
          a test fails when it is out of date.\n\nAccess tokens carry `reader`, `writer` or `admin`; a personal \
          token never acts above its member's role. Every route needs a valid access token except `GET /api/v2` and \
-         `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}",
-        domain::role::permission_table_markdown()
+         `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}\n{}",
+        domain::role::permission_table_markdown(),
+        domain::role::actor_rules_markdown()
     );
     std::fs::write(root.join("docs/roles.md"), text).context("writing docs/roles.md")?;
     println!("roles: wrote docs/roles.md");

@@ -42,16 +42,41 @@ pub fn migrate(url: &str) -> Result<(), PostgresError> {
     Ok(())
 }
 
+/// How long a request waits for a connection before it is answered 503: a database that is down
+/// must not hold requests (and their clients) for long.
+pub const CONNECTION_WAIT: Duration = Duration::from_secs(2);
+
+/// `url` with libpq's `connect_timeout` (seconds) unless it sets one: an unreachable host that
+/// drops packets would otherwise hold a connection attempt for minutes.
+///
+/// ```
+/// use adapter_postgres::with_connect_timeout;
+/// assert_eq!(with_connect_timeout("postgres://h/db"), "postgres://h/db?connect_timeout=2");
+/// assert_eq!(with_connect_timeout("postgres://h/db?sslmode=disable"), "postgres://h/db?sslmode=disable&connect_timeout=2");
+/// assert_eq!(with_connect_timeout("postgres://h/db?connect_timeout=9"), "postgres://h/db?connect_timeout=9");
+/// ```
+pub fn with_connect_timeout(url: &str) -> String {
+    if url.contains("connect_timeout=") {
+        return url.to_owned();
+    }
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!(
+        "{url}{separator}connect_timeout={}",
+        CONNECTION_WAIT.as_secs()
+    )
+}
+
 /// Migrates the database at `url` and opens a store with up to `pool_size` connections.
 ///
 /// # Errors
 /// [`PostgresError`] when the server cannot be reached or the schema cannot be migrated.
 pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
-    migrate(url)?;
+    let url = with_connect_timeout(url);
+    migrate(&url)?;
     let manager = DbConnectionManager::new(url, Engine::Postgres, "");
     let pool = diesel::r2d2::Pool::builder()
         .max_size(pool_size.max(1))
-        .connection_timeout(Duration::from_secs(10))
+        .connection_timeout(CONNECTION_WAIT)
         .build(manager)?;
     Ok(SqlStore::new(pool, false))
 }
@@ -110,6 +135,20 @@ impl TestDatabase {
     /// The database's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Drops the database now, closing every connection to it: an outage, for tests of what
+    /// clients see while the database is gone.
+    ///
+    /// # Errors
+    /// [`PostgresError`] when the server refuses.
+    pub fn drop_now(&self) -> Result<(), PostgresError> {
+        let mut admin = PgConnection::establish(&self.admin_url)?;
+        admin.batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ))?;
+        Ok(())
     }
 }
 

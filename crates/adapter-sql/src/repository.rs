@@ -19,7 +19,7 @@ use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{
-    ClaimedDelivery, DeliveryOutcome, QueuedDelivery, Repository, StoreError, StoreResult,
+    ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, Repository, StoreError, StoreResult,
 };
 
 use crate::schema::{
@@ -114,6 +114,21 @@ macro_rules! load_page {
             .load($conn)
             .store()?;
         rows
+    }};
+}
+
+/// Locks the rows a query of one text column selects until the transaction ends, and returns
+/// that column. PostgreSQL: `SELECT ... FOR UPDATE`, which locks rows in the order the query
+/// returns them (callers order by id so that two transactions cannot deadlock). SQLite: a plain
+/// read, because `SqlStore` runs its write transactions one at a time.
+macro_rules! lock_rows {
+    ($conn:expr, $query:expr) => {{
+        let locked: Vec<String> = match &mut *$conn {
+            DbConnection::Pg(conn) => $query.for_update().load(conn),
+            DbConnection::Sqlite(conn) => $query.load(conn),
+        }
+        .store()?;
+        locked
     }};
 }
 
@@ -883,6 +898,25 @@ impl Repository for SqlRepository<'_> {
         row.map(MemberRow::into_member).transpose()
     }
 
+    fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>> {
+        let locked = lock_rows!(
+            self.conn,
+            members::table
+                .filter(members::id.eq_any(ids))
+                .order(members::id)
+                .select(members::id)
+        );
+        let rows: Vec<MemberRow> = members::table
+            .filter(members::id.eq_any(&locked))
+            .order(members::id)
+            .select(MemberRow::as_select())
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|row| row.into_member().map(Locked::assume_locked))
+            .collect()
+    }
+
     fn list_members(&mut self, q: &MemberQuery) -> StoreResult<(Vec<Member>, u64)> {
         let total: i64 = filtered_members(q).count().get_result(self.conn).store()?;
         let query = filtered_members(q);
@@ -912,7 +946,7 @@ impl Repository for SqlRepository<'_> {
         Ok(taken)
     }
 
-    fn update_member(&mut self, member: &Member) -> StoreResult<()> {
+    fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
         let row = MemberRow::from_member(member);
         diesel::update(members::table.find(&member.id))
             .set((
@@ -929,11 +963,11 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_member(&mut self, id: &str) -> StoreResult<bool> {
-        Ok(diesel::delete(members::table.find(id))
+    fn delete_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
+        diesel::delete(members::table.find(&member.id))
             .execute(self.conn)
-            .store()?
-            > 0)
+            .store()?;
+        Ok(())
     }
 
     fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
@@ -993,6 +1027,13 @@ impl Repository for SqlRepository<'_> {
         row.map(TokenRow::into_token).transpose()
     }
 
+    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>> {
+        if lock_rows!(self.conn, tokens::table.find(id).select(tokens::id)).is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_token(id)?.map(Locked::assume_locked))
+    }
+
     fn list_tokens(
         &mut self,
         member_id: Option<&str>,
@@ -1024,7 +1065,7 @@ impl Repository for SqlRepository<'_> {
         ))
     }
 
-    fn update_token(&mut self, token: &Token) -> StoreResult<()> {
+    fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
         diesel::update(tokens::table.find(&token.id))
             .set((
                 tokens::name.eq(&token.name),
@@ -1041,7 +1082,7 @@ impl Repository for SqlRepository<'_> {
 
     fn reset_token_secret(
         &mut self,
-        token: &Token,
+        token: &Locked<Token>,
         secret_hash: &str,
         previous_valid_until: Option<i64>,
     ) -> StoreResult<()> {
@@ -1075,11 +1116,11 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_token(&mut self, id: &str) -> StoreResult<bool> {
-        let deleted = diesel::delete(tokens::table.find(id))
+    fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
+        diesel::delete(tokens::table.find(&token.id))
             .execute(self.conn)
             .store()?;
-        Ok(deleted > 0)
+        Ok(())
     }
 
     fn find_environment_credential(
@@ -1181,6 +1222,19 @@ impl Repository for SqlRepository<'_> {
         Ok(Some(row.into_project(tags)))
     }
 
+    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>> {
+        let locked = lock_rows!(
+            self.conn,
+            projects::table
+                .filter(projects::key.eq(key))
+                .select(projects::id)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_project(key)?.map(Locked::assume_locked))
+    }
+
     fn list_projects(&mut self, q: &ProjectQuery) -> StoreResult<(Vec<Project>, u64)> {
         let total: i64 = filtered_projects(q).count().get_result(self.conn).store()?;
         let query = filtered_projects(q);
@@ -1205,7 +1259,7 @@ impl Repository for SqlRepository<'_> {
         Ok((projects, count(total)))
     }
 
-    fn update_project(&mut self, project: &Project) -> StoreResult<()> {
+    fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
         diesel::update(projects::table.find(&project.id))
             .set(ProjectRow::from_project(project))
             .execute(self.conn)
@@ -1219,8 +1273,8 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_project(&mut self, project_id: &str) -> StoreResult<()> {
-        diesel::delete(projects::table.find(project_id))
+    fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
+        diesel::delete(projects::table.find(&project.id))
             .execute(self.conn)
             .store()?;
         Ok(())
@@ -1259,6 +1313,26 @@ impl Repository for SqlRepository<'_> {
             .environments_from_rows(rows, &project_keys)?
             .pop()
             .map(|(_, env)| env))
+    }
+
+    fn lock_environment(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Environment>>> {
+        let locked = lock_rows!(
+            self.conn,
+            environments::table
+                .filter(environments::project_id.eq(project_id))
+                .filter(environments::key.eq(key))
+                .select(environments::id)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self
+            .get_environment(project_id, key)?
+            .map(Locked::assume_locked))
     }
 
     fn list_environments(
@@ -1330,7 +1404,7 @@ impl Repository for SqlRepository<'_> {
     fn update_environment(
         &mut self,
         project_id: &str,
-        environment: &Environment,
+        environment: &Locked<Environment>,
     ) -> StoreResult<()> {
         diesel::update(environments::table.find(&environment.id))
             .set(EnvironmentRow::from_environment(project_id, environment))
@@ -1345,11 +1419,15 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_environment(&mut self, project_id: &str, key: &str) -> StoreResult<()> {
+    fn delete_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()> {
         diesel::delete(
             environments::table
                 .filter(environments::project_id.eq(project_id))
-                .filter(environments::key.eq(key)),
+                .filter(environments::id.eq(&environment.id)),
         )
         .execute(self.conn)
         .store()?;
@@ -1380,22 +1458,10 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn get_flag(&mut self, project_id: &str, key: &str, lock: bool) -> StoreResult<Option<Flag>> {
-        let this_flag = flags::table
+    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>> {
+        let Some(row) = flags::table
             .filter(flags::project_id.eq(project_id))
-            .filter(flags::key.eq(key));
-        if lock {
-            // A no-op update takes the row lock (PostgreSQL) or the write lock (SQLite) before
-            // anything is read, so concurrent writers of one flag queue up instead of racing.
-            let locked = diesel::update(this_flag)
-                .set(flags::version.eq(flags::version))
-                .execute(self.conn)
-                .store()?;
-            if locked == 0 {
-                return Ok(None);
-            }
-        }
-        let Some(row) = this_flag
+            .filter(flags::key.eq(key))
             .select(FlagRow::as_select())
             .first(self.conn)
             .optional()
@@ -1404,6 +1470,20 @@ impl Repository for SqlRepository<'_> {
             return Ok(None);
         };
         Ok(self.finish_flags(project_id, vec![row], None)?.pop())
+    }
+
+    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>> {
+        let locked = lock_rows!(
+            self.conn,
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .filter(flags::key.eq(key))
+                .select(flags::key)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_flag(project_id, key)?.map(Locked::assume_locked))
     }
 
     fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
@@ -1481,9 +1561,10 @@ impl Repository for SqlRepository<'_> {
     fn update_flag(
         &mut self,
         project_id: &str,
-        flag: &Flag,
+        flag: &Locked<Flag>,
         changed_environments: &[String],
     ) -> StoreResult<()> {
+        let flag: &Flag = flag;
         diesel::update(
             flags::table
                 .filter(flags::project_id.eq(project_id))
@@ -1512,15 +1593,15 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_flag(&mut self, project_id: &str, key: &str) -> StoreResult<bool> {
-        let deleted = diesel::delete(
+    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()> {
+        diesel::delete(
             flags::table
                 .filter(flags::project_id.eq(project_id))
-                .filter(flags::key.eq(key)),
+                .filter(flags::key.eq(&flag.key)),
         )
         .execute(self.conn)
         .store()?;
-        Ok(deleted > 0)
+        Ok(())
     }
 
     fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
@@ -1619,29 +1700,38 @@ impl Repository for SqlRepository<'_> {
         project_id: &str,
         environment_key: &str,
         key: &str,
-        lock: bool,
     ) -> StoreResult<Option<Segment>> {
-        let this = segments::table
+        let row: Option<SegmentRow> = segments::table
             .filter(segments::project_id.eq(project_id))
             .filter(segments::environment_key.eq(environment_key))
-            .filter(segments::key.eq(key));
-        if lock {
-            // As for flags: a no-op update takes the row (PostgreSQL) or write (SQLite) lock first.
-            if diesel::update(this)
-                .set(segments::version.eq(segments::version))
-                .execute(self.conn)
-                .store()?
-                == 0
-            {
-                return Ok(None);
-            }
-        }
-        let row: Option<SegmentRow> = this
+            .filter(segments::key.eq(key))
             .select(SegmentRow::as_select())
             .first(self.conn)
             .optional()
             .store()?;
         row.map(SegmentRow::into_segment).transpose()
+    }
+
+    fn lock_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Segment>>> {
+        let locked = lock_rows!(
+            self.conn,
+            segments::table
+                .filter(segments::project_id.eq(project_id))
+                .filter(segments::environment_key.eq(environment_key))
+                .filter(segments::key.eq(key))
+                .select(segments::key)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self
+            .get_segment(project_id, environment_key, key)?
+            .map(Locked::assume_locked))
     }
 
     fn list_segments(
@@ -1679,8 +1769,9 @@ impl Repository for SqlRepository<'_> {
         &mut self,
         project_id: &str,
         environment_key: &str,
-        segment: &Segment,
+        segment: &Locked<Segment>,
     ) -> StoreResult<()> {
+        let segment: &Segment = segment;
         diesel::update(
             segments::table
                 .filter(segments::project_id.eq(project_id))
@@ -1701,17 +1792,17 @@ impl Repository for SqlRepository<'_> {
         &mut self,
         project_id: &str,
         environment_key: &str,
-        key: &str,
-    ) -> StoreResult<bool> {
-        let deleted = diesel::delete(
+        segment: &Locked<Segment>,
+    ) -> StoreResult<()> {
+        diesel::delete(
             segments::table
                 .filter(segments::project_id.eq(project_id))
                 .filter(segments::environment_key.eq(environment_key))
-                .filter(segments::key.eq(key)),
+                .filter(segments::key.eq(&segment.key)),
         )
         .execute(self.conn)
         .store()?;
-        Ok(deleted > 0)
+        Ok(())
     }
 
     fn segment_users(
@@ -1895,6 +1986,13 @@ impl Repository for SqlRepository<'_> {
             .transpose()
     }
 
+    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
+        if lock_rows!(self.conn, webhooks::table.find(id).select(webhooks::id)).is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_webhook(id)?.map(Locked::assume_locked))
+    }
+
     fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>> {
         let docs: Vec<String> = webhooks::table
             .order((webhooks::creation_date, webhooks::id))
@@ -1906,7 +2004,8 @@ impl Repository for SqlRepository<'_> {
             .collect()
     }
 
-    fn update_webhook(&mut self, webhook: &Webhook) -> StoreResult<()> {
+    fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
+        let webhook: &Webhook = webhook;
         let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
         diesel::update(webhooks::table.find(&webhook.id))
             .set(webhooks::doc.eq(doc))
@@ -1915,11 +2014,11 @@ impl Repository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_webhook(&mut self, id: &str) -> StoreResult<bool> {
-        Ok(diesel::delete(webhooks::table.find(id))
+    fn delete_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
+        diesel::delete(webhooks::table.find(&webhook.id))
             .execute(self.conn)
-            .store()?
-            > 0)
+            .store()?;
+        Ok(())
     }
 
     fn enqueue_delivery(&mut self, delivery: &QueuedDelivery) -> StoreResult<()> {

@@ -117,6 +117,83 @@ pub fn permission_table_markdown() -> String {
     out
 }
 
+/// Who is acting, for the rules about *whom* a caller may act on (the permission table says
+/// *what* a role may do).
+///
+/// ```
+/// use domain::role::{Actor, Role};
+/// let admin = Actor { role: Role::Admin, member_id: "a", service_token: false };
+/// // An admin manages its own tokens and those of members it outranks...
+/// assert!(admin.may_manage_token("a", Role::Admin, false, Role::Admin));
+/// assert!(admin.may_manage_token("w", Role::Writer, false, Role::Writer));
+/// // ...but not another admin's, nor the owner's.
+/// assert!(!admin.may_manage_token("b", Role::Admin, false, Role::Admin));
+/// assert!(!admin.may_manage_token("o", Role::Owner, false, Role::Admin));
+/// // A service token acts for the account, never as the member who created it.
+/// let service = Actor { role: Role::Admin, member_id: "o", service_token: true };
+/// assert!(!service.may_manage_token("o", Role::Owner, false, Role::Admin));
+/// assert!(service.may_manage_token("o", Role::Owner, true, Role::Reader));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor<'a> {
+    /// The role in effect.
+    pub role: Role,
+    /// The member the access token belongs to (its creator, for a service token).
+    pub member_id: &'a str,
+    /// Whether the access token is a service token.
+    pub service_token: bool,
+}
+
+impl Actor<'_> {
+    /// Whether this actor may change, reset or delete an access token of member `member_id`
+    /// (whose role is `member_role`), given whether it is a service token and the token's role.
+    ///
+    /// - A personal token: its own member's (through that member's personal tokens), or one of
+    ///   a member this actor outranks. Nobody outranks the owner, so only the owner touches the
+    ///   owner's tokens, and an admin never touches another admin's.
+    /// - A service token belongs to the account: any token manager whose role is at least the
+    ///   token's.
+    pub fn may_manage_token(
+        &self,
+        member_id: &str,
+        member_role: Role,
+        service_token: bool,
+        token_role: Role,
+    ) -> bool {
+        if service_token {
+            return self.role >= token_role;
+        }
+        let own = !self.service_token && self.member_id == member_id;
+        own || self.role > member_role
+    }
+}
+
+/// The rules about whom a caller may act on, as Markdown (rendered into `docs/roles.md`).
+///
+/// ```
+/// assert!(domain::role::actor_rules_markdown().contains("outranks"));
+/// ```
+pub fn actor_rules_markdown() -> String {
+    [
+        "## Whom a caller may act on",
+        "",
+        "- Nobody gives a role above their own: not to a member (invite or change), not to an access token.",
+        "- A personal access token acts with at most its member's role, at every request; the owner's `admin` \
+         tokens act as the owner.",
+        "- Another member's personal tokens may be changed, reset or deleted only by a caller whose role \
+         outranks that member's. Nobody outranks the owner, so only the owner touches the owner's tokens, and \
+         an admin never touches another admin's. A reset secret acts with at most its member's role.",
+        "- Service tokens belong to the account: any token manager whose role is at least the token's may \
+         change, reset or delete them. A service token never acts as the member who created it.",
+        "- A member whose role is above the caller's cannot be changed or deleted by the caller; the owner \
+         is never deleted or demoted, and only the owner transfers ownership (then becoming an admin).",
+        "- Role checks are made on the caller's member as it stands inside the request's transaction, so \
+         a demotion or an ownership transfer that commits first counts.",
+        "",
+    ]
+    .join("\n")
+}
+
 impl Role {
     /// Every role, weakest first.
     pub const ALL: [Role; 5] = [

@@ -5,6 +5,15 @@
 //!
 //! - [`Store`] opens transactions; inside one, a [`Repository`] reads and writes aggregates.
 //!   Everything a use case does happens in one transaction: all of it or none of it.
+//!
+//! # The concurrency rule
+//! A use case that reads an object in order to change it holds that object until its
+//! transaction ends, so that two concurrent writers never lose each other's change, on any
+//! aggregate and on every store. The port makes this the only way to write: every `update_*`,
+//! `delete_*` and `reset_*` of an existing object takes a [`Locked`], and only the `lock_*`
+//! methods hand one out (PostgreSQL: `SELECT ... FOR UPDATE`; SQLite: write transactions run one
+//! at a time). Rules that depend on other rows (one owner, "no role above your own") are checked
+//! on objects locked in the same transaction.
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
 
 use domain::audit::{AuditEntry, AuditQuery};
@@ -41,6 +50,52 @@ pub enum StoreError {
 /// Result of storage operations.
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// An object read by a `lock_*` method of [`Repository`]: no other transaction can change it
+/// until this one ends. Saving or deleting an existing object takes one of these, so a write
+/// cannot forget its lock. It reads as the object it holds (`Deref`).
+///
+/// ```
+/// use ports::Locked;
+/// // Only a `Repository` implementation creates one, right after locking the row.
+/// let mut held = Locked::assume_locked(String::from("v1"));
+/// let before = held.replace(String::from("v2"));
+/// assert_eq!((before.as_str(), held.as_str()), ("v1", "v2"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locked<T>(T);
+
+impl<T> Locked<T> {
+    /// Wraps `value`, which the caller has just read under a lock held until the end of the
+    /// transaction. For [`Repository`] implementations only: use cases get a `Locked` from a
+    /// `lock_*` method (`cargo xtask check-deps` refuses this call outside the storage adapters).
+    pub fn assume_locked(value: T) -> Self {
+        Self(value)
+    }
+
+    /// Replaces the held state with `next` (the same object, changed), returning the previous.
+    pub fn replace(&mut self, next: T) -> T {
+        std::mem::replace(&mut self.0, next)
+    }
+
+    /// The held state, for changing it in place before saving.
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+
+    /// The object, no longer savable.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for Locked<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// Work done inside one transaction.
 pub type UnitOfWork<'a> = dyn FnMut(&mut dyn Repository) -> StoreResult<()> + 'a;
 
@@ -48,9 +103,9 @@ pub type UnitOfWork<'a> = dyn FnMut(&mut dyn Repository) -> StoreResult<()> + 'a
 ///
 /// # Contract
 /// `read` and `write` run `work` inside one transaction and commit when it returns `Ok`; on
-/// `Err` they roll back and return that error. `write` transactions are serialised so that two
-/// writers never lose each other's change (row locks taken by [`Repository::get_flag`] with
-/// `lock = true` are held until the end). Neither retries: [`StoreExt::write_tx`] does.
+/// `Err` they roll back and return that error. Locks taken by the `lock_*` methods of
+/// [`Repository`] are held until the end, so two writers never lose each other's change.
+/// Neither retries: [`StoreExt::write_tx`] does.
 pub trait Store: Send + Sync {
     /// Runs `work` in a read-only transaction.
     ///
@@ -156,14 +211,18 @@ pub trait Repository {
     fn insert_member(&mut self, member: &Member) -> StoreResult<()>;
     /// A member by `_id`.
     fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>>;
+    /// The members with these `_id`s (unknown ones are left out), locked until the transaction
+    /// ends. Rows are locked in `_id` order, whatever the order of `ids`, so that two
+    /// transactions locking the same members cannot deadlock.
+    fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>>;
     /// One page of members matching `query`, with the total count of matches.
     fn list_members(&mut self, query: &MemberQuery) -> StoreResult<(Vec<Member>, u64)>;
     /// Which of `emails` (lower-cased) belong to members already, lower-cased.
     fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>>;
     /// Saves a member's changed fields.
-    fn update_member(&mut self, member: &Member) -> StoreResult<()>;
-    /// Deletes a member and its personal tokens; whether it existed.
-    fn delete_member(&mut self, id: &str) -> StoreResult<bool>;
+    fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()>;
+    /// Deletes a member and its personal tokens.
+    fn delete_member(&mut self, member: &Locked<Member>) -> StoreResult<()>;
     /// Hands the service tokens created by member `from` to member `to` (service tokens belong
     /// to the account, not to the member who made them).
     fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()>;
@@ -179,6 +238,8 @@ pub trait Repository {
     ) -> StoreResult<Option<(Token, Role, Option<i64>)>>;
     /// A token by `_id`.
     fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>>;
+    /// A token by `_id`, locked until the transaction ends.
+    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>>;
     /// Service tokens and `member_id`'s personal tokens (every token when `None`), oldest first,
     /// with the total count.
     fn list_tokens(
@@ -187,18 +248,18 @@ pub trait Repository {
         page: Page,
     ) -> StoreResult<(Vec<Token>, u64)>;
     /// Saves a token's name, description, role, default API version, ending and last change.
-    fn update_token(&mut self, token: &Token) -> StoreResult<()>;
+    fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()>;
     /// Gives a token a new secret; the old one stays valid until `previous_valid_until` (if any).
     fn reset_token_secret(
         &mut self,
-        token: &Token,
+        token: &Locked<Token>,
         secret_hash: &str,
         previous_valid_until: Option<i64>,
     ) -> StoreResult<()>;
     /// Records that a token was used at `now` (its `lastUsed`, its member's `_lastSeen`).
     fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()>;
-    /// Deletes a token; whether it existed.
-    fn delete_token(&mut self, id: &str) -> StoreResult<bool>;
+    /// Deletes a token.
+    fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()>;
     /// Whether `secret` is an environment's SDK key, mobile key or client-side ID (current or
     /// replaced by a reset).
     fn find_environment_credential(
@@ -218,12 +279,14 @@ pub trait Repository {
     fn insert_project(&mut self, project: &Project) -> StoreResult<()>;
     /// A project by key.
     fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>>;
+    /// A project by key, locked until the transaction ends.
+    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>>;
     /// One page of projects matching `query`, with the total count of matches.
     fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<(Vec<Project>, u64)>;
     /// Saves a project's changed fields.
-    fn update_project(&mut self, project: &Project) -> StoreResult<()>;
+    fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()>;
     /// Deletes a project with its environments and flags.
-    fn delete_project(&mut self, project_id: &str) -> StoreResult<()>;
+    fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()>;
 
     /// Stores a new environment.
     fn insert_environment(
@@ -233,6 +296,12 @@ pub trait Repository {
     ) -> StoreResult<()>;
     /// An environment by key.
     fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>>;
+    /// An environment by key, locked until the transaction ends.
+    fn lock_environment(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Environment>>>;
     /// One page of a project's environments matching `query`, with the total count of matches.
     fn list_environments(
         &mut self,
@@ -248,16 +317,21 @@ pub trait Repository {
     fn update_environment(
         &mut self,
         project_id: &str,
-        environment: &Environment,
+        environment: &Locked<Environment>,
     ) -> StoreResult<()>;
     /// Deletes an environment with its flag configurations.
-    fn delete_environment(&mut self, project_id: &str, key: &str) -> StoreResult<()>;
+    fn delete_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()>;
 
     /// Stores a new flag with a configuration for each entry of `flag.environments`.
     fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()>;
-    /// A flag by key with all its configurations (`_environmentName` filled in). With `lock`,
-    /// the flag is locked against other writers until the transaction ends.
-    fn get_flag(&mut self, project_id: &str, key: &str, lock: bool) -> StoreResult<Option<Flag>>;
+    /// A flag by key with all its configurations (`_environmentName` filled in).
+    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>>;
+    /// As [`Repository::get_flag`], locked until the transaction ends.
+    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>>;
     /// A flag by project key and flag key with all its configurations, in one query (the read
     /// path of `GET` one flag). `None` when either does not exist.
     fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>>;
@@ -273,11 +347,11 @@ pub trait Repository {
     fn update_flag(
         &mut self,
         project_id: &str,
-        flag: &Flag,
+        flag: &Locked<Flag>,
         changed_environments: &[String],
     ) -> StoreResult<()>;
-    /// Deletes a flag in every environment; whether it existed.
-    fn delete_flag(&mut self, project_id: &str, key: &str) -> StoreResult<bool>;
+    /// Deletes a flag in every environment.
+    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()>;
     /// What cross-flag rules need to know of every flag of the project (variations, archived,
     /// prerequisites).
     fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>>;
@@ -294,14 +368,20 @@ pub trait Repository {
         environment_key: &str,
         segment: &Segment,
     ) -> StoreResult<()>;
-    /// A segment by key; with `lock`, locked against other writers until the transaction ends.
+    /// A segment by key.
     fn get_segment(
         &mut self,
         project_id: &str,
         environment_key: &str,
         key: &str,
-        lock: bool,
     ) -> StoreResult<Option<Segment>>;
+    /// A segment by key, locked until the transaction ends.
+    fn lock_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Segment>>>;
     /// One page of an environment's segments matching `query`, with the total count.
     fn list_segments(
         &mut self,
@@ -314,15 +394,15 @@ pub trait Repository {
         &mut self,
         project_id: &str,
         environment_key: &str,
-        segment: &Segment,
+        segment: &Locked<Segment>,
     ) -> StoreResult<()>;
-    /// Deletes a segment; whether it existed.
+    /// Deletes a segment.
     fn delete_segment(
         &mut self,
         project_id: &str,
         environment_key: &str,
-        key: &str,
-    ) -> StoreResult<bool>;
+        segment: &Locked<Segment>,
+    ) -> StoreResult<()>;
     /// Flags whose rules in the environment use segment `key`, as `(flag key, flag name)`.
     fn segment_users(
         &mut self,
@@ -347,12 +427,14 @@ pub trait Repository {
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()>;
     /// A webhook by `_id`.
     fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>>;
+    /// A webhook by `_id`, locked until the transaction ends.
+    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>>;
     /// Every webhook, oldest first.
     fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>>;
     /// Saves a webhook.
-    fn update_webhook(&mut self, webhook: &Webhook) -> StoreResult<()>;
-    /// Deletes a webhook with its deliveries; whether it existed.
-    fn delete_webhook(&mut self, id: &str) -> StoreResult<bool>;
+    fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()>;
+    /// Deletes a webhook with its deliveries.
+    fn delete_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()>;
     /// Queues the delivery of an audit entry (`payload`, its JSON) to a webhook.
     fn enqueue_delivery(&mut self, delivery: &QueuedDelivery) -> StoreResult<()>;
     /// Claims up to `limit` pending deliveries due at `now`, leasing them until `lease_until`

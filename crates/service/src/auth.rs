@@ -8,7 +8,7 @@ use domain::member::Member;
 use domain::role::Role;
 use domain::token::Token;
 use domain::version::ApiVersion;
-use ports::StoreExt;
+use ports::{Locked, Repository, StoreExt};
 use sha2::{Digest, Sha256};
 
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
@@ -116,6 +116,52 @@ fn caller_of(token: &Token, member_role: Role) -> Caller {
         default_api_version: ApiVersion::from_date(token.default_api_version)
             .unwrap_or(ApiVersion::CURRENT),
     }
+}
+
+/// Members held until the end of a transaction, with the caller as it stands under those locks.
+#[derive(Debug)]
+pub(crate) struct HeldMembers {
+    /// The caller re-read inside the transaction: its member's current role counts.
+    pub(crate) caller: Caller,
+    members: Vec<Locked<Member>>,
+}
+
+impl HeldMembers {
+    /// Takes member `id` out of the held set (locked all the same).
+    pub(crate) fn take(&mut self, id: &str) -> Option<Locked<Member>> {
+        let at = self.members.iter().position(|m| m.id == id)?;
+        Some(self.members.swap_remove(at))
+    }
+}
+
+/// Locks the caller's member and the members `others` until the transaction ends (in `_id`
+/// order, so two transactions cannot deadlock), and re-reads the caller under that lock: a
+/// demotion or an ownership transfer committed since the caller was authenticated counts.
+///
+/// # Errors
+/// 401 when the caller's token or member no longer exists.
+pub(crate) fn hold_members(
+    repo: &mut dyn Repository,
+    caller: &Caller,
+    others: &[&str],
+) -> ServiceResult<HeldMembers> {
+    let mut ids = others.to_vec();
+    ids.push(&caller.member_id);
+    let members = repo.lock_members(&ids)?;
+    let member_role = members
+        .iter()
+        .find(|m| m.id == caller.member_id)
+        .map(|m| m.role)
+        .ok_or_else(|| {
+            ServiceError::Unauthorized("the member of this access token no longer exists".into())
+        })?;
+    let token = repo
+        .get_token(&caller.token_id)?
+        .ok_or_else(|| ServiceError::Unauthorized("this access token no longer exists".into()))?;
+    Ok(HeldMembers {
+        caller: caller_of(&token, member_role),
+        members,
+    })
 }
 
 /// A new access token secret: `api-<uuid v4>`.

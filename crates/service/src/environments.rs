@@ -6,7 +6,7 @@ use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
 use domain::token::EnvironmentCredential;
-use ports::{Repository, StoreExt};
+use ports::{Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -29,6 +29,20 @@ fn load_environment(
     key: &str,
 ) -> ServiceResult<Environment> {
     repo.get_environment(project_id, key)?.ok_or_else(|| {
+        ServiceError::NotFound(format!(
+            "no environment with key '{key}' in project '{project_key}'"
+        ))
+    })
+}
+
+/// An environment to change, held until the transaction ends.
+fn lock_environment(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    project_key: &str,
+    key: &str,
+) -> ServiceResult<Locked<Environment>> {
+    repo.lock_environment(project_id, key)?.ok_or_else(|| {
         ServiceError::NotFound(format!(
             "no environment with key '{key}' in project '{project_key}'"
         ))
@@ -140,10 +154,12 @@ impl Service {
         caller.require(Action::ManageEnvironments)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            let env = load_environment(repo, &project.id, project_key, key)?;
-            let next = env.apply_patch(&patch.operations)?;
-            if next != env {
-                repo.update_environment(&project.id, &next)?;
+            let mut held = lock_environment(repo, &project.id, project_key, key)?;
+            let next = held.apply_patch(&patch.operations)?;
+            if next != *held {
+                let env = held.replace(next);
+                repo.update_environment(&project.id, &held)?;
+                let next: &Environment = &held;
                 let at = resource::environment(&project.key, &next.key);
                 let mut change = Change::new(
                     "environment",
@@ -157,8 +173,8 @@ impl Service {
                     project.key, next.key
                 ))
                 .comment(patch.comment.clone())
-                .delta(json(&patch.operations))
-                .versions(masked(&env), masked(&next));
+                .delta(masked_operations(&patch.operations))
+                .versions(masked(&env), masked(next));
                 change.accesses = [
                     (env.name != next.name, "updateName"),
                     (env.color != next.color, "updateColor"),
@@ -188,7 +204,7 @@ impl Service {
                 .collect();
                 self.audit(repo, caller, change)?;
             }
-            Ok(next)
+            Ok(held.into_inner())
         })
     }
 
@@ -205,8 +221,8 @@ impl Service {
         caller.require(Action::ManageEnvironments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
-            let env = load_environment(repo, &project.id, project_key, key)?;
-            repo.delete_environment(&project.id, key)?;
+            let env = lock_environment(repo, &project.id, project_key, key)?;
+            repo.delete_environment(&project.id, &env)?;
             let change = Change::new(
                 "environment",
                 &env.key,
@@ -279,8 +295,9 @@ impl Service {
         }
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            let mut env = load_environment(repo, &project.id, project_key, key)?;
-            let before = masked(&env);
+            let mut held = lock_environment(repo, &project.id, project_key, key)?;
+            let before = masked(&held);
+            let env = held.get_mut();
             let fresh = new_credentials();
             let old = match kind {
                 EnvironmentCredential::MobileKey => {
@@ -291,7 +308,8 @@ impl Service {
                 }
             };
             repo.retire_environment_key(&env.id, &old, kind, expiry.unwrap_or(now))?;
-            repo.update_environment(&project.id, &env)?;
+            repo.update_environment(&project.id, &held)?;
+            let env: &Environment = &held;
             let action = match kind {
                 EnvironmentCredential::MobileKey => "updateMobileKey",
                 EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
@@ -309,11 +327,32 @@ impl Service {
                 "/api/v2/projects/{}/environments/{}",
                 project.key, env.key
             ))
-            .versions(before, masked(&env));
+            .versions(before, masked(env));
             self.audit(repo, caller, change)?;
-            Ok(env)
+            Ok(held.into_inner())
         })
     }
+}
+
+/// A JSON Patch as JSON for the audit log, with the values it names for the SDK and mobile keys
+/// masked (a `test` of `/apiKey` carries the key itself).
+fn masked_operations(operations: &[domain::patch::Operation]) -> Option<serde_json::Value> {
+    let mut value = json(&operations)?;
+    for op in value.as_array_mut().into_iter().flatten() {
+        let names_a_key = op
+            .get("path")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|path| {
+                ["/apiKey", "/mobileKey"]
+                    .iter()
+                    .any(|key| path == *key || path.starts_with(&format!("{key}/")))
+            });
+        if let (true, Some(serde_json::Value::String(secret))) = (names_a_key, op.get_mut("value"))
+        {
+            *secret = domain::audit::mask(secret);
+        }
+    }
+    Some(value)
 }
 
 /// An environment as JSON for the audit log, its SDK and mobile keys masked.

@@ -68,17 +68,24 @@ impl ServiceError {
     }
 }
 
+/// Storage errors reach clients without the engine's own text (constraint names, hosts, ports,
+/// driver messages): that goes to the log, once, here.
 impl From<StoreError> for ServiceError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Duplicate(detail) => {
-                ServiceError::KeyExists(format!("already exists ({detail})"))
+                log::debug!("unique constraint: {detail}");
+                ServiceError::KeyExists("already exists".into())
             }
-            StoreError::Conflict(detail) => ServiceError::VersionConflict(format!(
-                "a concurrent change got in the way; retry ({detail})"
-            )),
+            StoreError::Conflict(detail) => {
+                log::info!("concurrent transaction conflict: {detail}");
+                ServiceError::VersionConflict("a concurrent change got in the way; retry".into())
+            }
             StoreError::Unavailable(detail) => {
-                ServiceError::Unavailable(format!("storage is unavailable: {detail}"))
+                log::error!("storage unavailable: {detail}");
+                ServiceError::Unavailable(
+                    "the database cannot be reached; try again shortly".into(),
+                )
             }
             StoreError::Aborted | StoreError::Other(_) => ServiceError::Internal(err.to_string()),
         }

@@ -10,7 +10,7 @@ use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
 use domain::role::Action;
-use ports::{Repository, StoreExt};
+use ports::{Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 use serde_json::Value;
@@ -132,13 +132,26 @@ fn load_flag(
     project_id: &str,
     project_key: &str,
     key: &str,
-    lock: bool,
 ) -> ServiceResult<Flag> {
     let mut flag = repo
-        .get_flag(project_id, key, lock)?
+        .get_flag(project_id, key)?
         .ok_or_else(|| flag_not_found(project_key, key))?;
     flag.refresh_links(project_key, &no_names());
     Ok(flag)
+}
+
+/// A flag to change, held until the transaction ends.
+fn lock_flag(
+    repo: &mut dyn Repository,
+    project_id: &str,
+    project_key: &str,
+    key: &str,
+) -> ServiceResult<Locked<Flag>> {
+    let mut held = repo
+        .lock_flag(project_id, key)?
+        .ok_or_else(|| flag_not_found(project_key, key))?;
+    held.get_mut().refresh_links(project_key, &no_names());
+    Ok(held)
 }
 
 impl Service {
@@ -261,7 +274,8 @@ impl Service {
         caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            let flag = load_flag(repo, &project.id, project_key, key, true)?;
+            let mut held = lock_flag(repo, &project.id, project_key, key)?;
+            let flag: &Flag = &held;
             let now = self.now();
             let involves_others = match change {
                 FlagChange::Semantic(patch) => {
@@ -287,9 +301,9 @@ impl Service {
                     (outcome.flag, outcome.delete)
                 }
             };
-            if !involves_others && next.needs_project_check(&flag) {
+            if !involves_others && next.needs_project_check(flag) {
                 others = project_flags(repo, &project.id, key)?;
-                next.validate_in_project(&flag, &others)
+                next.validate_in_project(flag, &others)
                     .map_err(|e| match e {
                         ProjectRuleError::Invalid(v) => {
                             ServiceError::PatchFailed(format!("the patched flag is invalid: {v}"))
@@ -298,7 +312,7 @@ impl Service {
                     })?;
             }
             if let Some(missing) =
-                crate::segments::missing_segments(repo, &project.id, Some(&flag), &next)?
+                crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
             {
                 return Err(match change {
                     FlagChange::Semantic(_) => ServiceError::invalid(missing),
@@ -318,19 +332,19 @@ impl Service {
             let flag_wide = resource::flag(&project.key, None, key);
             if delete {
                 refuse_if_depended_on(repo, &project.id, key)?;
-                repo.delete_flag(&project.id, key)?;
+                repo.delete_flag(&project.id, &held)?;
                 let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                     .comment(comment)
                     .delta(delta)
-                    .versions(json(&flag), None);
+                    .versions(json(&*held), None);
                 self.audit(repo, caller, change)?;
             } else if next.version != flag.version {
                 let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
                     .links(format!("/api/v2/flags/{}/{key}", project.key))
                     .comment(comment)
                     .delta(delta)
-                    .versions(json(&flag), json(&next));
-                audit.accesses = domain::audit::flag_accesses(&project.key, &flag, &next);
+                    .versions(json(flag), json(&next));
+                audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
                 audit.resources = resources_of(&audit.accesses);
                 self.audit(repo, caller, audit)?;
                 let changed: Vec<String> = next
@@ -343,7 +357,9 @@ impl Service {
                     })
                     .map(|(env, _)| env.clone())
                     .collect();
-                repo.update_flag(&project.id, &next, &changed)?;
+                held.replace(next);
+                repo.update_flag(&project.id, &held, &changed)?;
+                next = held.into_inner();
             }
             next.refresh_links(&project.key, &no_names());
             Ok(next)
@@ -365,25 +381,25 @@ impl Service {
         caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            let flag = load_flag(repo, &project.id, project_key, key, true)?;
+            let mut held = lock_flag(repo, &project.id, project_key, key)?;
+            let flag: &Flag = &held;
             let mut next = flag.copy_config(post, self.now()).map_err(|e| match e {
                 CopyError::Invalid(m) => ServiceError::invalid(m),
                 CopyError::VersionMismatch(m) => ServiceError::VersionConflict(m),
             })?;
-            if next.needs_project_check(&flag) {
-                next.validate_in_project(&flag, &project_flags(repo, &project.id, key)?)
+            if next.needs_project_check(flag) {
+                next.validate_in_project(flag, &project_flags(repo, &project.id, key)?)
                     .map_err(|e| match e {
                         ProjectRuleError::Invalid(v) => ServiceError::from(v),
                         ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
                     })?;
             }
             if let Some(missing) =
-                crate::segments::missing_segments(repo, &project.id, Some(&flag), &next)?
+                crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
             {
                 return Err(ServiceError::invalid(missing));
             }
             if next.version != flag.version {
-                repo.update_flag(&project.id, &next, std::slice::from_ref(&post.target.key))?;
                 let mut audit = Change::new(
                     "flag",
                     key,
@@ -394,15 +410,18 @@ impl Service {
                 .links(format!("/api/v2/flags/{}/{key}", project.key))
                 .comment(post.comment.clone())
                 .delta(json(post))
-                .versions(json(&flag), json(&next));
+                .versions(json(flag), json(&next));
                 audit.accesses.push(domain::audit::Access {
                     action: "copyFlagConfigTo".into(),
                     resource: resource::flag(&project.key, Some(&post.target.key), key),
                 });
                 audit
                     .accesses
-                    .extend(domain::audit::flag_accesses(&project.key, &flag, &next));
+                    .extend(domain::audit::flag_accesses(&project.key, flag, &next));
                 self.audit(repo, caller, audit)?;
+                held.replace(next);
+                repo.update_flag(&project.id, &held, std::slice::from_ref(&post.target.key))?;
+                next = held.into_inner();
             }
             next.refresh_links(&project.key, &no_names());
             Ok(next)
@@ -428,7 +447,7 @@ impl Service {
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
                 let project = load_project(repo, project_key)?;
-                let original = load_flag(repo, &project.id, project_key, source, false)?;
+                let original = load_flag(repo, &project.id, project_key, source)?;
                 let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 clone.refresh_links(&project.key, &no_names());
                 repo.insert_flag(&project.id, &clone)?;
@@ -468,7 +487,7 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            load_flag(repo, &project.id, project_key, key, false)?;
+            load_flag(repo, &project.id, project_key, key)?;
             let mut dependents: Vec<DependentFlag> = Vec::new();
             for (flag_key, name, environment) in repo.flag_dependents(&project.id, key)? {
                 match dependents.last_mut() {
@@ -492,9 +511,9 @@ impl Service {
         caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
+            let flag = lock_flag(repo, &project.id, project_key, key)?;
             refuse_if_depended_on(repo, &project.id, key)?;
-            let flag = load_flag(repo, &project.id, project_key, key, true)?;
-            repo.delete_flag(&project.id, key)?;
+            repo.delete_flag(&project.id, &flag)?;
             let change = Change::new(
                 "flag",
                 key,
@@ -502,7 +521,7 @@ impl Service {
                 "deleteFlag",
                 resource::flag(&project.key, None, key),
             )
-            .versions(json(&flag), None);
+            .versions(json(&*flag), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

@@ -5,10 +5,11 @@ use domain::member::{validate_invites, InviteError, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
-use ports::{Repository, StoreExt};
+use ports::{Repository, StoreError, StoreExt};
 
 use crate::audit::{json, Change};
 
+use crate::auth::hold_members;
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
 
 /// One page of members.
@@ -20,14 +21,22 @@ pub struct MemberPage {
     pub total: u64,
 }
 
-fn load_member(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<Member> {
-    let id = if id == "me" {
+/// The member `id` names: `me` is the caller's.
+fn member_id<'a>(caller: &'a Caller, id: &'a str) -> &'a str {
+    if id == "me" {
         caller.member_id.as_str()
     } else {
         id
-    };
-    repo.get_member(id)?
-        .ok_or_else(|| ServiceError::NotFound(format!("no member with id '{id}'")))
+    }
+}
+
+fn member_not_found(id: &str) -> ServiceError {
+    ServiceError::NotFound(format!("no member with id '{id}'"))
+}
+
+fn load_member(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<Member> {
+    let id = member_id(caller, id);
+    repo.get_member(id)?.ok_or_else(|| member_not_found(id))
 }
 
 impl Service {
@@ -79,6 +88,14 @@ impl Service {
             .map(|i| Member::invited(object_id(), i, now))
             .collect();
         self.store.write_tx(|repo| -> ServiceResult<_> {
+            let caller = &hold_members(repo, caller, &[])?.caller;
+            caller.require(Action::ManageMembers)?;
+            if let Some(above) = members.iter().find(|m| m.role > caller.role) {
+                return Err(ServiceError::Forbidden(format!(
+                    "cannot invite a member with role '{}' above your own role '{}'",
+                    above.role, caller.role
+                )));
+            }
             let emails: Vec<String> = members.iter().map(|m| m.email.to_lowercase()).collect();
             let taken = repo.taken_emails(&emails)?;
             if !taken.is_empty() {
@@ -88,7 +105,14 @@ impl Service {
                 });
             }
             for member in &members {
-                repo.insert_member(member)?;
+                repo.insert_member(member).map_err(|e| match e {
+                    // Another request invited the same email since `taken_emails` looked.
+                    StoreError::Duplicate(_) => ServiceError::Rejected {
+                        code: "email_already_exists_in_account",
+                        message: format!("already a member of this account: {}", member.email),
+                    },
+                    other => ServiceError::from(other),
+                })?;
                 let change = Change::new(
                     "member",
                     &member.email,
@@ -118,8 +142,12 @@ impl Service {
         patch: &JsonPatchBody,
     ) -> ServiceResult<Member> {
         caller.require(Action::ManageMembers)?;
+        let target = member_id(caller, id);
         let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
-            let member = load_member(repo, caller, id)?;
+            let mut held = hold_members(repo, caller, &[target])?;
+            let caller = held.caller.clone();
+            caller.require(Action::ManageMembers)?;
+            let mut member = held.take(target).ok_or_else(|| member_not_found(target))?;
             let next = member.apply_patch(&patch.operations, caller.role)?;
             let mut changed = vec![];
             let mut audit = Change::new(
@@ -132,7 +160,7 @@ impl Service {
             .links(format!("/api/v2/members/{}", member.id))
             .comment(patch.comment.clone())
             .delta(json(&patch.operations))
-            .versions(json(&member), json(&next));
+            .versions(json(&*member), json(&next));
             audit.accesses.clear();
             if member.role != next.role {
                 audit.accesses.push(Access {
@@ -147,24 +175,28 @@ impl Service {
                 });
             }
             if next.role == Role::Owner && member.role != Role::Owner {
+                // Only the owner acts as the owner (service tokens carry at most `admin`), so
+                // the previous owner is the caller's member, held since `hold_members`.
                 caller.require(Action::TransferOwnership)?;
-                let mut previous = repo
-                    .find_owner()?
-                    .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
-                previous.role = Role::Admin;
+                let mut previous = held
+                    .take(&caller.member_id)
+                    .filter(|m| m.role == Role::Owner)
+                    .ok_or_else(|| ServiceError::Internal("the owner is not the caller".into()))?;
+                previous.get_mut().role = Role::Admin;
                 repo.update_member(&previous)?;
                 audit.accesses.push(Access {
                     action: "transferOwnership".into(),
                     resource: resource::member(&previous.id),
                 });
-                changed.push(previous.id);
+                changed.push(previous.id.clone());
             }
-            if next != member {
-                repo.update_member(&next)?;
-                changed.push(next.id.clone());
-                self.audit(repo, caller, audit)?;
+            if next != *member {
+                member.replace(next);
+                repo.update_member(&member)?;
+                changed.push(member.id.clone());
+                self.audit(repo, &caller, audit)?;
             }
-            Ok((next, changed))
+            Ok((member.into_inner(), changed))
         })?;
         // Tokens act with at most their member's role: drop what this replica remembers.
         for member_id in changed_members {
@@ -180,8 +212,12 @@ impl Service {
     /// than the caller.
     pub fn delete_member(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageMembers)?;
+        let target = member_id(caller, id);
         let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
-            let member = load_member(repo, caller, id)?;
+            let mut held = hold_members(repo, caller, &[target])?;
+            let caller = held.caller.clone();
+            caller.require(Action::ManageMembers)?;
+            let member = held.take(target).ok_or_else(|| member_not_found(target))?;
             if member.role == Role::Owner {
                 return Err(ServiceError::VersionConflict(
                     "the owner cannot be deleted; transfer ownership to another member first"
@@ -198,7 +234,7 @@ impl Service {
                 .find_owner()?
                 .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
             repo.reassign_service_tokens(&member.id, &owner.id)?;
-            repo.delete_member(&member.id)?;
+            repo.delete_member(&member)?;
             let change = Change::new(
                 "member",
                 &member.email,
@@ -206,9 +242,9 @@ impl Service {
                 "deleteMember",
                 resource::member(&member.id),
             )
-            .versions(json(&member), None);
-            self.audit(repo, caller, change)?;
-            Ok(member.id)
+            .versions(json(&*member), None);
+            self.audit(repo, &caller, change)?;
+            Ok(member.id.clone())
         })?;
         self.tokens.forget_member(&deleted);
         Ok(())

@@ -8,7 +8,7 @@ use domain::patch::JsonPatchBody;
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
 use domain::role::Action;
-use ports::{Repository, StoreExt};
+use ports::{Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -39,6 +39,12 @@ pub(crate) fn project_not_found(key: &str) -> ServiceError {
 
 pub(crate) fn load_project(repo: &mut dyn Repository, key: &str) -> ServiceResult<Project> {
     repo.get_project(key)?.ok_or_else(|| project_not_found(key))
+}
+
+/// A project to change, held until the transaction ends.
+pub(crate) fn lock_project(repo: &mut dyn Repository, key: &str) -> ServiceResult<Locked<Project>> {
+    repo.lock_project(key)?
+        .ok_or_else(|| project_not_found(key))
 }
 
 /// New environment credentials: `_id`, `sdk-<uuid>`, `mob-<uuid>`.
@@ -193,10 +199,12 @@ impl Service {
     ) -> ServiceResult<ProjectWithEnvironments> {
         caller.require(Action::ManageProjects)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
-            let project = load_project(repo, key)?;
-            let next = project.apply_patch(&patch.operations)?;
-            if next != project {
-                repo.update_project(&next)?;
+            let mut held = lock_project(repo, key)?;
+            let next = held.apply_patch(&patch.operations)?;
+            if next != *held {
+                let project = held.replace(next);
+                repo.update_project(&held)?;
+                let next: &Project = &held;
                 let at = resource::project(&next.key);
                 let mut change =
                     Change::new("project", &next.key, "updated", "updateProject", at.clone())
@@ -222,9 +230,9 @@ impl Service {
                 .collect();
                 self.audit(repo, caller, change)?;
             }
-            let environments = environments_of_one(repo, &next.id)?;
+            let environments = environments_of_one(repo, &held.id)?;
             Ok(ProjectWithEnvironments {
-                project: next,
+                project: held.into_inner(),
                 environments: Some(environments),
             })
         })
@@ -237,8 +245,8 @@ impl Service {
     pub fn delete_project(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
         caller.require(Action::ManageProjects)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            let project = load_project(repo, key)?;
-            repo.delete_project(&project.id)?;
+            let project = lock_project(repo, key)?;
+            repo.delete_project(&project)?;
             let change = Change::new(
                 "project",
                 &project.key,
@@ -246,7 +254,7 @@ impl Service {
                 "deleteProject",
                 resource::project(&project.key),
             )
-            .versions(json(&project), None);
+            .versions(json(&*project), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

@@ -181,7 +181,7 @@ impl Service {
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project_id = environment_of(repo, project_key, environment_key)?;
             let mut segment = repo
-                .get_segment(&project_id, environment_key, key, false)?
+                .get_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             segment.refresh_links(project_key, environment_key);
             let flags = repo.segment_users(&project_id, environment_key, key)?;
@@ -213,9 +213,10 @@ impl Service {
         }
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project_id = environment_of(repo, project_key, environment_key)?;
-            let segment = repo
-                .get_segment(&project_id, environment_key, key, true)?
+            let mut held = repo
+                .lock_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            let segment: &Segment = &held;
             let now = self.now();
             let mut next = match change {
                 SegmentChange::JsonPatch(patch) => {
@@ -229,7 +230,6 @@ impl Service {
                 }
             };
             if next.version != segment.version {
-                repo.update_segment(&project_id, environment_key, &next)?;
                 let (comment, delta) = match change {
                     SegmentChange::JsonPatch(patch) => {
                         (patch.comment.clone(), json(&patch.operations))
@@ -248,7 +248,7 @@ impl Service {
                     ))
                     .comment(comment)
                     .delta(delta)
-                    .versions(json(&segment), json(&next));
+                    .versions(json(segment), json(&next));
                 audit.accesses = [
                     (segment.name != next.name, "updateName"),
                     (segment.description != next.description, "updateDescription"),
@@ -273,6 +273,9 @@ impl Service {
                 })
                 .collect();
                 self.audit(repo, caller, audit)?;
+                held.replace(next);
+                repo.update_segment(&project_id, environment_key, &held)?;
+                next = held.into_inner();
             }
             next.refresh_links(project_key, environment_key);
             Ok(next)
@@ -293,6 +296,9 @@ impl Service {
         caller.require(Action::ManageSegments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project_id = environment_of(repo, project_key, environment_key)?;
+            let segment = repo
+                .lock_segment(&project_id, environment_key, key)?
+                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             let users = repo.segment_users(&project_id, environment_key, key)?;
             if !users.is_empty() {
                 let names: Vec<String> = users.into_iter().map(|(k, _)| k).collect();
@@ -301,10 +307,7 @@ impl Service {
                     names.join(", ")
                 )));
             }
-            let segment = repo
-                .get_segment(&project_id, environment_key, key, true)?
-                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
-            repo.delete_segment(&project_id, environment_key, key)?;
+            repo.delete_segment(&project_id, environment_key, &segment)?;
             let change = Change::new(
                 "segment",
                 key,
@@ -312,7 +315,7 @@ impl Service {
                 "deleteSegment",
                 resource::segment(project_key, environment_key, key),
             )
-            .versions(json(&segment), None);
+            .versions(json(&*segment), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

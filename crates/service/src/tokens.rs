@@ -3,13 +3,13 @@
 use domain::audit::resource;
 use domain::patch::JsonPatchBody;
 use domain::query::Page;
-use domain::role::Action;
+use domain::role::{Action, Actor, Role};
 use domain::token::{Token, TokenPatch, TokenPost};
-use ports::{Repository, StoreExt};
+use ports::{Locked, Repository, StoreExt};
 
 use crate::audit::Change;
 
-use crate::auth::{ending, hash_secret, new_secret};
+use crate::auth::{ending, hash_secret, hold_members, new_secret};
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
 
 /// A token with its secret: the only times the secret is shown (create and reset).
@@ -69,6 +69,66 @@ fn load_token(repo: &mut dyn Repository, id: &str) -> ServiceResult<Token> {
     repo.get_token(id)?.ok_or_else(|| not_found(id))
 }
 
+/// A token to change, held until the transaction ends, with the caller re-read under the lock of
+/// its member and the token's member's role.
+struct HeldToken {
+    caller: Caller,
+    token: Locked<Token>,
+    member_role: Role,
+}
+
+/// Locks the caller's member and the token's member (members first, in `_id` order, as every
+/// use case does), then the token, and checks that the caller may act on this token: see
+/// [`domain::role::Actor::may_manage_token`].
+///
+/// # Errors
+/// 401 for a caller whose token or member is gone; 403 without token management or authority
+/// over this token; 404 for an unknown id; 409 when a concurrent change moved the token.
+fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<HeldToken> {
+    let member_id = load_token(repo, id)?.member_id;
+    let mut held = hold_members(repo, caller, &[&member_id])?;
+    let caller = held.caller.clone();
+    caller.require(Action::ManageTokens)?;
+    let token = repo.lock_token(id)?.ok_or_else(|| not_found(id))?;
+    let member_role = match held.take(&token.member_id) {
+        Some(member) if token.member_id == member_id => member.role,
+        _ => {
+            return Err(ServiceError::VersionConflict(
+                "the token changed hands while this request ran; retry".into(),
+            ))
+        }
+    };
+    let actor = Actor {
+        role: caller.role,
+        member_id: &caller.member_id,
+        service_token: caller.service_token,
+    };
+    if !actor.may_manage_token(
+        &token.member_id,
+        member_role,
+        token.service_token,
+        token.role,
+    ) {
+        return Err(ServiceError::Forbidden(if token.service_token {
+            format!(
+                "the role '{}' cannot manage a service token with the role '{}'",
+                caller.role, token.role
+            )
+        } else {
+            format!(
+                "this is a personal token of a member whose role '{member_role}' is not below \
+                 your role '{}'; only that member (or someone who outranks them) may change it",
+                caller.role
+            )
+        }));
+    }
+    Ok(HeldToken {
+        caller,
+        token,
+        member_role,
+    })
+}
+
 impl Service {
     /// Creates a token for the caller's member (personal) or the account (service); its role is
     /// at most the caller's.
@@ -78,11 +138,16 @@ impl Service {
     pub fn create_token(&self, caller: &Caller, post: TokenPost) -> ServiceResult<CreatedToken> {
         caller.require(Action::ManageTokens)?;
         let new = post.validate()?;
-        if new.role > caller.role {
-            return Err(ServiceError::Forbidden(format!(
-                "cannot create a token with role '{}' above your own role '{}'",
-                new.role, caller.role
-            )));
+        let above_caller = |caller: &Caller| {
+            (new.role > caller.role).then(|| {
+                ServiceError::Forbidden(format!(
+                    "cannot create a token with role '{}' above your own role '{}'",
+                    new.role, caller.role
+                ))
+            })
+        };
+        if let Some(refused) = above_caller(caller) {
+            return Err(refused);
         }
         let now = self.now();
         let secret = new_secret();
@@ -100,6 +165,11 @@ impl Service {
             ending: ending(&secret),
         };
         self.store.write_tx(|repo| -> ServiceResult<()> {
+            let caller = &hold_members(repo, caller, &[])?.caller;
+            caller.require(Action::ManageTokens)?;
+            if let Some(refused) = above_caller(caller) {
+                return Err(refused);
+            }
             repo.insert_token(&token, &hash_secret(&secret))?;
             self.audit(
                 repo,
@@ -153,12 +223,14 @@ impl Service {
         caller.require(Action::ManageTokens)?;
         let now = self.now();
         let token = self.store.write_tx(|repo| -> ServiceResult<_> {
-            let token = load_token(repo, id)?;
-            let mut next = TokenPatch::of(&token)
-                .apply(&patch.operations)?
-                .onto(&token);
-            if next == token {
-                return Ok(token);
+            let HeldToken {
+                caller,
+                token: mut held,
+                member_role,
+            } = hold_token(repo, caller, id)?;
+            let mut next = TokenPatch::of(&held).apply(&patch.operations)?.onto(&held);
+            if next == *held {
+                return Ok(held.into_inner());
             }
             if next.role > caller.role {
                 return Err(ServiceError::Forbidden(format!(
@@ -166,28 +238,25 @@ impl Service {
                     next.role, caller.role
                 )));
             }
-            if !token.service_token {
-                let member = repo.get_member(&token.member_id)?.map(|m| m.role);
-                if member.is_some_and(|role| next.role > role) {
-                    return Err(ServiceError::PatchFailed(format!(
-                        "a personal token cannot have a role above its member's role ({})",
-                        member.map(|r| r.to_string()).unwrap_or_default()
-                    )));
-                }
+            if !held.service_token && next.role > member_role {
+                return Err(ServiceError::PatchFailed(format!(
+                    "a personal token cannot have a role above its member's role ({member_role})"
+                )));
             }
             next.last_modified = now;
-            repo.update_token(&next)?;
+            let token = held.replace(next);
+            repo.update_token(&held)?;
             let change = token_change(
-                &next,
+                &held,
                 "updated",
                 "updateAccessToken",
                 Some(&token),
-                Some(&next),
+                Some(&held),
             )
             .comment(patch.comment.clone())
             .delta(crate::audit::json(&patch.operations));
-            self.audit(repo, caller, change)?;
-            Ok(next)
+            self.audit(repo, &caller, change)?;
+            Ok(held.into_inner())
         })?;
         self.tokens.forget_token(id);
         Ok(token)
@@ -213,13 +282,19 @@ impl Service {
         }
         let secret = new_secret();
         let token = self.store.write_tx(|repo| -> ServiceResult<_> {
-            let mut token = load_token(repo, id)?;
+            let HeldToken {
+                caller,
+                token: mut held,
+                ..
+            } = hold_token(repo, caller, id)?;
+            let token = held.get_mut();
             token.ending = ending(&secret);
             token.last_modified = now;
-            repo.reset_token_secret(&token, &hash_secret(&secret), expiry)?;
+            repo.reset_token_secret(&held, &hash_secret(&secret), expiry)?;
+            let token = held.into_inner();
             self.audit(
                 repo,
-                caller,
+                &caller,
                 token_change(
                     &token,
                     "reset the secret of",
@@ -241,11 +316,11 @@ impl Service {
     pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageTokens)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            let token = load_token(repo, id)?;
-            repo.delete_token(id)?;
+            let HeldToken { caller, token, .. } = hold_token(repo, caller, id)?;
+            repo.delete_token(&token)?;
             self.audit(
                 repo,
-                caller,
+                &caller,
                 token_change(&token, "deleted", "deleteAccessToken", Some(&token), None),
             )?;
             Ok(())

@@ -151,19 +151,20 @@ impl Service {
     ) -> ServiceResult<Webhook> {
         caller.require(Action::ManageWebhooks)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
-            let webhook = repo.get_webhook(id)?.ok_or_else(|| not_found(id))?;
-            let next = webhook.apply_patch(&patch.operations)?;
+            let mut held = repo.lock_webhook(id)?.ok_or_else(|| not_found(id))?;
+            let next = held.apply_patch(&patch.operations)?;
             self.webhooks
                 .check_host(&next.url)
                 .map_err(ServiceError::invalid)?;
-            if next != webhook {
-                repo.update_webhook(&next)?;
-                let change = webhook_change(&next, "updated", "updateWebhook")
+            if next != *held {
+                let webhook = held.replace(next);
+                repo.update_webhook(&held)?;
+                let change = webhook_change(&held, "updated", "updateWebhook")
                     .comment(patch.comment.clone())
-                    .versions(json(&webhook.masked()), json(&next.masked()));
+                    .versions(json(&webhook.masked()), json(&held.masked()));
                 self.audit(repo, caller, change)?;
             }
-            Ok(next)
+            Ok(held.into_inner())
         })
     }
 
@@ -174,8 +175,8 @@ impl Service {
     pub fn delete_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageWebhooks)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            let webhook = repo.get_webhook(id)?.ok_or_else(|| not_found(id))?;
-            repo.delete_webhook(id)?;
+            let webhook = repo.lock_webhook(id)?.ok_or_else(|| not_found(id))?;
+            repo.delete_webhook(&webhook)?;
             self.audit(
                 repo,
                 caller,

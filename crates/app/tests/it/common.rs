@@ -27,7 +27,18 @@ pub struct Db {
 
 enum Guard {
     Sqlite(PathBuf),
-    Postgres(#[allow(dead_code)] TestDatabase),
+    Postgres(TestDatabase),
+}
+
+impl Db {
+    /// Takes the database away under the running store (PostgreSQL only): its connections are
+    /// closed and new ones fail, as in an outage.
+    pub fn take_down(&self) {
+        match &self._guard {
+            Guard::Postgres(db) => db.drop_now().expect("drop the test database"),
+            Guard::Sqlite(_) => panic!("an outage is simulated on PostgreSQL only"),
+        }
+    }
 }
 
 impl Drop for Guard {

@@ -1,16 +1,22 @@
-//! Concurrent writers of one flag, through the service on a real store.
+//! Concurrent writers of one object, through the service on a real store: every acknowledged
+//! change is kept, and the audit log holds exactly one entry per acknowledged change.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use domain::audit::AuditQuery;
 use domain::instruction::SemanticPatch;
-use serde_json::json;
-use service::{FlagChange, Service, SystemClock};
+use domain::patch::JsonPatchBody;
+use domain::role::Role;
+use serde_json::{json, Value};
+use service::{Caller, FlagChange, SegmentChange, Service, ServiceError, SystemClock};
 
-use crate::common::{open, Backend, OWNER};
+use crate::common::{open, Backend, Db, OWNER};
 
-/// Two writers never lose each other's change: 16 threads each add 25 distinct targets to one
-/// flag through semantic patch; all 400 are there and `_version` grew by exactly 400.
-fn concurrent_writers_lose_nothing(backend: Backend) {
+const THREADS: usize = 16;
+const PER_THREAD: usize = 25;
+
+fn service_on(backend: Backend) -> (Db, Arc<Service>, Caller) {
     let db = open(backend);
     let service = Arc::new(Service::new(
         db.store.clone(),
@@ -24,6 +30,251 @@ fn concurrent_writers_lose_nothing(backend: Backend) {
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
+    (db, service, caller)
+}
+
+fn patch(ops: Value) -> JsonPatchBody {
+    JsonPatchBody::parse(ops).unwrap()
+}
+
+/// `THREADS` threads each call `change(thread, i)` for `i` in `0..PER_THREAD`; returns how many
+/// calls answered `Ok`. A call may fail only with a 409 (a lost race its caller would retry).
+fn hammer(change: impl Fn(usize, usize) -> Result<(), ServiceError> + Sync) -> usize {
+    let acknowledged = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let (change, acknowledged) = (&change, &acknowledged);
+            scope.spawn(move || {
+                for i in 0..PER_THREAD {
+                    match change(thread, i) {
+                        Ok(()) => {
+                            acknowledged.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(ServiceError::VersionConflict(_)) => {}
+                        Err(other) => panic!("thread {thread}, change {i}: {other:?}"),
+                    }
+                }
+            });
+        }
+    });
+    acknowledged.into_inner()
+}
+
+/// Adds `t{thread}-{i}` to the object's tags: `THREADS * PER_THREAD` distinct tags.
+fn add_tag(thread: usize, i: usize) -> JsonPatchBody {
+    patch(json!([{"op": "add", "path": "/tags/-", "value": format!("t{thread}-{i}")}]))
+}
+
+/// How many audit entries name a resource matching `spec`, by paging back in time.
+fn audit_entries(service: &Service, caller: &Caller, spec: &str) -> usize {
+    let mut count = 0;
+    let mut before = None;
+    loop {
+        let query = AuditQuery {
+            before,
+            after: None,
+            q: None,
+            spec: Some(spec.to_owned()),
+            limit: 20,
+        };
+        let page = service.list_audit_log(caller, &query).unwrap();
+        count += page.len();
+        match page.last() {
+            Some(oldest) if page.len() == 20 => before = Some(oldest.date),
+            _ => return count,
+        }
+    }
+}
+
+fn project_tags_lose_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let audited = audit_entries(&service, &caller, "proj/p");
+    let acknowledged = hammer(|t, i| {
+        service
+            .patch_project(&caller, "p", &add_tag(t, i))
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
+    let project = service.get_project(&caller, "p", false).unwrap().project;
+    assert_eq!(project.tags.len(), acknowledged);
+    assert_eq!(
+        audit_entries(&service, &caller, "proj/p") - audited,
+        acknowledged
+    );
+}
+
+fn environment_tags_lose_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let audited = audit_entries(&service, &caller, "proj/p:env/production");
+    let acknowledged = hammer(|t, i| {
+        service
+            .patch_environment(&caller, "p", "production", &add_tag(t, i))
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
+    let env = service.get_environment(&caller, "p", "production").unwrap();
+    assert_eq!(env.tags.len(), acknowledged);
+    assert_eq!(
+        audit_entries(&service, &caller, "proj/p:env/production") - audited,
+        acknowledged
+    );
+}
+
+fn segment_tags_lose_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    service
+        .create_segment(
+            &caller,
+            "p",
+            "production",
+            serde_json::from_value(json!({"key": "s", "name": "S"})).unwrap(),
+        )
+        .unwrap();
+    let audited = audit_entries(&service, &caller, "proj/p:env/production:segment/s");
+    let acknowledged = hammer(|t, i| {
+        service
+            .patch_segment(
+                &caller,
+                "p",
+                "production",
+                "s",
+                &SegmentChange::JsonPatch(add_tag(t, i)),
+            )
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
+    let segment = service
+        .get_segment(&caller, "p", "production", "s")
+        .unwrap();
+    assert_eq!(segment.segment.tags.len(), acknowledged);
+    assert_eq!(
+        audit_entries(&service, &caller, "proj/p:env/production:segment/s") - audited,
+        acknowledged
+    );
+}
+
+fn webhook_tags_lose_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    // An address literal: no name to resolve, and nothing is delivered in this test.
+    let webhook = service
+        .create_webhook(
+            &caller,
+            serde_json::from_value(
+                json!({"url": "https://93.184.216.34/hook", "sign": false, "on": false}),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let audited = audit_entries(&service, &caller, &format!("webhook/{}", webhook.id));
+    let acknowledged = hammer(|t, i| {
+        service
+            .patch_webhook(&caller, &webhook.id, &add_tag(t, i))
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
+    let stored = service.get_webhook(&caller, &webhook.id).unwrap();
+    assert_eq!(stored.tags.len(), acknowledged);
+    assert_eq!(
+        audit_entries(&service, &caller, &format!("webhook/{}", webhook.id)) - audited,
+        acknowledged
+    );
+}
+
+/// Read-modify-write through a JSON Patch `test`: each writer increments a counter held in a
+/// text field, retrying when its `test` fails (409). Without the object held until commit, two
+/// writers both pass their `test` on the same value and one increment is lost.
+fn increment(
+    field: &str,
+    read: impl Fn() -> String,
+    write: impl Fn(&JsonPatchBody) -> Result<(), ServiceError>,
+) -> Result<(), ServiceError> {
+    loop {
+        let current = read();
+        let next = current.parse::<usize>().unwrap() + 1;
+        let body = patch(json!([
+            {"op": "test", "path": field, "value": current},
+            {"op": "replace", "path": field, "value": next.to_string()}
+        ]));
+        match write(&body) {
+            Err(ServiceError::VersionConflict(_)) => continue,
+            other => return other,
+        }
+    }
+}
+
+fn member_counter_loses_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let member = service
+        .invite_members(
+            &caller,
+            vec![
+                serde_json::from_value(json!({"email": "m@example.com", "firstName": "0"}))
+                    .unwrap(),
+            ],
+        )
+        .unwrap()
+        .remove(0);
+    let audited = audit_entries(&service, &caller, &format!("member/{}", member.id));
+    let acknowledged = hammer(|_, _| {
+        increment(
+            "/firstName",
+            || {
+                let m = service.get_member(&caller, &member.id).unwrap();
+                m.first_name.unwrap_or_default()
+            },
+            |body| service.patch_member(&caller, &member.id, body).map(drop),
+        )
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
+    let stored = service.get_member(&caller, &member.id).unwrap();
+    assert_eq!(stored.first_name, Some(acknowledged.to_string()));
+    assert_eq!(
+        audit_entries(&service, &caller, &format!("member/{}", member.id)) - audited,
+        acknowledged
+    );
+}
+
+fn token_counter_loses_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let token = service
+        .create_token(
+            &caller,
+            serde_json::from_value(
+                json!({"name": "counter", "description": "0", "role": "reader"}),
+            )
+            .unwrap(),
+        )
+        .unwrap()
+        .token;
+    let audited = audit_entries(
+        &service,
+        &caller,
+        &domain::audit::resource::token(&token.member_id, "counter"),
+    );
+    let acknowledged = hammer(|_, _| {
+        increment(
+            "/description",
+            || service.get_token(&caller, &token.id).unwrap().description,
+            |body| service.patch_token(&caller, &token.id, body).map(drop),
+        )
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
+    let stored = service.get_token(&caller, &token.id).unwrap();
+    assert_eq!(stored.description, acknowledged.to_string());
+    assert_eq!(
+        audit_entries(
+            &service,
+            &caller,
+            &domain::audit::resource::token(&token.member_id, "counter")
+        ) - audited,
+        acknowledged
+    );
+}
+
+/// Two writers never lose each other's change: 16 threads each add 25 distinct targets to one
+/// flag through semantic patch; all 400 are there and `_version` grew by exactly 400.
+fn flag_targets_lose_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
     let flag = service
         .create_flag(
             &caller,
@@ -32,22 +283,15 @@ fn concurrent_writers_lose_nothing(backend: Backend) {
         )
         .unwrap();
     let variation = flag.variations[0].id.clone();
-    let threads: Vec<_> = (0..16)
-        .map(|thread| {
-            let (service, caller, variation) = (service.clone(), caller.clone(), variation.clone());
-            std::thread::spawn(move || {
-                for i in 0..25 {
-                    let patch = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
-                        {"kind": "addTargets", "values": [format!("t{thread}-{i}")], "variationId": variation}]}))
-                    .unwrap();
-                    service.patch_flag(&caller, "p", "f", &FlagChange::Semantic(patch)).unwrap();
-                }
-            })
-        })
-        .collect();
-    for thread in threads {
-        thread.join().unwrap();
-    }
+    let acknowledged = hammer(|t, i| {
+        let patch = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+            {"kind": "addTargets", "values": [format!("t{t}-{i}")], "variationId": variation}]}))
+        .unwrap();
+        service
+            .patch_flag(&caller, "p", "f", &FlagChange::Semantic(patch))
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * PER_THREAD);
     let after = service.get_flag(&caller, "p", "f", &[]).unwrap();
     let targets = &after.environments["production"].targets;
     assert_eq!(targets.len(), 1);
@@ -56,4 +300,102 @@ fn concurrent_writers_lose_nothing(backend: Backend) {
     assert_eq!(after.environments["production"].version, 401);
 }
 
-storage_on_both_backends!(concurrent_writers_lose_nothing);
+/// The owner sends four ownership transfers at once: exactly one wins, the others are refused
+/// (the caller is no longer the owner once the first commits), and one owner remains.
+fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let forms = (0..4)
+        .map(|n| {
+            serde_json::from_value(json!({"email": format!("a{n}@example.com"), "role": "admin"}))
+                .unwrap()
+        })
+        .collect();
+    let admins = service.invite_members(&caller, forms).unwrap();
+    let outcomes: Vec<Result<(), ServiceError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = admins
+            .iter()
+            .map(|admin| {
+                let (service, caller) = (&service, &caller);
+                scope.spawn(move || {
+                    service
+                        .patch_member(
+                            caller,
+                            &admin.id,
+                            &patch(json!([{"op": "replace", "path": "/role", "value": "owner"}])),
+                        )
+                        .map(drop)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let won = outcomes.iter().filter(|o| o.is_ok()).count();
+    assert_eq!(won, 1, "{outcomes:?}");
+    for lost in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+        assert!(
+            matches!(
+                lost,
+                ServiceError::Forbidden(_) | ServiceError::PatchFailed(_)
+            ),
+            "{lost:?}"
+        );
+    }
+    let page = service
+        .list_members(
+            &service.authenticate(OWNER).unwrap(),
+            &domain::query::MemberQuery::parse(None, None, Some("100"), None).unwrap(),
+        )
+        .unwrap();
+    let owners: Vec<_> = page
+        .items
+        .iter()
+        .filter(|m| m.role == Role::Owner)
+        .collect();
+    assert_eq!(owners.len(), 1, "{owners:?}");
+    assert_ne!(owners[0].email, "owner@example.com");
+}
+
+/// Eight invitations of one email at once: one member is created, the others are the
+/// documented 400 `email_already_exists_in_account`, never a 409 with the engine's text.
+fn concurrent_invites_of_one_email(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let outcomes: Vec<Result<(), ServiceError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (service, caller) = (&service, &caller);
+                scope.spawn(move || {
+                    let form =
+                        serde_json::from_value(json!({"email": "same@example.com"})).unwrap();
+                    service.invite_members(caller, vec![form]).map(drop)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_ok()).count(),
+        1,
+        "{outcomes:?}"
+    );
+    for refused in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+        match refused {
+            ServiceError::Rejected { code, message } => {
+                assert_eq!(*code, "email_already_exists_in_account");
+                assert!(message.contains("same@example.com"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+storage_on_both_backends!(
+    concurrent_invites_of_one_email,
+    project_tags_lose_nothing,
+    environment_tags_lose_nothing,
+    segment_tags_lose_nothing,
+    webhook_tags_lose_nothing,
+    member_counter_loses_nothing,
+    token_counter_loses_nothing,
+    flag_targets_lose_nothing,
+    concurrent_ownership_transfers_leave_one_owner,
+);

@@ -41,6 +41,7 @@ mod api_flags;
 mod api_members;
 mod api_projects;
 mod api_protocol;
+mod api_safety;
 mod api_segments;
 mod api_tokens;
 mod concurrency;

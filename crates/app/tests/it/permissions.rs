@@ -165,7 +165,8 @@ fn every_route_has_an_expectation() {
 fn the_documented_table_is_current() {
     let doc = include_str!("../../../../docs/roles.md");
     assert!(
-        doc.contains(&domain::role::permission_table_markdown()),
+        doc.contains(&domain::role::permission_table_markdown())
+            && doc.contains(&domain::role::actor_rules_markdown()),
         "docs/roles.md is out of date: run `cargo xtask roles`"
     );
 }

@@ -176,7 +176,7 @@ fn environments_and_flag_configs(backend: Backend) {
 
     let stored = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
         .unwrap()
         .unwrap();
     flag.links = stored.links.clone();
@@ -220,7 +220,7 @@ fn environments_and_flag_configs(backend: Backend) {
         .unwrap();
     let stored = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", true) })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -235,11 +235,15 @@ fn environments_and_flag_configs(backend: Backend) {
     next.environments.get_mut("prod").unwrap().on = true;
     next.settle_change(&stored, 20);
     db.store
-        .write_tx(|repo| -> Result<()> { repo.update_flag(&p.id, &next, &["prod".to_owned()]) })
+        .write_tx(|repo| -> Result<()> {
+            let mut held = repo.lock_flag(&p.id, "f")?.unwrap();
+            held.replace(next.clone());
+            repo.update_flag(&p.id, &held, &["prod".to_owned()])
+        })
         .unwrap();
     let reloaded = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
         .unwrap()
         .unwrap();
     assert_eq!(reloaded.name, "Renamed");
@@ -266,20 +270,26 @@ fn environments_and_flag_configs(backend: Backend) {
 
     // Deleting an environment removes its configurations; deleting the project removes all.
     db.store
-        .write_tx(|repo| -> Result<()> { repo.delete_environment(&p.id, "test") })
+        .write_tx(|repo| -> Result<()> {
+            let held = repo.lock_environment(&p.id, "test")?.unwrap();
+            repo.delete_environment(&p.id, &held)
+        })
         .unwrap();
     let stored = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
         .unwrap()
         .unwrap();
     assert!(!stored.environments.contains_key("test"));
     db.store
-        .write_tx(|repo| -> Result<()> { repo.delete_project(&p.id) })
+        .write_tx(|repo| -> Result<()> {
+            let held = repo.lock_project(&p.key)?.unwrap();
+            repo.delete_project(&held)
+        })
         .unwrap();
     assert_eq!(
         db.store
-            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f", false) })
+            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
             .unwrap(),
         None
     );
@@ -380,14 +390,18 @@ fn tokens_and_credentials(backend: Backend) {
     assert_eq!(kinds["mob"], Some(EnvironmentCredential::MobileKey));
     assert_eq!(kinds["id"], Some(EnvironmentCredential::ClientSideId));
     assert_eq!(kinds["none"], None);
-    assert!(db
-        .store
-        .write_tx(|repo| -> Result<_> { repo.delete_token(&token.id) })
-        .unwrap());
-    assert!(!db
-        .store
-        .write_tx(|repo| -> Result<_> { repo.delete_token(&token.id) })
-        .unwrap());
+    db.store
+        .write_tx(|repo| -> Result<_> {
+            let held = repo.lock_token(&token.id)?.unwrap();
+            repo.delete_token(&held)
+        })
+        .unwrap();
+    assert_eq!(
+        db.store
+            .write_tx(|repo| -> Result<_> { repo.lock_token(&token.id) })
+            .unwrap(),
+        None
+    );
 }
 
 fn _assert_object_safe(_: &mut dyn Repository) {}

@@ -1,0 +1,188 @@
+//! Authorization on *whom*: an admin cannot take over the owner through the owner's tokens; and
+//! secrets do not leak into the audit log.
+
+use domain::role::Role;
+use serde_json::{json, Value};
+
+use crate::common::{spawn, Backend};
+
+fn token_id_of_member(list: &Value, member_id: &str) -> String {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["ownerId"] == member_id && t["serviceToken"] == false)
+        .unwrap_or_else(|| panic!("no personal token of {member_id} in {list}"))["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The reported takeover: an admin lists every token, resets the owner's personal token, and
+/// acts as the owner with the new secret. Now the owner's tokens are out of an admin's reach
+/// (reset, patch, delete), whether the admin calls with a personal or a service token.
+async fn an_admin_cannot_touch_the_owners_tokens(backend: Backend) {
+    let app = spawn(backend).await;
+    let owner = app.get("/api/v2/members/me").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let admin_member = app.member("admin@example.com", "admin").await;
+    let admin = app.token_of_member(&admin_member, Role::Admin);
+    let service = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "svc", "role": "admin", "serviceToken": true}),
+        )
+        .await;
+    assert_eq!(service.status, 201, "{}", service.body);
+    let service = service.body["token"].as_str().unwrap().to_owned();
+
+    for caller in [&admin, &service] {
+        let all = app.get_as(caller, "/api/v2/tokens?showAll=true").await;
+        assert_eq!(all.status, 200, "{}", all.body);
+        let owners = token_id_of_member(&all.body, &owner);
+        let path = format!("/api/v2/tokens/{owners}");
+        app.post_as(caller, &format!("{path}/reset"), json!({}))
+            .await
+            .assert_error(403, "forbidden");
+        app.patch_as(
+            caller,
+            &path,
+            json!([{"op": "replace", "path": "/name", "value": "mine"}]),
+        )
+        .await
+        .assert_error(403, "forbidden");
+        app.delete_as(caller, &path)
+            .await
+            .assert_error(403, "forbidden");
+    }
+    // The owner is still the owner, with its token intact.
+    let me = app.get("/api/v2/members/me").await;
+    assert_eq!((me.status, me.body["role"].as_str()), (200, Some("owner")));
+    let tokens = app.get("/api/v2/tokens?showAll=true").await;
+    let owners = token_id_of_member(&tokens.body, &owner);
+    let token = app.get(&format!("/api/v2/tokens/{owners}")).await;
+    assert_eq!(token.body["name"], "owner");
+}
+
+/// An admin manages the tokens of members it outranks, never those of another admin; the owner
+/// manages everyone's. A reset secret acts with its member's role, not more.
+async fn token_authority_follows_rank(backend: Backend) {
+    let app = spawn(backend).await;
+    let admin_member = app.member("admin@example.com", "admin").await;
+    let other_admin = app.member("admin2@example.com", "admin").await;
+    let writer_member = app.member("writer@example.com", "writer").await;
+    let admin = app.token_of_member(&admin_member, Role::Admin);
+    app.token_of_member(&other_admin, Role::Admin);
+    // A token stored with `admin` for a member who is only a writer (e.g. demoted since).
+    app.token_of_member(&writer_member, Role::Admin);
+    let all = app.get("/api/v2/tokens?showAll=true").await.body;
+
+    let others = token_id_of_member(&all, &other_admin);
+    app.post_as(&admin, &format!("/api/v2/tokens/{others}/reset"), json!({}))
+        .await
+        .assert_error(403, "forbidden");
+    let owner_reset = app
+        .post(&format!("/api/v2/tokens/{others}/reset"), json!({}))
+        .await;
+    assert_eq!(owner_reset.status, 200, "{}", owner_reset.body);
+
+    let writers = token_id_of_member(&all, &writer_member);
+    let reset = app
+        .post_as(
+            &admin,
+            &format!("/api/v2/tokens/{writers}/reset"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(reset.status, 200, "{}", reset.body);
+    let secret = reset.body["token"].as_str().unwrap();
+    // The new secret writes (a writer may) but cannot manage tokens (an admin could).
+    let created = app
+        .post_as(secret, "/api/v2/projects", json!({"key": "w", "name": "W"}))
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    app.get_as(secret, "/api/v2/tokens")
+        .await
+        .assert_error(403, "forbidden");
+    // The admin's own tokens are its own to manage.
+    let mine = token_id_of_member(&all, &admin_member);
+    let renamed = app
+        .patch_as(
+            &admin,
+            &format!("/api/v2/tokens/{mine}"),
+            json!([{"op": "replace", "path": "/name", "value": "renamed"}]),
+        )
+        .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+}
+
+/// A JSON Patch may `test` an environment's SDK key; the audit entry's `delta` shows it masked,
+/// like the versions do.
+async fn sdk_and_mobile_keys_are_masked_in_the_audit_delta(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    let env = app
+        .get("/api/v2/projects/p/environments/production")
+        .await
+        .body;
+    let (sdk, mobile) = (
+        env["apiKey"].as_str().unwrap().to_owned(),
+        env["mobileKey"].as_str().unwrap().to_owned(),
+    );
+    let patched = app
+        .patch(
+            "/api/v2/projects/p/environments/production",
+            json!([
+                {"op": "test", "path": "/apiKey", "value": sdk},
+                {"op": "test", "path": "/mobileKey", "value": mobile},
+                {"op": "replace", "path": "/name", "value": "Prod"}
+            ]),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    let latest = app.get("/api/v2/auditlog?limit=1").await.body["items"][0]["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let entry = app.get(&format!("/api/v2/auditlog/{latest}")).await;
+    assert_eq!(entry.status, 200);
+    assert_eq!(entry.body["delta"][2]["value"], "Prod", "{}", entry.body);
+    let text = entry.body.to_string();
+    assert!(!text.contains(&sdk), "{text}");
+    assert!(!text.contains(&mobile), "{text}");
+}
+
+on_both_backends!(
+    an_admin_cannot_touch_the_owners_tokens,
+    token_authority_follows_rank,
+    sdk_and_mobile_keys_are_masked_in_the_audit_delta,
+);
+
+/// The database goes away under a running service: requests with a cached token and with an
+/// unknown one get a 503 `service_unavailable` whose message names no host, port, database or
+/// driver text (those go to the log). The pool gives up after `CONNECTION_WAIT`.
+#[actix_web::test]
+async fn a_database_outage_is_a_plain_503() {
+    let app = spawn(Backend::Postgres).await;
+    app.project("p").await;
+    app.db.take_down();
+    let known = app.get("/api/v2/projects/p").await;
+    known.assert_error(503, "service_unavailable");
+    let unknown = app.get_as("api-not-a-token", "/api/v2/projects").await;
+    unknown.assert_error(503, "service_unavailable");
+    for response in [&known, &unknown] {
+        let message = response.body["message"].as_str().unwrap().to_lowercase();
+        for leak in [
+            "127.0.0.1",
+            "5432",
+            "flagsvc_test",
+            "does not exist",
+            "fatal",
+            "connection",
+        ] {
+            assert!(!message.contains(leak), "{message}");
+        }
+    }
+}

@@ -177,6 +177,11 @@ pub fn map_error(err: DieselError) -> StoreError {
         DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, info) => {
             StoreError::Conflict(info.message().to_owned())
         }
+        // A row this transaction refers to was deleted by a concurrent one (an environment under
+        // a new segment, say): run the whole unit of work again, which then finds it gone (404).
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, info) => {
+            StoreError::Conflict(info.message().to_owned())
+        }
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
             StoreError::Unavailable(info.message().to_owned())
         }

@@ -118,13 +118,14 @@ macro_rules! load_page {
 }
 
 /// Locks the rows a query of one text column selects until the transaction ends, and returns
-/// that column. PostgreSQL: `SELECT ... FOR UPDATE`, which locks rows in the order the query
-/// returns them (callers order by id so that two transactions cannot deadlock). SQLite: a plain
-/// read, because `SqlStore` runs its write transactions one at a time.
+/// that column. PostgreSQL: `SELECT ... FOR NO KEY UPDATE`, which locks rows in the order the
+/// query returns them (callers order by id so that two transactions cannot deadlock) and, as
+/// keys never change, leaves foreign-key checks of other transactions free to proceed. SQLite: a
+/// plain read, because `SqlStore` runs its write transactions one at a time.
 macro_rules! lock_rows {
     ($conn:expr, $query:expr) => {{
         let locked: Vec<String> = match &mut *$conn {
-            DbConnection::Pg(conn) => $query.for_update().load(conn),
+            DbConnection::Pg(conn) => $query.for_no_key_update().load(conn),
             DbConnection::Sqlite(conn) => $query.load(conn),
         }
         .store()?;

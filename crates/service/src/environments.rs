@@ -10,7 +10,7 @@ use ports::{Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
-use crate::projects::{load_project, new_credentials};
+use crate::projects::{load_project, lock_project, new_credentials};
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
 /// One page of environments.
@@ -85,7 +85,8 @@ impl Service {
         let now = self.now();
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                let project = load_project(repo, project_key)?;
+                // Held so that no flag is created meanwhile without a config here.
+                let project = lock_project(repo, project_key)?;
                 let env = Environment::create(&project.key, new.clone(), new_credentials(), now);
                 repo.insert_environment(&project.id, &env)?;
                 let configs: Vec<_> = repo

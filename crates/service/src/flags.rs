@@ -15,7 +15,7 @@ use ports::{Locked, Repository, StoreExt};
 use crate::audit::{json, Change};
 use serde_json::Value;
 
-use crate::projects::load_project;
+use crate::projects::{load_project, lock_project};
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
 /// A change to a flag, in one of the three patch forms.
@@ -172,7 +172,8 @@ impl Service {
         let flag = Flag::create(new, now, &mut RandomIds)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                let project = load_project(repo, project_key)?;
+                // Held so that no environment is created meanwhile without this flag's config.
+                let project = lock_project(repo, project_key)?;
                 let mut flag = flag.clone();
                 for (_, env) in repo.environments_of(std::slice::from_ref(&project.id))? {
                     let config = flag.new_config(&env.name, now, &mut RandomIds);
@@ -446,7 +447,8 @@ impl Service {
         let now = self.now();
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                let project = load_project(repo, project_key)?;
+                // Held so that no environment is created meanwhile without the clone's config.
+                let project = lock_project(repo, project_key)?;
                 let original = load_flag(repo, &project.id, project_key, source)?;
                 let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 clone.refresh_links(&project.key, &no_names());

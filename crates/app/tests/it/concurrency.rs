@@ -388,7 +388,52 @@ fn concurrent_invites_of_one_email(backend: Backend) {
     }
 }
 
+/// Environments and flags created at the same time in one project: every flag ends up with a
+/// configuration in every environment (neither creation misses the other's row).
+fn concurrent_environment_and_flag_creation(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    std::thread::scope(|scope| {
+        let (service, caller) = (&service, &caller);
+        scope.spawn(move || {
+            for n in 0..12 {
+                let post = serde_json::from_value(
+                    json!({"key": format!("e{n}"), "name": format!("E{n}"), "color": "aabbcc"}),
+                )
+                .unwrap();
+                service.create_environment(caller, "p", post).unwrap();
+            }
+        });
+        for thread in 0..3 {
+            scope.spawn(move || {
+                for n in 0..12 {
+                    let post = serde_json::from_value(
+                        json!({"key": format!("f{thread}-{n}"), "name": "F"}),
+                    )
+                    .unwrap();
+                    service.create_flag(caller, "p", post).unwrap();
+                }
+            });
+        }
+    });
+    let request = service::FlagListRequest {
+        query: domain::query::FlagQuery::parse(None, None, None, None).unwrap(),
+        environments: service::EnvironmentSelection::All,
+    };
+    let flags = service.list_flags(&caller, "p", &request).unwrap();
+    assert_eq!(flags.items.len(), 36);
+    for flag in &flags.items {
+        assert_eq!(
+            flag.environments.len(),
+            14,
+            "{}: {:?}",
+            flag.key,
+            flag.environments.keys()
+        );
+    }
+}
+
 storage_on_both_backends!(
+    concurrent_environment_and_flag_creation,
     concurrent_invites_of_one_email,
     project_tags_lose_nothing,
     environment_tags_lose_nothing,

@@ -1833,13 +1833,19 @@ impl Repository for SqlRepository<'_> {
         environment_key: &str,
         keys: &[String],
     ) -> StoreResult<Vec<String>> {
-        segments::table
+        let existing = segments::table
             .filter(segments::project_id.eq(project_id))
             .filter(segments::environment_key.eq(environment_key))
             .filter(segments::key.eq_any(keys))
-            .select(segments::key)
-            .load(self.conn)
-            .store()
+            .order(segments::key)
+            .select(segments::key);
+        // Shared locks: a segment found here cannot be deleted (which locks it for update first)
+        // before this transaction, which is about to refer to it, commits.
+        match &mut *self.conn {
+            DbConnection::Pg(conn) => existing.for_share().load(conn),
+            DbConnection::Sqlite(conn) => existing.load(conn),
+        }
+        .store()
     }
 
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {

@@ -410,7 +410,8 @@ pub trait Repository {
         environment_key: &str,
         key: &str,
     ) -> StoreResult<Vec<(String, String)>>;
-    /// Which of `keys` are segments of the environment.
+    /// Which of `keys` are segments of the environment; those found cannot be deleted until the
+    /// transaction ends.
     fn existing_segments(
         &mut self,
         project_id: &str,

@@ -92,11 +92,17 @@ pub struct DependentFlag {
 }
 
 /// The other flags of the project (all but `key`), for cross-flag rules.
+/// What the cross-flag rules need of the project's other flags (prerequisites, cycles,
+/// variations in use). The project is held until the transaction ends, so that two changes
+/// checked against the same facts (two prerequisites that would form a cycle, a delete and a new
+/// prerequisite on the deleted flag) run one after the other.
 fn project_flags(
     repo: &mut dyn Repository,
+    project_key: &str,
     project_id: &str,
     key: &str,
 ) -> ServiceResult<ProjectFlags> {
+    lock_project(repo, project_key)?;
     let facts: Vec<FlagFacts> = repo
         .flag_facts(project_id)?
         .into_iter()
@@ -106,11 +112,15 @@ fn project_flags(
 }
 
 /// 409 while other flags use `key` as a prerequisite.
+/// Refuses to delete a flag that others use as a prerequisite, holding the project (as
+/// [`project_flags`] does) so that none starts using it before the delete commits.
 fn refuse_if_depended_on(
     repo: &mut dyn Repository,
+    project_key: &str,
     project_id: &str,
     key: &str,
 ) -> ServiceResult<()> {
+    lock_project(repo, project_key)?;
     let dependents = repo.flag_dependents(project_id, key)?;
     if dependents.is_empty() {
         return Ok(());
@@ -285,7 +295,7 @@ impl Service {
                 FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
             };
             let mut others = if involves_others {
-                project_flags(repo, &project.id, key)?
+                project_flags(repo, &project.key, &project.id, key)?
             } else {
                 ProjectFlags::default()
             };
@@ -303,7 +313,7 @@ impl Service {
                 }
             };
             if !involves_others && next.needs_project_check(flag) {
-                others = project_flags(repo, &project.id, key)?;
+                others = project_flags(repo, &project.key, &project.id, key)?;
                 next.validate_in_project(flag, &others)
                     .map_err(|e| match e {
                         ProjectRuleError::Invalid(v) => {
@@ -332,7 +342,7 @@ impl Service {
             };
             let flag_wide = resource::flag(&project.key, None, key);
             if delete {
-                refuse_if_depended_on(repo, &project.id, key)?;
+                refuse_if_depended_on(repo, &project.key, &project.id, key)?;
                 repo.delete_flag(&project.id, &held)?;
                 let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                     .comment(comment)
@@ -389,11 +399,14 @@ impl Service {
                 CopyError::VersionMismatch(m) => ServiceError::VersionConflict(m),
             })?;
             if next.needs_project_check(flag) {
-                next.validate_in_project(flag, &project_flags(repo, &project.id, key)?)
-                    .map_err(|e| match e {
-                        ProjectRuleError::Invalid(v) => ServiceError::from(v),
-                        ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
-                    })?;
+                next.validate_in_project(
+                    flag,
+                    &project_flags(repo, &project.key, &project.id, key)?,
+                )
+                .map_err(|e| match e {
+                    ProjectRuleError::Invalid(v) => ServiceError::from(v),
+                    ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
+                })?;
             }
             if let Some(missing) =
                 crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
@@ -514,7 +527,7 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
             let flag = lock_flag(repo, &project.id, project_key, key)?;
-            refuse_if_depended_on(repo, &project.id, key)?;
+            refuse_if_depended_on(repo, &project.key, &project.id, key)?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new(
                 "flag",

@@ -432,7 +432,90 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
     }
 }
 
+/// Two flags made prerequisites of each other at the same moment: at most one of the two
+/// patches may succeed, never a cycle. And a flag deleted while another makes it a prerequisite:
+/// never a prerequisite on a flag that is gone.
+fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let prerequisite = |on: &str, of: &str, variation: &str| {
+        let patch = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+            {"kind": "addPrerequisite", "key": on, "variationId": variation}]}))
+        .unwrap();
+        (of.to_owned(), FlagChange::Semantic(patch))
+    };
+    for round in 0..15 {
+        let (a, b) = (format!("a{round}"), format!("b{round}"));
+        let mut variations = vec![];
+        for key in [&a, &b] {
+            let flag = service
+                .create_flag(
+                    &caller,
+                    "p",
+                    serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+                )
+                .unwrap();
+            variations.push(flag.variations[0].id.clone());
+        }
+        let barrier = std::sync::Barrier::new(2);
+        let (service, caller, barrier) = (&service, &caller, &barrier);
+        let outcomes: Vec<bool> = std::thread::scope(|scope| {
+            let first = scope.spawn(|| {
+                let (of, change) = prerequisite(&b, &a, &variations[1]);
+                barrier.wait();
+                service.patch_flag(caller, "p", &of, &change).is_ok()
+            });
+            let second = scope.spawn(|| {
+                let (of, change) = prerequisite(&a, &b, &variations[0]);
+                barrier.wait();
+                service.patch_flag(caller, "p", &of, &change).is_ok()
+            });
+            vec![first.join().unwrap(), second.join().unwrap()]
+        });
+        assert!(
+            !(outcomes[0] && outcomes[1]),
+            "round {round}: both prerequisites were added"
+        );
+    }
+    // A delete racing a new prerequisite on the deleted flag.
+    for round in 0..15 {
+        let (gone, user) = (format!("gone{round}"), format!("user{round}"));
+        let gone_flag = service
+            .create_flag(
+                &caller,
+                "p",
+                serde_json::from_value(json!({"key": gone, "name": "G"})).unwrap(),
+            )
+            .unwrap();
+        service
+            .create_flag(
+                &caller,
+                "p",
+                serde_json::from_value(json!({"key": user, "name": "U"})).unwrap(),
+            )
+            .unwrap();
+        let barrier = std::sync::Barrier::new(2);
+        let (service, caller, barrier) = (&service, &caller, &barrier);
+        let (deleted, added) = std::thread::scope(|scope| {
+            let delete = scope.spawn(|| {
+                barrier.wait();
+                service.delete_flag(caller, "p", &gone).is_ok()
+            });
+            let add = scope.spawn(|| {
+                let (of, change) = prerequisite(&gone, &user, &gone_flag.variations[0].id);
+                barrier.wait();
+                service.patch_flag(caller, "p", &of, &change).is_ok()
+            });
+            (delete.join().unwrap(), add.join().unwrap())
+        });
+        assert!(
+            !(deleted && added),
+            "round {round}: a prerequisite on a deleted flag"
+        );
+    }
+}
+
 storage_on_both_backends!(
+    concurrent_prerequisites_never_form_a_cycle,
     concurrent_environment_and_flag_creation,
     concurrent_invites_of_one_email,
     project_tags_lose_nothing,

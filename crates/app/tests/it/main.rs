@@ -47,4 +47,5 @@ mod concurrency;
 mod openapi;
 mod permissions;
 mod storage;
+mod webhook_targets;
 mod webhooks;

@@ -8,7 +8,7 @@ use app::StoreUrl;
 use clap::Parser;
 use std::time::Duration;
 
-use adapter_webhooks::{HttpSender, Worker};
+use adapter_webhooks::{HttpSender, SystemResolver, Worker};
 use domain::webhook::RetryPolicy;
 use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 
@@ -44,9 +44,14 @@ struct Args {
     /// Database connections (default: 4 per core).
     #[arg(long, env = "FLAGSVC_POOL_SIZE")]
     pool_size: Option<u32>,
-    /// Hosts webhooks may point at, comma-separated (default: any host).
+    /// Hosts webhooks may point at, comma-separated (default: any public host); a listed host
+    /// may be or resolve to a private address.
     #[arg(long, env = "FLAGSVC_WEBHOOK_ALLOWED_HOSTS", value_delimiter = ',')]
     webhook_allowed_hosts: Option<Vec<String>>,
+    /// Let webhooks reach private, loopback, link-local and other non-public addresses and
+    /// local names (default: public addresses only).
+    #[arg(long, env = "FLAGSVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS")]
+    webhook_allow_private_networks: bool,
     /// Attempts per webhook delivery, the first included.
     #[arg(long, env = "FLAGSVC_WEBHOOK_MAX_ATTEMPTS", default_value_t = 5)]
     webhook_max_attempts: u32,
@@ -68,8 +73,14 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
 
     let store = StoreUrl::parse(&args.database_url).open(pool_size)?;
+    let webhook_timeout = Duration::from_millis(args.webhook_timeout_ms);
     let webhooks = WebhookSettings {
         allowed_hosts: args.webhook_allowed_hosts.clone(),
+        allow_private_networks: args.webhook_allow_private_networks,
+        // A webhook's host is looked up when it is set, within the delivery timeout (at most 5 s).
+        resolver: Some(Arc::new(SystemResolver::new(
+            webhook_timeout.min(Duration::from_secs(5)),
+        ))),
         retry: RetryPolicy {
             max_attempts: args.webhook_max_attempts.max(1),
             base_delay_ms: args.webhook_retry_ms.max(1),
@@ -101,9 +112,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     // Deliveries run beside the API and survive restarts: the outbox is in the database.
-    let sender = Arc::new(HttpSender::new(Duration::from_millis(
-        args.webhook_timeout_ms,
-    )));
+    let sender = Arc::new(HttpSender::new(webhook_timeout));
     let _deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500))
         .context("starting the webhook delivery thread")?;
 

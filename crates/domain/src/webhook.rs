@@ -7,6 +7,8 @@ use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_tags, FieldError, ValidationError};
 
+pub mod target;
+
 /// Allow or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -97,7 +99,9 @@ pub struct Webhook {
     #[serde(rename = "_links")]
     #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
     pub links: Links,
-    /// Where entries are POSTed (`http` or `https`).
+    /// Where entries are POSTed (`http` or `https`; a public host unless the service allows
+    /// private networks or lists the host).
+    #[cfg_attr(feature = "openapi", schema(format = "uri"))]
     pub url: String,
     /// Whether deliveries are made.
     pub on: bool,
@@ -118,7 +122,9 @@ pub struct Webhook {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookPost {
-    /// Where to POST (`http` or `https`).
+    /// Where to POST (`http` or `https`; a public host unless the service allows private
+    /// networks or lists the host; no `user@`).
+    #[cfg_attr(feature = "openapi", schema(format = "uri"))]
     pub url: String,
     /// Sign deliveries (a secret is generated when none is given).
     pub sign: bool,
@@ -136,40 +142,6 @@ pub struct WebhookPost {
     /// Tags.
     #[serde(default)]
     pub tags: Vec<String>,
-}
-
-/// The host of an `http`/`https` URL.
-///
-/// ```
-/// use domain::webhook::url_host;
-/// assert_eq!(url_host("https://user@hooks.example.com:8443/x?y").unwrap(), "hooks.example.com");
-/// assert_eq!(url_host("http://127.0.0.1:9000/hook").unwrap(), "127.0.0.1");
-/// assert!(url_host("ftp://example.com").is_err());
-/// assert!(url_host("https:///nohost").is_err());
-/// ```
-///
-/// # Errors
-/// A message for another scheme or a URL without a host.
-pub fn url_host(url: &str) -> Result<String, String> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| format!("'{url}' is not an absolute URL"))?;
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-        return Err(format!(
-            "only http and https URLs can receive webhooks, not '{scheme}'"
-        ));
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next().unwrap_or_default()
-    } else {
-        host_port.split(':').next().unwrap_or_default()
-    };
-    if host.is_empty() || url.chars().any(char::is_whitespace) {
-        return Err(format!("'{url}' has no host"));
-    }
-    Ok(host.to_ascii_lowercase())
 }
 
 impl Webhook {
@@ -220,7 +192,7 @@ impl Webhook {
     /// [`ValidationError`] naming each problem.
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut errors = Vec::new();
-        if let Err(reason) = url_host(&self.url) {
+        if let Err(reason) = target::parse_url(&self.url) {
             errors.push(FieldError::new("url", reason));
         }
         if self.secret.as_deref().is_some_and(str::is_empty) {

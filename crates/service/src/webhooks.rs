@@ -1,15 +1,18 @@
 //! Webhooks and the delivery of audit entries to them (a transactional outbox).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use domain::audit::{resource, AuditEntry};
 use domain::patch::JsonPatchBody;
 use domain::role::Action;
-use domain::webhook::{url_host, DeliveryAttempt, RetryPolicy, Webhook, WebhookPost};
-use domain::IdSource;
+use domain::webhook::target::{TargetHost, TargetPolicy, WebhookTarget};
+use domain::webhook::{DeliveryAttempt, RetryPolicy, Webhook, WebhookPost};
+use domain::{IdSource, ValidationError};
 use hmac::{Hmac, Mac};
 use ports::{
-    ClaimedDelivery, DeliveryOutcome, QueuedDelivery, Repository, StoreExt, WebhookSender,
+    ClaimedDelivery, DeliveryOutcome, HostResolver, QueuedDelivery, Repository, StoreExt,
+    WebhookSender,
 };
 use rand::Rng;
 use sha2::Sha256;
@@ -17,11 +20,18 @@ use sha2::Sha256;
 use crate::audit::{json, Change};
 use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
 
-/// How webhooks are delivered.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// How webhooks are delivered, and where they may point.
+#[derive(Debug, Clone, Default)]
 pub struct WebhookSettings {
-    /// Hosts webhooks may point at; `None` allows any host.
+    /// Hosts webhooks may point at; `None` allows any host. A listed host may be private.
     pub allowed_hosts: Option<Vec<String>>,
+    /// Allow webhooks to private, loopback, link-local and other non-public addresses and to
+    /// local names (`localhost`, `*.internal`, ...). Off: only public addresses.
+    pub allow_private_networks: bool,
+    /// Resolves a webhook's host name when it is created or its URL changes, so that a name of
+    /// a private address is refused at once. Without one, names are checked at delivery only
+    /// (where the sender always resolves and checks them).
+    pub resolver: Option<Arc<dyn HostResolver>>,
     /// Retries of failed deliveries.
     pub retry: RetryPolicy,
 }
@@ -45,16 +55,34 @@ fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound(format!("no webhook with id '{id}'"))
 }
 
+fn url_refused(reason: String) -> ServiceError {
+    ValidationError::single("url", reason).into()
+}
+
 impl WebhookSettings {
-    fn check_host(&self, url: &str) -> Result<(), String> {
-        let host = url_host(url)?;
-        match &self.allowed_hosts {
-            Some(hosts) if !hosts.iter().any(|h| h.eq_ignore_ascii_case(&host)) => Err(format!(
-                "webhooks may not point at host '{host}' (allowed: {})",
-                hosts.join(", ")
-            )),
-            _ => Ok(()),
+    fn policy(&self) -> TargetPolicy {
+        TargetPolicy {
+            allow_private_networks: self.allow_private_networks,
+            allowed_hosts: self.allowed_hosts.clone(),
         }
+    }
+
+    /// Checks a webhook URL being stored: its syntax, the allow-list, its host as written, and
+    /// (for a name, with a resolver) the addresses the name resolves to now. A name that does
+    /// not resolve yet is accepted: every delivery resolves and checks it again.
+    fn check_url(&self, url: &str) -> ServiceResult<WebhookTarget> {
+        let target = self.policy().check(url).map_err(url_refused)?;
+        if let (TargetHost::Name(name), Some(resolver)) = (target.host(), &self.resolver) {
+            if !target.private_allowed() {
+                match resolver.resolve(&name) {
+                    Ok(addresses) => target.check_addresses(&addresses).map_err(url_refused)?,
+                    Err(reason) => log::info!(
+                        "webhook host '{name}' does not resolve now ({reason}); it is checked at delivery"
+                    ),
+                }
+            }
+        }
+        Ok(target)
     }
 }
 
@@ -108,13 +136,12 @@ impl Service {
     /// Creates a webhook; with `sign` and no secret, a secret is generated.
     ///
     /// # Errors
-    /// 400 for a bad URL, a host outside the allow-list, bad statements; 403 below admin.
+    /// 400 for a bad URL, a host outside the allow-list, a host that is or resolves to a
+    /// non-public address (unless allowed), bad statements; 403 below admin.
     pub fn create_webhook(&self, caller: &Caller, post: WebhookPost) -> ServiceResult<Webhook> {
         caller.require(Action::ManageWebhooks)?;
         let webhook = Webhook::create(object_id(), post, RandomIds.hex(32))?;
-        self.webhooks
-            .check_host(&webhook.url)
-            .map_err(ServiceError::invalid)?;
+        self.webhooks.check_url(&webhook.url)?;
         let now = self.now();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             repo.insert_webhook(&webhook, now)?;
@@ -142,7 +169,8 @@ impl Service {
     /// Changes a webhook by JSON Patch (`/on`, `/url`, `/name`, `/secret`, `/tags`, `/statements`).
     ///
     /// # Errors
-    /// 400 for a host outside the allow-list, 403, 404, 409 for a failed `test`, 422.
+    /// 400 for a URL to a host outside the allow-list or to a non-public address, 403, 404,
+    /// 409 for a failed `test`, 422.
     pub fn patch_webhook(
         &self,
         caller: &Caller,
@@ -150,12 +178,26 @@ impl Service {
         patch: &JsonPatchBody,
     ) -> ServiceResult<Webhook> {
         caller.require(Action::ManageWebhooks)?;
+        // A new URL's host is looked up before the webhook is locked, not while it is held (a
+        // lookup may take seconds). Under the lock, only a URL other than the one checked here
+        // (a concurrent change made the patch land elsewhere) is looked up again.
+        let preview = self.store.read_tx(|repo| -> ServiceResult<_> {
+            let webhook = repo.get_webhook(id)?.ok_or_else(|| not_found(id))?;
+            Ok((webhook.apply_patch(&patch.operations).ok(), webhook.url))
+        })?;
+        let checked_url = match preview {
+            (Some(next), current) if next.url != current => {
+                self.webhooks.check_url(&next.url)?;
+                Some(next.url)
+            }
+            _ => None,
+        };
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = repo.lock_webhook(id)?.ok_or_else(|| not_found(id))?;
             let next = held.apply_patch(&patch.operations)?;
-            self.webhooks
-                .check_host(&next.url)
-                .map_err(ServiceError::invalid)?;
+            if next.url != held.url && checked_url.as_ref() != Some(&next.url) {
+                self.webhooks.check_url(&next.url)?;
+            }
             if next != *held {
                 let webhook = held.replace(next);
                 repo.update_webhook(&held)?;
@@ -224,9 +266,11 @@ impl Service {
         let attempt_number = delivery.attempts + 1;
         let started = Instant::now();
         let date = self.now();
-        let result = match self.webhooks.check_host(&delivery.webhook.url) {
-            Err(reason) => Err(reason),
-            Ok(()) => {
+        // Checked again: the configuration may have changed since the URL was stored, and the
+        // sender checks the addresses the host resolves to now.
+        let result = match self.webhooks.policy().check(&delivery.webhook.url) {
+            Err(reason) => Err(format!("url: {reason}")),
+            Ok(target) => {
                 let body = delivery.payload.as_bytes();
                 let mut headers = vec![
                     ("Content-Type".to_owned(), "application/json".to_owned()),
@@ -236,7 +280,9 @@ impl Service {
                 if let Some(secret) = &delivery.webhook.secret {
                     headers.push((SIGNATURE_HEADER.to_owned(), sign(secret, body)));
                 }
-                sender.post(&delivery.webhook.url, body, &headers)
+                sender
+                    .post(&target, body, &headers)
+                    .map_err(|e| e.to_string())
             }
         };
         let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);

@@ -48,4 +48,5 @@ mod concurrency;
 mod openapi;
 mod permissions;
 mod storage;
+mod webhook_targets;
 mod webhooks;

@@ -15,13 +15,13 @@ use crate::common::{open, spawn, Backend, OWNER};
 
 /// What a receiver got: headers (lower-cased names) and body.
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     headers: Vec<(String, String)>,
     body: String,
 }
 
 impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -30,13 +30,13 @@ impl Received {
 }
 
 /// An HTTP receiver on 127.0.0.1 answering with `statuses` in turn (then 200), recording requests.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     received: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
-    fn start(statuses: Vec<u16>) -> Self {
+    pub(crate) fn start(statuses: Vec<u16>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -79,19 +79,21 @@ impl Receiver {
         Self { url, received }
     }
 
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
 }
 
 fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
+    // The receiver is on 127.0.0.1: private networks must be allowed explicitly.
     let settings = WebhookSettings {
-        allowed_hosts: None,
+        allow_private_networks: true,
         retry: RetryPolicy {
             max_attempts: 4,
             base_delay_ms: retry_ms,
             max_delay_ms: 1000,
         },
+        ..Default::default()
     };
     let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
         .with_webhook_settings(settings);
@@ -99,7 +101,7 @@ fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
     Arc::new(service)
 }
 
-fn turn_on(service: &Service, env: &str) {
+pub(crate) fn turn_on(service: &Service, env: &str) {
     let caller = service.authenticate(OWNER).unwrap();
     let patch = SemanticPatch::parse(
         json!({"environmentKey": env, "instructions": [{"kind": "turnFlagOn"}]}),
@@ -110,7 +112,7 @@ fn turn_on(service: &Service, env: &str) {
         .unwrap();
 }
 
-fn setup(service: &Service, url: &str, statements: Value) {
+pub(crate) fn setup(service: &Service, url: &str, statements: Value) {
     let caller = service.authenticate(OWNER).unwrap();
     service
         .create_project(
@@ -137,7 +139,7 @@ fn setup(service: &Service, url: &str, statements: Value) {
 }
 
 /// Delivers until nothing is due (waiting out retry delays), at most `rounds` times.
-fn drain(service: &Service, rounds: usize) {
+pub(crate) fn drain(service: &Service, rounds: usize) {
     let sender = HttpSender::new(Duration::from_secs(5));
     for _ in 0..rounds {
         service.deliver_due(&sender, 20).unwrap();

@@ -1,6 +1,9 @@
 //! What every request goes through: a request id, authentication, rate limits, the API version,
 //! and JSON errors for everything (including routing and body errors raised outside handlers).
 
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
@@ -8,8 +11,9 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use domain::version::ApiVersion;
-use service::Caller;
+use service::{Caller, ServiceError};
 
+use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
 use crate::error::ApiError;
 use crate::AppState;
 
@@ -63,6 +67,37 @@ fn rate_limit_headers(route: u32, global: u32, reset_ms: i64) -> Vec<(HeaderName
     ]
 }
 
+/// Whom failed authentications are counted for: the peer address, or (when the proxy in front
+/// is trusted) the last address of `X-Forwarded-For`, the one that proxy appended.
+fn client_key(req: &ServiceRequest, trust_forwarded_for: bool) -> ClientKey {
+    let forwarded = trust_forwarded_for
+        .then(|| {
+            let last = req.headers().get_all("x-forwarded-for").last()?;
+            let entry = last.to_str().ok()?.rsplit(',').next()?.trim();
+            entry
+                .parse::<IpAddr>()
+                .ok()
+                .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
+        })
+        .flatten();
+    ClientKey::of(forwarded.or_else(|| req.peer_addr().map(|a| a.ip())))
+}
+
+/// 429 for an address over its failed-authentication limit.
+fn auth_throttled(limit: u32, wait: Duration) -> ApiError {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let secs = secs.max(1);
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!(
+            "too many failed authentications from this address (limit: {limit} failed authentications per {} s); retry in {secs} s",
+            AUTH_FAILURE_WINDOW.as_secs()
+        ),
+    )
+    .with_header(header::RETRY_AFTER, header_value(&secs.to_string()))
+}
+
 /// Version header, authentication and rate limits; on success the caller is in the request's
 /// extensions. Requests that match no route pass through to the 404/405 handler.
 async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), ApiError> {
@@ -96,15 +131,33 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     let secret = presented_token(req).ok_or_else(|| {
         ApiError::unauthorized("an access token is required in the Authorization header")
     })?;
+    // Failed authentications are throttled per client address; a token this replica verified
+    // recently never touches the counter.
+    let throttle = state
+        .auth_throttle
+        .as_ref()
+        .filter(|_| !state.service.is_verified(&secret))
+        .map(|throttle| (throttle, client_key(req, state.config.trust_forwarded_for)));
+    if let Some((throttle, client)) = throttle {
+        if let Some(wait) = throttle.blocked(client, Instant::now()) {
+            return Err(auth_throttled(throttle.limit(), wait));
+        }
+    }
     let service = state.service.clone();
-    let caller = web::block(move || service.authenticate(&secret))
+    let authenticated = web::block(move || service.authenticate(&secret))
         .await
         .map_err(|_| {
             ApiError::from_status(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is overloaded".into(),
             )
-        })??;
+        })?;
+    if let (Err(ServiceError::Unauthorized(_)), Some((throttle, client))) =
+        (&authenticated, throttle)
+    {
+        throttle.record_failure(client, Instant::now());
+    }
+    let caller = authenticated?;
     if requested.is_none() {
         admission.version = caller.default_api_version;
     }

@@ -5,11 +5,13 @@
 //! and the OpenAPI document, which is generated from the same route registrations.
 
 mod auth_throttle;
+mod body_timeout;
 mod error;
 mod limits;
 mod middleware;
 mod openapi;
 mod routes;
+mod server;
 mod wire;
 
 use std::sync::Arc;
@@ -27,6 +29,7 @@ pub use auth_throttle::{AuthThrottle, ClientKey, AUTH_FAILURE_WINDOW};
 pub use error::{ApiError, ErrorBody};
 pub use limits::RateLimits;
 pub use routes::root::OpenApiJson;
+pub use server::{server, InRequest, JsonErrorsIo};
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

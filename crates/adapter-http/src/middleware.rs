@@ -4,8 +4,12 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use std::cell::Cell;
+use std::rc::Rc;
+
+use actix_http::ConnectionType;
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
@@ -14,8 +18,9 @@ use domain::version::ApiVersion;
 use service::{Caller, ServiceError};
 
 use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
+use crate::body_timeout::Deadline;
 use crate::error::ApiError;
-use crate::AppState;
+use crate::{AppState, InRequest};
 
 /// Routes that need no access token.
 fn is_public(path: &str) -> bool {
@@ -191,15 +196,47 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     Ok(())
 }
 
+/// Marks the connection as handling a request for as long as it lives.
+struct Handling(InRequest);
+
+impl Handling {
+    fn start(flag: InRequest) -> Self {
+        flag.set(true);
+        Self(flag)
+    }
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
 /// The middleware, installed on the whole app.
 ///
 /// # Errors
 /// Only actix's own failures; every API error becomes a JSON error response.
 pub async fn api_middleware(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
+    // The head has arrived: the connection's head timer stops until this request is answered.
+    let handling = req.conn_data::<InRequest>().cloned().map(Handling::start);
+    // The body must arrive within the body timeout of the head.
+    let body_expired = Rc::new(Cell::new(false));
+    let body_timeout = req
+        .app_data::<web::Data<AppState>>()
+        .map(|state| state.config.body_timeout);
+    if let Some(timeout) = body_timeout {
+        let payload = req.take_payload();
+        if !matches!(payload, Payload::None) {
+            let deadline = Deadline::new(payload, timeout, body_expired.clone());
+            req.set_payload(Payload::Stream {
+                payload: Box::pin(deadline),
+            });
+        }
+    }
     let mut admission = Admission {
         version: ApiVersion::CURRENT,
         headers: vec![],
@@ -209,7 +246,16 @@ pub async fn api_middleware(
             req.extensions_mut().insert(admission.version);
             // Handler and routing errors arrive as responses; an `Err` here is actix's own
             // failure and is rendered by actix.
-            json_errors(next.call(req).await?.map_into_boxed_body(), &request_id)
+            let response = next.call(req).await?.map_into_boxed_body();
+            match body_timeout.filter(|_| body_expired.get()) {
+                Some(timeout) => {
+                    if let Some(Handling(flag)) = &handling {
+                        flag.closing();
+                    }
+                    body_timed_out(response, timeout, &request_id)
+                }
+                None => json_errors(response, &request_id),
+            }
         }
         Err(err) => req.into_response(err.to_response(Some(&request_id))),
     };
@@ -226,6 +272,27 @@ pub async fn api_middleware(
         headers.insert(name, value);
     }
     Ok(response)
+}
+
+/// 408 for a body that did not arrive in time; the connection is closed, since the rest of the
+/// body may still be on its way.
+fn body_timed_out(
+    response: ServiceResponse<BoxBody>,
+    timeout: Duration,
+    request_id: &str,
+) -> ServiceResponse<BoxBody> {
+    let error = ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        format!(
+            "the request body did not arrive within {} ms",
+            timeout.as_millis()
+        ),
+    );
+    let mut answer = error.to_response(Some(request_id));
+    answer.head_mut().set_connection_type(ConnectionType::Close);
+    let (req, _) = response.into_parts();
+    ServiceResponse::new(req, answer)
 }
 
 /// Turns every error response into the JSON error shape, with the request id.

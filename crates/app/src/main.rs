@@ -133,11 +133,11 @@ async fn main() -> anyhow::Result<()> {
         },
     )
     .context("serialising the OpenAPI document")?;
+    let listener = std::net::TcpListener::bind(&args.bind)
+        .with_context(|| format!("binding {}", args.bind))?;
     log::info!("listening on http://{}", args.bind);
-    actix_web::HttpServer::new(move || adapter_http::app(state.clone()))
-        .bind(&args.bind)
-        .with_context(|| format!("binding {}", args.bind))?
-        .run()
+    adapter_http::server(listener, state, cores)
+        .with_context(|| format!("serving on {}", args.bind))?
         .await
         .context("serving")
 }

@@ -44,6 +44,7 @@ mod api_protocol;
 mod api_segments;
 mod api_tokens;
 mod concurrency;
+mod http_edge;
 mod openapi;
 mod permissions;
 mod storage;

@@ -13,7 +13,7 @@ pub struct ErrorBody {
     /// Machine-readable code: `invalid_request`, `unauthorized`, `forbidden`, `not_found`,
     /// `method_not_allowed`, `key_exists`, `optimistic_locking_error`, `payload_too_large`,
     /// `unsupported_media_type`, `patch_failed`, `rate_limited`, `service_unavailable`,
-    /// `internal_error`.
+    /// `request_timeout`, `headers_too_large`, `internal_error`.
     pub code: String,
     /// What went wrong, for people.
     pub message: String,
@@ -105,10 +105,12 @@ impl ApiError {
             403 => "forbidden",
             404 => "not_found",
             405 => "method_not_allowed",
+            408 => "request_timeout",
             409 => "optimistic_locking_error",
             413 => "payload_too_large",
             415 => "unsupported_media_type",
             422 => "patch_failed",
+            431 => "headers_too_large",
             429 => "rate_limited",
             503 => "service_unavailable",
             s if s < 500 => "invalid_request",

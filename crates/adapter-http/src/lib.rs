@@ -4,14 +4,18 @@
 //! passes (request id, authentication, rate limits, `Svc-API-Version`, JSON errors), body limits,
 //! and the OpenAPI document, which is generated from the same route registrations.
 
+mod auth_throttle;
+mod body_timeout;
 mod error;
 mod limits;
 mod middleware;
 mod openapi;
 mod routes;
+mod server;
 mod wire;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -21,9 +25,11 @@ use actix_web::{web, App, HttpRequest};
 use service::Service;
 use utoipa_actix_web::AppExt;
 
+pub use auth_throttle::{AuthThrottle, ClientKey, AUTH_FAILURE_WINDOW};
 pub use error::{ApiError, ErrorBody};
 pub use limits::RateLimits;
 pub use routes::root::OpenApiJson;
+pub use server::{server, InRequest, JsonErrorsIo};
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +38,17 @@ pub struct HttpConfig {
     pub rate_limit: u32,
     /// Largest accepted request body in bytes.
     pub body_limit: usize,
+    /// Failed authentications per client address per [`AUTH_FAILURE_WINDOW`] before further
+    /// attempts with a token this replica has not verified get 429. 0 turns throttling off.
+    pub auth_failure_limit: u32,
+    /// Whether the client address is the last address of `X-Forwarded-For` (set by a trusted
+    /// proxy in front) instead of the peer address.
+    pub trust_forwarded_for: bool,
+    /// How long a request's body may take to arrive, from the end of its head: 408 past it.
+    pub body_timeout: Duration,
+    /// How long the head of a request (request line and headers) may take to arrive: 408 past
+    /// it (applied by [`server`]).
+    pub head_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -39,6 +56,10 @@ impl Default for HttpConfig {
         Self {
             rate_limit: 1000,
             body_limit: 1024 * 1024,
+            auth_failure_limit: 20,
+            trust_forwarded_for: false,
+            body_timeout: Duration::from_secs(30),
+            head_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -72,6 +93,7 @@ impl Route {
 pub struct AppState {
     service: Arc<Service>,
     rate_limits: Option<RateLimits>,
+    auth_throttle: Option<AuthThrottle>,
     routes: Vec<Route>,
     openapi_json: String,
     config: HttpConfig,
@@ -101,6 +123,7 @@ impl AppState {
         Ok(web::Data::new(Self {
             service,
             rate_limits: RateLimits::new(config.rate_limit),
+            auth_throttle: AuthThrottle::new(config.auth_failure_limit),
             routes,
             openapi_json,
             config,

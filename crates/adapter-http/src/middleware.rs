@@ -1,17 +1,26 @@
 //! What every request goes through: a request id, authentication, rate limits, the API version,
 //! and JSON errors for everything (including routing and body errors raised outside handlers).
 
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use actix_http::ConnectionType;
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use domain::version::ApiVersion;
-use service::Caller;
+use service::{Caller, ServiceError};
 
+use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
+use crate::body_timeout::Deadline;
 use crate::error::ApiError;
-use crate::AppState;
+use crate::{AppState, InRequest};
 
 /// Routes that need no access token.
 fn is_public(path: &str) -> bool {
@@ -63,6 +72,37 @@ fn rate_limit_headers(route: u32, global: u32, reset_ms: i64) -> Vec<(HeaderName
     ]
 }
 
+/// Whom failed authentications are counted for: the peer address, or (when the proxy in front
+/// is trusted) the last address of `X-Forwarded-For`, the one that proxy appended.
+fn client_key(req: &ServiceRequest, trust_forwarded_for: bool) -> ClientKey {
+    let forwarded = trust_forwarded_for
+        .then(|| {
+            let last = req.headers().get_all("x-forwarded-for").last()?;
+            let entry = last.to_str().ok()?.rsplit(',').next()?.trim();
+            entry
+                .parse::<IpAddr>()
+                .ok()
+                .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
+        })
+        .flatten();
+    ClientKey::of(forwarded.or_else(|| req.peer_addr().map(|a| a.ip())))
+}
+
+/// 429 for an address over its failed-authentication limit.
+fn auth_throttled(limit: u32, wait: Duration) -> ApiError {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let secs = secs.max(1);
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!(
+            "too many failed authentications from this address (limit: {limit} failed authentications per {} s); retry in {secs} s",
+            AUTH_FAILURE_WINDOW.as_secs()
+        ),
+    )
+    .with_header(header::RETRY_AFTER, header_value(&secs.to_string()))
+}
+
 /// Version header, authentication and rate limits; on success the caller is in the request's
 /// extensions. Requests that match no route pass through to the 404/405 handler.
 async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), ApiError> {
@@ -96,15 +136,33 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     let secret = presented_token(req).ok_or_else(|| {
         ApiError::unauthorized("an access token is required in the Authorization header")
     })?;
+    // Failed authentications are throttled per client address; a token this replica verified
+    // recently never touches the counter.
+    let throttle = state
+        .auth_throttle
+        .as_ref()
+        .filter(|_| !state.service.is_verified(&secret))
+        .map(|throttle| (throttle, client_key(req, state.config.trust_forwarded_for)));
+    if let Some((throttle, client)) = throttle {
+        if let Some(wait) = throttle.blocked(client, Instant::now()) {
+            return Err(auth_throttled(throttle.limit(), wait));
+        }
+    }
     let service = state.service.clone();
-    let caller = web::block(move || service.authenticate(&secret))
+    let authenticated = web::block(move || service.authenticate(&secret))
         .await
         .map_err(|_| {
             ApiError::from_status(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the server is overloaded".into(),
             )
-        })??;
+        })?;
+    if let (Err(ServiceError::Unauthorized(_)), Some((throttle, client))) =
+        (&authenticated, throttle)
+    {
+        throttle.record_failure(client, Instant::now());
+    }
+    let caller = authenticated?;
     if requested.is_none() {
         admission.version = caller.default_api_version;
     }
@@ -138,15 +196,47 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     Ok(())
 }
 
+/// Marks the connection as handling a request for as long as it lives.
+struct Handling(InRequest);
+
+impl Handling {
+    fn start(flag: InRequest) -> Self {
+        flag.set(true);
+        Self(flag)
+    }
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
 /// The middleware, installed on the whole app.
 ///
 /// # Errors
 /// Only actix's own failures; every API error becomes a JSON error response.
 pub async fn api_middleware(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
+    // The head has arrived: the connection's head timer stops until this request is answered.
+    let handling = req.conn_data::<InRequest>().cloned().map(Handling::start);
+    // The body must arrive within the body timeout of the head.
+    let body_expired = Rc::new(Cell::new(false));
+    let body_timeout = req
+        .app_data::<web::Data<AppState>>()
+        .map(|state| state.config.body_timeout);
+    if let Some(timeout) = body_timeout {
+        let payload = req.take_payload();
+        if !matches!(payload, Payload::None) {
+            let deadline = Deadline::new(payload, timeout, body_expired.clone());
+            req.set_payload(Payload::Stream {
+                payload: Box::pin(deadline),
+            });
+        }
+    }
     let mut admission = Admission {
         version: ApiVersion::CURRENT,
         headers: vec![],
@@ -156,7 +246,16 @@ pub async fn api_middleware(
             req.extensions_mut().insert(admission.version);
             // Handler and routing errors arrive as responses; an `Err` here is actix's own
             // failure and is rendered by actix.
-            json_errors(next.call(req).await?.map_into_boxed_body(), &request_id)
+            let response = next.call(req).await?.map_into_boxed_body();
+            match body_timeout.filter(|_| body_expired.get()) {
+                Some(timeout) => {
+                    if let Some(Handling(flag)) = &handling {
+                        flag.closing();
+                    }
+                    body_timed_out(response, timeout, &request_id)
+                }
+                None => json_errors(response, &request_id),
+            }
         }
         Err(err) => req.into_response(err.to_response(Some(&request_id))),
     };
@@ -173,6 +272,27 @@ pub async fn api_middleware(
         headers.insert(name, value);
     }
     Ok(response)
+}
+
+/// 408 for a body that did not arrive in time; the connection is closed, since the rest of the
+/// body may still be on its way.
+fn body_timed_out(
+    response: ServiceResponse<BoxBody>,
+    timeout: Duration,
+    request_id: &str,
+) -> ServiceResponse<BoxBody> {
+    let error = ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        format!(
+            "the request body did not arrive within {} ms",
+            timeout.as_millis()
+        ),
+    );
+    let mut answer = error.to_response(Some(request_id));
+    answer.head_mut().set_connection_type(ConnectionType::Close);
+    let (req, _) = response.into_parts();
+    ServiceResponse::new(req, answer)
 }
 
 /// Turns every error response into the JSON error shape, with the request id.

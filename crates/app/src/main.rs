@@ -41,6 +41,20 @@ struct Args {
     /// Largest request body in bytes.
     #[arg(long, env = "FLAGSVC_BODY_LIMIT", default_value_t = 1024 * 1024)]
     body_limit: usize,
+    /// Failed authentications per minute per client address before further attempts with an
+    /// unverified token get 429; 0 turns throttling off.
+    #[arg(long, env = "FLAGSVC_AUTH_FAILURE_LIMIT", default_value_t = 20)]
+    auth_failure_limit: u32,
+    /// Take the client address from the last `X-Forwarded-For` entry (only behind a trusted
+    /// proxy that sets it).
+    #[arg(long, env = "FLAGSVC_TRUST_FORWARDED_FOR")]
+    trust_forwarded_for: bool,
+    /// Time a request body may take to arrive, in ms (408 past it).
+    #[arg(long, env = "FLAGSVC_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    body_timeout_ms: u64,
+    /// Time a request head (request line and headers) may take to arrive, in ms (408 past it).
+    #[arg(long, env = "FLAGSVC_HEAD_TIMEOUT_MS", default_value_t = 5_000)]
+    head_timeout_ms: u64,
     /// Database connections (default: 4 per core).
     #[arg(long, env = "FLAGSVC_POOL_SIZE")]
     pool_size: Option<u32>,
@@ -121,14 +135,18 @@ async fn main() -> anyhow::Result<()> {
         HttpConfig {
             rate_limit: args.rate_limit,
             body_limit: args.body_limit,
+            auth_failure_limit: args.auth_failure_limit,
+            trust_forwarded_for: args.trust_forwarded_for,
+            body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
+            head_timeout: Duration::from_millis(args.head_timeout_ms.max(1)),
         },
     )
     .context("serialising the OpenAPI document")?;
+    let listener = std::net::TcpListener::bind(&args.bind)
+        .with_context(|| format!("binding {}", args.bind))?;
     log::info!("listening on http://{}", args.bind);
-    actix_web::HttpServer::new(move || adapter_http::app(state.clone()))
-        .bind(&args.bind)
-        .with_context(|| format!("binding {}", args.bind))?
-        .run()
+    adapter_http::server(listener, state, cores)
+        .with_context(|| format!("serving on {}", args.bind))?
         .await
         .context("serving")
 }

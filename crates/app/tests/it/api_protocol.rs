@@ -68,6 +68,7 @@ async fn bodies_must_be_json_and_small(backend: Backend) {
         HttpConfig {
             rate_limit: 0,
             body_limit: 256,
+            ..HttpConfig::default()
         },
     )
     .await;
@@ -133,6 +134,7 @@ async fn rate_limits(backend: Backend) {
         HttpConfig {
             rate_limit: 3,
             body_limit: 1024 * 1024,
+            ..HttpConfig::default()
         },
     )
     .await;

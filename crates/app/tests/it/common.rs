@@ -134,6 +134,7 @@ pub async fn spawn(
         HttpConfig {
             rate_limit: 0,
             body_limit: 1024 * 1024,
+            ..HttpConfig::default()
         },
     )
     .await

@@ -45,6 +45,7 @@ mod api_safety;
 mod api_segments;
 mod api_tokens;
 mod concurrency;
+mod http_edge;
 mod openapi;
 mod permissions;
 mod storage;

@@ -6,7 +6,9 @@ use actix_web::http::Method;
 use domain::role::Role;
 use serde_json::{json, Value};
 
-use crate::common::{request, spawn, Backend, OWNER};
+use adapter_http::HttpConfig;
+
+use crate::common::{request, spawn_with, Backend, OWNER};
 
 /// Who may call a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,7 +181,17 @@ struct Credential {
 }
 
 async fn every_route_for_every_role(backend: Backend) {
-    let app = spawn(backend).await;
+    // Every route is tried with bad credentials too: failed authentications must stay 401s here
+    // (their throttling is tested in api_auth).
+    let app = spawn_with(
+        backend,
+        HttpConfig {
+            rate_limit: 0,
+            auth_failure_limit: 0,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
     let project = app.project("p").await;
     app.flag("p", "f").await;
     let env = &project["environments"][0];

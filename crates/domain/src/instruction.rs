@@ -524,6 +524,9 @@ impl SemanticPatch {
     }
 }
 
+/// The most instructions one semantic patch may have.
+pub const MAX_INSTRUCTIONS: usize = 1000;
+
 /// `environmentKey`, `comment` and the instructions of a semantic patch body.
 pub(crate) type PatchBody<T> = (Option<String>, Option<String>, Vec<T>);
 
@@ -547,6 +550,12 @@ pub(crate) fn parse_body<T: DeserializeOwned + Serialize>(
     let environment_key = string_field(&mut fields, "environmentKey")?;
     let comment = string_field(&mut fields, "comment")?;
     let instructions = match fields.remove("instructions") {
+        Some(Value::Array(items)) if items.len() > MAX_INSTRUCTIONS => {
+            return Err(InstructionError::Malformed(format!(
+                "a semantic patch has at most {MAX_INSTRUCTIONS} instructions (the limit of instructions per patch); this one has {}",
+                items.len()
+            )))
+        }
         Some(Value::Array(items)) if !items.is_empty() => items
             .into_iter()
             .enumerate()

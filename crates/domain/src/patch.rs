@@ -5,6 +5,11 @@
 //! failing operation leaves the original untouched. Paths that would change a read-only field
 //! (any `_`-prefixed field, keys, server-managed versions and times) are refused before anything
 //! is applied, and `test` may read any path.
+//!
+//! Every request has a bounded cost: a JSON Patch has at most [`MAX_OPERATIONS`] operations, and
+//! no operation may make the document larger than [`MAX_DOCUMENT_BYTES`]. The size is checked
+//! before each operation is applied, from the sizes of the values it inserts and replaces, so a
+//! `copy` that would double a large value is refused without the copy ever being made.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -14,6 +19,18 @@ use crate::ValidationError;
 
 /// One RFC 6902 operation.
 pub type Operation = json_patch::PatchOperation;
+
+/// The most operations one JSON Patch may have.
+pub const MAX_OPERATIONS: usize = 1000;
+
+/// The largest document a patch may produce: bytes of compact JSON, not counting the derived
+/// fields ([`DERIVED_FIELDS`]) that no patch can write. A patch that makes a document grow past
+/// it is refused; one that leaves a larger document as large or smaller is not.
+pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+
+/// Fields the server computes for the representation (links, UI addresses, summaries); they are
+/// read-only and not counted against [`MAX_DOCUMENT_BYTES`].
+pub const DERIVED_FIELDS: [&str; 4] = ["_links", "_site", "_summary", "_environmentName"];
 
 /// Why a patch could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +61,14 @@ pub enum PatchError {
         path: String,
         /// Why.
         reason: String,
+    },
+    /// The patch would make the document larger than the limit (HTTP 422).
+    #[error("{operation} would make the resource larger than {limit} bytes of JSON, the limit of a patched resource")]
+    TooLarge {
+        /// Which operation (`operation at index 3 on '/x'`, `the merge patch`).
+        operation: String,
+        /// The limit in bytes ([`MAX_DOCUMENT_BYTES`]).
+        limit: usize,
     },
     /// The patched document is not a valid representation of the resource (HTTP 422).
     #[error("the patched resource is invalid: {0}")]
@@ -111,6 +136,7 @@ impl JsonPatchBody {
                 "'patch' must be an array of operations".into(),
             ));
         };
+        check_operation_count(items.len())?;
         let operations = items
             .into_iter()
             .enumerate()
@@ -148,6 +174,241 @@ fn segments(pointer: &json_patch::jsonptr::Pointer) -> Vec<String> {
     pointer.tokens().map(|t| t.decoded().into_owned()).collect()
 }
 
+/// Checks the number of operations of a patch against [`MAX_OPERATIONS`].
+fn check_operation_count(count: usize) -> Result<(), PatchError> {
+    if count > MAX_OPERATIONS {
+        return Err(PatchError::Malformed(format!(
+            "a JSON Patch has at most {MAX_OPERATIONS} operations (the limit of operations per patch); this one has {count}"
+        )));
+    }
+    Ok(())
+}
+
+/// An `io::Write` that only counts bytes.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The length of `value` as compact JSON, counted without building the text.
+///
+/// ```
+/// assert_eq!(domain::patch::json_len(&serde_json::json!({"a": [1, "b\n"]})), 15);
+/// ```
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    let mut counter = ByteCounter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        // Only non-string map keys can fail, and `Value` has none; count the worst case.
+        Err(_) => usize::MAX,
+    }
+}
+
+/// The length of an object member `"key":value` whose value is `value_len` bytes long.
+fn member_len(key: &str, value_len: usize) -> usize {
+    json_len(key).saturating_add(1).saturating_add(value_len)
+}
+
+/// The bytes of `doc` taken by [`DERIVED_FIELDS`] (with their names and separators).
+fn derived_len(doc: &Value) -> usize {
+    match doc {
+        Value::Object(fields) => fields
+            .iter()
+            .map(|(name, value)| {
+                if DERIVED_FIELDS.contains(&name.as_str()) {
+                    member_len(name, json_len(value)).saturating_add(1)
+                } else {
+                    derived_len(value)
+                }
+            })
+            .fold(0, usize::saturating_add),
+        Value::Array(items) => items.iter().map(derived_len).fold(0, usize::saturating_add),
+        _ => 0,
+    }
+}
+
+/// How an operation changes the length of a document: bytes it adds and bytes it takes away.
+#[derive(Debug, Clone, Copy, Default)]
+struct Change {
+    added: usize,
+    removed: usize,
+}
+
+/// A separator `,` is needed when a container already has `others` members.
+fn comma(others: usize) -> usize {
+    usize::from(others > 0)
+}
+
+/// What inserting a value `len` bytes long at `path` (RFC 6902 `add`) does to the length of
+/// `doc`, whose length is `doc_len`. A path that does not resolve changes nothing (the operation
+/// will fail).
+fn add_change(
+    doc: &Value,
+    path: &json_patch::jsonptr::Pointer,
+    len: usize,
+    doc_len: usize,
+) -> Change {
+    let Some((parent, last)) = path.split_back() else {
+        return Change {
+            added: len,
+            removed: doc_len,
+        };
+    };
+    match doc.pointer(parent.as_str()) {
+        Some(Value::Object(fields)) => {
+            let name = last.decoded();
+            match fields.get(name.as_ref()) {
+                Some(old) => Change {
+                    added: len,
+                    removed: json_len(old),
+                },
+                None => Change {
+                    added: member_len(&name, len).saturating_add(comma(fields.len())),
+                    removed: 0,
+                },
+            }
+        }
+        Some(Value::Array(items)) => Change {
+            added: len.saturating_add(comma(items.len())),
+            removed: 0,
+        },
+        _ => Change::default(),
+    }
+}
+
+/// The bytes that removing the value at `path` takes from `doc` (0 when there is none).
+fn removed_len(doc: &Value, path: &json_patch::jsonptr::Pointer) -> usize {
+    let Some((parent, last)) = path.split_back() else {
+        return 0;
+    };
+    match doc.pointer(parent.as_str()) {
+        Some(Value::Object(fields)) => {
+            let name = last.decoded();
+            fields.get(name.as_ref()).map_or(0, |old| {
+                member_len(&name, json_len(old)).saturating_add(comma(fields.len() - 1))
+            })
+        }
+        Some(Value::Array(items)) => last
+            .to_index()
+            .ok()
+            .and_then(|index| index.for_len(items.len()).ok())
+            .and_then(|index| items.get(index))
+            .map_or(0, |old| {
+                json_len(old).saturating_add(comma(items.len() - 1))
+            }),
+        _ => 0,
+    }
+}
+
+/// Takes the value at `from` out of `doc`, as RFC 6902 `move` does before inserting it again
+/// (the same rules as the `json_patch` crate's `remove`, `-` not allowed).
+fn take(doc: &mut Value, from: &json_patch::jsonptr::Pointer) -> Option<Value> {
+    let (parent, last) = from.split_back()?;
+    match doc.pointer_mut(parent.as_str())? {
+        Value::Object(fields) => fields.remove(last.decoded().as_ref()),
+        Value::Array(items) => {
+            let index = last.to_index().ok()?.for_len(items.len()).ok()?;
+            Some(items.remove(index))
+        }
+        _ => None,
+    }
+}
+
+/// A document being patched, with its length kept up to date operation by operation.
+struct Measured<'a> {
+    doc: &'a mut Value,
+    /// Its length as compact JSON.
+    len: usize,
+    /// The largest length an operation may make it grow to: the limit plus the derived fields.
+    budget: usize,
+    /// The limit, for messages.
+    limit: usize,
+}
+
+impl Measured<'_> {
+    /// Refuses a change that grows the document past the budget; otherwise records it.
+    fn admit(&mut self, change: Change, index: usize, path: &str) -> Result<(), PatchError> {
+        let next = self
+            .len
+            .saturating_sub(change.removed)
+            .saturating_add(change.added);
+        if change.added > change.removed && next > self.budget {
+            return Err(PatchError::TooLarge {
+                operation: format!("operation at index {index} on '{path}'"),
+                limit: self.limit,
+            });
+        }
+        self.len = next;
+        Ok(())
+    }
+
+    /// Applies operation `index`, refusing it before it is applied when it would grow the
+    /// document past the budget.
+    fn apply(&mut self, index: usize, op: &Operation) -> Result<(), PatchError> {
+        let path = op.path().as_str();
+        let fail = |kind: json_patch::PatchErrorKind| match kind {
+            json_patch::PatchErrorKind::TestFailed => PatchError::TestFailed {
+                index,
+                path: path.to_owned(),
+            },
+            kind => PatchError::Failed {
+                index,
+                path: path.to_owned(),
+                reason: kind.to_string(),
+            },
+        };
+        let change = match op {
+            Operation::Add(add) => add_change(self.doc, &add.path, json_len(&add.value), self.len),
+            Operation::Replace(replace) => Change {
+                added: json_len(&replace.value),
+                removed: self.doc.pointer(replace.path.as_str()).map_or(0, json_len),
+            },
+            Operation::Copy(copy) => match self.doc.pointer(copy.from.as_str()) {
+                Some(source) => add_change(self.doc, &copy.path, json_len(source), self.len),
+                None => Change::default(),
+            },
+            Operation::Remove(remove) => Change {
+                added: 0,
+                removed: removed_len(self.doc, &remove.path),
+            },
+            Operation::Test(_) => Change::default(),
+            Operation::Move(mv) => {
+                // Taken out and inserted again, so that the insertion is measured where it lands.
+                if mv.path.starts_with(&mv.from) && mv.path.len() != mv.from.len() {
+                    return Err(fail(json_patch::PatchErrorKind::CannotMoveInsideItself));
+                }
+                let removed = removed_len(self.doc, &mv.from);
+                let value = take(self.doc, &mv.from)
+                    .ok_or_else(|| fail(json_patch::PatchErrorKind::InvalidFromPointer))?;
+                self.len = self.len.saturating_sub(removed);
+                let len = json_len(&value);
+                let change = add_change(self.doc, &mv.path, len, self.len);
+                self.admit(change, index, path)?;
+                let add = Operation::Add(json_patch::AddOperation {
+                    path: mv.path.clone(),
+                    value,
+                });
+                return json_patch::patch(self.doc, std::slice::from_ref(&add))
+                    .map_err(|e| fail(e.kind));
+            }
+        };
+        let before = self.len;
+        self.admit(change, index, path)?;
+        json_patch::patch(self.doc, std::slice::from_ref(op)).map_err(|e| {
+            self.len = before;
+            fail(e.kind)
+        })
+    }
+}
+
 /// Applies `ops` to a copy of `doc`. `read_only` says, for a path's segments, whether writing
 /// there is refused; it is asked for every path an operation writes to (and a `move`'s source).
 ///
@@ -164,13 +425,40 @@ fn segments(pointer: &json_patch::jsonptr::Pointer) -> Vec<String> {
 /// ```
 ///
 /// # Errors
-/// [`PatchError::ReadOnly`] before anything is applied, [`PatchError::TestFailed`] or
-/// [`PatchError::Failed`] for the first operation that fails.
+/// [`PatchError::Malformed`] for more than [`MAX_OPERATIONS`] operations and
+/// [`PatchError::ReadOnly`] before anything is applied; [`PatchError::TestFailed`],
+/// [`PatchError::Failed`] or [`PatchError::TooLarge`] (more than [`MAX_DOCUMENT_BYTES`]) for the
+/// first operation that fails.
 pub fn apply(
     doc: &Value,
     ops: &[Operation],
     read_only: impl Fn(&[String]) -> bool,
 ) -> Result<Value, PatchError> {
+    apply_within(doc, ops, read_only, MAX_DOCUMENT_BYTES)
+}
+
+/// [`apply`] with another limit than [`MAX_DOCUMENT_BYTES`] on the patched document (bytes of
+/// compact JSON, [`DERIVED_FIELDS`] not counted).
+///
+/// ```
+/// use domain::patch::{apply_within, JsonPatchBody, PatchError};
+/// let doc = serde_json::json!({"x": "0123456789"});
+/// let ops = JsonPatchBody::parse(serde_json::json!([
+///     {"op": "copy", "from": "/x", "path": "/y"}])).unwrap().operations;
+/// let anything = |_: &[String]| false;
+/// assert!(apply_within(&doc, &ops, anything, 40).is_ok());
+/// assert!(matches!(apply_within(&doc, &ops, anything, 20), Err(PatchError::TooLarge { .. })));
+/// ```
+///
+/// # Errors
+/// As [`apply`].
+pub fn apply_within(
+    doc: &Value,
+    ops: &[Operation],
+    read_only: impl Fn(&[String]) -> bool,
+    limit: usize,
+) -> Result<Value, PatchError> {
+    check_operation_count(ops.len())?;
     for op in ops {
         let written: Vec<&json_patch::jsonptr::Pointer> = match op {
             Operation::Test(_) => vec![],
@@ -186,18 +474,16 @@ pub fn apply(
         }
     }
     let mut next = doc.clone();
+    let len = json_len(&next);
+    let budget = limit.saturating_add(derived_len(&next));
+    let mut sized = Measured {
+        doc: &mut next,
+        len,
+        budget,
+        limit,
+    };
     for (index, op) in ops.iter().enumerate() {
-        json_patch::patch(&mut next, std::slice::from_ref(op)).map_err(|e| {
-            let path = op.path().as_str().to_owned();
-            match e.kind {
-                json_patch::PatchErrorKind::TestFailed => PatchError::TestFailed { index, path },
-                kind => PatchError::Failed {
-                    index,
-                    path,
-                    reason: kind.to_string(),
-                },
-            }
-        })?;
+        sized.apply(index, op)?;
     }
     Ok(next)
 }
@@ -234,7 +520,8 @@ pub fn apply_to_fields<T: Serialize + DeserializeOwned>(
 ///
 /// # Errors
 /// [`PatchError::Malformed`] when the merge document is not an object, [`PatchError::ReadOnly`]
-/// for a read-only path.
+/// for a read-only path, [`PatchError::TooLarge`] when it makes the document grow past
+/// [`MAX_DOCUMENT_BYTES`].
 pub fn merge(
     doc: &Value,
     merge: &Value,
@@ -273,5 +560,15 @@ pub fn merge(
     check(Some(doc), merge, &mut Vec::new(), &read_only)?;
     let mut next = doc.clone();
     json_patch::merge(&mut next, merge);
+    // A merge patch cannot copy, so the result is at most the document and the body together:
+    // measuring it afterwards costs no more than the merge did.
+    let before = json_len(doc);
+    let after = json_len(&next);
+    if after > before && after.saturating_sub(derived_len(&next)) > MAX_DOCUMENT_BYTES {
+        return Err(PatchError::TooLarge {
+            operation: "the merge patch".into(),
+            limit: MAX_DOCUMENT_BYTES,
+        });
+    }
     Ok(next)
 }

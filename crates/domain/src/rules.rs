@@ -1,13 +1,24 @@
 //! Rules made of clauses, shared by flags and segments: addressing rules and clauses by `_id`,
 //! the clause instructions, and the rules every clause obeys.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::flag::{Clause, Operator};
 use crate::instruction::ClauseInput;
 use crate::{FieldError, IdSource};
+
+/// The most values one clause may have.
+pub const MAX_CLAUSE_VALUES: usize = 1000;
+
+/// The largest a `matches` regular expression may be once compiled, in bytes (the `regex`
+/// crate's `size_limit`); the lazy DFA of an evaluator gets as much (`dfa_size_limit`).
+pub const MAX_REGEX_BYTES: usize = 64 * 1024;
+
+/// The most distinct regular expressions (`matches` values) one flag or segment may hold, in all
+/// its rules and environments together.
+pub const MAX_REGEXES: usize = 100;
 
 /// A rule with an `_id` and clauses (a flag's targeting rule, a segment's rule).
 pub(crate) trait ClauseRule {
@@ -128,6 +139,17 @@ pub(crate) fn update_clause<R: ClauseRule>(
     Ok(())
 }
 
+/// An instruction sends at most [`MAX_CLAUSE_VALUES`] values for one clause.
+fn check_value_count(values: &[Value]) -> Step {
+    if values.len() > MAX_CLAUSE_VALUES {
+        return Err(format!(
+            "{} values sent; a clause has at most {MAX_CLAUSE_VALUES} values",
+            values.len()
+        ));
+    }
+    Ok(())
+}
+
 /// `addValuesToClause`: values already there are not repeated.
 pub(crate) fn add_clause_values<R: ClauseRule>(
     rules: &mut [R],
@@ -135,11 +157,18 @@ pub(crate) fn add_clause_values<R: ClauseRule>(
     clause_id: &str,
     values: &[Value],
 ) -> Step {
+    check_value_count(values)?;
     let clause = clause_mut(rules, rule_id, clause_id)?;
     for value in values {
         if !clause.values.contains(value) {
             clause.values.push(value.clone());
         }
+    }
+    if clause.values.len() > MAX_CLAUSE_VALUES {
+        return Err(format!(
+            "clause '{clause_id}' would have {} values; a clause has at most {MAX_CLAUSE_VALUES} values",
+            clause.values.len()
+        ));
     }
     Ok(())
 }
@@ -151,6 +180,7 @@ pub(crate) fn remove_clause_values<R: ClauseRule>(
     clause_id: &str,
     values: &[Value],
 ) -> Step {
+    check_value_count(values)?;
     clause_mut(rules, rule_id, clause_id)?
         .values
         .retain(|v| !values.contains(v));
@@ -182,8 +212,70 @@ fn is_time(value: &Value) -> bool {
             .is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok())
 }
 
-/// Checks that a clause's values have the type its operator needs.
-pub(crate) fn validate_clause(at: &str, clause: &Clause, errors: &mut Vec<FieldError>) {
+/// Checks the regular expressions of a flag or segment: at most [`MAX_REGEXES`] distinct ones,
+/// each compiled once within [`MAX_REGEX_BYTES`]. Those the previous version held were checked
+/// when it was stored and are not compiled again, so a change costs only what it brings.
+#[derive(Debug, Default)]
+pub(crate) struct RegexCheck<'p, 'n> {
+    stored: HashSet<&'p str>,
+    distinct: HashSet<&'n str>,
+    verdicts: HashMap<&'n str, Option<String>>,
+    over: bool,
+}
+
+impl<'p, 'n> RegexCheck<'p, 'n> {
+    /// A check that trusts the expressions of `stored` clauses (the version being changed).
+    pub(crate) fn since(stored: impl IntoIterator<Item = &'p Clause>) -> Self {
+        Self {
+            stored: stored
+                .into_iter()
+                .filter(|c| c.op == Operator::Matches)
+                .flat_map(|c| c.values.iter().filter_map(Value::as_str))
+                .collect(),
+            ..Self::default()
+        }
+    }
+
+    /// What is wrong with `pattern`, if anything.
+    fn check(&mut self, pattern: &'n str) -> Option<String> {
+        if self.distinct.insert(pattern) && self.distinct.len() > MAX_REGEXES {
+            if self.over {
+                return None; // reported once; nothing more is compiled
+            }
+            self.over = true;
+            return Some(format!(
+                "is one regular expression too many: a flag or segment holds at most {MAX_REGEXES} distinct regular expressions"
+            ));
+        }
+        if self.over || self.stored.contains(pattern) {
+            return None;
+        }
+        self.verdicts
+            .entry(pattern)
+            .or_insert_with(|| {
+                regex::RegexBuilder::new(pattern)
+                    .size_limit(MAX_REGEX_BYTES)
+                    .dfa_size_limit(MAX_REGEX_BYTES)
+                    .build()
+                    .err()
+                    .map(|e| match e {
+                        regex::Error::CompiledTooBig(_) => format!(
+                            "is too large a regular expression: compiled, it exceeds the limit of {MAX_REGEX_BYTES} bytes"
+                        ),
+                        e => format!("is not a valid regular expression: {e}"),
+                    })
+            })
+            .clone()
+    }
+}
+
+/// Checks that a clause has at most [`MAX_CLAUSE_VALUES`] values of the type its operator needs.
+pub(crate) fn validate_clause<'n>(
+    at: &str,
+    clause: &'n Clause,
+    regexes: &mut RegexCheck<'_, 'n>,
+    errors: &mut Vec<FieldError>,
+) {
     if clause.attribute.is_empty() {
         errors.push(FieldError::new(
             format!("{at}.attribute"),
@@ -196,12 +288,20 @@ pub(crate) fn validate_clause(at: &str, clause: &Clause, errors: &mut Vec<FieldE
             "must not be empty",
         ));
     }
+    if clause.values.len() > MAX_CLAUSE_VALUES {
+        errors.push(FieldError::new(
+            format!("{at}.values"),
+            format!(
+                "has {} values; a clause has at most {MAX_CLAUSE_VALUES} values",
+                clause.values.len()
+            ),
+        ));
+        return;
+    }
     for (k, value) in clause.values.iter().enumerate() {
         let problem = match clause.op {
             Operator::Matches => match value.as_str() {
-                Some(pattern) => regex::Regex::new(pattern)
-                    .err()
-                    .map(|e| format!("is not a valid regular expression: {e}")),
+                Some(pattern) => regexes.check(pattern),
                 None => Some("must be a string (a regular expression)".to_owned()),
             },
             Operator::SemVerEqual | Operator::SemVerLessThan | Operator::SemVerGreaterThan => {

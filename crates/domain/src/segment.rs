@@ -201,6 +201,17 @@ impl Segment {
     /// # Errors
     /// [`ValidationError`] naming every broken rule.
     pub fn validate(&self) -> Result<(), ValidationError> {
+        self.validate_since(None)
+    }
+
+    /// [`Segment::validate`] for a change from `previous`, whose regular expressions were checked
+    /// when it was stored and are not compiled again.
+    fn validate_since(&self, previous: Option<&Segment>) -> Result<(), ValidationError> {
+        let mut regexes = rules::RegexCheck::since(
+            previous
+                .into_iter()
+                .flat_map(|p| p.rules.iter().flat_map(|r| &r.clauses)),
+        );
         let mut errors = Vec::new();
         validate_name("name", &self.name, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
@@ -231,7 +242,12 @@ impl Segment {
                 ));
             }
             for (j, clause) in rule.clauses.iter().enumerate() {
-                rules::validate_clause(&format!("rules[{i}].clauses[{j}]"), clause, &mut errors);
+                rules::validate_clause(
+                    &format!("rules[{i}].clauses[{j}]"),
+                    clause,
+                    &mut regexes,
+                    &mut errors,
+                );
             }
         }
         rules::validate_ids(
@@ -277,7 +293,7 @@ impl Segment {
             }
         }
         normalize_tags(&mut self.tags);
-        self.validate()?;
+        self.validate_since(Some(previous))?;
         let changed_targets = target_set(self)
             .symmetric_difference(&target_set(previous))
             .count();

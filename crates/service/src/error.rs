@@ -114,6 +114,7 @@ impl From<PatchError> for ServiceError {
             PatchError::TestFailed { .. } => ServiceError::VersionConflict(err.to_string()),
             PatchError::ReadOnly { .. }
             | PatchError::Failed { .. }
+            | PatchError::TooLarge { .. }
             | PatchError::InvalidResult(_) => ServiceError::PatchFailed(err.to_string()),
             PatchError::Invalid(validation) => {
                 ServiceError::PatchFailed(format!("the patched resource is invalid: {validation}"))

@@ -217,7 +217,8 @@ impl Flag {
                 rule.clauses.iter_mut().for_each(|c| c.id = ids.uuid());
             }
         }
-        clone.validate()?;
+        // The clone holds the source's regular expressions, checked when the source was stored.
+        clone.validate_since(Some(self))?;
         Ok(clone)
     }
 }

@@ -272,7 +272,7 @@ fn availability_field<'a>(flag: &'a mut Flag, value: &str) -> Result<&'a mut boo
 fn variation_with_value(flag: &Flag, value: &Value) -> Result<usize, String> {
     flag.variations
         .iter()
-        .position(|v| &v.value == value)
+        .position(|v| super::validate::same_value(&v.value, value))
         .ok_or_else(|| format!("no variation has the value {value}"))
 }
 
@@ -675,7 +675,7 @@ impl Flag {
             }
         }
         crate::normalize_tags(&mut next.tags);
-        next.validate()?;
+        next.validate_since(Some(self))?;
         if next.needs_project_check(self) {
             let last = patch.instructions.len().saturating_sub(1);
             next.validate_in_project(self, project)

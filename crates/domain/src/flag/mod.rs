@@ -20,6 +20,9 @@ pub use copy::{CopyAction, CopyEnvironment, CopyError, FlagCopyPost};
 pub use create::{FlagPost, NewFlag, VariationPost};
 pub use instructions::PatchOutcome;
 pub use project::{FlagFacts, PrerequisiteEdge, ProjectFlags, ProjectRuleError};
+pub use validate::MAX_VARIATIONS;
+
+pub use crate::rules::{MAX_CLAUSE_VALUES, MAX_REGEXES, MAX_REGEX_BYTES};
 
 use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
@@ -356,8 +359,10 @@ impl Flag {
         next.assign_missing_ids(ids);
         crate::normalize_tags(&mut next.tags);
         // A patch cannot remove a variation that is in use: the references would silently shift.
+        let kept: std::collections::HashSet<&str> =
+            next.variations.iter().map(|v| v.id.as_str()).collect();
         for (index, variation) in self.variations.iter().enumerate() {
-            if !next.variations.iter().any(|v| v.id == variation.id) {
+            if !kept.contains(variation.id.as_str()) {
                 if let Some(place) = instructions::variation_use(self, index) {
                     return Err(PatchError::Invalid(crate::ValidationError::single(
                         format!("/variations/{index}"),
@@ -366,7 +371,7 @@ impl Flag {
                 }
             }
         }
-        next.validate()
+        next.validate_since(Some(self))
             .map_err(|e| PatchError::Invalid(as_pointers(e)))?;
         next.settle_change(self, now);
         Ok(next)

@@ -1,6 +1,7 @@
 //! The invariants of a flag, checked after every change whatever its form.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -9,6 +10,65 @@ use crate::{validate_name, validate_tags, FieldError, ValidationError};
 
 /// Total weight of a rollout: 100% in thousandths of a percent.
 pub const ROLLOUT_TOTAL: i64 = 100_000;
+
+/// The most variations a flag may have.
+pub const MAX_VARIATIONS: usize = 1000;
+
+/// Writes `value` so that equal variation values give equal text: object members in key order,
+/// numbers by their value (`0`, `-0` and `0.0` alike; `1` and `1.0` alike).
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Null | Value::Bool(_) => {
+            let _ = write!(out, "{value}");
+        }
+        Value::Number(n) => {
+            let _ = match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => write!(out, "{i}"),
+                (None, Some(u), _) => write!(out, "{u}"),
+                // Whole floats within i128 read as the integer they equal (and -0.0 as 0).
+                (None, None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e38 => {
+                    write!(out, "{}", f as i128)
+                }
+                _ => write!(out, "{n}"),
+            };
+        }
+        Value::String(s) => {
+            let _ = write!(out, "{s:?}");
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for item in items {
+                write_canonical(item, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            let mut sorted: Vec<_> = fields.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (name, item) in sorted {
+                let _ = write!(out, "{name:?}:");
+                write_canonical(item, out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A variation value as text in which equal values are equal, for finding repeated values in
+/// linear time.
+fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+/// Whether two variation values count as the same value (see [`Flag::validate`]).
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
+    a == b || canonical(a) == canonical(b)
+}
 
 /// The JSON type class of a multivariate flag's values.
 fn value_class(value: &Value) -> &'static str {
@@ -23,7 +83,8 @@ fn value_class(value: &Value) -> &'static str {
 impl Flag {
     /// Checks every invariant of the flag that can be judged from the flag alone.
     ///
-    /// Rules: a non-empty name; valid tags; at least two variations with unique values; a
+    /// Rules: a non-empty name; valid tags; two to [`MAX_VARIATIONS`] variations with unique
+    /// values (numbers compare by value: `0` and `-0` are the same value); a
     /// boolean flag has exactly `true` and `false`; a multivariate flag's values share one type
     /// (string, number or JSON); defaults, targets, rules, rollouts, fallthrough and off
     /// variation name existing variations; rollout weights are 0..=100000 and sum to 100000; a
@@ -33,6 +94,17 @@ impl Flag {
     /// # Errors
     /// [`ValidationError`] listing every broken rule with the path of the field.
     pub fn validate(&self) -> Result<(), ValidationError> {
+        self.validate_since(None)
+    }
+
+    /// [`Flag::validate`] for a change from `previous`, whose regular expressions were checked
+    /// when it was stored and are not compiled again.
+    pub(crate) fn validate_since(&self, previous: Option<&Flag>) -> Result<(), ValidationError> {
+        let mut regexes = crate::rules::RegexCheck::since(previous.into_iter().flat_map(|p| {
+            p.environments
+                .values()
+                .flat_map(|c| c.rules.iter().flat_map(|r| &r.clauses))
+        }));
         let mut errors = Vec::new();
         validate_name("name", &self.name, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
@@ -52,7 +124,12 @@ impl Flag {
             ));
         }
         for (env, config) in &self.environments {
-            self.validate_config(&format!("environments.{env}"), config, &mut errors);
+            self.validate_config(
+                &format!("environments.{env}"),
+                config,
+                &mut regexes,
+                &mut errors,
+            );
         }
         ValidationError::check(errors)
     }
@@ -64,15 +141,24 @@ impl Flag {
                 "a flag needs at least two variations",
             ));
         }
-        let mut seen: Vec<&Value> = Vec::with_capacity(self.variations.len());
+        if self.variations.len() > MAX_VARIATIONS {
+            errors.push(FieldError::new(
+                "variations",
+                format!(
+                    "has {} variations; a flag has at most {MAX_VARIATIONS} variations",
+                    self.variations.len()
+                ),
+            ));
+            return;
+        }
+        let mut seen: HashMap<String, usize> = HashMap::with_capacity(self.variations.len());
         for (i, variation) in self.variations.iter().enumerate() {
-            if seen.contains(&&variation.value) {
+            if let Some(first) = seen.insert(canonical(&variation.value), i) {
                 errors.push(FieldError::new(
                     format!("variations[{i}].value"),
-                    "repeats another variation's value",
+                    format!("repeats another variation's value (that of variation {first})"),
                 ));
             }
-            seen.push(&variation.value);
         }
         match self.kind {
             FlagKind::Boolean => {
@@ -107,7 +193,13 @@ impl Flag {
         }
     }
 
-    fn validate_config(&self, at: &str, config: &FlagConfig, errors: &mut Vec<FieldError>) {
+    fn validate_config<'n>(
+        &self,
+        at: &str,
+        config: &'n FlagConfig,
+        regexes: &mut crate::rules::RegexCheck<'_, 'n>,
+        errors: &mut Vec<FieldError>,
+    ) {
         let count = self.variations.len();
         let mut targeted: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         for (list, targets) in [
@@ -148,6 +240,7 @@ impl Flag {
                 crate::rules::validate_clause(
                     &format!("{at}.rules[{i}].clauses[{j}]"),
                     clause,
+                    regexes,
                     errors,
                 );
             }

@@ -1,6 +1,8 @@
 //! Property tests: whatever sequence of semantic-patch instructions or JSON Patch operations is
 //! applied, a change either fails and leaves the flag as it was, or yields a flag that keeps
-//! every invariant. The invariants are checked here independently of `Flag::validate`.
+//! every invariant. The invariants are checked here independently of `Flag::validate`. Random
+//! JSON Patch documents, `copy`/`move` chains included, never make a document grow past the size
+//! limit, and are refused exactly where the `json_patch` crate alone would first cross it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -8,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use domain::flag::{Flag, FlagFacts, NewFlag, ProjectFlags, VariationOrRollout};
 use domain::instruction::SemanticPatch;
 use domain::key::FlagKey;
-use domain::patch::JsonPatchBody;
+use domain::patch::{apply_within, json_len, JsonPatchBody, PatchError};
 use domain::SequentialIds;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -396,4 +398,105 @@ proptest! {
             let _ = flag.apply_merge(&value, 2, &mut ids);
         }
     }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn json_patches_never_grow_a_document_past_the_limit(ops in prop::collection::vec(patch_op(), 1..60)) {
+        const LIMIT: usize = 600;
+        let links = json!({"self": {"href": "h".repeat(100)}});
+        let doc = json!({"_links": links, "a": ["x".repeat(40)], "b": {"c": 1}});
+        // The derived `_links` member (and its comma) is not counted against the limit.
+        let derived = json_len(&doc) - json_len(&json!({"a": doc["a"], "b": doc["b"]}));
+        let budget = LIMIT + derived;
+        let read_only = |path: &[String]| path.is_empty() || path.iter().any(|s| s.starts_with('_'));
+        let Ok(body) = JsonPatchBody::parse(Value::Array(ops)) else { return Ok(()) };
+        // Long chains: keep the operations that apply in turn (and writes only where allowed),
+        // until the document is four times the budget.
+        let mut scratch = doc.clone();
+        let mut ops = Vec::new();
+        for op in body.operations {
+            let path: Vec<String> = op.path().tokens().map(|t| t.decoded().into_owned()).collect();
+            if json_len(&scratch) > 4 * budget || read_only(&path) {
+                continue;
+            }
+            let before = scratch.clone();
+            if json_patch::patch(&mut scratch, std::slice::from_ref(&op)).is_ok() {
+                ops.push(op);
+            } else {
+                scratch = before; // a failed `move` is not undone by the crate
+            }
+        }
+        let result = apply_within(&doc, &ops, read_only, LIMIT);
+        if matches!(result, Err(PatchError::ReadOnly { .. })) {
+            return Ok(());
+        }
+        // The reference: the json_patch crate, one operation at a time, stopped at the first
+        // operation that fails or grows the document past the budget.
+        let mut reference = doc.clone();
+        let mut expected_failure = None;
+        for (index, op) in ops.iter().enumerate() {
+            let before = json_len(&reference);
+            if json_patch::patch(&mut reference, std::slice::from_ref(op)).is_err() {
+                expected_failure = Some((index, false));
+                break;
+            }
+            let after = json_len(&reference);
+            if after > budget && after > before {
+                expected_failure = Some((index, true));
+                break;
+            }
+        }
+        match (expected_failure, result) {
+            (None, Ok(patched)) => {
+                prop_assert!(json_len(&patched) <= budget);
+                prop_assert_eq!(patched, reference);
+            }
+            (Some((index, true)), Err(err @ PatchError::TooLarge { .. })) => {
+                let message = err.to_string();
+                prop_assert!(message.contains(&format!("operation at index {index} ")), "{}", message);
+                prop_assert!(message.contains("600 bytes"), "{}", message);
+            }
+            (Some((index, false)), Err(PatchError::Failed { index: i, .. } | PatchError::TestFailed { index: i, .. })) => {
+                prop_assert_eq!(i, index);
+            }
+            // An operation that fails anyway may be refused for its size first.
+            (Some((index, false)), Err(err @ PatchError::TooLarge { .. })) => {
+                prop_assert!(err.to_string().contains(&format!("operation at index {index} ")), "{}", err);
+            }
+            (expected, got) => prop_assert!(false, "expected {:?}, got {:?}", expected, got),
+        }
+    }
+}
+
+/// One random JSON Patch operation over the small document of
+/// `json_patches_never_grow_a_document_past_the_limit`, biased towards `copy` and `move` chains.
+fn patch_op() -> impl Strategy<Value = Value> {
+    // Where operations write (mostly places that exist), and where `copy`/`move` read from
+    // (the whole document and the derived `_links` included).
+    let path = prop::sample::select(vec![
+        "/a/-", "/a/-", "/a/0", "/a/1", "/a", "/b", "/b/c", "/b/d", "/b/d", "/e", "/a/0/x",
+        "/b/c/0",
+    ]);
+    let from = prop::sample::select(vec![
+        "/a", "/a", "/a", "/b", "/a/0", "/b/c", "/b/d", "/e", "", "/_links", "/a/-",
+    ]);
+    let value = prop_oneof![
+        Just(json!(1)),
+        Just(json!(null)),
+        (0usize..300).prop_map(|n| json!("v".repeat(n))),
+        (0usize..5).prop_map(|n| json!(vec!["w"; n])),
+        Just(json!({"k": "v", "l": [1, 2]})),
+    ];
+    let op = prop::sample::select(vec![
+        "add", "remove", "replace", "copy", "copy", "copy", "move", "move", "test",
+    ]);
+    (op, path, from, value).prop_map(|(op, path, from, value)| match op {
+        "copy" | "move" => json!({"op": op, "from": from, "path": path}),
+        "remove" => json!({"op": op, "path": path}),
+        _ => json!({"op": op, "path": path, "value": value}),
+    })
 }

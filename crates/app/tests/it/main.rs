@@ -35,6 +35,7 @@ mod common;
 
 mod api_audit;
 mod api_auth;
+mod api_cost;
 mod api_environments;
 mod api_flag_model;
 mod api_flags;

@@ -154,6 +154,20 @@ fn complete(path: &str, operation: &mut Operation, has_body: bool) {
         .push(version_header());
 }
 
+/// A JSON Patch body (the array form of a PATCH's `application/json` content) has at most
+/// [`domain::patch::MAX_OPERATIONS`] operations: `maxItems`.
+fn limit_patch_operations(operation: &mut Operation) {
+    let content = operation
+        .request_body
+        .as_mut()
+        .and_then(|body| body.content.get_mut("application/json"));
+    if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Array(array))) =
+        content.and_then(|content| content.schema.as_mut())
+    {
+        array.max_items = Some(domain::patch::MAX_OPERATIONS);
+    }
+}
+
 /// The complete document.
 pub(crate) fn document() -> OpenApi {
     let (_, mut doc) = actix_web::App::new()
@@ -172,6 +186,9 @@ pub(crate) fn document() -> OpenApi {
             if let Some(operation) = operation {
                 complete(path, operation, has_body);
             }
+        }
+        if let Some(operation) = &mut item.patch {
+            limit_patch_operations(operation);
         }
     }
     let components = doc.components.get_or_insert_with(Default::default);

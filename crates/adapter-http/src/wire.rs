@@ -380,7 +380,8 @@ pub struct SemanticPatchBody {
     pub environment_key: Option<String>,
     /// A comment for the audit log.
     pub comment: Option<String>,
-    /// Applied in order, all or none.
+    /// Applied in order, all or none; at most 1000.
+    #[schema(max_items = 1000)]
     pub instructions: Vec<domain::instruction::Instruction>,
 }
 

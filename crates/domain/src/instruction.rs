@@ -29,7 +29,8 @@ pub struct ClauseInput {
     /// Inverts the result.
     #[serde(default)]
     pub negate: bool,
-    /// Values compared against.
+    /// Values compared against; at most 1000.
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub values: Vec<Value>,
 }
 
@@ -210,6 +211,7 @@ pub enum Instruction {
     AddValuesToClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Remove values from a clause.
@@ -217,6 +219,7 @@ pub enum Instruction {
     RemoveValuesFromClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Set what the default rule serves.

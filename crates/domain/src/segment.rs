@@ -615,6 +615,7 @@ pub enum SegmentInstruction {
     AddValuesToClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Remove values from a clause.
@@ -622,6 +623,7 @@ pub enum SegmentInstruction {
     RemoveValuesFromClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Set a rule's description.

@@ -66,7 +66,8 @@ pub struct SegmentSemanticPatchBody {
     pub environment_key: String,
     /// A comment for the audit log.
     pub comment: Option<String>,
-    /// Applied in order, all or none; at most 1500 target values in all.
+    /// Applied in order, all or none; at most 1000 instructions and 1500 target values in all.
+    #[schema(max_items = 1000)]
     pub instructions: Vec<domain::segment::SegmentInstruction>,
 }
 

@@ -262,6 +262,66 @@ async fn clause_values_and_regular_expressions_are_limited(backend: Backend) {
     assert_names(&resp, &["1000 values"]);
 }
 
+/// The first `maxItems` in a schema (an optional list is `oneOf` null and the array).
+fn max_items(schema: &Value) -> Option<u64> {
+    match schema {
+        Value::Object(fields) => fields.get("maxItems").and_then(Value::as_u64).or_else(|| {
+            ["oneOf", "anyOf", "allOf"]
+                .iter()
+                .filter_map(|k| fields.get(*k))
+                .find_map(max_items)
+        }),
+        Value::Array(items) => items.iter().find_map(max_items),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_openapi_document_states_the_limits() {
+    let doc = serde_json::to_value(adapter_http::openapi_document()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let limit = |value: usize| Some(value as u64);
+    for path in [
+        "/api/v2/flags/{projectKey}/{flagKey}",
+        "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        "/api/v2/projects/{projectKey}",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}",
+        "/api/v2/tokens/{id}",
+        "/api/v2/members/{id}",
+        "/api/v2/webhooks/{id}",
+    ] {
+        let body = &doc["paths"][path]["patch"]["requestBody"]["content"]["application/json"];
+        assert_eq!(
+            max_items(&body["schema"]),
+            limit(domain::patch::MAX_OPERATIONS),
+            "{path}: {body}"
+        );
+    }
+    for (schema, field, expected) in [
+        (
+            "SemanticPatchBody",
+            "instructions",
+            domain::instruction::MAX_INSTRUCTIONS,
+        ),
+        (
+            "SegmentSemanticPatchBody",
+            "instructions",
+            domain::instruction::MAX_INSTRUCTIONS,
+        ),
+        ("Flag", "variations", domain::flag::MAX_VARIATIONS),
+        ("FlagPost", "variations", domain::flag::MAX_VARIATIONS),
+        ("Clause", "values", domain::flag::MAX_CLAUSE_VALUES),
+        ("ClauseInput", "values", domain::flag::MAX_CLAUSE_VALUES),
+    ] {
+        let property = &schemas[schema]["properties"][field];
+        assert_eq!(
+            max_items(property),
+            limit(expected),
+            "{schema}.{field}: {property}"
+        );
+    }
+}
+
 on_both_backends!(
     amplifying_json_patches_are_refused_at_the_size_limit,
     merge_patches_cannot_grow_a_flag_past_the_size_limit,

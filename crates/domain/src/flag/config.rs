@@ -281,7 +281,9 @@ pub struct Clause {
     pub attribute: String,
     /// The operator.
     pub op: Operator,
-    /// Values compared against (any match).
+    /// Values compared against (any match); at most 1000. A `matches` value is a regular
+    /// expression of at most 64 KiB compiled.
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub values: Vec<Value>,
     /// Inverts the result.
     #[serde(default)]

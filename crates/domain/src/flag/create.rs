@@ -35,7 +35,8 @@ pub struct FlagPost {
     pub name: String,
     /// Free text (default empty).
     pub description: Option<String>,
-    /// Variations (default: boolean `[true, false]`).
+    /// Variations (default: boolean `[true, false]`); at most 1000.
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub variations: Option<Vec<VariationPost>>,
     /// Default true.
     pub temporary: Option<bool>,

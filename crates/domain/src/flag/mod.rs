@@ -113,7 +113,9 @@ pub struct Flag {
     pub version: i64,
     /// Creation time (epoch ms).
     pub creation_date: i64,
-    /// The values the flag can serve; rules and targets refer to them by index.
+    /// The values the flag can serve; rules and targets refer to them by index. At most
+    /// [`MAX_VARIATIONS`].
+    #[cfg_attr(feature = "openapi", schema(min_items = 2, max_items = 1000))]
     pub variations: Vec<Variation>,
     /// Temporary flags are meant to be removed after a release.
     pub temporary: bool,

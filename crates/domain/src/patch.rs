@@ -488,6 +488,35 @@ pub fn apply_within(
     Ok(next)
 }
 
+/// Checks a change made by other means than a JSON or merge patch (a semantic patch): `after`
+/// may not be larger than [`MAX_DOCUMENT_BYTES`] (as [`apply`] counts) unless it is no larger
+/// than `before`. Measuring costs no more than the change did, as it cannot copy.
+///
+/// ```
+/// use domain::patch::{check_growth, MAX_DOCUMENT_BYTES};
+/// let small = serde_json::json!({"d": ""});
+/// let big = serde_json::json!({"d": "x".repeat(MAX_DOCUMENT_BYTES)});
+/// assert!(check_growth(&small, &small).is_ok());
+/// assert!(check_growth(&small, &big).is_err());
+/// assert!(check_growth(&big, &small).is_ok());
+/// ```
+///
+/// # Errors
+/// [`PatchError::TooLarge`].
+pub fn check_growth<T: Serialize>(before: &T, after: &T) -> Result<(), PatchError> {
+    let len = json_len(after);
+    if len <= MAX_DOCUMENT_BYTES || len <= json_len(before) {
+        return Ok(());
+    }
+    if len.saturating_sub(derived_len(&to_document(after)?)) <= MAX_DOCUMENT_BYTES {
+        return Ok(());
+    }
+    Err(PatchError::TooLarge {
+        operation: "the change".into(),
+        limit: MAX_DOCUMENT_BYTES,
+    })
+}
+
 /// Applies `ops` to the JSON representation of `value`, where only the top-level fields named in
 /// `writable` may be written, and reads the result back.
 ///

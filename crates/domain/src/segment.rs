@@ -374,6 +374,7 @@ impl Segment {
                 .map_err(|message| InstructionError::Instruction { index, message })?;
         }
         next.settle(self, now, ids)?;
+        patch::check_growth(self, &next).map_err(|e| InstructionError::Malformed(e.to_string()))?;
         Ok(next)
     }
 

@@ -136,6 +136,31 @@ fn a_merge_patch_cannot_grow_a_flag_past_the_limit() {
 }
 
 #[test]
+fn a_semantic_patch_cannot_grow_a_flag_or_segment_past_the_limit() {
+    let (mut flag, mut ids) = flag();
+    flag.description = "d".repeat(700_000);
+    let patch = SemanticPatch::parse(json!({"instructions": [
+        {"kind": "addCustomProperties", "key": "p", "name": "p", "values": ["v".repeat(400_000)]}]}))
+    .unwrap();
+    let err = flag
+        .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())
+        .map(drop)
+        .expect_err("refused");
+    assert_names(&err, &["1048576 bytes"]);
+    let mut segment = segment();
+    segment.description = Some("d".repeat(700_000));
+    let values: Vec<String> = (0..1000).map(|i| format!("{i:0>400}")).collect();
+    let patch = SegmentPatch::parse(json!({"environmentKey": "production", "instructions": [
+        {"kind": "addRule", "clauses": [{"attribute": "key", "op": "in", "values": values}]}]}))
+    .unwrap();
+    let err = segment
+        .apply_instructions(&patch, 2, &mut ids)
+        .map(drop)
+        .expect_err("refused");
+    assert_names(&err, &["1048576 bytes"]);
+}
+
+#[test]
 fn a_json_patch_has_at_most_1000_operations() {
     let op = json!({"op": "test", "path": "/_version", "value": 1});
     assert!(JsonPatchBody::parse(Value::Array(vec![op.clone(); 1000])).is_ok());

@@ -65,7 +65,7 @@ async fn amplifying_json_patches_are_refused_at_the_size_limit(backend: Backend)
     assert_names(&resp, &["1048576 bytes"]);
 }
 
-async fn merge_patches_cannot_grow_a_flag_past_the_size_limit(backend: Backend) {
+async fn merge_and_semantic_patches_cannot_grow_a_flag_past_the_size_limit(backend: Backend) {
     let app = spawn(backend).await;
     app.project("web").await;
     app.flag("web", "f").await;
@@ -88,6 +88,16 @@ async fn merge_patches_cannot_grow_a_flag_past_the_size_limit(backend: Backend) 
         .await;
     second.assert_error(422, "patch_failed");
     assert_names(&second, &["1048576 bytes", "merge patch"]);
+    // Nor can a semantic patch.
+    let third = app
+        .patch_with(
+            "/api/v2/flags/web/f",
+            SEMANTIC,
+            json!({"instructions": [{"kind": "addCustomProperties", "key": "p", "name": "p", "values": ["v".repeat(700_000)]}]}),
+        )
+        .await;
+    third.assert_error(400, "invalid_request");
+    assert_names(&third, &["1048576 bytes"]);
     assert_eq!(app.get("/api/v2/flags/web/f").await.body["_version"], 2);
 }
 
@@ -324,7 +334,7 @@ fn the_openapi_document_states_the_limits() {
 
 on_both_backends!(
     amplifying_json_patches_are_refused_at_the_size_limit,
-    merge_patches_cannot_grow_a_flag_past_the_size_limit,
+    merge_and_semantic_patches_cannot_grow_a_flag_past_the_size_limit,
     operations_and_instructions_per_patch_are_limited,
     variations_per_flag_are_limited,
     zero_and_minus_zero_are_one_variation_value,

@@ -676,6 +676,8 @@ impl Flag {
         }
         crate::normalize_tags(&mut next.tags);
         next.validate_since(Some(self))?;
+        crate::patch::check_growth(self, &next)
+            .map_err(|e| InstructionError::Malformed(e.to_string()))?;
         if next.needs_project_check(self) {
             let last = patch.instructions.len().saturating_sub(1);
             next.validate_in_project(self, project)

@@ -515,8 +515,9 @@ impl SemanticPatch {
     /// Reads a semantic patch body.
     ///
     /// # Errors
-    /// [`InstructionError`] for a body that is not an object with an `instructions` array, or
-    /// an instruction with an unknown kind or missing or ill-typed parameters (naming its index).
+    /// [`InstructionError`] for a body that is not an object with an `instructions` array of at
+    /// most [`MAX_INSTRUCTIONS`], or an instruction with an unknown kind or missing or ill-typed
+    /// parameters (naming its index).
     pub fn parse(body: Value) -> Result<Self, InstructionError> {
         let (environment_key, comment, instructions) = parse_body(body)?;
         Ok(Self {

@@ -101,7 +101,8 @@ impl JsonPatchBody {
     ///
     /// # Errors
     /// [`PatchError::Malformed`] when the body is neither an array of operations nor a
-    /// `{comment, patch}` object, or an operation is ill-formed.
+    /// `{comment, patch}` object, has more than [`MAX_OPERATIONS`] operations, or an operation
+    /// is ill-formed.
     pub fn parse(body: Value) -> Result<Self, PatchError> {
         let (comment, ops) = match body {
             Value::Array(_) => (None, body),

@@ -47,4 +47,5 @@ mod concurrency;
 mod openapi;
 mod permissions;
 mod storage;
+mod storage_large;
 mod webhooks;

@@ -5,6 +5,7 @@
 //! and the OpenAPI document, which is generated from the same route registrations.
 
 mod error;
+mod input;
 mod limits;
 mod middleware;
 mod openapi;

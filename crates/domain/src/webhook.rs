@@ -110,6 +110,7 @@ pub struct Webhook {
     /// Which changes it wants; none = every change.
     pub statements: Vec<Statement>,
     /// Sorted, unique tags.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -126,6 +127,10 @@ pub struct WebhookPost {
     pub on: bool,
     /// Display name.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: Option<String>,
     /// Signing key.
     #[serde(default)]
@@ -135,6 +140,7 @@ pub struct WebhookPost {
     pub statements: Vec<Statement>,
     /// Tags.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -230,6 +236,12 @@ impl Webhook {
             statement.validate(&format!("statements[{i}]"), &mut errors);
         }
         validate_tags("tags", &self.tags, &mut errors);
+        if let Some(name) = &self.name {
+            if name.chars().count() > 256 {
+                errors.push(FieldError::new("name", "must be at most 256 characters"));
+            }
+            crate::validate_single_line("name", name, &mut errors);
+        }
         ValidationError::check(errors)
     }
 

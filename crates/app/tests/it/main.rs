@@ -38,6 +38,7 @@ mod api_auth;
 mod api_environments;
 mod api_flag_model;
 mod api_flags;
+mod api_input;
 mod api_members;
 mod api_projects;
 mod api_protocol;

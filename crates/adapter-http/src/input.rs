@@ -16,29 +16,39 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 
-/// The JSON Pointer (RFC 6901) of `parent` extended by `token`.
-fn pointer(parent: &str, token: &str) -> String {
-    format!("{parent}/{}", token.replace('~', "~0").replace('/', "~1"))
-}
-
-/// Where the first NUL in `value` is: the pointer of the string holding it, or of the object
-/// whose member name holds it.
-fn find_nul(value: &Value, at: &str) -> Option<String> {
+/// Where the first NUL in `value` is, as the tokens of a JSON Pointer in reverse order: the
+/// string holding it, or the object whose member name holds it. Nothing is allocated on the
+/// way down, only on the way back from a find.
+fn find_nul(value: &Value) -> Option<Vec<String>> {
     match value {
-        Value::String(text) => text.contains('\0').then(|| at.to_owned()),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| find_nul(item, &pointer(at, &i.to_string()))),
+        Value::String(text) => text.contains('\0').then(Vec::new),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            let mut tokens = find_nul(item)?;
+            tokens.push(i.to_string());
+            Some(tokens)
+        }),
         Value::Object(members) => members.iter().find_map(|(name, item)| {
             if name.contains('\0') {
-                Some(at.to_owned())
-            } else {
-                find_nul(item, &pointer(at, name))
+                return Some(Vec::new());
             }
+            let mut tokens = find_nul(item)?;
+            tokens.push(name.clone());
+            Some(tokens)
         }),
         Value::Null | Value::Bool(_) | Value::Number(_) => None,
     }
+}
+
+/// The JSON Pointer (RFC 6901) of reversed `tokens`; `/` for the whole document.
+fn pointer(tokens: &[String]) -> String {
+    if tokens.is_empty() {
+        return "/".to_owned();
+    }
+    tokens
+        .iter()
+        .rev()
+        .map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1")))
+        .collect()
 }
 
 /// Refuses a JSON body holding a NUL character anywhere.
@@ -47,13 +57,13 @@ fn find_nul(value: &Value, at: &str) -> Option<String> {
 /// 400 `invalid_request` naming the JSON Pointer of the string (or of the object whose member
 /// name) holding it.
 pub fn check_body(value: &Value) -> Result<(), ApiError> {
-    let Some(at) = find_nul(value, "") else {
+    let Some(tokens) = find_nul(value) else {
         return Ok(());
     };
-    let shown = if at.is_empty() { "/" } else { at.as_str() };
+    let shown = pointer(&tokens);
     Err(ApiError {
         errors: vec![FieldError::new(
-            shown,
+            shown.clone(),
             "must not contain the NUL character (U+0000)",
         )],
         ..ApiError::invalid(format!(
@@ -103,16 +113,12 @@ mod tests {
 
     #[test]
     fn nul_is_found_in_values_and_member_names() {
-        assert_eq!(
-            find_nul(&json!({"a": ["x", "y\u{0}"]}), ""),
-            Some("/a/1".into())
-        );
-        assert_eq!(
-            find_nul(&json!({"a/b": {"c\u{0}": 1}}), ""),
-            Some("/a~1b".into())
-        );
-        assert_eq!(find_nul(&json!("\u{0}"), ""), Some(String::new()));
-        assert_eq!(find_nul(&json!({"a": "tab\there\u{1}", "n": 1}), ""), None);
+        let at = |value: Value| find_nul(&value).map(|tokens| pointer(&tokens));
+        assert_eq!(at(json!({"a": ["x", "y\u{0}"]})), Some("/a/1".into()));
+        assert_eq!(at(json!({"a/b": {"c\u{0}": 1}})), Some("/a~1b".into()));
+        assert_eq!(at(json!({"x~": [{"\u{0}": 1}]})), Some("/x~0/0".into()));
+        assert_eq!(at(json!("\u{0}")), Some("/".into()));
+        assert_eq!(at(json!({"a": "tab\there\u{1}", "n": 1})), None);
         let err = check_body(&json!([{"value": "\u{0}"}])).unwrap_err();
         assert_eq!(err.errors[0].attribute, "/0/value");
     }

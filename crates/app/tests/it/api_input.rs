@@ -257,6 +257,33 @@ async fn nul_and_control_characters_in_query_and_path_are_refused(backend: Backe
     assert_eq!(app.get("/api/v2/flags/web").await.body["totalCount"], 1);
 }
 
+async fn odd_bytes_in_query_and_path_never_answer_500(backend: Backend) {
+    let app = spawn(backend).await;
+    fixture(&app).await;
+    for path in [
+        "/api/v2/projects/%FF",
+        "/api/v2/projects/web/environments/%C0%80",
+        "/api/v2/flags/web/%ED%A0%80",
+        "/api/v2/projects?filter=query:%FF",
+        "/api/v2/flags/web?filter=query:%E2%80%AE%FE",
+        "/api/v2/members?filter=email:%FF@example.com",
+        "/api/v2/auditlog?q=%FF&spec=%FF",
+        "/api/v2/segments/web/production?filter=query:%",
+        "/api/v2/projects?limit=%FF",
+    ] {
+        let resp = app.get(path).await;
+        assert!(
+            resp.status == 200 || resp.status == 400 || resp.status == 404,
+            "{path}: {} {}",
+            resp.status,
+            resp.body
+        );
+        if resp.status != 200 {
+            assert!(resp.body["code"].is_string(), "{path}: {}", resp.body);
+        }
+    }
+}
+
 async fn control_characters_in_single_line_fields_are_refused(backend: Backend) {
     let app = spawn(backend).await;
     let (member, token, _hook) = fixture(&app).await;
@@ -642,6 +669,7 @@ async fn targets_per_segment_and_flag_environment_are_limited(backend: Backend) 
 on_both_backends!(
     nul_in_any_body_string_is_refused_naming_its_pointer,
     nul_and_control_characters_in_query_and_path_are_refused,
+    odd_bytes_in_query_and_path_never_answer_500,
     control_characters_in_single_line_fields_are_refused,
     escaped_control_characters_in_free_text_and_values_round_trip,
     thousands_of_tags_are_refused_naming_the_limit,

@@ -7,6 +7,7 @@
 mod auth_throttle;
 mod body_timeout;
 mod error;
+mod input;
 mod limits;
 mod middleware;
 mod openapi;

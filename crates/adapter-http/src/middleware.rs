@@ -192,6 +192,8 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
             }
         }
     }
+    // Only a caller who may use the API learns what it thinks of the request's characters.
+    crate::input::check_request_line(req.path(), req.query_string())?;
     req.extensions_mut().insert(caller);
     Ok(())
 }

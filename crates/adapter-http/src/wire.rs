@@ -68,6 +68,17 @@ impl QueryParams {
             .collect()
     }
 
+    /// Every value of `name`, as [`Self::all`], at most
+    /// [`domain::query::MAX_FILTER_VALUES`] of them.
+    ///
+    /// # Errors
+    /// 400 naming the parameter and the limit.
+    pub fn list(&self, name: &str) -> Result<Vec<String>, ApiError> {
+        let values = self.all(name);
+        domain::query::at_most(name, values.len()).map_err(|e| ApiError::invalid(e.0))?;
+        Ok(values)
+    }
+
     /// A boolean flag parameter (`true`/`1`/`false`/`0`).
     ///
     /// # Errors
@@ -309,7 +320,8 @@ pub fn patch_form(req: &HttpRequest) -> Result<PatchForm, ApiError> {
 /// caller who may not do something learns that first, whatever the body).
 ///
 /// # Errors
-/// 415 when the body is not JSON, 400 when it is malformed or does not fit `T`.
+/// 415 when the body is not JSON, 400 when it is malformed, holds a NUL character or does
+/// not fit `T`.
 pub fn json_body<T: serde::de::DeserializeOwned>(
     req: &HttpRequest,
     body: &[u8],
@@ -326,13 +338,9 @@ pub fn json_body<T: serde::de::DeserializeOwned>(
             "the request body must be JSON: send Content-Type: application/json",
         ));
     }
-    serde_json::from_slice(body).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
-            ApiError::invalid(format!("the request body is not valid JSON: {e}"))
-        } else {
-            ApiError::invalid(format!("invalid request body: {e}"))
-        }
-    })
+    let value = parse_json(body)?;
+    serde_json::from_value(value)
+        .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
 }
 
 /// Refuses, before anything else is read, a caller whose role may not do `action`.
@@ -346,10 +354,12 @@ pub fn permit(caller: &service::Caller, action: domain::role::Action) -> Result<
 /// Parses a JSON body.
 ///
 /// # Errors
-/// 400 for malformed JSON.
+/// 400 for malformed JSON, or a NUL character anywhere in it (see [`crate::input`]).
 pub fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))
+    let value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?;
+    crate::input::check_body(&value)?;
+    Ok(value)
 }
 
 /// Reads a JSON Patch body for resources that take JSON Patch only (projects, environments).

@@ -133,6 +133,19 @@ macro_rules! lock_rows {
     }};
 }
 
+/// A "carries all of these tags" filter: the distinct tags and their number, for one sub-query
+/// `owner IN (SELECT owner FROM tags WHERE tag IN (...) GROUP BY owner HAVING COUNT(*) = n)`
+/// (tag tables have one row per owner and tag). One sub-query whatever the number of tags: a
+/// nested sub-query per tag made PostgreSQL's planner take seconds and SQLite's expression tree
+/// overflow. `None` without tags.
+fn all_of(tags: &[String]) -> Option<(Vec<String>, i64)> {
+    let mut tags = tags.to_vec();
+    tags.sort();
+    tags.dedup();
+    let n = i64::try_from(tags.len()).ok()?;
+    (n > 0).then_some((tags, n))
+}
+
 /// Tags by owner, from `(owner id, tag)` rows.
 fn group_tags(rows: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
     let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -153,15 +166,34 @@ macro_rules! execute_on_engine {
     };
 }
 
-/// Inserts `rows` into `table` in one multi-row statement; nothing when there are none (an
-/// empty `VALUES` list is not valid SQL).
+/// Rows per multi-row `INSERT`, and keys per `IN (...)` list. Every row type has at most 16
+/// columns, so a statement binds at most 16,000 parameters: under SQLite's limit (32,766) and
+/// PostgreSQL's (65,535), whatever the number of rows. A flag's configurations for many
+/// environments still go in one statement.
+const ROWS_PER_STATEMENT: usize = 1000;
+
+/// Inserts `rows` into `table` in multi-row statements of [`ROWS_PER_STATEMENT`] rows; nothing
+/// when there are none (an empty `VALUES` list is not valid SQL).
 macro_rules! insert_rows {
     ($conn:expr, $table:ident, $rows:expr) => {{
         let rows = $rows;
-        if !rows.is_empty() {
-            execute_on_engine!($conn, diesel::insert_into($table::table).values(rows)).store()?;
+        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+            execute_on_engine!($conn, diesel::insert_into($table::table).values(chunk)).store()?;
         }
     }};
+}
+
+/// Runs `load` on `keys` in slices of [`ROWS_PER_STATEMENT`] (so that an `IN (...)` list never
+/// passes an engine's bound-parameter limit) and concatenates the results; no query for no keys.
+fn chunked<K, T>(
+    keys: &[K],
+    mut load: impl FnMut(&[K]) -> StoreResult<Vec<T>>,
+) -> StoreResult<Vec<T>> {
+    let mut all = Vec::new();
+    for chunk in keys.chunks(ROWS_PER_STATEMENT) {
+        all.extend(load(chunk)?);
+    }
+    Ok(all)
 }
 
 /// Replaces the tags of one owner in a tag table: one delete, one multi-row insert.
@@ -311,13 +343,15 @@ fn filtered_segments<'a>(
     if let Some(text) = &q.query {
         query = query.filter(segments::search.like(contains_pattern(text)).escape('\\'));
     }
-    for tag in &q.tags {
+    if let Some((tags, n)) = all_of(&q.tags) {
         query = query.filter(
             segments::key.eq_any(
                 segment_tags::table
                     .filter(segment_tags::project_id.eq(project_id))
                     .filter(segment_tags::environment_key.eq(environment_key))
-                    .filter(segment_tags::tag.eq(tag))
+                    .filter(segment_tags::tag.eq_any(tags))
+                    .group_by(segment_tags::segment_key)
+                    .having(diesel::dsl::count_star().eq(n))
                     .select(segment_tags::segment_key),
             ),
         );
@@ -604,11 +638,13 @@ fn filtered_projects(q: &ProjectQuery) -> projects::BoxedQuery<'_, Backend> {
     if let Some(text) = &q.query {
         query = query.filter(projects::search.like(contains_pattern(text)).escape('\\'));
     }
-    for tag in &q.tags {
+    if let Some((tags, n)) = all_of(&q.tags) {
         query = query.filter(
             projects::id.eq_any(
                 project_tags::table
-                    .filter(project_tags::tag.eq(tag))
+                    .filter(project_tags::tag.eq_any(tags))
+                    .group_by(project_tags::project_id)
+                    .having(diesel::dsl::count_star().eq(n))
                     .select(project_tags::project_id),
             ),
         );
@@ -633,11 +669,13 @@ fn filtered_environments<'a>(
                 .escape('\\'),
         );
     }
-    for tag in &q.tags {
+    if let Some((tags, n)) = all_of(&q.tags) {
         query = query.filter(
             environments::id.eq_any(
                 environment_tags::table
-                    .filter(environment_tags::tag.eq(tag))
+                    .filter(environment_tags::tag.eq_any(tags))
+                    .group_by(environment_tags::environment_id)
+                    .having(diesel::dsl::count_star().eq(n))
                     .select(environment_tags::environment_id),
             ),
         );
@@ -677,12 +715,14 @@ fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuer
     if let Some(text) = &q.query {
         query = query.filter(flags::search.like(contains_pattern(text)).escape('\\'));
     }
-    for tag in &q.tags {
+    if let Some((tags, n)) = all_of(&q.tags) {
         query = query.filter(
             flags::key.eq_any(
                 flag_tags::table
                     .filter(flag_tags::project_id.eq(project_id))
-                    .filter(flag_tags::tag.eq(tag))
+                    .filter(flag_tags::tag.eq_any(tags))
+                    .group_by(flag_tags::flag_key)
+                    .having(diesel::dsl::count_star().eq(n))
                     .select(flag_tags::flag_key),
             ),
         );
@@ -692,11 +732,14 @@ fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuer
 
 impl SqlRepository<'_> {
     fn project_tags_of(&mut self, ids: &[String]) -> StoreResult<BTreeMap<String, Vec<String>>> {
-        let rows = project_tags::table
-            .filter(project_tags::project_id.eq_any(ids))
-            .order((project_tags::project_id, project_tags::tag))
-            .load(self.conn)
-            .store()?;
+        let conn = &mut *self.conn;
+        let rows = chunked(ids, |ids| {
+            project_tags::table
+                .filter(project_tags::project_id.eq_any(ids))
+                .order((project_tags::project_id, project_tags::tag))
+                .load(conn)
+                .store()
+        })?;
         Ok(group_tags(rows))
     }
 
@@ -704,11 +747,14 @@ impl SqlRepository<'_> {
         &mut self,
         ids: &[String],
     ) -> StoreResult<BTreeMap<String, Vec<String>>> {
-        let rows = environment_tags::table
-            .filter(environment_tags::environment_id.eq_any(ids))
-            .order((environment_tags::environment_id, environment_tags::tag))
-            .load(self.conn)
-            .store()?;
+        let conn = &mut *self.conn;
+        let rows = chunked(ids, |ids| {
+            environment_tags::table
+                .filter(environment_tags::environment_id.eq_any(ids))
+                .order((environment_tags::environment_id, environment_tags::tag))
+                .load(conn)
+                .store()
+        })?;
         Ok(group_tags(rows))
     }
 
@@ -817,25 +863,28 @@ impl SqlRepository<'_> {
         flag_keys: &[String],
         environment_keys: Option<&[String]>,
     ) -> StoreResult<Vec<(String, String, FlagConfig)>> {
-        let mut query = flag_configs::table
-            .inner_join(
-                environments::table.on(environments::project_id
-                    .eq(flag_configs::project_id)
-                    .and(environments::key.eq(flag_configs::environment_key))),
-            )
-            .filter(flag_configs::project_id.eq(project_id))
-            .filter(flag_configs::flag_key.eq_any(flag_keys))
-            .select((
-                flag_configs::flag_key,
-                flag_configs::environment_key,
-                environments::name,
-                flag_configs::config,
-            ))
-            .into_boxed();
-        if let Some(keys) = environment_keys {
-            query = query.filter(flag_configs::environment_key.eq_any(keys));
-        }
-        let rows: Vec<(String, String, String, String)> = query.load(self.conn).store()?;
+        let conn = &mut *self.conn;
+        let rows: Vec<(String, String, String, String)> = chunked(flag_keys, |flag_keys| {
+            let mut query = flag_configs::table
+                .inner_join(
+                    environments::table.on(environments::project_id
+                        .eq(flag_configs::project_id)
+                        .and(environments::key.eq(flag_configs::environment_key))),
+                )
+                .filter(flag_configs::project_id.eq(project_id))
+                .filter(flag_configs::flag_key.eq_any(flag_keys))
+                .select((
+                    flag_configs::flag_key,
+                    flag_configs::environment_key,
+                    environments::name,
+                    flag_configs::config,
+                ))
+                .into_boxed();
+            if let Some(keys) = environment_keys {
+                query = query.filter(flag_configs::environment_key.eq_any(keys));
+            }
+            query.load(conn).store()
+        })?;
         rows.into_iter()
             .map(|(flag, env, env_name, config)| Ok((flag, env, read_config(&config, env_name)?)))
             .collect()
@@ -939,12 +988,14 @@ impl Repository for SqlRepository<'_> {
     }
 
     fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>> {
-        let taken: Vec<String> = members::table
-            .filter(lower(members::email).eq_any(emails))
-            .select(lower(members::email))
-            .load(self.conn)
-            .store()?;
-        Ok(taken)
+        let conn = &mut *self.conn;
+        chunked(emails, |emails| {
+            members::table
+                .filter(lower(members::email).eq_any(emails))
+                .select(lower(members::email))
+                .load(conn)
+                .store()
+        })
     }
 
     fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
@@ -1381,17 +1432,24 @@ impl Repository for SqlRepository<'_> {
         &mut self,
         project_ids: &[String],
     ) -> StoreResult<Vec<(String, Environment)>> {
-        let rows: Vec<(EnvironmentRow, String)> = environments::table
-            .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
-            .filter(environments::project_id.eq_any(project_ids))
-            .order((
-                environments::project_id,
-                environments::creation_date,
-                environments::id,
-            ))
-            .select((EnvironmentRow::as_select(), projects::key))
-            .load(self.conn)
-            .store()?;
+        // Sorted ids make the chunks' results one list ordered by project.
+        let mut ids = project_ids.to_vec();
+        ids.sort();
+        ids.dedup();
+        let conn = &mut *self.conn;
+        let rows: Vec<(EnvironmentRow, String)> = chunked(&ids, |ids| {
+            environments::table
+                .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
+                .filter(environments::project_id.eq_any(ids))
+                .order((
+                    environments::project_id,
+                    environments::creation_date,
+                    environments::id,
+                ))
+                .select((EnvironmentRow::as_select(), projects::key))
+                .load(conn)
+                .store()
+        })?;
         let project_keys: BTreeMap<String, String> = rows
             .iter()
             .map(|(row, key)| (row.project_id.clone(), key.clone()))
@@ -1833,19 +1891,25 @@ impl Repository for SqlRepository<'_> {
         environment_key: &str,
         keys: &[String],
     ) -> StoreResult<Vec<String>> {
-        let existing = segments::table
-            .filter(segments::project_id.eq(project_id))
-            .filter(segments::environment_key.eq(environment_key))
-            .filter(segments::key.eq_any(keys))
-            .order(segments::key)
-            .select(segments::key);
         // Shared locks: a segment found here cannot be deleted (which locks it for update first)
-        // before this transaction, which is about to refer to it, commits.
-        match &mut *self.conn {
-            DbConnection::Pg(conn) => existing.for_share().load(conn),
-            DbConnection::Sqlite(conn) => existing.load(conn),
-        }
-        .store()
+        // before this transaction, which is about to refer to it, commits. Sorted, so that the
+        // rows are locked in one order whatever the chunking.
+        let mut keys = keys.to_vec();
+        keys.sort();
+        let conn = &mut *self.conn;
+        chunked(&keys, |keys| {
+            let existing = segments::table
+                .filter(segments::project_id.eq(project_id))
+                .filter(segments::environment_key.eq(environment_key))
+                .filter(segments::key.eq_any(keys))
+                .order(segments::key)
+                .select(segments::key);
+            match &mut *conn {
+                DbConnection::Pg(conn) => existing.for_share().load(conn),
+                DbConnection::Sqlite(conn) => existing.load(conn),
+            }
+            .store()
+        })
     }
 
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
@@ -2196,15 +2260,7 @@ impl Repository for SqlRepository<'_> {
                 })
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        // Multi-row VALUES is engine-specific in diesel: build the statement once, run it on
-        // the concrete connection. Chunks keep SQLite under its bound-parameter limit.
-        for chunk in rows.chunks(500) {
-            execute_on_engine!(
-                self.conn,
-                diesel::insert_into(flag_configs::table).values(chunk)
-            )
-            .store()?;
-        }
+        insert_rows!(self.conn, flag_configs, rows);
         Ok(())
     }
 }

@@ -59,6 +59,7 @@ pub struct Environment {
     /// Marks an environment as critical.
     pub critical: bool,
     /// Sorted, unique tags.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Creation time (epoch ms); used for sorting.
     #[serde(skip)]
@@ -84,6 +85,10 @@ pub struct EnvironmentPost {
     /// Environment key.
     pub key: String,
     /// Display name.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: String,
     /// Hex RGB colour without `#` (e.g. `F5A623`).
     pub color: String,
@@ -99,6 +104,7 @@ pub struct EnvironmentPost {
     pub require_comments: Option<bool>,
     /// Tags.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Default false.
     pub critical: Option<bool>,

@@ -132,8 +132,37 @@ impl ValidationError {
     }
 }
 
-/// Tags: 1..64 characters of `[A-Za-z0-9._-]`.
+/// The most tags an object (project, environment, flag, segment, webhook) may carry.
+///
+/// ```
+/// assert_eq!(domain::MAX_TAGS, 100);
+/// ```
+pub const MAX_TAGS: usize = 100;
+
+/// The most target values (context keys, all variations or inclusions and context kinds
+/// together) one flag environment or one segment may hold.
+///
+/// ```
+/// assert_eq!(domain::MAX_TARGETS, 15_000);
+/// ```
+pub const MAX_TARGETS: usize = 15_000;
+
+/// The most prerequisites one flag environment may have.
+///
+/// ```
+/// assert_eq!(domain::MAX_PREREQUISITES, 100);
+/// ```
+pub const MAX_PREREQUISITES: usize = 100;
+
+/// Tags: at most [`MAX_TAGS`], each 1..64 characters of `[A-Za-z0-9._-]`.
 pub(crate) fn validate_tags(attribute: &str, tags: &[String], errors: &mut Vec<FieldError>) {
+    if tags.len() > MAX_TAGS {
+        errors.push(FieldError::new(
+            attribute,
+            format!("at most {MAX_TAGS} tags are allowed, not {}", tags.len()),
+        ));
+        return;
+    }
     for (i, tag) in tags.iter().enumerate() {
         let ok = !tag.is_empty()
             && tag.len() <= 64
@@ -160,5 +189,21 @@ pub(crate) fn validate_name(attribute: &str, name: &str, errors: &mut Vec<FieldE
         errors.push(FieldError::new(attribute, "must not be empty"));
     } else if name.chars().count() > 256 {
         errors.push(FieldError::new(attribute, "must be at most 256 characters"));
+    } else {
+        validate_single_line(attribute, name, errors);
+    }
+}
+
+/// Single-line text (names, emails): no control characters (Unicode `Cc`: NUL, tab, line
+/// breaks, escape, DEL, C1). Free text such as descriptions may hold them.
+pub(crate) fn validate_single_line(attribute: &str, text: &str, errors: &mut Vec<FieldError>) {
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        errors.push(FieldError::new(
+            attribute,
+            format!(
+                "must not contain control characters (found U+{:04X})",
+                u32::from(c)
+            ),
+        ));
     }
 }

@@ -145,6 +145,16 @@ impl Member {
         let mut next: Member = patch::apply_to_fields(self, ops, &WRITABLE)?;
         next.first_name = next.first_name.filter(|n| !n.trim().is_empty());
         next.last_name = next.last_name.filter(|n| !n.trim().is_empty());
+        let mut errors = Vec::new();
+        for (attribute, name) in [
+            ("firstName", &next.first_name),
+            ("lastName", &next.last_name),
+        ] {
+            if let Some(name) = name {
+                crate::validate_single_line(attribute, name, &mut errors);
+            }
+        }
+        ValidationError::check(errors)?;
         self.role_change(next.role, by)
             .map_err(PatchError::Invalid)?;
         Ok(next)
@@ -296,6 +306,14 @@ pub fn validate_invites(
                 Role::Reader
             }
         };
+        for (attribute, name) in [
+            ("firstName", &form.first_name),
+            ("lastName", &form.last_name),
+        ] {
+            if let Some(name) = name {
+                crate::validate_single_line(&format!("[{i}].{attribute}"), name, &mut errors);
+            }
+        }
         members.push(NewMember {
             email,
             role,

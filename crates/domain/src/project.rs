@@ -49,6 +49,7 @@ pub struct Project {
     /// Display name.
     pub name: String,
     /// Sorted, unique tags.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Legacy mirror of `defaultClientSideAvailability.usingEnvironmentId`.
     pub include_in_snippet_by_default: bool,
@@ -81,6 +82,9 @@ pub struct NewProjectWithEnvironments {
     pub environments: Vec<crate::environment::NewEnvironment>,
 }
 
+/// The most environments `POST /projects` creates with the project.
+pub const MAX_NEW_ENVIRONMENTS: usize = 100;
+
 /// `POST /projects` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -89,15 +93,21 @@ pub struct ProjectPost {
     /// Project key.
     pub key: String,
     /// Display name.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: String,
     /// Tags.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Legacy: same as `defaultClientSideAvailability.usingEnvironmentId`.
     pub include_in_snippet_by_default: Option<bool>,
     /// Client-side availability of new flags (default: mobile yes, browser no).
     pub default_client_side_availability: Option<ClientSideAvailability>,
     /// Environments to create; without it `test` and `production` are created.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub environments: Option<Vec<EnvironmentPost>>,
 }
 
@@ -127,6 +137,15 @@ impl ProjectPost {
         let posts = self
             .environments
             .unwrap_or_else(crate::environment::default_environments);
+        if posts.len() > MAX_NEW_ENVIRONMENTS {
+            return Err(ValidationError::single(
+                "environments",
+                format!(
+                    "a project is created with at most {MAX_NEW_ENVIRONMENTS} environments, not {}",
+                    posts.len()
+                ),
+            ));
+        }
         let mut environments = Vec::with_capacity(posts.len());
         let mut seen = std::collections::HashSet::new();
         for (i, post) in posts.into_iter().enumerate() {

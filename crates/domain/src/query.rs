@@ -141,6 +141,28 @@ pub fn parse_filter(filter: &str, allowed: &[&str]) -> Result<Vec<(String, Strin
         .collect()
 }
 
+/// The most values one list filter (`tags`, `keys`, `role`, `email`, repeated `env`) takes.
+pub const MAX_FILTER_VALUES: usize = 100;
+
+/// Refuses a list filter with more than [`MAX_FILTER_VALUES`] values.
+///
+/// ```
+/// use domain::query::{at_most, MAX_FILTER_VALUES};
+/// assert!(at_most("tags", MAX_FILTER_VALUES).is_ok());
+/// assert!(at_most("tags", MAX_FILTER_VALUES + 1).unwrap_err().0.contains("100"));
+/// ```
+///
+/// # Errors
+/// [`QueryError`] naming the field and the limit.
+pub fn at_most(field: &str, count: usize) -> Result<(), QueryError> {
+    if count > MAX_FILTER_VALUES {
+        return Err(QueryError(format!(
+            "'{field}' takes at most {MAX_FILTER_VALUES} values, not {count}"
+        )));
+    }
+    Ok(())
+}
+
 /// Tags of a filter value: joined by `+` (sent as `%2B`) or, when a client sent a raw `+`
 /// that was decoded as a space, by spaces.
 fn split_tags(value: &str) -> Vec<String> {
@@ -232,6 +254,8 @@ impl ProjectQuery {
                 ),
             }
         }
+        at_most("tags", q.tags.len())?;
+        at_most("keys", q.keys.len())?;
         Ok(q)
     }
 }
@@ -317,6 +341,7 @@ impl EnvironmentQuery {
                 _ => q.critical = Some(parse_bool("critical", &value)?),
             }
         }
+        at_most("tags", q.tags.len())?;
         Ok(q)
     }
 }
@@ -436,6 +461,7 @@ impl FlagQuery {
                 _ => q.maintainer_id = Some(value),
             }
         }
+        at_most("tags", q.tags.len())?;
         Ok(q)
     }
 }
@@ -520,6 +546,8 @@ impl MemberQuery {
                 _ => q.emails.extend(any.map(str::to_lowercase)),
             }
         }
+        at_most("role", q.roles.len())?;
+        at_most("email", q.emails.len())?;
         Ok(q)
     }
 }
@@ -588,6 +616,7 @@ impl SegmentQuery {
                 _ => q.tags.extend(split_tags(&value)),
             }
         }
+        at_most("tags", q.tags.len())?;
         Ok(q)
     }
 }

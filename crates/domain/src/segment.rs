@@ -1,6 +1,8 @@
 //! Segments: reusable groups of contexts, per project and environment, that flag clauses match
 //! with `segmentMatch`. Their rules share the clause model of flags (see `rules`).
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -10,7 +12,24 @@ use crate::key::FlagKey;
 use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::rules::{self, ClauseRule, Step};
-use crate::{normalize_tags, validate_name, validate_tags, FieldError, IdSource, ValidationError};
+use crate::{
+    normalize_tags, validate_name, validate_tags, FieldError, IdSource, ValidationError,
+    MAX_TARGETS,
+};
+
+/// `(context kind, key)` of user keys and of other kinds' targets.
+fn kinds<'a>(
+    user: &'a [String],
+    contexts: &'a [SegmentTarget],
+) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    user.iter()
+        .map(|v| ("user", v.as_str()))
+        .chain(contexts.iter().flat_map(|t| {
+            t.values
+                .iter()
+                .map(move |v| (t.context_kind.as_str(), v.as_str()))
+        }))
+}
 
 /// At most this many target values are added or removed by one request.
 pub const MAX_TARGET_OPERATIONS: usize = 1500;
@@ -73,6 +92,7 @@ pub struct Segment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Sorted, unique tags.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Creation time (epoch ms).
     pub creation_date: i64,
@@ -108,12 +128,17 @@ pub struct SegmentPost {
     /// Segment key.
     pub key: String,
     /// Display name.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: String,
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
     /// Tags.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -215,23 +240,27 @@ impl Segment {
         let mut errors = Vec::new();
         validate_name("name", &self.name, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
-        let kinds = |user: &[String], contexts: &[SegmentTarget]| -> Vec<(String, String)> {
-            user.iter()
-                .map(|v| ("user".to_owned(), v.clone()))
-                .chain(contexts.iter().flat_map(|t| {
-                    t.values
-                        .iter()
-                        .map(move |v| (t.context_kind.clone(), v.clone()))
-                }))
-                .collect()
-        };
-        let included = kinds(&self.included, &self.included_contexts);
-        for (kind, key) in kinds(&self.excluded, &self.excluded_contexts) {
-            if included.contains(&(kind.clone(), key.clone())) {
-                errors.push(FieldError::new(
-                    "excluded",
-                    format!("'{key}' ({kind}) is both included and excluded"),
-                ));
+        let targets = kinds(&self.included, &self.included_contexts)
+            .chain(kinds(&self.excluded, &self.excluded_contexts))
+            .count();
+        if targets > MAX_TARGETS {
+            errors.push(FieldError::new(
+                "included",
+                format!(
+                    "a segment holds at most {MAX_TARGETS} target values (included and excluded, \
+                     every context kind), not {targets}"
+                ),
+            ));
+        } else {
+            let included: HashSet<(&str, &str)> =
+                kinds(&self.included, &self.included_contexts).collect();
+            for (kind, key) in kinds(&self.excluded, &self.excluded_contexts) {
+                if included.contains(&(kind, key)) {
+                    errors.push(FieldError::new(
+                        "excluded",
+                        format!("'{key}' ({kind}) is both included and excluded"),
+                    ));
+                }
             }
         }
         for (i, rule) in self.rules.iter().enumerate() {

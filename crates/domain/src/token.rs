@@ -39,6 +39,10 @@ pub struct Token {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TokenPost {
     /// A label for the token.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: Option<String>,
     /// Free text.
     pub description: Option<String>,
@@ -108,6 +112,7 @@ impl TokenPost {
         if name.chars().count() > 256 {
             errors.push(FieldError::new("name", "must be at most 256 characters"));
         }
+        crate::validate_single_line("name", &name, &mut errors);
         ValidationError::check(errors)?;
         Ok(NewToken {
             name,
@@ -184,6 +189,7 @@ impl TokenPatch {
         if next.name.chars().count() > 256 {
             errors.push(FieldError::new("name", "must be at most 256 characters"));
         }
+        crate::validate_single_line("name", &next.name, &mut errors);
         ValidationError::check(errors)?;
         Ok(next)
     }

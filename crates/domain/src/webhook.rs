@@ -114,6 +114,7 @@ pub struct Webhook {
     /// Which changes it wants; none = every change.
     pub statements: Vec<Statement>,
     /// Sorted, unique tags.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -132,6 +133,10 @@ pub struct WebhookPost {
     pub on: bool,
     /// Display name.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: Option<String>,
     /// Signing key.
     #[serde(default)]
@@ -141,6 +146,7 @@ pub struct WebhookPost {
     pub statements: Vec<Statement>,
     /// Tags.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -202,6 +208,12 @@ impl Webhook {
             statement.validate(&format!("statements[{i}]"), &mut errors);
         }
         validate_tags("tags", &self.tags, &mut errors);
+        if let Some(name) = &self.name {
+            if name.chars().count() > 256 {
+                errors.push(FieldError::new("name", "must be at most 256 characters"));
+            }
+            crate::validate_single_line("name", name, &mut errors);
+        }
         ValidationError::check(errors)
     }
 

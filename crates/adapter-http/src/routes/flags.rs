@@ -170,7 +170,7 @@ pub async fn list_flags(
     req: HttpRequest,
 ) -> Result<web::Json<FeatureFlags>, ApiError> {
     let params = QueryParams::of(&req);
-    let envs = params.all("env");
+    let envs = params.list("env")?;
     let paged = version != ApiVersion::V20220603 || params.get("limit").is_some();
     let page = Page::parse(params.get("limit"), params.get("offset"), 20)
         .map_err(|e| ApiError::invalid(e.0))?;
@@ -234,7 +234,7 @@ pub async fn get_flag(
     path: web::Path<(String, String)>,
     req: HttpRequest,
 ) -> Result<web::Json<Flag>, ApiError> {
-    let envs = QueryParams::of(&req).all("env");
+    let envs = QueryParams::of(&req).list("env")?;
     let (project, key) = path.into_inner();
     Ok(web::Json(
         call(&state, move |s| s.get_flag(&caller, &project, &key, &envs)).await?,

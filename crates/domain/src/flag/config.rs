@@ -24,7 +24,7 @@ pub struct FlagConfig {
     pub last_modified: i64,
     /// Grows by one with every change of this configuration.
     pub version: i64,
-    /// Individual targets of context kind `user`.
+    /// Individual targets of context kind `user` (with `contextTargets`: at most 15,000 values).
     #[serde(default)]
     pub targets: Vec<Target>,
     /// Individual targets of other context kinds.
@@ -38,8 +38,9 @@ pub struct FlagConfig {
     /// Index served when targeting is off; without it SDKs serve their fallback value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off_variation: Option<usize>,
-    /// Flags that must serve a given variation before this one is evaluated.
+    /// Flags that must serve a given variation before this one is evaluated (at most 100).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub prerequisites: Vec<Prerequisite>,
     /// Send full events for every evaluation.
     #[serde(default)]

@@ -32,6 +32,10 @@ pub struct FlagPost {
     /// Flag key, unique in the project.
     pub key: String,
     /// Display name.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
+    )]
     pub name: String,
     /// Free text (default empty).
     pub description: Option<String>,
@@ -42,6 +46,7 @@ pub struct FlagPost {
     pub temporary: Option<bool>,
     /// Tags.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Variation indexes for new environments (default on=0, off=1 for two variations; else on=0, off=last).
     pub defaults: Option<Defaults>,

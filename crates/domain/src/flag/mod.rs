@@ -120,6 +120,7 @@ pub struct Flag {
     /// Temporary flags are meant to be removed after a release.
     pub temporary: bool,
     /// Sorted, unique tags.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Archived flags are hidden from the live list.
     pub archived: bool,

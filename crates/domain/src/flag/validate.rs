@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{Flag, FlagConfig, FlagKind, Rollout, VariationOrRollout};
-use crate::{validate_name, validate_tags, FieldError, ValidationError};
+use super::{Flag, FlagConfig, FlagKind, Rollout, Target, VariationOrRollout};
+use crate::{validate_name, validate_tags, FieldError, ValidationError, MAX_PREREQUISITES};
 
 /// Total weight of a rollout: 100% in thousandths of a percent.
 pub const ROLLOUT_TOTAL: i64 = 100_000;
@@ -202,10 +202,36 @@ impl Flag {
     ) {
         let count = self.variations.len();
         let mut targeted: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        for (list, targets) in [
-            ("targets", &config.targets),
-            ("contextTargets", &config.context_targets),
-        ] {
+        let values: usize = (config.targets.iter())
+            .chain(&config.context_targets)
+            .map(|t| t.values.len())
+            .sum();
+        let lists: &[(&str, &Vec<Target>)] = if values > crate::MAX_TARGETS {
+            errors.push(FieldError::new(
+                format!("{at}.targets"),
+                format!(
+                    "an environment holds at most {} target values (targets and contextTargets \
+                     together), not {values}",
+                    crate::MAX_TARGETS
+                ),
+            ));
+            &[]
+        } else {
+            &[
+                ("targets", &config.targets),
+                ("contextTargets", &config.context_targets),
+            ]
+        };
+        if config.prerequisites.len() > MAX_PREREQUISITES {
+            errors.push(FieldError::new(
+                format!("{at}.prerequisites"),
+                format!(
+                    "an environment has at most {MAX_PREREQUISITES} prerequisites, not {}",
+                    config.prerequisites.len()
+                ),
+            ));
+        }
+        for &(list, targets) in lists {
             for (i, target) in targets.iter().enumerate() {
                 if target.variation >= count {
                     errors.push(FieldError::new(

@@ -355,3 +355,40 @@ pub(crate) fn validate_ids<'a>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Case-insensitive and Unicode-class expressions compile (the `regex` crate's Unicode
+    /// features are on); the size limit still refuses large ones.
+    #[test]
+    fn unicode_regular_expressions_compile_within_the_size_limit() {
+        let mut check = RegexCheck::default();
+        for pattern in [
+            "(?i)abc",
+            r"\pL",
+            r"(?i)\w",
+            r"^\p{Greek}+$",
+            "(?i)straße",
+            r"\d\s\b",
+        ] {
+            assert_eq!(check.check(pattern), None, "{pattern}");
+        }
+        let refused = check.check(r"(?i)\w{500}").expect("too large");
+        assert!(refused.contains("65536 bytes"), "{refused}");
+    }
+
+    /// Test builds get the `regex` crate's Unicode tables anyway (dev-dependencies such as
+    /// proptest turn on `regex-syntax`'s defaults), which hid that the service's own build
+    /// refused `(?i)abc` and `\pL`; so the workspace manifest itself is checked.
+    #[test]
+    fn the_service_build_has_the_regex_unicode_features() {
+        let manifest = include_str!("../../../Cargo.toml");
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with("regex ="))
+            .expect("regex in [workspace.dependencies]");
+        assert!(line.contains("\"unicode\""), "{line}");
+    }
+}

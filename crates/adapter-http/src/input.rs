@@ -10,7 +10,12 @@
 //!   clause values) may hold any other character, escaped in JSON, and are returned as sent.
 //!
 //! Each refusal is a 400 `invalid_request` naming the JSON Pointer, the parameter or the path.
+//!
+//! A JSON body nests at most [`MAX_JSON_DEPTH`] levels of arrays and objects, checked on the
+//! bytes before they are parsed: whatever a request brings into the audit log (the patch it sent,
+//! as `delta`) stays readable.
 
+use domain::patch::MAX_JSON_DEPTH;
 use domain::FieldError;
 use serde_json::Value;
 
@@ -72,6 +77,51 @@ pub fn check_body(value: &Value) -> Result<(), ApiError> {
     })
 }
 
+/// Whether the JSON text `body` opens more than `limit` arrays and objects inside one another
+/// (brackets in strings do not count). One pass over the bytes, no allocation.
+fn nests_deeper_than(body: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in body {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Refuses a JSON body that nests arrays and objects more than [`MAX_JSON_DEPTH`] levels deep,
+/// before it is parsed.
+///
+/// # Errors
+/// 400 `invalid_request` naming the limit.
+pub fn check_body_depth(body: &[u8]) -> Result<(), ApiError> {
+    if nests_deeper_than(body, MAX_JSON_DEPTH) {
+        return Err(ApiError::invalid(format!(
+            "the request body nests arrays and objects more than {MAX_JSON_DEPTH} levels deep; {MAX_JSON_DEPTH} levels is the limit of a request body's nesting depth"
+        )));
+    }
+    Ok(())
+}
+
 fn first_control(text: &str) -> Option<char> {
     text.chars().find(|c| c.is_control())
 }
@@ -121,6 +171,19 @@ mod tests {
         assert_eq!(at(json!({"a": "tab\there\u{1}", "n": 1})), None);
         let err = check_body(&json!([{"value": "\u{0}"}])).unwrap_err();
         assert_eq!(err.errors[0].attribute, "/0/value");
+    }
+
+    #[test]
+    fn body_depth_counts_brackets_outside_strings() {
+        assert!(!nests_deeper_than(br#"{"a": [1, {"b": 2}]}"#, 3));
+        assert!(nests_deeper_than(br#"{"a": [1, {"b": 2}]}"#, 2));
+        assert!(!nests_deeper_than(br#"[[], [], "[[[[", "\"[[[[{{"]"#, 2));
+        assert!(nests_deeper_than(br#"["\\", [[]]]"#, 2));
+        assert!(!nests_deeper_than(br#"["\\", [[]]]"#, 3));
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        assert!(check_body_depth(deep[1..deep.len() - 1].as_bytes()).is_ok());
+        let err = check_body_depth(deep.as_bytes()).unwrap_err();
+        assert!(err.message.contains("64 levels"), "{}", err.message);
     }
 
     #[test]

@@ -354,8 +354,10 @@ pub fn permit(caller: &service::Caller, action: domain::role::Action) -> Result<
 /// Parses a JSON body.
 ///
 /// # Errors
-/// 400 for malformed JSON, or a NUL character anywhere in it (see [`crate::input`]).
+/// 400 for malformed JSON, JSON nested too deep, or a NUL character anywhere in it (see
+/// [`crate::input`]).
 pub fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    crate::input::check_body_depth(body)?;
     let value = serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?;
     crate::input::check_body(&value)?;

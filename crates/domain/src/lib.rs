@@ -154,6 +154,16 @@ pub const MAX_TARGETS: usize = 15_000;
 /// ```
 pub const MAX_PREREQUISITES: usize = 100;
 
+/// How deep a JSON value a resource holds on behalf of its users (a flag's variation values) may
+/// nest: levels of arrays and objects, so `1` has none and `{"a": [1]}` two. Whole stored
+/// documents and audit entries, which wrap such values in a few more levels, so stay far below
+/// the 128 levels `serde_json` reads back.
+///
+/// ```
+/// assert_eq!(domain::MAX_VALUE_DEPTH, 32);
+/// ```
+pub const MAX_VALUE_DEPTH: usize = 32;
+
 /// Tags: at most [`MAX_TAGS`], each 1..64 characters of `[A-Za-z0-9._-]`.
 pub(crate) fn validate_tags(attribute: &str, tags: &[String], errors: &mut Vec<FieldError>) {
     if tags.len() > MAX_TAGS {

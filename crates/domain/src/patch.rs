@@ -9,7 +9,9 @@
 //! Every request has a bounded cost: a JSON Patch has at most [`MAX_OPERATIONS`] operations, and
 //! no operation may make the document larger than [`MAX_DOCUMENT_BYTES`]. The size is checked
 //! before each operation is applied, from the sizes of the values it inserts and replaces, so a
-//! `copy` that would double a large value is refused without the copy ever being made.
+//! `copy` that would double a large value is refused without the copy ever being made. Nor may
+//! an operation nest the document deeper than [`MAX_JSON_DEPTH`] levels, so that many shallow
+//! operations cannot build a document too deep to store, read back or drop.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -27,6 +29,43 @@ pub const MAX_OPERATIONS: usize = 1000;
 /// fields ([`DERIVED_FIELDS`]) that no patch can write. A patch that makes a document grow past
 /// it is refused; one that leaves a larger document as large or smaller is not.
 pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+
+/// The deepest a JSON document may nest while a patch is applied to it, in levels of arrays and
+/// objects (the HTTP adapter holds request bodies to it too). It leaves room for a resource's own
+/// structure around values of [`crate::MAX_VALUE_DEPTH`] levels, and keeps every stored document
+/// and audit entry well below the 128 levels `serde_json` reads.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Whether `value` nests arrays and objects more than `limit` levels deep (`1` has no level,
+/// `[1]` one, `{"a": [1]}` two). It looks no deeper than `limit + 1` levels, so it costs little
+/// stack whatever the value.
+///
+/// ```
+/// use domain::patch::nests_deeper_than;
+/// use serde_json::json;
+/// assert!(!nests_deeper_than(&json!("text"), 0));
+/// assert!(!nests_deeper_than(&json!({"a": [1]}), 2));
+/// assert!(nests_deeper_than(&json!({"a": [1]}), 1));
+/// ```
+pub fn nests_deeper_than(value: &Value, limit: usize) -> bool {
+    let deeper = |item: &Value| {
+        limit
+            .checked_sub(1)
+            .is_none_or(|rest| nests_deeper_than(item, rest))
+    };
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(deeper),
+        Value::Object(fields) => limit == 0 || fields.values().any(deeper),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => false,
+    }
+}
+
+/// Whether putting `value` at `path` makes that branch of a document deeper than
+/// [`MAX_JSON_DEPTH`]: every token of the path descends into one array or object.
+fn lands_too_deep(path: &json_patch::jsonptr::Pointer, value: &Value) -> bool {
+    let levels = path.tokens().count();
+    levels > MAX_JSON_DEPTH || nests_deeper_than(value, MAX_JSON_DEPTH - levels)
+}
 
 /// Fields the server computes for the representation (links, UI addresses, summaries); they are
 /// read-only and not counted against [`MAX_DOCUMENT_BYTES`].
@@ -366,6 +405,26 @@ impl Measured<'_> {
                 reason: kind.to_string(),
             },
         };
+        let too_deep = || {
+            PatchError::Failed {
+            index,
+            path: path.to_owned(),
+            reason: format!(
+                "it would nest the resource deeper than {MAX_JSON_DEPTH} levels of arrays and objects, the limit of JSON nesting depth"
+            ),
+        }
+        };
+        let landing = match op {
+            Operation::Add(add) => Some((&add.path, Some(&add.value))),
+            Operation::Replace(replace) => Some((&replace.path, Some(&replace.value))),
+            Operation::Copy(copy) => Some((&copy.path, self.doc.pointer(copy.from.as_str()))),
+            Operation::Remove(_) | Operation::Test(_) | Operation::Move(_) => None,
+        };
+        if let Some((at, Some(value))) = landing {
+            if lands_too_deep(at, value) {
+                return Err(too_deep());
+            }
+        }
         let change = match op {
             Operation::Add(add) => add_change(self.doc, &add.path, json_len(&add.value), self.len),
             Operation::Replace(replace) => Change {
@@ -387,6 +446,13 @@ impl Measured<'_> {
                     return Err(fail(json_patch::PatchErrorKind::CannotMoveInsideItself));
                 }
                 let removed = removed_len(self.doc, &mv.from);
+                let value = self
+                    .doc
+                    .pointer(mv.from.as_str())
+                    .ok_or_else(|| fail(json_patch::PatchErrorKind::InvalidFromPointer))?;
+                if lands_too_deep(&mv.path, value) {
+                    return Err(too_deep());
+                }
                 let value = take(self.doc, &mv.from)
                     .ok_or_else(|| fail(json_patch::PatchErrorKind::InvalidFromPointer))?;
                 self.len = self.len.saturating_sub(removed);

@@ -36,6 +36,7 @@ mod common;
 mod api_audit;
 mod api_auth;
 mod api_cost;
+mod api_depth;
 mod api_environments;
 mod api_flag_model;
 mod api_flags;

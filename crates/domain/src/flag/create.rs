@@ -16,7 +16,8 @@ use crate::{normalize_tags, IdSource, ValidationError};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VariationPost {
-    /// The value: boolean, string, number or JSON.
+    /// The value: boolean, string, number or JSON; JSON nests at most 32 levels of arrays and
+    /// objects.
     pub value: Value,
     /// Display name.
     pub name: Option<String>,

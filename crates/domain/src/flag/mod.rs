@@ -48,7 +48,8 @@ pub struct Variation {
     /// UUID, assigned by the server.
     #[serde(rename = "_id", default)]
     pub id: String,
-    /// The served value: a boolean, string, number or JSON value; unique within the flag.
+    /// The served value: a boolean, string, number or JSON value; unique within the flag. A JSON
+    /// value nests at most 32 levels of arrays and objects.
     pub value: Value,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]

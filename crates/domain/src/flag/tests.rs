@@ -260,3 +260,51 @@ fn patches_cannot_remove_variations_in_use_and_errors_name_pointers() {
         "{err}"
     );
 }
+
+/// `{"a": {"a": ... 1}}` with `depth` objects.
+fn nested(depth: usize) -> serde_json::Value {
+    (0..depth).fold(json!(1), |inner, _| json!({ "a": inner }))
+}
+
+#[test]
+fn variation_values_nest_at_most_max_value_depth_levels() {
+    let with_values = |deep: usize| {
+        NewFlag::with_values(
+            FlagKey::parse("j").unwrap(),
+            "J",
+            [nested(deep), json!({"b": 1})],
+        )
+    };
+    let mut fresh = SequentialIds::default();
+    assert!(Flag::create(with_values(crate::MAX_VALUE_DEPTH), 1, &mut fresh).is_ok());
+    let err = Flag::create(with_values(crate::MAX_VALUE_DEPTH + 1), 1, &mut fresh).unwrap_err();
+    assert_eq!(err.errors[0].attribute, "variations[0].value");
+    assert!(err.errors[0].reason.contains("32 levels"), "{err}");
+
+    let (json_flag, mut ids) = {
+        let mut ids = SequentialIds::default();
+        let flag = Flag::create(with_values(1), 1, &mut ids).unwrap();
+        (flag, ids)
+    };
+    let deeper = json!([{"op": "replace", "path": "/variations/0/value/a", "value": nested(32)}]);
+    match json_flag.apply_patch(&ops(deeper), 2, &mut ids) {
+        Err(PatchError::Invalid(err)) => {
+            assert_eq!(err.errors[0].attribute, "/variations/0/value", "{err}");
+            assert!(err.to_string().contains("32 levels"), "{err}");
+        }
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+    let merge = json!({"variations": [{"value": nested(33)}, {"value": 2}]});
+    assert!(matches!(
+        json_flag.apply_merge(&merge, 2, &mut ids),
+        Err(PatchError::Invalid(_))
+    ));
+    let id = json_flag.variations[0].id.clone();
+    let patch = SemanticPatch::parse(json!({"instructions": [
+        {"kind": "updateVariation", "variationId": id, "value": nested(33)}]}))
+    .unwrap();
+    let err = json_flag
+        .apply_instructions(&patch, 2, &mut ids, &Default::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("32 levels"), "{err}");
+}

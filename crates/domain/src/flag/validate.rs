@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::{Flag, FlagConfig, FlagKind, Rollout, Target, VariationOrRollout};
-use crate::{validate_name, validate_tags, FieldError, ValidationError, MAX_PREREQUISITES};
+use crate::{
+    validate_name, validate_tags, FieldError, ValidationError, MAX_PREREQUISITES, MAX_VALUE_DEPTH,
+};
 
 /// Total weight of a rollout: 100% in thousandths of a percent.
 pub const ROLLOUT_TOTAL: i64 = 100_000;
@@ -84,7 +86,8 @@ impl Flag {
     /// Checks every invariant of the flag that can be judged from the flag alone.
     ///
     /// Rules: a non-empty name; valid tags; two to [`MAX_VARIATIONS`] variations with unique
-    /// values (numbers compare by value: `0` and `-0` are the same value); a
+    /// values (numbers compare by value: `0` and `-0` are the same value), each nesting at most
+    /// [`crate::MAX_VALUE_DEPTH`] levels of arrays and objects; a
     /// boolean flag has exactly `true` and `false`; a multivariate flag's values share one type
     /// (string, number or JSON); defaults, targets, rules, rollouts, fallthrough and off
     /// variation name existing variations; rollout weights are 0..=100000 and sum to 100000; a
@@ -149,6 +152,21 @@ impl Flag {
                     self.variations.len()
                 ),
             ));
+            return;
+        }
+        let mut too_deep = false;
+        for (i, variation) in self.variations.iter().enumerate() {
+            if crate::patch::nests_deeper_than(&variation.value, MAX_VALUE_DEPTH) {
+                too_deep = true;
+                errors.push(FieldError::new(
+                    format!("variations[{i}].value"),
+                    format!(
+                        "nests arrays and objects more than {MAX_VALUE_DEPTH} levels deep; a variation value nests at most {MAX_VALUE_DEPTH} levels"
+                    ),
+                ));
+            }
+        }
+        if too_deep {
             return;
         }
         let mut seen: HashMap<String, usize> = HashMap::with_capacity(self.variations.len());

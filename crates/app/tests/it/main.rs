@@ -45,6 +45,7 @@ mod api_projects;
 mod api_protocol;
 mod api_safety;
 mod api_segments;
+mod api_size_cap;
 mod api_tokens;
 mod concurrency;
 mod http_edge;

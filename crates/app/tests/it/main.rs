@@ -52,6 +52,7 @@ mod http_edge;
 mod openapi;
 mod permissions;
 mod storage;
+mod storage_audit;
 mod storage_large;
 mod webhook_targets;
 mod webhooks;

@@ -159,6 +159,7 @@ on_both_backends!(
     token_authority_follows_rank,
     sdk_and_mobile_keys_are_masked_in_the_audit_delta,
     a_service_token_never_acts_as_its_creator,
+    environments_per_project_are_limited,
 );
 
 /// The database goes away under a running service: requests with a cached token and with an
@@ -266,4 +267,34 @@ async fn a_service_token_never_acts_as_its_creator(backend: Backend) {
             .await;
         assert_eq!(renamed.status, 200, "{}", renamed.body);
     }
+}
+
+/// A project holds at most 100 environments, whether they come with the project or one by one:
+/// each adds a configuration to every flag, so their number bounds a flag's size.
+async fn environments_per_project_are_limited(backend: Backend) {
+    let app = spawn(backend).await;
+    let environments: Vec<Value> = (0..100)
+        .map(|n| json!({"key": format!("e{n}"), "name": format!("E{n}"), "color": "aabbcc"}))
+        .collect();
+    let created = app
+        .post(
+            "/api/v2/projects",
+            json!({"key": "p", "name": "P", "environments": environments}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let refused = app
+        .post(
+            "/api/v2/projects/p/environments",
+            json!({"key": "one-more", "name": "One more", "color": "aabbcc"}),
+        )
+        .await;
+    refused.assert_error(400, "invalid_request");
+    assert!(
+        refused.body["message"].as_str().unwrap().contains("100"),
+        "{}",
+        refused.body
+    );
+    let listed = app.get("/api/v2/projects/p/environments").await;
+    assert_eq!(listed.body["totalCount"], 100);
 }

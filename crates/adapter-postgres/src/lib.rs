@@ -46,6 +46,10 @@ pub fn migrate(url: &str) -> Result<(), PostgresError> {
 /// must not hold requests (and their clients) for long.
 pub const CONNECTION_WAIT: Duration = Duration::from_secs(2);
 
+/// Set on every connection: no statement may run longer than this (a runaway query answers 503
+/// instead of holding a database core). Requests are bounded far below it.
+pub const STATEMENT_TIMEOUT: &str = "SET statement_timeout = '30s'";
+
 /// `url` with libpq's `connect_timeout` (seconds) unless it sets one: an unreachable host that
 /// drops packets would otherwise hold a connection attempt for minutes.
 ///
@@ -73,7 +77,7 @@ pub fn with_connect_timeout(url: &str) -> String {
 pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
     let url = with_connect_timeout(url);
     migrate(&url)?;
-    let manager = DbConnectionManager::new(url, Engine::Postgres, "");
+    let manager = DbConnectionManager::new(url, Engine::Postgres, STATEMENT_TIMEOUT);
     let pool = diesel::r2d2::Pool::builder()
         .max_size(pool_size.max(1))
         .connection_timeout(CONNECTION_WAIT)

@@ -185,6 +185,14 @@ pub fn map_error(err: DieselError) -> StoreError {
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
             StoreError::Unavailable(info.message().to_owned())
         }
+        // PostgreSQL's statement_timeout (SQLSTATE 57014): the database did not answer in time.
+        DieselError::DatabaseError(_, info)
+            if info
+                .message()
+                .contains("canceling statement due to statement timeout") =>
+        {
+            StoreError::Unavailable(info.message().to_owned())
+        }
         DieselError::DatabaseError(_, info)
             if info.message().contains("database is locked")
                 || info.message().contains("deadlock detected") =>

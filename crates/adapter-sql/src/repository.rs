@@ -23,9 +23,10 @@ use ports::{
 };
 
 use crate::schema::{
-    audit_log, audit_resources, environment_old_keys, environment_tags, environments, flag_configs,
-    flag_prerequisites, flag_segment_refs, flag_tags, flags, members, project_tags, projects,
-    segment_tags, segments, tokens, webhook_attempts, webhook_deliveries, webhooks,
+    audit_details, audit_log, audit_resources, environment_old_keys, environment_tags,
+    environments, flag_configs, flag_prerequisites, flag_segment_refs, flag_tags, flags, members,
+    project_tags, projects, segment_tags, segments, tokens, webhook_attempts, webhook_deliveries,
+    webhooks,
 };
 use crate::{map_error, DbConnection};
 
@@ -59,6 +60,31 @@ impl<T> OrStoreError<T> for QueryResult<T> {
 
 fn corrupt(what: &str, err: impl std::fmt::Display) -> StoreError {
     StoreError::Other(format!("stored {what} cannot be read: {err}"))
+}
+
+/// An audit entry's detail as stored in `audit_details.detail`, apart from the listing fields
+/// in `audit_log.entry` (which, for entries written before, hold the detail too).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AuditDetailRef<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous_version: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    current_version: Option<&'a serde_json::Value>,
+}
+
+/// [`AuditDetailRef`], read back.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuditDetail {
+    #[serde(default)]
+    delta: Option<serde_json::Value>,
+    #[serde(default)]
+    previous_version: Option<serde_json::Value>,
+    #[serde(default)]
+    current_version: Option<serde_json::Value>,
 }
 
 /// The text that `query` filters search: key and name, lower-cased, on separate lines so that a
@@ -1913,7 +1939,9 @@ impl Repository for SqlRepository<'_> {
     }
 
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
-        let json = serde_json::to_string(entry).map_err(|e| StoreError::Other(e.to_string()))?;
+        // The listing fields and the detail are stored apart: a listing reads only the former.
+        let json = serde_json::to_string(&entry.listing())
+            .map_err(|e| StoreError::Other(e.to_string()))?;
         diesel::insert_into(audit_log::table)
             .values((
                 audit_log::id.eq(&entry.id),
@@ -1928,6 +1956,24 @@ impl Repository for SqlRepository<'_> {
             ))
             .execute(self.conn)
             .store()?;
+        if entry.delta.is_some()
+            || entry.previous_version.is_some()
+            || entry.current_version.is_some()
+        {
+            let detail = serde_json::to_string(&AuditDetailRef {
+                delta: entry.delta.as_ref(),
+                previous_version: entry.previous_version.as_ref(),
+                current_version: entry.current_version.as_ref(),
+            })
+            .map_err(|e| StoreError::Other(e.to_string()))?;
+            diesel::insert_into(audit_details::table)
+                .values((
+                    audit_details::entry_id.eq(&entry.id),
+                    audit_details::detail.eq(detail),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
         let mut resources: Vec<&String> = entry
             .accesses
             .iter()
@@ -1999,8 +2045,12 @@ impl Repository for SqlRepository<'_> {
             let exhausted = rows.len() < usize::try_from(batch).unwrap_or(usize::MAX);
             for (date, id, json) in rows {
                 cursor = Some((date, id));
-                let entry: AuditEntry =
+                let mut entry: AuditEntry =
                     serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+                // Only entries written before the detail was stored apart still carry it.
+                entry.delta = None;
+                entry.previous_version = None;
+                entry.current_version = None;
                 let matches = q.spec.as_ref().is_none_or(|spec| {
                     entry
                         .accesses
@@ -2023,14 +2073,27 @@ impl Repository for SqlRepository<'_> {
     }
 
     fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
-        let json: Option<String> = audit_log::table
-            .find(id)
-            .select(audit_log::entry)
+        let row: Option<(String, Option<String>)> = audit_log::table
+            .left_join(audit_details::table)
+            .filter(audit_log::id.eq(id))
+            .select((audit_log::entry, audit_details::detail.nullable()))
             .first(self.conn)
             .optional()
             .store()?;
-        json.map(|j| serde_json::from_str(&j).map_err(|e| corrupt("audit entry", e)))
-            .transpose()
+        let Some((json, detail)) = row else {
+            return Ok(None);
+        };
+        let mut entry: AuditEntry =
+            serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+        // Without a detail row, the entry was written with its detail inside.
+        if let Some(detail) = detail {
+            let detail: AuditDetail =
+                serde_json::from_str(&detail).map_err(|e| corrupt("audit entry detail", e))?;
+            entry.delta = detail.delta;
+            entry.previous_version = detail.previous_version;
+            entry.current_version = detail.current_version;
+        }
+        Ok(Some(entry))
     }
 
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {

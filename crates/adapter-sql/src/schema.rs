@@ -186,6 +186,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    audit_details (entry_id) {
+        entry_id -> Text,
+        detail -> Text,
+    }
+}
+
+diesel::table! {
     webhooks (id) {
         id -> Text,
         creation_date -> BigInt,
@@ -220,6 +227,7 @@ diesel::table! {
 }
 
 diesel::joinable!(tokens -> members (member_id));
+diesel::joinable!(audit_details -> audit_log (entry_id));
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -239,6 +247,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     flag_segment_refs,
     audit_log,
     audit_resources,
+    audit_details,
     webhooks,
     webhook_deliveries,
     webhook_attempts,

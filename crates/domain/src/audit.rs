@@ -122,13 +122,39 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
-    /// The listing view: the entry without `delta`, `previousVersion` and `currentVersion`.
+    /// The listing view: the entry without `delta`, `previousVersion` and `currentVersion`
+    /// (which are not copied).
+    ///
+    /// ```
+    /// # use domain::audit::{AuditEntry, AuditTarget};
+    /// let entry = AuditEntry {
+    ///     id: "1".into(), links: Default::default(), date: 1, kind: "flag".into(),
+    ///     name: "f".into(), description: "d".into(), short_description: "s".into(),
+    ///     comment: None, accesses: vec![], member: None, token: None,
+    ///     target: AuditTarget { name: "f".into(), resources: vec![], links: Default::default() },
+    ///     delta: None, previous_version: None, current_version: Some(serde_json::json!({"key": "f"})),
+    /// };
+    /// let listing = entry.listing();
+    /// assert_eq!(listing.current_version, None);
+    /// assert_eq!(listing.name, "f");
+    /// ```
     pub fn listing(&self) -> AuditEntry {
         AuditEntry {
+            id: self.id.clone(),
+            links: self.links.clone(),
+            date: self.date,
+            kind: self.kind.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            short_description: self.short_description.clone(),
+            comment: self.comment.clone(),
+            accesses: self.accesses.clone(),
+            member: self.member.clone(),
+            token: self.token.clone(),
+            target: self.target.clone(),
             delta: None,
             previous_version: None,
             current_version: None,
-            ..self.clone()
         }
     }
 }

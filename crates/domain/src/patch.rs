@@ -102,7 +102,7 @@ pub enum PatchError {
         reason: String,
     },
     /// The patch would make the document larger than the limit (HTTP 422).
-    #[error("{operation} would make the resource larger than {limit} bytes of JSON, the limit of a patched resource")]
+    #[error("{operation} would make the resource larger than {limit} bytes of JSON, the size limit of a resource")]
     TooLarge {
         /// Which operation (`operation at index 3 on '/x'`, `the merge patch`).
         operation: String,
@@ -557,7 +557,8 @@ pub fn apply_within(
 
 /// Checks a change made by other means than a JSON or merge patch (a semantic patch): `after`
 /// may not be larger than [`MAX_DOCUMENT_BYTES`] (as [`apply`] counts) unless it is no larger
-/// than `before`. Measuring costs no more than the change did, as it cannot copy.
+/// than `before`. Measuring costs no more than the change did, as it cannot copy. The same as
+/// [`check_size`]`("the change", Some(before), after)`.
 ///
 /// ```
 /// use domain::patch::{check_growth, MAX_DOCUMENT_BYTES};
@@ -571,15 +572,43 @@ pub fn apply_within(
 /// # Errors
 /// [`PatchError::TooLarge`].
 pub fn check_growth<T: Serialize>(before: &T, after: &T) -> Result<(), PatchError> {
+    check_size("the change", Some(before), after)
+}
+
+/// Checks a resource written by other means than a JSON or merge patch against
+/// [`MAX_DOCUMENT_BYTES`] (as [`apply`] counts): a changed resource (`before` is what it was: a
+/// semantic patch, a copy between environments) may be larger only if it is no larger than
+/// before; a new one (`before` is `None`: a create, a clone) may not be larger at all. `what`
+/// names the change in the error. Measuring counts bytes without building the text.
+///
+/// ```
+/// use domain::patch::{check_size, MAX_DOCUMENT_BYTES};
+/// let small = serde_json::json!({"d": ""});
+/// let big = serde_json::json!({"d": "x".repeat(MAX_DOCUMENT_BYTES)});
+/// assert!(check_size("the clone", None, &small).is_ok());
+/// let err = check_size("the clone", None, &big).unwrap_err();
+/// assert!(err.to_string().starts_with("the clone would make the resource larger than 1048576 bytes"));
+/// assert!(check_size("the copy", Some(&big), &small).is_ok());
+/// assert!(check_size("the copy", Some(&big), &big).is_ok());
+/// assert!(check_size("the copy", Some(&small), &big).is_err());
+/// ```
+///
+/// # Errors
+/// [`PatchError::TooLarge`].
+pub fn check_size<T: Serialize>(
+    what: &str,
+    before: Option<&T>,
+    after: &T,
+) -> Result<(), PatchError> {
     let len = json_len(after);
-    if len <= MAX_DOCUMENT_BYTES || len <= json_len(before) {
+    if len <= MAX_DOCUMENT_BYTES || before.is_some_and(|before| len <= json_len(before)) {
         return Ok(());
     }
     if len.saturating_sub(derived_len(&to_document(after)?)) <= MAX_DOCUMENT_BYTES {
         return Ok(());
     }
     Err(PatchError::TooLarge {
-        operation: "the change".into(),
+        operation: what.to_owned(),
         limit: MAX_DOCUMENT_BYTES,
     })
 }

@@ -82,8 +82,9 @@ pub struct NewProjectWithEnvironments {
     pub environments: Vec<crate::environment::NewEnvironment>,
 }
 
-/// The most environments `POST /projects` creates with the project.
-pub const MAX_NEW_ENVIRONMENTS: usize = 100;
+/// The most environments a project holds, and so the most `POST /projects` creates with it.
+/// Each environment adds a configuration to every flag, so this bounds a flag's size.
+pub const MAX_ENVIRONMENTS: usize = 100;
 
 /// `POST /projects` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -137,11 +138,11 @@ impl ProjectPost {
         let posts = self
             .environments
             .unwrap_or_else(crate::environment::default_environments);
-        if posts.len() > MAX_NEW_ENVIRONMENTS {
+        if posts.len() > MAX_ENVIRONMENTS {
             return Err(ValidationError::single(
                 "environments",
                 format!(
-                    "a project is created with at most {MAX_NEW_ENVIRONMENTS} environments, not {}",
+                    "a project is created with at most {MAX_ENVIRONMENTS} environments, not {}",
                     posts.len()
                 ),
             ));

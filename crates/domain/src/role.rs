@@ -163,8 +163,33 @@ impl Actor<'_> {
         if service_token {
             return self.role >= token_role;
         }
-        let own = !self.service_token && self.member_id == member_id;
-        own || self.role > member_role
+        self.is(member_id) || self.role > member_role
+    }
+
+    /// Whether this actor may change or delete member `member_id` (whose role is
+    /// `member_role`): itself, or a member whose role is not above the actor's. An admin never
+    /// edits the owner; a service token is no member, so it is never "itself".
+    ///
+    /// ```
+    /// use domain::role::{Actor, Role};
+    /// let admin = Actor { role: Role::Admin, member_id: "a", service_token: false };
+    /// assert!(admin.may_change_member("b", Role::Admin));
+    /// assert!(!admin.may_change_member("o", Role::Owner));
+    /// ```
+    pub fn may_change_member(&self, member_id: &str, member_role: Role) -> bool {
+        self.is(member_id) || self.role >= member_role
+    }
+
+    /// Whether this actor acts as member `member_id`: through one of that member's personal
+    /// tokens (a service token acts for the account, never as the member who created it).
+    ///
+    /// ```
+    /// use domain::role::{Actor, Role};
+    /// assert!(Actor { role: Role::Admin, member_id: "a", service_token: false }.is("a"));
+    /// assert!(!Actor { role: Role::Admin, member_id: "a", service_token: true }.is("a"));
+    /// ```
+    pub fn is(&self, member_id: &str) -> bool {
+        !self.service_token && self.member_id == member_id
     }
 }
 
@@ -184,9 +209,11 @@ pub fn actor_rules_markdown() -> String {
          outranks that member's. Nobody outranks the owner, so only the owner touches the owner's tokens, and \
          an admin never touches another admin's. A reset secret acts with at most its member's role.",
         "- Service tokens belong to the account: any token manager whose role is at least the token's may \
-         change, reset or delete them. A service token never acts as the member who created it.",
-        "- A member whose role is above the caller's cannot be changed or deleted by the caller; the owner \
-         is never deleted or demoted, and only the owner transfers ownership (then becoming an admin).",
+         change, reset or delete them. A service token never acts as the member who created it: it creates \
+         only service tokens, and `members/me` names no member for it.",
+        "- A member whose role is above the caller's cannot be changed or deleted by the caller (an admin \
+         never edits the owner); the owner is never deleted or demoted, and only the owner transfers \
+         ownership (then becoming an admin).",
         "- Role checks are made on the caller's member as it stands inside the request's transaction, so \
          a demotion or an ownership transfer that commits first counts.",
         "",

@@ -423,9 +423,11 @@ pub trait Repository {
     ) -> StoreResult<Vec<String>>;
     /// Appends an audit entry (with its detail fields).
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()>;
-    /// Newest-first audit entries matching `query` (full entries; callers pick the view).
+    /// Newest-first audit entries matching `query`, in the listing view
+    /// ([`AuditEntry::listing`]: no `delta`, `previousVersion`, `currentVersion`). The detail,
+    /// up to two resources of 1 MiB each per entry, is not read.
     fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
-    /// One audit entry.
+    /// One audit entry, with its detail fields.
     fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>>;
     /// Stores a new webhook created at `now`.
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()>;

@@ -170,10 +170,9 @@ impl Service {
         query: &AuditQuery,
     ) -> ServiceResult<Vec<AuditEntry>> {
         caller.require(Action::ViewResources)?;
-        let entries = self
-            .store
-            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })?;
-        Ok(entries.iter().map(AuditEntry::listing).collect())
+        // The store gives the listing view, without reading any entry's detail.
+        self.store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })
     }
 
     /// One audit entry with its detail fields.

@@ -85,8 +85,16 @@ impl Service {
         let now = self.now();
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                // Held so that no flag is created meanwhile without a config here.
+                // Held so that no flag is created meanwhile without a config here (and no other
+                // environment, past the limit).
                 let project = lock_project(repo, project_key)?;
+                let existing = repo.environments_of(std::slice::from_ref(&project.id))?.len();
+                if existing >= domain::project::MAX_ENVIRONMENTS {
+                    return Err(ServiceError::invalid(format!(
+                        "project '{project_key}' already has {existing} environments, the limit of a project is {}",
+                        domain::project::MAX_ENVIRONMENTS
+                    )));
+                }
                 let env = Environment::create(&project.key, new.clone(), new_credentials(), now);
                 repo.insert_environment(&project.id, &env)?;
                 let configs: Vec<_> = repo

@@ -150,6 +150,13 @@ fn load_flag(
     Ok(flag)
 }
 
+/// 400 when a new flag or segment (created or cloned) would be larger than the resource size
+/// limit ([`domain::patch::MAX_DOCUMENT_BYTES`]); `what` names it in the message.
+pub(crate) fn check_new_size<T: serde::Serialize>(what: &str, resource: &T) -> ServiceResult<()> {
+    domain::patch::check_size(what, None, resource)
+        .map_err(|e| ServiceError::invalid(e.to_string()))
+}
+
 /// A flag to change, held until the transaction ends.
 fn lock_flag(
     repo: &mut dyn Repository,
@@ -168,7 +175,8 @@ impl Service {
     /// Creates a flag; it appears in every environment of the project with targeting off.
     ///
     /// # Errors
-    /// 400, 403, 404 for an unknown project, 409 for a taken key.
+    /// 400 (also for a flag larger than the resource size limit), 403, 404 for an unknown
+    /// project, 409 for a taken key.
     pub fn create_flag(
         &self,
         caller: &Caller,
@@ -190,6 +198,7 @@ impl Service {
                     flag.environments.insert(env.key, config);
                 }
                 flag.refresh_links(&project.key, &no_names());
+                check_new_size("the new flag", &flag)?;
                 repo.insert_flag(&project.id, &flag)?;
                 let change = Change::new(
                     "flag",
@@ -380,8 +389,8 @@ impl Service {
     /// Copies parts of one environment's configuration onto another.
     ///
     /// # Errors
-    /// 400 for unknown or identical environments, 403, 404, 409 for a `currentVersion` that
-    /// does not match.
+    /// 400 for unknown or identical environments or a copy that would grow the flag past the
+    /// resource size limit, 403, 404, 409 for a `currentVersion` that does not match.
     pub fn copy_flag_config(
         &self,
         caller: &Caller,
@@ -446,7 +455,8 @@ impl Service {
     /// every environment.
     ///
     /// # Errors
-    /// 400, 403, 404 for an unknown project or source flag, 409 for a taken key.
+    /// 400 (also for a clone larger than the resource size limit), 403, 404 for an unknown
+    /// project or source flag, 409 for a taken key.
     pub fn clone_flag(
         &self,
         caller: &Caller,
@@ -465,6 +475,7 @@ impl Service {
                 let original = load_flag(repo, &project.id, project_key, source)?;
                 let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 clone.refresh_links(&project.key, &no_names());
+                check_new_size("the clone", &clone)?;
                 repo.insert_flag(&project.id, &clone)?;
                 let mut change = Change::new(
                     "flag",

@@ -15,7 +15,7 @@ mod webhooks;
 
 use std::sync::Arc;
 
-use domain::role::{Action, Role};
+use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
 use ports::{Clock, Store};
 
@@ -51,6 +51,15 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Who is acting, for the rules about whom the caller may act on.
+    pub fn actor(&self) -> Actor<'_> {
+        Actor {
+            role: self.role,
+            member_id: &self.member_id,
+            service_token: self.service_token,
+        }
+    }
+
     /// Refuses callers whose role may not do `action` (see the table in `domain::role`).
     ///
     /// # Errors

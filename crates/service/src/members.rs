@@ -22,11 +22,29 @@ pub struct MemberPage {
 }
 
 /// The member `id` names: `me` is the caller's.
-fn member_id<'a>(caller: &'a Caller, id: &'a str) -> &'a str {
-    if id == "me" {
-        caller.member_id.as_str()
+///
+/// # Errors
+/// 404 for `me` with a service token, which acts for the account and is no member.
+fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<&'a str> {
+    match id {
+        "me" if caller.service_token => Err(ServiceError::NotFound(
+            "a service token belongs to the account, not to a member: there is no 'me'".into(),
+        )),
+        "me" => Ok(caller.member_id.as_str()),
+        id => Ok(id),
+    }
+}
+
+/// Refuses a change of `member` by a caller ranked below it (see
+/// [`domain::role::Actor::may_change_member`]).
+fn may_change(caller: &Caller, member: &Member, what: &str) -> ServiceResult<()> {
+    if caller.actor().may_change_member(&member.id, member.role) {
+        Ok(())
     } else {
-        id
+        Err(ServiceError::Forbidden(format!(
+            "cannot {what} a member whose role '{}' is above your own '{}'",
+            member.role, caller.role
+        )))
     }
 }
 
@@ -35,7 +53,7 @@ fn member_not_found(id: &str) -> ServiceError {
 }
 
 fn load_member(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<Member> {
-    let id = member_id(caller, id);
+    let id = member_id(caller, id)?;
     repo.get_member(id)?.ok_or_else(|| member_not_found(id))
 }
 
@@ -142,12 +160,13 @@ impl Service {
         patch: &JsonPatchBody,
     ) -> ServiceResult<Member> {
         caller.require(Action::ManageMembers)?;
-        let target = member_id(caller, id);
+        let target = member_id(caller, id)?;
         let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &[target])?;
             let caller = held.caller.clone();
             caller.require(Action::ManageMembers)?;
             let mut member = held.take(target).ok_or_else(|| member_not_found(target))?;
+            may_change(&caller, &member, "change")?;
             let next = member.apply_patch(&patch.operations, caller.role)?;
             let mut changed = vec![];
             let mut audit = Change::new(
@@ -212,7 +231,7 @@ impl Service {
     /// than the caller.
     pub fn delete_member(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageMembers)?;
-        let target = member_id(caller, id);
+        let target = member_id(caller, id)?;
         let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &[target])?;
             let caller = held.caller.clone();
@@ -224,12 +243,7 @@ impl Service {
                         .into(),
                 ));
             }
-            if member.role > caller.role {
-                return Err(ServiceError::Forbidden(format!(
-                    "cannot delete a member whose role '{}' is above your own '{}'",
-                    member.role, caller.role
-                )));
-            }
+            may_change(&caller, &member, "delete")?;
             let owner = repo
                 .find_owner()?
                 .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;

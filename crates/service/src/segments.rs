@@ -136,7 +136,8 @@ impl Service {
     /// Creates a segment (targets and rules come by patch).
     ///
     /// # Errors
-    /// 400, 403, 404, 409 for a taken key.
+    /// 400 (also for a segment larger than the resource size limit), 403, 404, 409 for a taken
+    /// key.
     pub fn create_segment(
         &self,
         caller: &Caller,
@@ -147,6 +148,7 @@ impl Service {
         caller.require(Action::ManageSegments)?;
         let key = post.key.clone();
         let segment = Segment::create(post, project_key, environment_key, self.now())?;
+        crate::flags::check_new_size("the new segment", &segment)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
                 let project_id = environment_of(repo, project_key, environment_key)?;

@@ -3,7 +3,7 @@
 use domain::audit::resource;
 use domain::patch::JsonPatchBody;
 use domain::query::Page;
-use domain::role::{Action, Actor, Role};
+use domain::role::{Action, Role};
 use domain::token::{Token, TokenPatch, TokenPost};
 use ports::{Locked, Repository, StoreExt};
 
@@ -98,12 +98,7 @@ fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceRe
             ))
         }
     };
-    let actor = Actor {
-        role: caller.role,
-        member_id: &caller.member_id,
-        service_token: caller.service_token,
-    };
-    if !actor.may_manage_token(
+    if !caller.actor().may_manage_token(
         &token.member_id,
         member_role,
         token.service_token,
@@ -148,6 +143,13 @@ impl Service {
         };
         if let Some(refused) = above_caller(caller) {
             return Err(refused);
+        }
+        if caller.service_token && !new.service_token {
+            // A personal token would belong to the member who created this service token, and
+            // act as that member (as the owner, for a service token the owner made).
+            return Err(ServiceError::Forbidden(
+                "a service token acts for the account, not for a member: it can create only service tokens (\"serviceToken\": true)".into(),
+            ));
         }
         let now = self.now();
         let secret = new_secret();

@@ -188,7 +188,7 @@ async fn change_roles_and_transfer_ownership(backend: Backend) {
         json!([{"op": "replace", "path": "/role", "value": "reader"}]),
     )
     .await
-    .assert_error(422, "patch_failed");
+    .assert_error(403, "forbidden");
     app.delete_as(&ann_token, &format!("/api/v2/members/{owner_id}"))
         .await
         .assert_error(409, "optimistic_locking_error");

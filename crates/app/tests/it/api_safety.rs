@@ -158,6 +158,8 @@ on_both_backends!(
     an_admin_cannot_touch_the_owners_tokens,
     token_authority_follows_rank,
     sdk_and_mobile_keys_are_masked_in_the_audit_delta,
+    a_service_token_never_acts_as_its_creator,
+    environments_per_project_are_limited,
 );
 
 /// The database goes away under a running service: requests with a cached token and with an
@@ -185,4 +187,114 @@ async fn a_database_outage_is_a_plain_503() {
             assert!(!message.contains(leak), "{message}");
         }
     }
+}
+
+/// A service token acts for the account, never as the member who created it: it cannot mint a
+/// personal token of that member (the owner's would act as the owner), `me` is nobody, and it
+/// cannot edit a member ranked above its role. Nor can an admin edit the owner.
+async fn a_service_token_never_acts_as_its_creator(backend: Backend) {
+    let app = spawn(backend).await;
+    let owner = app.get("/api/v2/members/me").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let service = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "ci", "role": "admin", "serviceToken": true}),
+        )
+        .await
+        .body["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.post_as(
+        &service,
+        "/api/v2/tokens",
+        json!({"name": "x", "role": "admin"}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    let minted = app
+        .post_as(
+            &service,
+            "/api/v2/tokens",
+            json!({"name": "y", "role": "writer", "serviceToken": true}),
+        )
+        .await;
+    assert_eq!(minted.status, 201, "{}", minted.body);
+    app.get_as(&service, "/api/v2/members/me")
+        .await
+        .assert_error(404, "not_found");
+    app.patch_as(
+        &service,
+        "/api/v2/members/me",
+        json!([{"op": "add", "path": "/lastName", "value": "x"}]),
+    )
+    .await
+    .assert_error(404, "not_found");
+    app.patch_as(
+        &service,
+        &format!("/api/v2/members/{owner}"),
+        json!([{"op": "add", "path": "/lastName", "value": "x"}]),
+    )
+    .await
+    .assert_error(403, "forbidden");
+
+    let admin_member = app.member("admin@example.com", "admin").await;
+    let admin = app.token_of_member(&admin_member, Role::Admin);
+    app.patch_as(
+        &admin,
+        &format!("/api/v2/members/{owner}"),
+        json!([{"op": "add", "path": "/lastName", "value": "x"}]),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    let me = app.get("/api/v2/members/me").await.body;
+    assert_eq!(
+        (me["role"].as_str(), me.get("lastName")),
+        (Some("owner"), None)
+    );
+    // An admin still edits members it does not rank below, itself included.
+    let writer = app.member("writer@example.com", "writer").await;
+    for member in [&writer, &admin_member] {
+        let renamed = app
+            .patch_as(
+                &admin,
+                &format!("/api/v2/members/{member}"),
+                json!([{"op": "add", "path": "/lastName", "value": "y"}]),
+            )
+            .await;
+        assert_eq!(renamed.status, 200, "{}", renamed.body);
+    }
+}
+
+/// A project holds at most 100 environments, whether they come with the project or one by one:
+/// each adds a configuration to every flag, so their number bounds a flag's size.
+async fn environments_per_project_are_limited(backend: Backend) {
+    let app = spawn(backend).await;
+    let environments: Vec<Value> = (0..100)
+        .map(|n| json!({"key": format!("e{n}"), "name": format!("E{n}"), "color": "aabbcc"}))
+        .collect();
+    let created = app
+        .post(
+            "/api/v2/projects",
+            json!({"key": "p", "name": "P", "environments": environments}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let refused = app
+        .post(
+            "/api/v2/projects/p/environments",
+            json!({"key": "one-more", "name": "One more", "color": "aabbcc"}),
+        )
+        .await;
+    refused.assert_error(400, "invalid_request");
+    assert!(
+        refused.body["message"].as_str().unwrap().contains("100"),
+        "{}",
+        refused.body
+    );
+    let listed = app.get("/api/v2/projects/p/environments").await;
+    assert_eq!(listed.body["totalCount"], 100);
 }

@@ -39,6 +39,21 @@ impl Db {
             Guard::Sqlite(_) => panic!("an outage is simulated on PostgreSQL only"),
         }
     }
+
+    /// Runs SQL straight on the database, past the store (e.g. to write rows in an older format).
+    pub fn execute_sql(&self, sql: &str) {
+        use diesel::connection::SimpleConnection;
+        use diesel::Connection;
+        match &self._guard {
+            Guard::Sqlite(path) => diesel::SqliteConnection::establish(&path.display().to_string())
+                .expect("connect to the test database")
+                .batch_execute(sql),
+            Guard::Postgres(db) => diesel::PgConnection::establish(db.url())
+                .expect("connect to the test database")
+                .batch_execute(sql),
+        }
+        .expect("run SQL");
+    }
 }
 
 impl Drop for Guard {

@@ -101,7 +101,8 @@ impl Flag {
     /// ```
     ///
     /// # Errors
-    /// [`CopyError::Invalid`] for an unknown or identical environment or both action lists;
+    /// [`CopyError::Invalid`] for an unknown or identical environment or both action lists, or
+    /// when the copy would make the flag grow past [`crate::patch::MAX_DOCUMENT_BYTES`];
     /// [`CopyError::VersionMismatch`] when a `currentVersion` does not match.
     pub fn copy_config(&self, post: &FlagCopyPost, now: i64) -> Result<Flag, CopyError> {
         let actions: Vec<CopyAction> = match (&post.included_actions, &post.excluded_actions) {
@@ -162,6 +163,8 @@ impl Flag {
             }
         }
         next.settle_change(self, now);
+        crate::patch::check_size("the copy", Some(self), &next)
+            .map_err(|e| CopyError::Invalid(e.to_string()))?;
         Ok(next)
     }
 

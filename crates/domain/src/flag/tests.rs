@@ -261,6 +261,40 @@ fn patches_cannot_remove_variations_in_use_and_errors_name_pointers() {
     );
 }
 
+#[test]
+fn a_copy_cannot_grow_a_flag_past_the_size_limit() {
+    let (mut flag, _) = flag_in(&["test", "production", "staging"]);
+    let values: Vec<String> = (0..15_000).map(|i| format!("user-{i:0>19}")).collect();
+    flag.environments.get_mut("test").unwrap().targets = vec![Target {
+        variation: 0,
+        values,
+        context_kind: "user".into(),
+    }];
+    let post = |target: &str| FlagCopyPost {
+        source: CopyEnvironment {
+            key: "test".into(),
+            current_version: None,
+        },
+        target: CopyEnvironment {
+            key: target.into(),
+            current_version: None,
+        },
+        comment: None,
+        included_actions: None,
+        excluded_actions: None,
+    };
+    let once = flag.copy_config(&post("production"), 2).unwrap();
+    let err = once.copy_config(&post("staging"), 3).unwrap_err();
+    assert!(
+        matches!(&err, CopyError::Invalid(m) if m.starts_with("the copy would make the resource larger than 1048576 bytes")),
+        "{err}"
+    );
+    // Copying an empty configuration back shrinks it: allowed.
+    let mut back = post("production");
+    back.source.key = "staging".into();
+    assert!(once.copy_config(&back, 3).is_ok());
+}
+
 /// `{"a": {"a": ... 1}}` with `depth` objects.
 fn nested(depth: usize) -> serde_json::Value {
     (0..depth).fold(json!(1), |inner, _| json!({ "a": inner }))

@@ -1,0 +1,133 @@
+//! The audit log's storage: a listing reads the small listing fields only, never an entry's
+//! detail (`delta`, `previousVersion`, `currentVersion`), which can be two resources of up to
+//! 1 MiB each; the detail view reads both. Entries written before the detail was stored apart
+//! (everything in one row) still list and read in detail.
+
+use domain::audit::{Access, AuditEntry, AuditQuery, AuditTarget};
+use domain::link::Links;
+use ports::{StoreError, StoreExt};
+use serde_json::json;
+
+use crate::common::{open, Backend};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+fn entry(n: i64, version_bytes: usize) -> AuditEntry {
+    AuditEntry {
+        id: format!("{n:024x}"),
+        links: Links::new(),
+        date: 1_700_000_000_000 + n,
+        kind: "flag".into(),
+        name: format!("f{n}"),
+        description: format!("changed flag f{n}"),
+        short_description: "updated flag".into(),
+        comment: Some("why".into()),
+        accesses: vec![Access {
+            action: "updateFlag".into(),
+            resource: format!("proj/web:env/*:flag/f{n}"),
+        }],
+        member: None,
+        token: None,
+        target: AuditTarget {
+            name: format!("f{n}"),
+            resources: vec![format!("proj/web:env/*:flag/f{n}")],
+            links: Links::new(),
+        },
+        delta: Some(json!([{"op": "replace", "path": "/description", "value": n}])),
+        previous_version: Some(json!({"description": "p".repeat(version_bytes)})),
+        current_version: Some(json!({"description": "c".repeat(version_bytes)})),
+    }
+}
+
+fn query(limit: &str, spec: Option<&str>) -> AuditQuery {
+    AuditQuery::parse(None, None, None, spec, Some(limit)).unwrap()
+}
+
+fn audit_listings_carry_no_detail(backend: Backend) {
+    let db = open(backend);
+    let entries: Vec<AuditEntry> = (0..20).map(|n| entry(n, 1 << 20)).collect();
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            for e in &entries {
+                repo.insert_audit_entry(e)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+
+    let listed = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("20", None)))
+        .unwrap();
+    let expected: Vec<AuditEntry> = entries.iter().rev().map(AuditEntry::listing).collect();
+    assert_eq!(listed.len(), 20);
+    for (got, want) in listed.iter().zip(&expected) {
+        assert!(got.delta.is_none() && got.previous_version.is_none());
+        assert!(got.current_version.is_none());
+        assert_eq!(got, want);
+    }
+    // A filtered listing too.
+    let filtered = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("5", Some("proj/web:env/*:flag/f7"))))
+        .unwrap();
+    assert_eq!(filtered, vec![entries[7].listing()]);
+
+    // The detail view has everything.
+    for e in [&entries[0], &entries[19]] {
+        let got = db
+            .store
+            .read_tx(|repo| repo.get_audit_entry(&e.id))
+            .unwrap()
+            .unwrap();
+        assert_eq!(&got, e);
+    }
+    assert_eq!(
+        db.store
+            .read_tx(|repo| repo.get_audit_entry(&format!("{:024x}", 99)))
+            .unwrap(),
+        None
+    );
+}
+
+fn audit_entries_in_the_former_format_still_read(backend: Backend) {
+    let db = open(backend);
+    let new = entry(2, 100);
+    db.store
+        .write_tx(|repo| repo.insert_audit_entry(&new))
+        .unwrap();
+    // As the store wrote entries before: the whole entry, detail included, in one row.
+    let old = entry(1, 100);
+    let json = serde_json::to_string(&old).unwrap().replace('\'', "''");
+    db.execute_sql(&format!(
+        "INSERT INTO audit_log (id, date, kind, search, entry) \
+         VALUES ('{id}', {date}, 'flag', 'f1', '{json}'); \
+         INSERT INTO audit_resources (entry_id, resource) VALUES ('{id}', 'proj/web:env/*:flag/f1');",
+        id = old.id,
+        date = old.date,
+    ));
+
+    let listed = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("20", None)))
+        .unwrap();
+    assert_eq!(listed, vec![new.listing(), old.listing()]);
+    let filtered = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("20", Some("proj/*:env/*:flag/f1"))))
+        .unwrap();
+    assert_eq!(filtered, vec![old.listing()]);
+    for e in [&old, &new] {
+        let got = db
+            .store
+            .read_tx(|repo| repo.get_audit_entry(&e.id))
+            .unwrap()
+            .unwrap();
+        assert_eq!(&got, e);
+    }
+}
+
+storage_on_both_backends!(
+    audit_listings_carry_no_detail,
+    audit_entries_in_the_former_format_still_read,
+);

@@ -395,6 +395,28 @@ impl Instruction {
         "deleteFlag",
     ];
 
+    /// How many target values the instruction names (individual targeting only).
+    ///
+    /// ```
+    /// use domain::instruction::Instruction;
+    /// let add: Instruction = serde_json::from_value(serde_json::json!(
+    ///     {"kind": "addTargets", "variationId": "v", "values": ["a", "b"]})).unwrap();
+    /// assert_eq!(add.target_values(), 2);
+    /// ```
+    pub fn target_values(&self) -> usize {
+        use Instruction::*;
+        match self {
+            AddTargets { values, .. }
+            | RemoveTargets { values, .. }
+            | AddUserTargets { values, .. }
+            | RemoveUserTargets { values, .. } => values.len(),
+            ReplaceTargets { targets } | ReplaceUserTargets { targets } => {
+                targets.iter().map(|t| t.values.len()).sum()
+            }
+            _ => 0,
+        }
+    }
+
     /// Whether the instruction acts on one environment (and so needs `environmentKey`).
     pub fn is_environment_scoped(&self) -> bool {
         use Instruction::*;
@@ -519,7 +541,16 @@ impl SemanticPatch {
     /// most [`MAX_INSTRUCTIONS`], or an instruction with an unknown kind or missing or ill-typed
     /// parameters (naming its index).
     pub fn parse(body: Value) -> Result<Self, InstructionError> {
-        let (environment_key, comment, instructions) = parse_body(body)?;
+        let (environment_key, comment, instructions) = parse_body::<Instruction>(body)?;
+        // Refused before anything runs: a flag environment holds at most this many targets, so
+        // a request never needs to name more.
+        let values: usize = instructions.iter().map(Instruction::target_values).sum();
+        if values > crate::MAX_TARGETS {
+            return Err(InstructionError::Malformed(format!(
+                "{values} target values in one request; at most {} (the most a flag environment holds)",
+                crate::MAX_TARGETS
+            )));
+        }
         Ok(Self {
             environment_key,
             comment,

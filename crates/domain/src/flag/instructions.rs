@@ -1,5 +1,7 @@
 //! Applying semantic-patch instructions to a flag.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::project::{ProjectFlags, ProjectRuleError};
@@ -70,12 +72,16 @@ fn targets_of_kind<'a>(config: &'a mut FlagConfig, kind: &str) -> &'a mut Vec<Ta
     }
 }
 
+/// Targets `values` (of context kind `kind`) with `variation`. Linear in the values and the
+/// targets already there: membership is checked through sets, not list scans.
 fn add_targets(config: &mut FlagConfig, values: &[String], variation: usize, kind: &str) -> Step {
     let list = targets_of_kind(config, kind);
-    for value in values {
-        if let Some(other) = list.iter().find(|t| {
-            t.context_kind == kind && t.variation != variation && t.values.contains(value)
-        }) {
+    let wanted: HashSet<&str> = values.iter().map(String::as_str).collect();
+    for other in list
+        .iter()
+        .filter(|t| t.context_kind == kind && t.variation != variation)
+    {
+        if let Some(value) = other.values.iter().find(|v| wanted.contains(v.as_str())) {
             return Err(format!(
                 "'{value}' ({kind}) is already targeted by variation {}",
                 other.variation
@@ -96,8 +102,9 @@ fn add_targets(config: &mut FlagConfig, values: &[String], variation: usize, kin
             list.len() - 1
         }
     };
+    let mut present: HashSet<String> = list[index].values.iter().cloned().collect();
     for value in values {
-        if !list[index].values.contains(value) {
+        if present.insert(value.clone()) {
             list[index].values.push(value.clone());
         }
     }
@@ -113,7 +120,8 @@ fn remove_targets(config: &mut FlagConfig, values: &[String], variation: usize, 
         .iter_mut()
         .filter(|t| t.variation == variation && t.context_kind == kind)
     {
-        target.values.retain(|v| !values.contains(v));
+        let gone: HashSet<&str> = values.iter().map(String::as_str).collect();
+        target.values.retain(|v| !gone.contains(v.as_str()));
     }
     list.retain(|t| !t.values.is_empty());
 }

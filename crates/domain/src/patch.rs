@@ -67,6 +67,11 @@ fn lands_too_deep(path: &json_patch::jsonptr::Pointer, value: &Value) -> bool {
     levels > MAX_JSON_DEPTH || nests_deeper_than(value, MAX_JSON_DEPTH - levels)
 }
 
+/// The most bytes of the document one patch may read to measure what its operations replace,
+/// remove, copy or move (16 times [`MAX_DOCUMENT_BYTES`]): measuring reads that part of the
+/// document, so many operations on one large subtree would otherwise read it many times over.
+pub const MAX_MEASURED_BYTES: usize = 16 * MAX_DOCUMENT_BYTES;
+
 /// Fields the server computes for the representation (links, UI addresses, summaries); they are
 /// read-only and not counted against [`MAX_DOCUMENT_BYTES`].
 pub const DERIVED_FIELDS: [&str; 4] = ["_links", "_site", "_summary", "_environmentName"];
@@ -295,6 +300,7 @@ fn add_change(
     path: &json_patch::jsonptr::Pointer,
     len: usize,
     doc_len: usize,
+    read: &mut usize,
 ) -> Change {
     let Some((parent, last)) = path.split_back() else {
         return Change {
@@ -308,7 +314,7 @@ fn add_change(
             match fields.get(name.as_ref()) {
                 Some(old) => Change {
                     added: len,
-                    removed: json_len(old),
+                    removed: measure(old, read),
                 },
                 None => Change {
                     added: member_len(&name, len).saturating_add(comma(fields.len())),
@@ -324,8 +330,15 @@ fn add_change(
     }
 }
 
+/// The length of `value`, a part of the document, adding it to the bytes `read` so far.
+fn measure(value: &Value, read: &mut usize) -> usize {
+    let len = json_len(value);
+    *read = read.saturating_add(len);
+    len
+}
+
 /// The bytes that removing the value at `path` takes from `doc` (0 when there is none).
-fn removed_len(doc: &Value, path: &json_patch::jsonptr::Pointer) -> usize {
+fn removed_len(doc: &Value, path: &json_patch::jsonptr::Pointer, read: &mut usize) -> usize {
     let Some((parent, last)) = path.split_back() else {
         return 0;
     };
@@ -333,7 +346,7 @@ fn removed_len(doc: &Value, path: &json_patch::jsonptr::Pointer) -> usize {
         Some(Value::Object(fields)) => {
             let name = last.decoded();
             fields.get(name.as_ref()).map_or(0, |old| {
-                member_len(&name, json_len(old)).saturating_add(comma(fields.len() - 1))
+                member_len(&name, measure(old, read)).saturating_add(comma(fields.len() - 1))
             })
         }
         Some(Value::Array(items)) => last
@@ -342,7 +355,7 @@ fn removed_len(doc: &Value, path: &json_patch::jsonptr::Pointer) -> usize {
             .and_then(|index| index.for_len(items.len()).ok())
             .and_then(|index| items.get(index))
             .map_or(0, |old| {
-                json_len(old).saturating_add(comma(items.len() - 1))
+                measure(old, read).saturating_add(comma(items.len() - 1))
             }),
         _ => 0,
     }
@@ -371,6 +384,9 @@ struct Measured<'a> {
     budget: usize,
     /// The limit, for messages.
     limit: usize,
+    /// Bytes of the document read so far to measure operations (at most
+    /// [`MAX_MEASURED_BYTES`]).
+    read: usize,
 }
 
 impl Measured<'_> {
@@ -425,19 +441,37 @@ impl Measured<'_> {
                 return Err(too_deep());
             }
         }
+        if self.read > MAX_MEASURED_BYTES {
+            return Err(PatchError::Failed {
+                index,
+                path: path.to_owned(),
+                reason: format!(
+                    "the operations before it read more than {MAX_MEASURED_BYTES} bytes of the resource to measure what they change, the work limit of one patch"
+                ),
+            });
+        }
+        let read = &mut self.read;
         let change = match op {
-            Operation::Add(add) => add_change(self.doc, &add.path, json_len(&add.value), self.len),
+            Operation::Add(add) => {
+                add_change(self.doc, &add.path, json_len(&add.value), self.len, read)
+            }
             Operation::Replace(replace) => Change {
                 added: json_len(&replace.value),
-                removed: self.doc.pointer(replace.path.as_str()).map_or(0, json_len),
+                removed: self
+                    .doc
+                    .pointer(replace.path.as_str())
+                    .map_or(0, |old| measure(old, read)),
             },
             Operation::Copy(copy) => match self.doc.pointer(copy.from.as_str()) {
-                Some(source) => add_change(self.doc, &copy.path, json_len(source), self.len),
+                Some(source) => {
+                    let len = measure(source, read);
+                    add_change(self.doc, &copy.path, len, self.len, read)
+                }
                 None => Change::default(),
             },
             Operation::Remove(remove) => Change {
                 added: 0,
-                removed: removed_len(self.doc, &remove.path),
+                removed: removed_len(self.doc, &remove.path, read),
             },
             Operation::Test(_) => Change::default(),
             Operation::Move(mv) => {
@@ -445,7 +479,7 @@ impl Measured<'_> {
                 if mv.path.starts_with(&mv.from) && mv.path.len() != mv.from.len() {
                     return Err(fail(json_patch::PatchErrorKind::CannotMoveInsideItself));
                 }
-                let removed = removed_len(self.doc, &mv.from);
+                let removed = removed_len(self.doc, &mv.from, &mut self.read);
                 let value = self
                     .doc
                     .pointer(mv.from.as_str())
@@ -457,7 +491,7 @@ impl Measured<'_> {
                     .ok_or_else(|| fail(json_patch::PatchErrorKind::InvalidFromPointer))?;
                 self.len = self.len.saturating_sub(removed);
                 let len = json_len(&value);
-                let change = add_change(self.doc, &mv.path, len, self.len);
+                let change = add_change(self.doc, &mv.path, len, self.len, &mut self.read);
                 self.admit(change, index, path)?;
                 let add = Operation::Add(json_patch::AddOperation {
                     path: mv.path.clone(),
@@ -548,6 +582,7 @@ pub fn apply_within(
         len,
         budget,
         limit,
+        read: 0,
     };
     for (index, op) in ops.iter().enumerate() {
         sized.apply(index, op)?;

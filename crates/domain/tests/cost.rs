@@ -504,5 +504,8 @@ fn a_patch_that_rereads_a_large_subtree_many_times_is_refused() {
     );
     // (`/b` is replaced by the first move, then moved back to `/a`.)
     let applied = domain::patch::apply(&doc, &few, |_| false).unwrap();
-    assert!(applied == json!({"a": doc["a"]}), "two moves were not applied as RFC 6902 says");
+    assert!(
+        applied == json!({"a": doc["a"]}),
+        "two moves were not applied as RFC 6902 says"
+    );
 }

@@ -7,8 +7,10 @@
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 //! - `bench`: throughput, latency and memory of the release binary under load.
+//! - `conformance`: schemathesis against the served OpenAPI document, on SQLite and PostgreSQL.
 
 mod bench;
+mod conformance;
 mod postgres;
 
 use std::process::{Command, ExitCode};
@@ -33,9 +35,10 @@ fn main() -> ExitCode {
         Some("openapi") => openapi(),
         Some("roles") => roles(),
         Some("bench") => bench::bench(&mut cargo()),
+        Some("conformance") => conformance::conformance(&mut cargo()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench>"
+                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench | conformance>"
             );
             return ExitCode::from(2);
         }

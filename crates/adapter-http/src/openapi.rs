@@ -210,6 +210,13 @@ pub(crate) fn document() -> OpenApi {
     doc
 }
 
+/// The document as served: [`document`] with the constraints of [`crate::contract`].
+pub(crate) fn constrained(doc: &OpenApi) -> Result<serde_json::Value, serde_json::Error> {
+    let mut value = serde_json::to_value(doc)?;
+    crate::contract::constrain(&mut value);
+    Ok(value)
+}
+
 /// The routes of a document.
 pub(crate) fn routes(doc: &OpenApi) -> Vec<Route> {
     let mut routes = Vec::new();

@@ -339,8 +339,60 @@ pub fn json_body<T: serde::de::DeserializeOwned>(
         ));
     }
     let value = parse_json(body)?;
-    serde_json::from_value(value)
+    integers_leniently(value, serde_json::from_value)
         .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+}
+
+/// Reads `value` with `read`; when that fails and `value` holds numbers such as `1.0`, reads it
+/// again with those written as integers.
+///
+/// JSON Schema's `integer` is any number without a fraction, so `1.0` is a valid integer to a
+/// client generated from the document; serde reads integer fields only from integer literals.
+/// The second reading happens only for a body the first refused, so a body that was readable
+/// keeps its numbers exactly as sent (a variation's `1.0` stays `1.0`).
+pub fn integers_leniently<T, E>(
+    value: Value,
+    read: impl Fn(Value) -> Result<T, E>,
+) -> Result<T, E> {
+    let fallback = has_integral_float(&value).then(|| value.clone());
+    match read(value) {
+        Ok(read) => Ok(read),
+        Err(first) => match fallback {
+            Some(mut value) => {
+                integral_floats_to_integers(&mut value);
+                read(value).map_err(|_| first)
+            }
+            None => Err(first),
+        },
+    }
+}
+
+fn integral(number: &serde_json::Number) -> Option<i64> {
+    let float = number.as_f64().filter(|_| number.is_f64())?;
+    // Within ±2^53 every integral float is exact.
+    (float.fract() == 0.0 && float.abs() <= 9_007_199_254_740_992.0).then_some(float as i64)
+}
+
+fn has_integral_float(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => integral(n).is_some(),
+        Value::Array(items) => items.iter().any(has_integral_float),
+        Value::Object(map) => map.values().any(has_integral_float),
+        _ => false,
+    }
+}
+
+fn integral_floats_to_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(i) = integral(n) {
+                *value = Value::from(i);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
+        _ => {}
+    }
 }
 
 /// Refuses, before anything else is read, a caller whose role may not do `action`.

@@ -152,11 +152,18 @@ fn validate_color(color: &str, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// The longest `defaultTtl`: a year, in minutes.
+///
+/// ```
+/// assert_eq!(domain::environment::MAX_TTL_MINUTES, 525_600);
+/// ```
+pub const MAX_TTL_MINUTES: i32 = 60 * 24 * 365;
+
 fn validate_ttl(ttl: i32, errors: &mut Vec<FieldError>) {
-    if !(0..=60 * 24 * 365).contains(&ttl) {
+    if !(0..=MAX_TTL_MINUTES).contains(&ttl) {
         errors.push(FieldError::new(
             "defaultTtl",
-            "must be between 0 and 525600 minutes",
+            format!("must be between 0 and {MAX_TTL_MINUTES} minutes"),
         ));
     }
 }

@@ -45,7 +45,7 @@ fn check(kind: &'static str, value: &str, max: usize) -> Result<(), InvalidKey> 
 }
 
 macro_rules! key_type {
-    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:literal) => {
+    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(String);
@@ -97,7 +97,7 @@ key_type!(
     /// ```
     ProjectKey,
     "project",
-    100
+    crate::text::MAX_PROJECT_KEY_CHARS
 );
 key_type!(
     /// An environment key (1..=256 characters), unique within its project.
@@ -109,7 +109,7 @@ key_type!(
     /// ```
     EnvironmentKey,
     "environment",
-    256
+    crate::text::MAX_KEY_CHARS
 );
 key_type!(
     /// A flag key (1..=256 characters), unique within its project.
@@ -121,7 +121,7 @@ key_type!(
     /// ```
     FlagKey,
     "flag",
-    256
+    crate::text::MAX_KEY_CHARS
 );
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub mod query;
 pub mod role;
 mod rules;
 pub mod segment;
+pub mod text;
 pub mod token;
 pub mod version;
 pub mod webhook;
@@ -175,7 +176,7 @@ pub(crate) fn validate_tags(attribute: &str, tags: &[String], errors: &mut Vec<F
     }
     for (i, tag) in tags.iter().enumerate() {
         let ok = !tag.is_empty()
-            && tag.len() <= 64
+            && tag.len() <= text::MAX_TAG_CHARS
             && tag
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
@@ -194,13 +195,22 @@ pub(crate) fn normalize_tags(tags: &mut Vec<String>) {
     tags.dedup();
 }
 
+/// Names: [`text::NAME_PATTERN`], at most [`text::MAX_NAME_CHARS`] characters.
 pub(crate) fn validate_name(attribute: &str, name: &str, errors: &mut Vec<FieldError>) {
-    if name.trim().is_empty() {
-        errors.push(FieldError::new(attribute, "must not be empty"));
-    } else if name.chars().count() > 256 {
-        errors.push(FieldError::new(attribute, "must be at most 256 characters"));
-    } else {
-        validate_single_line(attribute, name, errors);
+    let before = errors.len();
+    if name.chars().count() > text::MAX_NAME_CHARS {
+        errors.push(FieldError::new(
+            attribute,
+            format!("must be at most {} characters", text::MAX_NAME_CHARS),
+        ));
+        return;
+    }
+    validate_single_line(attribute, name, errors);
+    if errors.len() == before && !text::is_name(name) {
+        errors.push(FieldError::new(
+            attribute,
+            "must not be empty or only white space",
+        ));
     }
 }
 

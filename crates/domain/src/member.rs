@@ -235,18 +235,6 @@ pub enum InviteError {
     DuplicateEmail(String),
 }
 
-fn plausible_email(email: &str) -> bool {
-    let Some((local, domain)) = email.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
-        && email.len() <= 254
-}
-
 /// Checks a batch of invitations by a caller with role `by`.
 ///
 /// ```
@@ -276,8 +264,9 @@ pub fn validate_invites(
     let mut seen = std::collections::HashSet::new();
     let mut members = Vec::with_capacity(forms.len());
     for (i, form) in forms.into_iter().enumerate() {
-        let email = form.email.trim().to_owned();
-        if !plausible_email(&email) {
+        // Not trimmed: what the document calls invalid is refused, not repaired.
+        let email = form.email;
+        if !crate::text::is_email(&email) {
             errors.push(FieldError::new(
                 format!("[{i}].email"),
                 format!("'{email}' is not an email address"),

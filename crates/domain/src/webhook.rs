@@ -7,6 +7,13 @@ use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_tags, FieldError, ValidationError};
 
+/// The longest webhook URL, in characters.
+///
+/// ```
+/// assert_eq!(domain::webhook::MAX_URL_CHARS, 2048);
+/// ```
+pub const MAX_URL_CHARS: usize = 2048;
+
 pub mod target;
 
 /// Allow or deny.
@@ -198,7 +205,12 @@ impl Webhook {
     /// [`ValidationError`] naming each problem.
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut errors = Vec::new();
-        if let Err(reason) = target::parse_url(&self.url) {
+        if self.url.chars().count() > MAX_URL_CHARS {
+            errors.push(FieldError::new(
+                "url",
+                format!("must be at most {MAX_URL_CHARS} characters"),
+            ));
+        } else if let Err(reason) = target::parse_url(&self.url) {
             errors.push(FieldError::new("url", reason));
         }
         if self.secret.as_deref().is_some_and(str::is_empty) {

@@ -251,7 +251,7 @@ impl Service {
     /// stays valid for SDKs until then. Neither key is ever an access token.
     ///
     /// # Errors
-    /// 400 for an expiry in the past, 403, 404.
+    /// 403, 404.
     pub fn reset_sdk_key(
         &self,
         caller: &Caller,
@@ -297,11 +297,8 @@ impl Service {
     ) -> ServiceResult<Environment> {
         caller.require(Action::ManageEnvironments)?;
         let now = self.now();
-        if expiry.is_some_and(|e| e <= now) {
-            return Err(ServiceError::invalid(
-                "expiry must be a time in the future (epoch milliseconds)",
-            ));
-        }
+        // A time already past retires the old secret at once, as no expiry does.
+        let expiry = expiry.filter(|e| *e > now);
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_environment(repo, &project.id, project_key, key)?;

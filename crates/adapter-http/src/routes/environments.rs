@@ -157,7 +157,7 @@ pub async fn delete_environment(
     params(
         ("projectKey" = String, Path, description = "Project key"),
         ("environmentKey" = String, Path, description = "Environment key"),
-        ("expiry" = Option<i64>, Query, description = "Until when the old key stays valid (epoch ms)"),
+        ("expiry" = Option<i64>, Query, description = "Until when the old key stays valid (epoch ms); absent or past: it stops at once"),
     ),
     responses((status = 200, body = Environment), (status = 404, body = ErrorBody))
 )]

@@ -245,7 +245,7 @@ fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {
     let form = patch_form(req)?;
     let value = parse_json(body)?;
     let change = match form {
-        PatchForm::Semantic => FlagChange::Semantic(SemanticPatch::parse(value).map_err(|e| ApiError::invalid(e.to_string()))?),
+        PatchForm::Semantic => FlagChange::Semantic(crate::wire::integers_leniently(value, SemanticPatch::parse).map_err(|e| ApiError::invalid(e.to_string()))?),
         PatchForm::Merge => FlagChange::MergePatch { comment: None, merge: value },
         PatchForm::Json => match value {
             Value::Object(mut fields) if fields.contains_key("merge") => {

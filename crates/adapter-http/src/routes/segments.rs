@@ -182,7 +182,7 @@ fn segment_change(req: &HttpRequest, body: &[u8]) -> Result<SegmentChange, ApiEr
     let form = patch_form(req)?;
     let value = parse_json(body)?;
     Ok(match form {
-        PatchForm::Semantic => SegmentChange::Semantic(SegmentPatch::parse(value).map_err(|e| ApiError::invalid(e.to_string()))?),
+        PatchForm::Semantic => SegmentChange::Semantic(crate::wire::integers_leniently(value, SegmentPatch::parse).map_err(|e| ApiError::invalid(e.to_string()))?),
         PatchForm::Merge => SegmentChange::MergePatch { comment: None, merge: value },
         PatchForm::Json => match value {
             Value::Object(mut fields) if fields.contains_key("merge") => {

@@ -133,7 +133,7 @@ pub async fn patch_token(
     tag = "Access tokens",
     params(
         ("id" = String, Path, description = "Token `_id`"),
-        ("expiry" = Option<i64>, Query, description = "Until when the old secret stays valid (epoch ms)"),
+        ("expiry" = Option<i64>, Query, description = "Until when the old secret stays valid (epoch ms); absent or past: it stops at once"),
     ),
     responses((status = 200, body = TokenRep), (status = 404, body = ErrorBody))
 )]

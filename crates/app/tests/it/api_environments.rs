@@ -294,8 +294,22 @@ async fn reset_sdk_and_mobile_keys(backend: Backend) {
             resp.body
         );
     }
+    // An expiry in the past retires the old key at once, as no expiry does.
+    let before = app
+        .get("/api/v2/projects/web/environments/production")
+        .await
+        .body["apiKey"]
+        .clone();
+    let reset = app
+        .post(
+            "/api/v2/projects/web/environments/production/apiKey?expiry=1",
+            json!({}),
+        )
+        .await;
+    assert_eq!(reset.status, 200, "{}", reset.body);
+    assert_ne!(reset.body["apiKey"], before);
     app.post(
-        "/api/v2/projects/web/environments/production/apiKey?expiry=1",
+        "/api/v2/projects/web/environments/production/apiKey?expiry=soon",
         json!({}),
     )
     .await

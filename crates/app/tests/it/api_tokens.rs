@@ -169,9 +169,16 @@ async fn patch_reset_and_show_all(backend: Backend) {
         .await
         .assert_error(401, "unauthorized");
     assert_eq!(app.get_as(&third, "/api/v2/projects").await.status, 200);
-    app.post(&format!("/api/v2/tokens/{id}/reset?expiry=5"), json!({}))
+    // An expiry in the past means "at once", as no expiry does.
+    let past = app
+        .post(&format!("/api/v2/tokens/{id}/reset?expiry=5"), json!({}))
+        .await;
+    assert_eq!(past.status, 200, "{}", past.body);
+    let fourth = past.body["token"].as_str().unwrap().to_owned();
+    app.get_as(&third, "/api/v2/projects")
         .await
-        .assert_error(400, "invalid_request");
+        .assert_error(401, "unauthorized");
+    assert_eq!(app.get_as(&fourth, "/api/v2/projects").await.status, 200);
     app.post(&format!("/api/v2/tokens/{id}/reset?expiry=soon"), json!({}))
         .await
         .assert_error(400, "invalid_request");

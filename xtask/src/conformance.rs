@@ -1,0 +1,211 @@
+//! `cargo xtask conformance`: the release binary, on a fresh SQLite file and on a fresh
+//! PostgreSQL database, tested against its own served OpenAPI document by schemathesis (every
+//! check, every phase, the stateful one included). Any failure fails the task.
+//!
+//! schemathesis is installed from PyPI, at a pinned version, into a virtualenv under
+//! `target/conformance/venv`; its reports (JUnit XML) go to `target/conformance/<store>/`.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use crate::postgres;
+
+/// The schemathesis release the document is held to; a newer one may bring new checks, so
+/// upgrading is a deliberate change.
+const SCHEMATHESIS: &str = "4.32.5";
+const TOKEN: &str = "conformance-owner-token";
+/// Test cases per operation and phase: enough to reach every declared status of every route
+/// while keeping both stores within a few minutes on two cores.
+const DEFAULT_MAX_EXAMPLES: &str = "40";
+const DEFAULT_SEED: &str = "20240415";
+
+struct Server {
+    child: Child,
+    origin: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// The virtualenv's `schemathesis`, installed on first use.
+fn schemathesis(dir: &Path) -> Result<PathBuf> {
+    let venv = dir.join("venv");
+    let program = venv.join("bin").join("schemathesis");
+    let installed = Command::new(&program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(SCHEMATHESIS));
+    if installed {
+        return Ok(program);
+    }
+    println!(
+        "conformance: installing schemathesis {SCHEMATHESIS} into {}",
+        venv.display()
+    );
+    let python = ["python3", "python"]
+        .into_iter()
+        .find(|p| Command::new(p).arg("--version").output().is_ok())
+        .context(
+            "conformance needs Python 3 with venv and pip (e.g. apt-get install python3-venv) to install schemathesis",
+        )?;
+    crate::run(Command::new(python).args(["-m", "venv"]).arg(&venv))
+        .context("creating the virtualenv (Debian: apt-get install python3-venv)")?;
+    crate::run(
+        Command::new(venv.join("bin").join("pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .arg(format!("schemathesis=={SCHEMATHESIS}")),
+    )
+    .context("installing schemathesis from PyPI")?;
+    Ok(program)
+}
+
+fn start(binary: &Path, database_url: &str, log: &Path) -> Result<Server> {
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let log_file = std::fs::File::create(log).with_context(|| format!("creating {log:?}"))?;
+    let child = Command::new(binary)
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--database-url", database_url])
+        .args(["--bootstrap-token", TOKEN])
+        // The tester sends thousands of requests, many with a wrong token on purpose: limits
+        // would turn its answers into 429s, which say nothing about the contract.
+        .args([
+            "--rate-limit",
+            "0",
+            "--auth-failure-limit",
+            "0",
+            "--log",
+            "warn",
+        ])
+        .stdout(Stdio::null())
+        .stderr(log_file)
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let server = Server {
+        child,
+        origin: format!("http://127.0.0.1:{port}"),
+    };
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(server);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bail!(
+        "flagsvc did not start on port {port} (log: {})",
+        log.display()
+    )
+}
+
+/// Runs schemathesis against one server; true when it found nothing.
+fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
+    let max_examples = std::env::var("CONFORMANCE_MAX_EXAMPLES")
+        .unwrap_or_else(|_| DEFAULT_MAX_EXAMPLES.to_owned());
+    let seed = std::env::var("CONFORMANCE_SEED").unwrap_or_else(|_| DEFAULT_SEED.to_owned());
+    let status = Command::new(program)
+        .arg("run")
+        .arg(format!("{}/api/v2/openapi.json", server.origin))
+        .args(["--header", &format!("Authorization: {TOKEN}")])
+        .args(["--checks", "all"])
+        .args(["--phases", "examples,coverage,fuzzing,stateful"])
+        .args(["--max-examples", &max_examples, "--seed", &seed])
+        .args(["--workers", "2", "--request-timeout", "30"])
+        .args(["--report", "junit", "--report-dir"])
+        .arg(report_dir)
+        .env("NO_COLOR", "1")
+        .status()
+        .context("running schemathesis")?;
+    Ok(status.success())
+}
+
+fn psql(url: &str, sql: &str) -> Result<()> {
+    crate::run(
+        Command::new("psql")
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+            .stdout(Stdio::null()),
+    )
+    .context("psql is needed to create the conformance database")
+}
+
+/// A URL naming another database on the same server.
+fn with_database(url: &str, database: &str) -> Result<String> {
+    let (prefix, rest) = url
+        .rsplit_once('/')
+        .context("a PostgreSQL URL ends in /<database>")?;
+    let query = rest.split_once('?').map(|(_, q)| format!("?{q}"));
+    Ok(format!("{prefix}/{database}{}", query.unwrap_or_default()))
+}
+
+pub fn conformance(cargo: &mut Command) -> Result<()> {
+    let dir = target_dir().join("conformance");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let program = schemathesis(&dir)?;
+    crate::run(cargo.args(["build", "--release", "--quiet", "-p", "app"]))?;
+    let binary = target_dir().join("release").join("flagsvc");
+    let mut failed = vec![];
+
+    let file = dir.join(format!("flagsvc-{}.db", std::process::id()));
+    {
+        let server = start(
+            &binary,
+            &file.display().to_string(),
+            &dir.join("sqlite.log"),
+        )?;
+        println!("conformance: SQLite ({})", server.origin);
+        if !check(&program, &server, &dir.join("sqlite"))? {
+            failed.push("SQLite");
+        }
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+
+    let postgres = postgres::find_or_start()?;
+    let database = format!("flagsvc_conformance_{}", std::process::id());
+    psql(postgres.url(), &format!("CREATE DATABASE {database}"))?;
+    let outcome = (|| {
+        let url = with_database(postgres.url(), &database)?;
+        let server = start(&binary, &url, &dir.join("postgres.log"))?;
+        println!(
+            "conformance: PostgreSQL ({}, {})",
+            server.origin,
+            postgres.describe()
+        );
+        check(&program, &server, &dir.join("postgres"))
+    })();
+    let dropped = psql(
+        postgres.url(),
+        &format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+    );
+    if !outcome? {
+        failed.push("PostgreSQL");
+    }
+    dropped?;
+
+    if !failed.is_empty() {
+        bail!(
+            "schemathesis found failures on {} (reports under {})",
+            failed.join(" and "),
+            dir.display()
+        );
+    }
+    println!("conformance: no failures on SQLite and PostgreSQL");
+    Ok(())
+}

@@ -21,7 +21,11 @@ use crate::{ErrorBody, Route};
     info(
         title = "flagsvc",
         description = "Feature-flag management: projects, environments, flags, segments, account members and access tokens. \
-            Every request but the root and this document needs `Authorization: <access token>`.",
+            Every request but the root and this document needs `Authorization: <access token>`. \
+            Checks run in this order: route (404; a method a path does not list: 405 with `Allow`), \
+            authentication (401), rate limit (429), `Svc-API-Version` (400), permission (403), body, existence (404), conflict (409). \
+            CORS preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) are answered for the origins \
+            the server is configured with (204; other origins: 403) and are not listed as operations.",
         version = "20240415"
     ),
     components(schemas(ErrorBody, crate::routes::webhooks::WebhookDeliveryPayload)),
@@ -226,7 +230,7 @@ fn complete(path: &str, operation: &mut Operation, has_body: bool) {
     if !PUBLIC.contains(&path) {
         add(
             "401",
-            "No access token, an unknown one, or an environment key instead of a token",
+            "No access token, an unknown one, or an environment key instead of a token (whatever Svc-API-Version holds)",
         );
         add("403", "The token's role does not allow this");
         add("429", "Rate limited; see Retry-After and X-Ratelimit-Reset");

@@ -7,6 +7,7 @@
 mod auth_throttle;
 mod body_timeout;
 mod contract;
+mod cors;
 mod error;
 mod input;
 mod limits;
@@ -28,13 +29,14 @@ use service::Service;
 use utoipa_actix_web::AppExt;
 
 pub use auth_throttle::{AuthThrottle, ClientKey, AUTH_FAILURE_WINDOW};
+pub use cors::{CorsOrigins, InvalidOrigin};
 pub use error::{ApiError, ErrorBody};
 pub use limits::RateLimits;
 pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
 
 /// Settings of the HTTP layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
     /// Requests per 10 s per (token, route); five times that per token. 0 turns limiting off.
     pub rate_limit: u32,
@@ -51,6 +53,8 @@ pub struct HttpConfig {
     /// How long the head of a request (request line and headers) may take to arrive: 408 past
     /// it (applied by [`server`]).
     pub head_timeout: Duration,
+    /// Origins that may call the API from a browser (CORS); none by default.
+    pub cors_origins: CorsOrigins,
 }
 
 impl Default for HttpConfig {
@@ -62,6 +66,7 @@ impl Default for HttpConfig {
             trust_forwarded_for: false,
             body_timeout: Duration::from_secs(30),
             head_timeout: Duration::from_secs(5),
+            cors_origins: CorsOrigins::None,
         }
     }
 }
@@ -97,6 +102,8 @@ pub struct AppState {
     rate_limits: Option<RateLimits>,
     auth_throttle: Option<AuthThrottle>,
     routes: Vec<Route>,
+    /// Every method of the API, for `Access-Control-Allow-Methods`.
+    api_methods: HeaderValue,
     openapi_json: String,
     config: HttpConfig,
 }
@@ -122,10 +129,19 @@ impl AppState {
         let document = openapi::document();
         let routes = openapi::routes(&document);
         let openapi_json = openapi::constrained(&document)?.to_string();
+        let mut methods: Vec<&str> = Vec::new();
+        for route in &routes {
+            if !methods.contains(&route.method.as_str()) {
+                methods.push(route.method.as_str());
+            }
+        }
+        let api_methods = HeaderValue::from_str(&methods.join(", "))
+            .unwrap_or_else(|_| HeaderValue::from_static("GET"));
         Ok(web::Data::new(Self {
             service,
             rate_limits: RateLimits::new(config.rate_limit),
             auth_throttle: AuthThrottle::new(config.auth_failure_limit),
+            api_methods,
             routes,
             openapi_json,
             config,
@@ -153,7 +169,9 @@ async fn fallback(
     state: web::Data<AppState>,
 ) -> Result<actix_web::HttpResponse, ApiError> {
     let allowed = middleware::allowed_methods(&state, req.path());
-    if allowed.is_empty() {
+    // A path the route table knows for this method but the router did not take (another
+    // spelling of it) is no route either.
+    if allowed.is_empty() || allowed.contains(req.method()) {
         return Err(ApiError::not_found(format!(
             "no route {} {}",
             req.method(),

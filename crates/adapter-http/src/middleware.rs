@@ -19,6 +19,7 @@ use service::{Caller, ServiceError};
 
 use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
 use crate::body_timeout::Deadline;
+use crate::cors;
 use crate::error::ApiError;
 use crate::{AppState, InRequest};
 
@@ -103,34 +104,52 @@ fn auth_throttled(limit: u32, wait: Duration) -> ApiError {
     .with_header(header::RETRY_AFTER, header_value(&secs.to_string()))
 }
 
-/// Version header, authentication and rate limits; on success the caller is in the request's
-/// extensions. Requests that match no route pass through to the 404/405 handler.
-async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), ApiError> {
-    let (Some(state), Some(route)) = (
-        req.app_data::<web::Data<AppState>>().cloned(),
-        req.match_pattern(),
-    ) else {
-        return Ok(());
+/// The `Svc-API-Version` the request names, if any.
+///
+/// # Errors
+/// 400 for a value that is not exactly one of the versions (surrounding whitespace is not part
+/// of an HTTP field value and is ignored).
+fn requested_version(req: &ServiceRequest) -> Result<Option<ApiVersion>, ApiError> {
+    let Some(value) = req.headers().get(VERSION_HEADER) else {
+        return Ok(None);
     };
-    let requested = match req.headers().get(VERSION_HEADER) {
-        None => None,
-        Some(value) => Some(
-            value
-                .to_str()
-                .ok()
-                .and_then(|v| ApiVersion::parse(v).ok())
-                .ok_or_else(|| {
-                    ApiError::invalid(format!(
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| ApiVersion::parse(v).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
                 "invalid Svc-API-Version '{}': valid versions are 20240415, 20220603 and beta",
                 String::from_utf8_lossy(value.as_bytes())
             ))
-                })?,
-        ),
+        })
+}
+
+/// The documented route a request is for: its method and path template.
+fn route_of<'a>(state: &'a AppState, req: &ServiceRequest) -> Option<&'a crate::Route> {
+    state
+        .routes
+        .iter()
+        .find(|route| route.method == req.method() && route.matches(req.path()))
+}
+
+/// The checks before the handler, in the order of the API's decisions: route (a request for no
+/// documented route, or with a method the path does not have, passes straight to the 404/405
+/// handler), authentication (401, and 429 for a throttled address), rate limits (429), the
+/// `Svc-API-Version` header (400). Public routes need no token but still check the version.
+/// On success the caller is in the request's extensions.
+async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), ApiError> {
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return Ok(());
     };
-    if let Some(requested) = requested {
-        admission.version = requested;
-    }
+    let Some(route) = route_of(&state, req).map(|route| route.path.clone()) else {
+        return Ok(());
+    };
     if is_public(req.path()) {
+        if let Some(requested) = requested_version(req)? {
+            admission.version = requested;
+        }
         return Ok(());
     }
     let secret = presented_token(req).ok_or_else(|| {
@@ -163,9 +182,7 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
         throttle.record_failure(client, Instant::now());
     }
     let caller = authenticated?;
-    if requested.is_none() {
-        admission.version = caller.default_api_version;
-    }
+    admission.version = caller.default_api_version;
     if let Some(limits) = &state.rate_limits {
         match limits.check(&caller.token_id, &format!("{} {route}", req.method())) {
             Ok(left) => {
@@ -191,6 +208,9 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
                 return Err(err);
             }
         }
+    }
+    if let Some(requested) = requested_version(req)? {
+        admission.version = requested;
     }
     // Only a caller who may use the API learns what it thinks of the request's characters.
     crate::input::check_request_line(req.path(), req.query_string())?;
@@ -243,25 +263,65 @@ pub async fn api_middleware(
         version: ApiVersion::CURRENT,
         headers: vec![],
     };
-    let mut response = match admit(&req, &mut admission).await {
-        Ok(()) => {
-            req.extensions_mut().insert(admission.version);
-            // Handler and routing errors arrive as responses; an `Err` here is actix's own
-            // failure and is rendered by actix.
-            let response = next.call(req).await?.map_into_boxed_body();
-            match body_timeout.filter(|_| body_expired.get()) {
-                Some(timeout) => {
-                    if let Some(Handling(flag)) = &handling {
-                        flag.closing();
-                    }
-                    body_timed_out(response, timeout, &request_id)
-                }
-                None => json_errors(response, &request_id),
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let cors_origin = state
+        .as_ref()
+        .and_then(|state| cors::allowed_origin(&state.config.cors_origins, req.headers()));
+    let cors_enabled = state
+        .as_ref()
+        .is_some_and(|state| state.config.cors_origins.enabled());
+    let preflight = cors::is_preflight(req.method(), req.headers());
+    let mut response = if preflight {
+        // Answered before routing and authentication: a browser sends no token with it.
+        match (&cors_origin, &state) {
+            (Some(origin), Some(state)) => {
+                let mut answer = actix_web::HttpResponse::NoContent().finish();
+                cors::add_preflight_headers(
+                    answer.headers_mut(),
+                    origin.clone(),
+                    &state.api_methods,
+                );
+                req.into_response(answer)
+            }
+            _ => {
+                let origin = req
+                    .headers()
+                    .get(header::ORIGIN)
+                    .map(|o| String::from_utf8_lossy(o.as_bytes()).into_owned())
+                    .unwrap_or_default();
+                let err = ApiError::forbidden(format!(
+                    "cross-origin requests from '{origin}' are not allowed: the server's --cors-origins does not list it"
+                ));
+                req.into_response(err.to_response(Some(&request_id)))
             }
         }
-        Err(err) => req.into_response(err.to_response(Some(&request_id))),
+    } else {
+        match admit(&req, &mut admission).await {
+            Ok(()) => {
+                req.extensions_mut().insert(admission.version);
+                // Handler and routing errors arrive as responses; an `Err` here is actix's own
+                // failure and is rendered by actix.
+                let response = next.call(req).await?.map_into_boxed_body();
+                match body_timeout.filter(|_| body_expired.get()) {
+                    Some(timeout) => {
+                        if let Some(Handling(flag)) = &handling {
+                            flag.closing();
+                        }
+                        body_timed_out(response, timeout, &request_id)
+                    }
+                    None => json_errors(response, &request_id),
+                }
+            }
+            Err(err) => req.into_response(err.to_response(Some(&request_id))),
+        }
     };
     let headers = response.headers_mut();
+    if cors_enabled {
+        cors::add_vary(headers);
+    }
+    if let Some(origin) = cors_origin.filter(|_| !preflight) {
+        cors::add_response_headers(headers, origin);
+    }
     headers.insert(
         HeaderName::from_static("x-request-id"),
         header_value(&request_id),

@@ -3,6 +3,7 @@
 //! responses the middleware can produce.
 
 use actix_web::http::Method;
+use domain::version::ApiVersion;
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, Required, ResponseBuilder};
@@ -20,7 +21,11 @@ use crate::{ErrorBody, Route};
     info(
         title = "flagsvc",
         description = "Feature-flag management: projects, environments, flags, segments, account members and access tokens. \
-            Every request but the root and this document needs `Authorization: <access token>`.",
+            Every request but the root and this document needs `Authorization: <access token>`. \
+            Checks run in this order: route (404; a method a path does not list: 405 with `Allow`), \
+            authentication (401), rate limit (429), `Svc-API-Version` (400), permission (403), body, existence (404), conflict (409). \
+            CORS preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) are answered for the origins \
+            the server is configured with (204; other origins: 403) and are not listed as operations.",
         version = "20240415"
     ),
     components(schemas(ErrorBody, crate::routes::webhooks::WebhookDeliveryPayload)),
@@ -93,6 +98,91 @@ pub(crate) fn api_scope() -> Scope<
 
 const PUBLIC: [&str; 2] = ["/api/v2", "/api/v2/openapi.json"];
 
+/// `limit` of lists that page by 20.
+pub(crate) const LIMIT_20: &str = "Items per page, default 20. The reference gives no maximum: a larger value is served as 100 (the `_links` then carry `limit=100`). 0, a negative or a non-integer value: 400";
+/// `limit` of the token list.
+pub(crate) const LIMIT_25: &str = "Items per page, default 25. The reference gives no maximum: a larger value is served as 100 (the `_links` then carry `limit=100`). 0, a negative or a non-integer value: 400";
+/// `limit` of the flag list.
+pub(crate) const LIMIT_FLAGS: &str = "Items per page, default 20 (under `Svc-API-Version: 20220603`, without `limit` every flag is listed). The reference gives no maximum: a larger value is served as 100 (the `_links` then carry `limit=100`). 0, a negative or a non-integer value: 400";
+/// `offset` of every paged list.
+pub(crate) const OFFSET: &str = "Items to skip, default 0; a negative or non-integer value: 400";
+
+/// The most entries of one audit-log page (the reference documents 1..20).
+const AUDIT_MAX_LIMIT: u32 = 20;
+
+/// The sort fields each list accepts, by path.
+fn sort_fields(path: &str) -> Option<Vec<&'static str>> {
+    use domain::query::{
+        ENVIRONMENT_SORTS, FLAG_SORTS, MEMBER_SORTS, PROJECT_SORTS, SEGMENT_SORTS,
+    };
+    fn names<F>(sorts: &[(&'static str, F)]) -> Vec<&'static str> {
+        sorts.iter().map(|(name, _)| *name).collect()
+    }
+    Some(match path {
+        "/api/v2/projects" => names(&PROJECT_SORTS),
+        "/api/v2/projects/{projectKey}/environments" => names(&ENVIRONMENT_SORTS),
+        "/api/v2/flags/{projectKey}" => names(&FLAG_SORTS),
+        "/api/v2/members" => names(&MEMBER_SORTS),
+        "/api/v2/segments/{projectKey}/{environmentKey}" => names(&SEGMENT_SORTS),
+        _ => return None,
+    })
+}
+
+fn string_enum(
+    values: impl IntoIterator<Item = String>,
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(values))
+        .into()
+}
+
+fn integer(
+    format: utoipa::openapi::KnownFormat,
+    minimum: u32,
+    maximum: Option<u32>,
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(format)))
+        .minimum(Some(minimum))
+        .maximum(maximum)
+        .into()
+}
+
+/// The exact values the list parameters take: `limit` (at least 1; a maximum only where a
+/// larger value is refused, not capped), `offset` (at least 0), `sort` (the fields and their
+/// `-` forms) and `expand`.
+fn constrain_list_parameters(path: &str, operation: &mut Operation) {
+    for parameter in operation.parameters.iter_mut().flatten() {
+        if !matches!(parameter.parameter_in, ParameterIn::Query) {
+            continue;
+        }
+        match parameter.name.as_str() {
+            "limit" => {
+                let maximum = (path == "/api/v2/auditlog").then_some(AUDIT_MAX_LIMIT);
+                parameter.schema = Some(integer(utoipa::openapi::KnownFormat::Int32, 1, maximum));
+            }
+            "offset" => {
+                parameter.schema = Some(integer(utoipa::openapi::KnownFormat::Int64, 0, None));
+            }
+            "sort" => {
+                if let Some(fields) = sort_fields(path) {
+                    let values = fields
+                        .iter()
+                        .map(|f| (*f).to_owned())
+                        .chain(fields.iter().map(|f| format!("-{f}")));
+                    parameter.schema = Some(string_enum(values));
+                }
+            }
+            "expand" if path.starts_with("/api/v2/projects") => {
+                parameter.schema = Some(string_enum(["environments".to_owned()]));
+            }
+            _ => {}
+        }
+    }
+}
+
 fn error_response(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi::Response> {
     ResponseBuilder::new()
         .description(description)
@@ -112,12 +202,13 @@ fn version_header() -> Parameter {
         .parameter_in(ParameterIn::Header)
         .required(Required::False)
         .description(Some(
-            "`20240415` (current), `20220603` or `beta`; default: the token's `defaultApiVersion`",
+            "`20240415` (current), `20220603` or `beta`, exactly (letter case counts; whitespace around the value is ignored); \
+             default: the token's `defaultApiVersion` (public routes: `20240415`). Any other value is a 400, \
+             checked after authentication: a request without a valid token gets 401 whatever this header holds.",
         ))
-        .schema(Some(
-            utoipa::openapi::ObjectBuilder::new()
-                .schema_type(utoipa::openapi::schema::Type::String),
-        ))
+        .schema(Some(string_enum(
+            ApiVersion::HEADER_VALUES.iter().map(|v| (*v).to_owned()),
+        )))
         .build()
 }
 
@@ -139,7 +230,7 @@ fn complete(path: &str, operation: &mut Operation, has_body: bool) {
     if !PUBLIC.contains(&path) {
         add(
             "401",
-            "No access token, an unknown one, or an environment key instead of a token",
+            "No access token, an unknown one, or an environment key instead of a token (whatever Svc-API-Version holds)",
         );
         add("403", "The token's role does not allow this");
         add("429", "Rate limited; see Retry-After and X-Ratelimit-Reset");
@@ -185,6 +276,7 @@ pub(crate) fn document() -> OpenApi {
         ] {
             if let Some(operation) = operation {
                 complete(path, operation, has_body);
+                constrain_list_parameters(path, operation);
             }
         }
         if let Some(operation) = &mut item.patch {

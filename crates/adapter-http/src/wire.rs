@@ -117,7 +117,7 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Lin
         links.insert("first".to_owned(), href(0));
         links.insert("prev".to_owned(), href(offset.saturating_sub(limit64)));
     }
-    if offset + limit64 < total {
+    if offset.saturating_add(limit64) < total {
         links.insert("next".to_owned(), href(offset + limit64));
         links.insert("last".to_owned(), href((total - 1) / limit64 * limit64));
     }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use adapter_http::{AppState, HttpConfig};
+use adapter_http::{AppState, CorsOrigins, HttpConfig};
 use anyhow::Context;
 use app::StoreUrl;
 use clap::Parser;
@@ -55,6 +55,10 @@ struct Args {
     /// Time a request head (request line and headers) may take to arrive, in ms (408 past it).
     #[arg(long, env = "FLAGSVC_HEAD_TIMEOUT_MS", default_value_t = 5_000)]
     head_timeout_ms: u64,
+    /// Origins that may call the API from a browser (CORS), comma-separated, e.g.
+    /// `https://app.example.com,http://localhost:3000`; `*` allows any origin (default: none).
+    #[arg(long, env = "FLAGSVC_CORS_ORIGINS", value_delimiter = ',')]
+    cors_origins: Vec<String>,
     /// Database connections (default: 4 per core).
     #[arg(long, env = "FLAGSVC_POOL_SIZE")]
     pool_size: Option<u32>,
@@ -86,6 +90,8 @@ async fn main() -> anyhow::Result<()> {
         .pool_size
         .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
 
+    let cors_origins = CorsOrigins::parse(args.cors_origins.iter().map(String::as_str))
+        .context("reading --cors-origins")?;
     let store = StoreUrl::parse(&args.database_url).open(pool_size)?;
     let webhook_timeout = Duration::from_millis(args.webhook_timeout_ms);
     let webhooks = WebhookSettings {
@@ -139,6 +145,7 @@ async fn main() -> anyhow::Result<()> {
             trust_forwarded_for: args.trust_forwarded_for,
             body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
             head_timeout: Duration::from_millis(args.head_timeout_ms.max(1)),
+            cors_origins,
         },
     )
     .context("serialising the OpenAPI document")?;

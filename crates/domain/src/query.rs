@@ -9,7 +9,7 @@
 #[error("{0}")]
 pub struct QueryError(pub String);
 
-/// The largest page.
+/// The largest page: a larger `limit` is served as this many items.
 pub const MAX_LIMIT: u32 = 100;
 
 /// A page of a list: `limit` items after skipping `offset`.
@@ -22,19 +22,23 @@ pub struct Page {
 }
 
 impl Page {
-    /// Parses `limit` and `offset`.
+    /// Parses `limit` and `offset`. A `limit` above [`MAX_LIMIT`] is capped to it (the reference
+    /// documents no maximum for these lists, so a client may ask for more and gets a full page).
     ///
     /// ```
     /// use domain::query::Page;
     /// assert_eq!(Page::parse(None, None, 20).unwrap(), Page { limit: 20, offset: 0 });
     /// assert_eq!(Page::parse(Some("5"), Some("10"), 20).unwrap(), Page { limit: 5, offset: 10 });
+    /// assert_eq!(Page::parse(Some("500"), None, 20).unwrap().limit, 100);
     /// assert!(Page::parse(Some("0"), None, 20).is_err());
-    /// assert!(Page::parse(Some("101"), None, 20).is_err());
+    /// assert!(Page::parse(Some("-5"), None, 20).is_err());
+    /// assert!(Page::parse(Some("1.5"), None, 20).is_err());
     /// assert!(Page::parse(None, Some("-1"), 20).is_err());
     /// ```
     ///
     /// # Errors
-    /// [`QueryError`] for a limit outside 1..=100 or an offset that is not a non-negative integer.
+    /// [`QueryError`] for a limit that is not a positive integer or an offset that is not a
+    /// non-negative integer.
     pub fn parse(
         limit: Option<&str>,
         offset: Option<&str>,
@@ -42,11 +46,11 @@ impl Page {
     ) -> Result<Self, QueryError> {
         let limit = match limit {
             None => default_limit,
-            Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+            Some(text) => match parse_count(text) {
+                Some(n) if n >= 1 => u32::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
                 _ => {
                     return Err(QueryError(format!(
-                        "limit must be an integer from 1 to {MAX_LIMIT}, not '{text}'"
+                        "limit must be a positive integer (at most {MAX_LIMIT} items are returned), not '{text}'"
                     )))
                 }
             },
@@ -61,6 +65,15 @@ impl Page {
         };
         Ok(Self { limit, offset })
     }
+}
+
+/// A non-negative decimal integer; one too large for `u64` reads as `u64::MAX`.
+fn parse_count(text: &str) -> Option<u64> {
+    let digits = text.trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse::<u64>().unwrap_or(u64::MAX))
 }
 
 /// Sort direction.
@@ -192,6 +205,15 @@ pub enum ProjectSortField {
     CreatedOn,
 }
 
+/// The sort fields of `GET /projects`, by name.
+pub const PROJECT_SORTS: [(&str, ProjectSortField); 2] = [
+    ("name", ProjectSortField::Name),
+    ("createdOn", ProjectSortField::CreatedOn),
+];
+
+/// The `filter` fields of `GET /projects`.
+pub const PROJECT_FILTERS: [&str; 3] = ["query", "tags", "keys"];
+
 /// `GET /projects` parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectQuery {
@@ -231,10 +253,7 @@ impl ProjectQuery {
             keys: vec![],
             sort: parse_sort(
                 sort,
-                &[
-                    ("name", ProjectSortField::Name),
-                    ("createdOn", ProjectSortField::CreatedOn),
-                ],
+                &PROJECT_SORTS,
                 Sort {
                     field: ProjectSortField::CreatedOn,
                     direction: Direction::Ascending,
@@ -242,7 +261,7 @@ impl ProjectQuery {
             )?,
             page: Page::parse(limit, offset, 20)?,
         };
-        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags", "keys"])? {
+        for (field, value) in parse_filter(filter.unwrap_or(""), &PROJECT_FILTERS)? {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
                 "tags" => q.tags.extend(split_tags(&value)),
@@ -270,6 +289,16 @@ pub enum EnvironmentSortField {
     /// Critical ones last (ascending) or first (descending).
     Critical,
 }
+
+/// The sort fields of `GET /projects/{projectKey}/environments`, by name.
+pub const ENVIRONMENT_SORTS: [(&str, EnvironmentSortField); 3] = [
+    ("name", EnvironmentSortField::Name),
+    ("createdOn", EnvironmentSortField::CreatedOn),
+    ("critical", EnvironmentSortField::Critical),
+];
+
+/// The `filter` fields of `GET /projects/{projectKey}/environments`.
+pub const ENVIRONMENT_FILTERS: [&str; 5] = ["query", "tags", "key", "name", "critical"];
 
 /// `GET /projects/{projectKey}/environments` parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,11 +346,7 @@ impl EnvironmentQuery {
             critical: None,
             sort: parse_sort(
                 sort,
-                &[
-                    ("name", EnvironmentSortField::Name),
-                    ("createdOn", EnvironmentSortField::CreatedOn),
-                    ("critical", EnvironmentSortField::Critical),
-                ],
+                &ENVIRONMENT_SORTS,
                 Sort {
                     field: EnvironmentSortField::CreatedOn,
                     direction: Direction::Ascending,
@@ -329,10 +354,7 @@ impl EnvironmentQuery {
             )?,
             page: Page::parse(limit, offset, 20)?,
         };
-        for (field, value) in parse_filter(
-            filter.unwrap_or(""),
-            &["query", "tags", "key", "name", "critical"],
-        )? {
+        for (field, value) in parse_filter(filter.unwrap_or(""), &ENVIRONMENT_FILTERS)? {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
                 "tags" => q.tags.extend(split_tags(&value)),
@@ -367,6 +389,16 @@ pub enum FlagState {
     /// Archived.
     Archived,
 }
+
+/// The sort fields of `GET /flags/{projectKey}`, by name.
+pub const FLAG_SORTS: [(&str, FlagSortField); 3] = [
+    ("creationDate", FlagSortField::CreationDate),
+    ("key", FlagSortField::Key),
+    ("name", FlagSortField::Name),
+];
+
+/// The `filter` fields of `GET /flags/{projectKey}`.
+pub const FLAG_FILTERS: [&str; 5] = ["query", "tags", "state", "type", "maintainerId"];
 
 /// `GET /flags/{projectKey}` filters and order (paging is separate: older API versions list all).
 /// Without a `state` filter, archived flags are left out.
@@ -418,11 +450,7 @@ impl FlagQuery {
             maintainer_id: None,
             sort: parse_sort(
                 sort,
-                &[
-                    ("creationDate", FlagSortField::CreationDate),
-                    ("key", FlagSortField::Key),
-                    ("name", FlagSortField::Name),
-                ],
+                &FLAG_SORTS,
                 Sort {
                     field: FlagSortField::CreationDate,
                     direction: Direction::Ascending,
@@ -430,8 +458,7 @@ impl FlagQuery {
             )?,
             page,
         };
-        let fields = ["query", "tags", "state", "type", "maintainerId"];
-        for (field, value) in parse_filter(filter.unwrap_or(""), &fields)? {
+        for (field, value) in parse_filter(filter.unwrap_or(""), &FLAG_FILTERS)? {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
                 "tags" => q.tags.extend(split_tags(&value)),
@@ -475,6 +502,15 @@ pub enum MemberSortField {
     LastSeen,
 }
 
+/// The sort fields of `GET /members`, by name.
+pub const MEMBER_SORTS: [(&str, MemberSortField); 2] = [
+    ("displayName", MemberSortField::DisplayName),
+    ("lastSeen", MemberSortField::LastSeen),
+];
+
+/// The `filter` fields of `GET /members`.
+pub const MEMBER_FILTERS: [&str; 3] = ["query", "role", "email"];
+
 /// `GET /members` parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemberQuery {
@@ -516,10 +552,7 @@ impl MemberQuery {
             emails: vec![],
             sort: parse_sort(
                 sort,
-                &[
-                    ("displayName", MemberSortField::DisplayName),
-                    ("lastSeen", MemberSortField::LastSeen),
-                ],
+                &MEMBER_SORTS,
                 Sort {
                     field: MemberSortField::DisplayName,
                     direction: Direction::Ascending,
@@ -527,7 +560,7 @@ impl MemberQuery {
             )?,
             page: Page::parse(limit, offset, 20)?,
         };
-        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "role", "email"])? {
+        for (field, value) in parse_filter(filter.unwrap_or(""), &MEMBER_FILTERS)? {
             let any = value.split('|').filter(|v| !v.is_empty());
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
@@ -562,6 +595,16 @@ pub enum SegmentSortField {
     /// By last change.
     LastModified,
 }
+
+/// The sort fields of `GET /segments/{projectKey}/{environmentKey}`, by name.
+pub const SEGMENT_SORTS: [(&str, SegmentSortField); 3] = [
+    ("creationDate", SegmentSortField::CreationDate),
+    ("name", SegmentSortField::Name),
+    ("lastModified", SegmentSortField::LastModified),
+];
+
+/// The `filter` fields of `GET /segments/{projectKey}/{environmentKey}`.
+pub const SEGMENT_FILTERS: [&str; 2] = ["query", "tags"];
 
 /// `GET /segments/{projectKey}/{environmentKey}` parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -598,11 +641,7 @@ impl SegmentQuery {
             tags: vec![],
             sort: parse_sort(
                 sort,
-                &[
-                    ("creationDate", SegmentSortField::CreationDate),
-                    ("name", SegmentSortField::Name),
-                    ("lastModified", SegmentSortField::LastModified),
-                ],
+                &SEGMENT_SORTS,
                 Sort {
                     field: SegmentSortField::CreationDate,
                     direction: Direction::Ascending,
@@ -610,7 +649,7 @@ impl SegmentQuery {
             )?,
             page: Page::parse(limit, offset, 20)?,
         };
-        for (field, value) in parse_filter(filter.unwrap_or(""), &["query", "tags"])? {
+        for (field, value) in parse_filter(filter.unwrap_or(""), &SEGMENT_FILTERS)? {
             match field.as_str() {
                 "query" => q.query = Some(value.to_lowercase()),
                 _ => q.tags.extend(split_tags(&value)),

@@ -32,7 +32,19 @@ impl ApiVersion {
     /// The dated versions, newest first.
     pub const VALID_DATES: [i32; 2] = [20240415, 20220603];
 
-    /// Parses a header value.
+    /// Every value the `Svc-API-Version` header takes.
+    pub const HEADER_VALUES: [&'static str; 3] = ["20240415", "20220603", "beta"];
+
+    /// Parses a header value: exactly one of [`Self::HEADER_VALUES`] (letter case counts);
+    /// surrounding whitespace, which is not part of an HTTP field value, is ignored.
+    ///
+    /// ```
+    /// use domain::version::ApiVersion;
+    /// assert_eq!(ApiVersion::parse(" 20220603 "), Ok(ApiVersion::V20220603));
+    /// assert!(ApiVersion::parse("BETA").is_err());
+    /// assert!(ApiVersion::parse("").is_err());
+    /// assert!(ApiVersion::parse("2024 0415").is_err());
+    /// ```
     ///
     /// # Errors
     /// [`InvalidVersion`] for anything but `20240415`, `20220603` or `beta`.
@@ -40,7 +52,7 @@ impl ApiVersion {
         match value.trim() {
             "20240415" => Ok(ApiVersion::V20240415),
             "20220603" => Ok(ApiVersion::V20220603),
-            v if v.eq_ignore_ascii_case("beta") => Ok(ApiVersion::Beta),
+            "beta" => Ok(ApiVersion::Beta),
             other => Err(InvalidVersion(other.to_owned())),
         }
     }

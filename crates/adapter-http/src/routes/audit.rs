@@ -29,7 +29,7 @@ pub struct AuditEntries {
         ("after" = Option<i64>, Query, description = "Only entries strictly after this time (epoch ms)"),
         ("q" = Option<String>, Query, description = "Substring of the entry's name or description"),
         ("spec" = Option<String>, Query, description = "Resource specifier with `*` globs, e.g. `proj/*:env/production:flag/*`"),
-        ("limit" = Option<u32>, Query, description = "1..20, default 10"),
+        ("limit" = Option<u32>, Query, description = "Entries per page: 1..20 (as the reference documents; above 20: 400), default 10"),
     ),
     responses((status = 200, body = AuditEntries))
 )]

@@ -7,6 +7,7 @@ use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
+use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
     call, expiry_param, json_body, json_patch_only, page_links, permit, Environments, QueryParams,
 };
@@ -19,9 +20,9 @@ use crate::AppState;
         ("projectKey" = String, Path, description = "Project key"),
         ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of name or key), `tags` (`+`-joined, all), `key`, `name`, `critical` (exact)"),
         ("tags" = Option<String>, Query, description = "`+`-joined tags that must all be present"),
-        ("sort" = Option<String>, Query, description = "`name`, `createdOn` or `critical`; `-` prefix for descending"),
-        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
-        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("sort" = Option<String>, Query, description = "`name`, `createdOn` or `critical`; `-` prefix for descending; default `createdOn`"),
+        ("limit" = Option<u32>, Query, description = LIMIT_20),
+        ("offset" = Option<u64>, Query, description = OFFSET),
     ),
     responses((status = 200, body = Environments), (status = 404, body = ErrorBody))
 )]

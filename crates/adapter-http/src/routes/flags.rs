@@ -13,6 +13,7 @@ use service::{EnvironmentSelection, FlagChange, FlagListRequest};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
+use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::{
     call, json_body, page_links, parse_json, patch_form, permit, DependentFlagRep, DependentFlags,
     FeatureFlags, JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
@@ -154,9 +155,9 @@ pub async fn dependent_flags(
         ("env" = Option<Vec<String>>, Query, description = "Include these environments' configurations (repeatable)"),
         ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of key or name), `tags` (`+`-joined, all), `state` (`live`, `deprecated` or `archived`; default: all but archived), `type` (`temporary` or `permanent`), `maintainerId`"),
         ("tag" = Option<String>, Query, description = "Only flags with this tag"),
-        ("sort" = Option<String>, Query, description = "`creationDate`, `key` or `name`; `-` prefix for descending"),
-        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
-        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("sort" = Option<String>, Query, description = "`creationDate`, `key` or `name`; `-` prefix for descending; default `creationDate`"),
+        ("limit" = Option<u32>, Query, description = LIMIT_FLAGS),
+        ("offset" = Option<u64>, Query, description = OFFSET),
         ("summary" = Option<bool>, Query, description = "Default true: leave out each environment's targets, rules and prerequisites"),
     ),
     responses((status = 200, body = FeatureFlags), (status = 404, body = ErrorBody))

@@ -7,6 +7,7 @@ use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
+use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{call, json_body, json_patch_only, page_links, permit, Members, QueryParams};
 use crate::AppState;
 
@@ -15,9 +16,9 @@ use crate::AppState;
     tag = "Account members",
     params(
         ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of email or name), `role` (`|`-joined, any; `admin` includes the owner), `email` (`|`-joined, any)"),
-        ("sort" = Option<String>, Query, description = "`displayName` or `lastSeen`; `-` prefix for descending"),
-        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
-        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("sort" = Option<String>, Query, description = "`displayName` or `lastSeen`; `-` prefix for descending; default `displayName`"),
+        ("limit" = Option<u32>, Query, description = LIMIT_20),
+        ("offset" = Option<u64>, Query, description = OFFSET),
     ),
     responses((status = 200, body = Members))
 )]

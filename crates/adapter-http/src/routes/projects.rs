@@ -8,14 +8,25 @@ use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
+use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
     call, json_body, json_patch_only, page_links, permit, Environments, ProjectExpanded,
     ProjectRep, Projects, QueryParams,
 };
 use crate::AppState;
 
-fn wants_environments(params: &QueryParams) -> bool {
-    params.all("expand").iter().any(|e| e == "environments")
+/// Whether `expand` asks for the environments (`expand=environments`, the one value it takes).
+///
+/// # Errors
+/// 400 naming another value.
+fn wants_environments(params: &QueryParams) -> Result<bool, ApiError> {
+    let expand = params.list("expand")?;
+    if let Some(other) = expand.iter().find(|e| *e != "environments") {
+        return Err(ApiError::invalid(format!(
+            "cannot expand '{other}': expand takes environments"
+        )));
+    }
+    Ok(!expand.is_empty())
 }
 
 fn expanded(item: service::ProjectWithEnvironments) -> ProjectExpanded {
@@ -40,10 +51,10 @@ fn expanded(item: service::ProjectWithEnvironments) -> ProjectExpanded {
     tag = "Projects",
     params(
         ("filter" = Option<String>, Query, description = "Comma-separated `field:value`: `query` (substring of name or key), `tags` (`+`-joined, all), `keys` (`|`-joined, any)"),
-        ("sort" = Option<String>, Query, description = "`name` or `createdOn`; `-` prefix for descending"),
-        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
-        ("offset" = Option<u64>, Query, description = "Items to skip"),
-        ("expand" = Option<String>, Query, description = "`environments` adds each project's environments"),
+        ("sort" = Option<String>, Query, description = "`name` or `createdOn`; `-` prefix for descending; default `createdOn`"),
+        ("limit" = Option<u32>, Query, description = LIMIT_20),
+        ("offset" = Option<u64>, Query, description = OFFSET),
+        ("expand" = Option<String>, Query, description = "`environments` adds each project's environments (any other value: 400)"),
     ),
     responses((status = 200, body = Projects))
 )]
@@ -61,7 +72,7 @@ pub async fn list_projects(
         params.get("offset"),
     )
     .map_err(|e| ApiError::invalid(e.0))?;
-    let expand = wants_environments(&params);
+    let expand = wants_environments(&params)?;
     let page = query.page;
     let list = call(&state, move |s| s.list_projects(&caller, &query, expand)).await?;
     Ok(web::Json(Projects {
@@ -98,7 +109,7 @@ pub async fn create_project(
     tag = "Projects",
     params(
         ("projectKey" = String, Path, description = "Project key"),
-        ("expand" = Option<String>, Query, description = "`environments` adds the project's environments"),
+        ("expand" = Option<String>, Query, description = "`environments` adds the project's environments (any other value: 400)"),
     ),
     responses((status = 200, body = ProjectExpanded), (status = 404, body = ErrorBody))
 )]
@@ -109,7 +120,7 @@ pub async fn get_project(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<web::Json<ProjectExpanded>, ApiError> {
-    let expand = wants_environments(&QueryParams::of(&req));
+    let expand = wants_environments(&QueryParams::of(&req))?;
     let key = path.into_inner();
     let project = call(&state, move |s| s.get_project(&caller, &key, expand)).await?;
     Ok(web::Json(expanded(project)))

@@ -11,6 +11,7 @@ use service::SegmentChange;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
+use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
     call, json_body, page_links, parse_json, patch_form, permit, JsonPatchOperation, PatchForm,
     QueryParams,
@@ -78,9 +79,9 @@ pub struct SegmentSemanticPatchBody {
         ("projectKey" = String, Path, description = "Project key"),
         ("environmentKey" = String, Path, description = "Environment key"),
         ("filter" = Option<String>, Query, description = "Comma-separated `field:value` (AND): `query` (substring of key, name or description), `tags` (`+`-joined, all)"),
-        ("sort" = Option<String>, Query, description = "`creationDate`, `name` or `lastModified`; `-` prefix for descending"),
-        ("limit" = Option<u32>, Query, description = "1..100, default 20"),
-        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("sort" = Option<String>, Query, description = "`creationDate`, `name` or `lastModified`; `-` prefix for descending; default `creationDate`"),
+        ("limit" = Option<u32>, Query, description = LIMIT_20),
+        ("offset" = Option<u64>, Query, description = OFFSET),
     ),
     responses((status = 200, body = Segments), (status = 404, body = ErrorBody))
 )]

@@ -7,6 +7,7 @@ use domain::token::TokenPost;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
+use crate::openapi::{LIMIT_25, OFFSET};
 use crate::wire::{
     call, expiry_param, json_body, json_patch_only, page_links, permit, QueryParams, TokenRep,
     Tokens,
@@ -19,8 +20,8 @@ use crate::AppState;
     tag = "Access tokens",
     params(
         ("showAll" = Option<bool>, Query, description = "Every member's personal tokens too"),
-        ("limit" = Option<u32>, Query, description = "1..100, default 25"),
-        ("offset" = Option<u64>, Query, description = "Items to skip"),
+        ("limit" = Option<u32>, Query, description = LIMIT_25),
+        ("offset" = Option<u64>, Query, description = OFFSET),
     ),
     responses((status = 200, body = Tokens))
 )]

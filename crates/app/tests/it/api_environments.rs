@@ -165,7 +165,8 @@ async fn list_environments_filters_and_sorts(backend: Backend) {
         "filter=color:x",
         "filter=critical:maybe",
         "sort=color",
-        "limit=500",
+        "limit=0",
+        "limit=2.5",
         "filter=nocolon",
     ] {
         app.get(&format!("/api/v2/projects/p/environments?{bad}"))

@@ -197,7 +197,7 @@ async fn list_projects_filters_sorts_and_pages(backend: Backend) {
 
     for bad in [
         "limit=0",
-        "limit=101",
+        "limit=-1",
         "limit=x",
         "offset=-1",
         "filter=color:red",

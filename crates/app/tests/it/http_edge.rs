@@ -311,7 +311,45 @@ async fn a_trickled_body_gets_408_while_it_trickles(backend: Backend) {
     parse(&bytes).assert_error(408, "request_timeout");
 }
 
+/// Methods the document does not declare, over the wire: 405 with `Allow`, as JSON (HEAD: the
+/// same head, no body).
+async fn undeclared_methods_over_the_wire(backend: Backend) {
+    let server = real_server(backend, edge_config()).await;
+    for (method, path, allow) in [
+        ("TRACE", "/api/v2", "GET"),
+        ("TRACE", "/api/v2/projects", "GET, POST"),
+        ("FOO", "/api/v2/projects/web", "GET, PATCH, DELETE"),
+        ("PUT", "/api/v2/openapi.json", "GET"),
+        ("CONNECT", "/api/v2", "GET"),
+        ("OPTIONS", "/api/v2/projects", "GET, POST"),
+    ] {
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nSvc-API-Version: nope\r\nConnection: close\r\n\r\n"
+        );
+        let answer = parse(&exchange(server.addr, request.into_bytes()).await);
+        answer.assert_error(405, "method_not_allowed");
+        assert_eq!(answer.header("allow"), Some(allow), "{method} {path}");
+    }
+    let head = exchange(
+        server.addr,
+        b"HEAD /api/v2/projects HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&head);
+    assert!(text.starts_with("HTTP/1.1 405 "), "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("\r\nallow: get, post\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\r\n\r\n"),
+        "a HEAD answer has no body: {text}"
+    );
+}
+
 on_both_backends!(
+    undeclared_methods_over_the_wire,
     protocol_errors_are_json,
     a_slow_head_gets_408,
     a_stalled_body_gets_408_and_the_connection_closes,

@@ -37,6 +37,7 @@ mod api_audit;
 mod api_auth;
 mod api_cost;
 mod api_depth;
+mod api_edge;
 mod api_environments;
 mod api_flag_model;
 mod api_flags;

@@ -206,3 +206,128 @@ fn document_describes_every_instruction_kind() {
     assert_eq!(kinds, expected);
     assert!(kinds.len() >= 52);
 }
+
+/// Every operation of the document, with its path and method.
+fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            out.push((path.clone(), method.clone(), operation.clone()));
+        }
+    }
+    out
+}
+
+fn parameter<'a>(operation: &'a Value, name: &str) -> Option<&'a Value> {
+    operation["parameters"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)
+}
+
+/// Only the methods the server serves are declared; the version header lists its values.
+#[test]
+fn document_declares_methods_and_the_version_values() {
+    let doc = document();
+    let versions: Vec<Value> = domain::version::ApiVersion::HEADER_VALUES
+        .iter()
+        .map(|v| Value::from(*v))
+        .collect();
+    for (path, method, operation) in operations(&doc) {
+        assert!(
+            ["get", "post", "patch", "delete"].contains(&method.as_str()),
+            "{method} {path}: the server answers only GET, POST, PATCH and DELETE"
+        );
+        let header = parameter(&operation, "Svc-API-Version")
+            .unwrap_or_else(|| panic!("{method} {path} lacks Svc-API-Version"));
+        assert_eq!(header["in"], "header");
+        assert_eq!(
+            header["schema"]["enum"],
+            Value::from(versions.clone()),
+            "{path}"
+        );
+        for version in &versions {
+            domain::version::ApiVersion::parse(version.as_str().unwrap()).unwrap();
+        }
+    }
+}
+
+/// `limit`, `offset`, `sort`, `filter` and `expand` state exactly what the parsers take.
+#[test]
+fn document_states_the_list_parameters() {
+    use domain::query::*;
+    fn names<F>(sorts: &[(&'static str, F)]) -> Vec<&'static str> {
+        sorts.iter().map(|(name, _)| *name).collect()
+    }
+    let lists: [(&str, Vec<&str>, &[&str]); 5] = [
+        ("/api/v2/projects", names(&PROJECT_SORTS), &PROJECT_FILTERS),
+        (
+            "/api/v2/projects/{projectKey}/environments",
+            names(&ENVIRONMENT_SORTS),
+            &ENVIRONMENT_FILTERS,
+        ),
+        (
+            "/api/v2/flags/{projectKey}",
+            names(&FLAG_SORTS),
+            &FLAG_FILTERS,
+        ),
+        ("/api/v2/members", names(&MEMBER_SORTS), &MEMBER_FILTERS),
+        (
+            "/api/v2/segments/{projectKey}/{environmentKey}",
+            names(&SEGMENT_SORTS),
+            &SEGMENT_FILTERS,
+        ),
+    ];
+    let doc = document();
+    for (path, sorts, filters) in &lists {
+        let list = &doc["paths"][*path]["get"];
+        let mut expected: Vec<String> = sorts.iter().map(|s| (*s).to_owned()).collect();
+        expected.extend(sorts.iter().map(|s| format!("-{s}")));
+        let sort = parameter(list, "sort").unwrap_or_else(|| panic!("{path} sort"));
+        assert_eq!(
+            sort["schema"]["enum"],
+            Value::from(expected.clone()),
+            "{path}"
+        );
+        let filter = parameter(list, "filter").unwrap_or_else(|| panic!("{path} filter"));
+        let description = filter["description"].as_str().unwrap();
+        for field in *filters {
+            assert!(
+                description.contains(&format!("`{field}`")),
+                "{path}: filter field {field} is not described: {description}"
+            );
+        }
+    }
+    let mut limits = 0;
+    for (path, method, operation) in operations(&doc) {
+        if let Some(limit) = parameter(&operation, "limit") {
+            limits += 1;
+            assert_eq!(limit["schema"]["type"], "integer", "{path}");
+            assert_eq!(limit["schema"]["minimum"], 1, "{method} {path}");
+            if path == "/api/v2/auditlog" {
+                assert_eq!(limit["schema"]["maximum"], 20);
+            } else {
+                assert!(limit["schema"].get("maximum").is_none(), "{path}");
+                assert!(
+                    limit["description"].as_str().unwrap().contains("100"),
+                    "{path}: the cap is stated"
+                );
+            }
+        }
+        if let Some(offset) = parameter(&operation, "offset") {
+            assert_eq!(offset["schema"]["type"], "integer", "{path}");
+            assert_eq!(offset["schema"]["minimum"], 0, "{path}");
+        }
+        if let Some(sort) = parameter(&operation, "sort") {
+            assert!(sort["schema"]["enum"].is_array(), "{method} {path} sort");
+        }
+    }
+    assert!(limits >= 7, "{limits}");
+    for path in ["/api/v2/projects", "/api/v2/projects/{projectKey}"] {
+        let expand = parameter(&doc["paths"][path]["get"], "expand").unwrap();
+        assert_eq!(
+            expand["schema"]["enum"],
+            serde_json::json!(["environments"])
+        );
+    }
+}

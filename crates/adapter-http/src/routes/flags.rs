@@ -37,10 +37,12 @@ fn summarise(flag: &Flag) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-/// Creates a flag; it appears in every environment of the project with targeting off. With
-/// `clone=<flagKey>` the new flag takes that flag's variations and its targeting in every
-/// environment (on/off included); the body gives its key and name, and may give description,
-/// tags and `temporary`.
+/// Creates a flag; it appears in every environment of the project with targeting off (on with
+/// `isFlagOn`), with `initialPrerequisites` in every environment. Its key must follow the
+/// project's `namingConvention` (400 naming it otherwise). With `clone=<flagKey>` the new flag
+/// takes that flag's variations and its targeting in every environment (on/off and
+/// prerequisites included); the body gives its key and name, and may give description, tags and
+/// `temporary`.
 #[utoipa::path(
     tag = "Feature flags",
     params(

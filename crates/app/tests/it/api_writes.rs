@@ -884,7 +884,46 @@ async fn environments_are_cloned_with_configurations_and_segments(backend: Backe
     assert_eq!(actions, ["createEnvironment", "cloneEnvironment"]);
 }
 
+async fn a_clone_that_would_make_a_flag_too_large_is_refused(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    app.flag("web", "big").await;
+    // About 660 KB of targets in production: under the 1 MiB limit once, over it twice.
+    let values: Vec<String> = (0..15_000).map(|i| format!("{i:040}")).collect();
+    let filled = app
+        .patch(
+            "/api/v2/flags/web/big",
+            json!([{"op": "replace", "path": "/environments/production/targets",
+                    "value": [{"variation": 0, "values": values}]}]),
+        )
+        .await;
+    assert_eq!(filled.status, 200, "{}", filled.body["message"]);
+    let before = app.db.count_rows("environments");
+    let resp = app
+        .post(
+            "/api/v2/projects/web/environments",
+            json!({"key": "staging", "name": "Staging", "color": "00FF00", "source": {"key": "production"}}),
+        )
+        .await;
+    resp.assert_error(400, "invalid_request");
+    let message = resp.body["message"].as_str().unwrap();
+    assert!(
+        message.contains("'big'") && message.contains("1048576"),
+        "{message}"
+    );
+    assert_eq!(app.db.count_rows("environments"), before);
+    // A clone of the small environment is fine.
+    let small = app
+        .post(
+            "/api/v2/projects/web/environments",
+            json!({"key": "staging", "name": "Staging", "color": "00FF00", "source": {"key": "test"}}),
+        )
+        .await;
+    assert_eq!(small.status, 201, "{}", small.body);
+}
+
 on_both_backends!(
+    a_clone_that_would_make_a_flag_too_large_is_refused,
     dry_runs_of_flag_patches_change_nothing,
     dry_runs_fail_as_real_calls_do,
     dry_runs_of_segment_patches_change_nothing,
@@ -894,3 +933,70 @@ on_both_backends!(
     naming_conventions_govern_new_flag_keys,
     environments_are_cloned_with_configurations_and_segments,
 );
+
+/// The document declares `dryRun` where the server reads it, and the create fields with what the
+/// server does with them.
+#[test]
+fn document_declares_dry_runs_and_create_fields() {
+    let doc = serde_json::to_value(adapter_http::openapi_document()).unwrap();
+    for path in [
+        "/api/v2/flags/{projectKey}/{flagKey}",
+        "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}",
+    ] {
+        let params = doc["paths"][path]["patch"]["parameters"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path}"));
+        let dry_run = params
+            .iter()
+            .find(|p| p["name"] == "dryRun")
+            .unwrap_or_else(|| panic!("{path} declares no dryRun"));
+        assert_eq!(dry_run["in"], "query");
+        assert_eq!(dry_run["schema"]["type"], "boolean", "{dry_run}");
+        assert!(dry_run["description"]
+            .as_str()
+            .unwrap()
+            .contains("rolled back"));
+    }
+    let schemas = &doc["components"]["schemas"];
+    for (schema, fields) in [
+        (
+            "FlagPost",
+            &[
+                "isFlagOn",
+                "initialPrerequisites",
+                "purpose",
+                "migrationSettings",
+                "maintainerTeamKey",
+            ][..],
+        ),
+        ("InitialPrerequisite", &["key", "variationId"][..]),
+        ("ProjectPost", &["namingConvention"][..]),
+        ("Project", &["namingConvention"][..]),
+        ("NamingConvention", &["case", "prefix"][..]),
+        ("EnvironmentPost", &["source"][..]),
+        ("EnvironmentSource", &["key", "version"][..]),
+        ("SegmentPost", &["unbounded", "unboundedContextKind"][..]),
+        (
+            "NewMemberForm",
+            &["password", "customRoles", "teamKeys", "roleAttributes"][..],
+        ),
+        ("TokenPost", &["customRoleIds", "inlineRole"][..]),
+    ] {
+        for field in fields {
+            let property = &schemas[schema]["properties"][*field];
+            assert!(property.is_object(), "{schema}.{field} is not documented");
+        }
+    }
+    assert_eq!(
+        schemas["NamingCase"]["enum"],
+        json!([
+            "camelCase",
+            "upperCamelCase",
+            "snakeCase",
+            "kebabCase",
+            "constantCase"
+        ])
+    );
+    let actions = schemas["CopyAction"]["enum"].as_array().unwrap();
+    assert!(actions.contains(&json!("updateFlagConfigMigrationSettings")));
+}

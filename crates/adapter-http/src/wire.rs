@@ -95,6 +95,9 @@ impl QueryParams {
     }
 }
 
+/// The OpenAPI description of the `dryRun` query parameter of flag and segment `PATCH`.
+pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the change inside a transaction that is then rolled back, and answer with the result it would have: the same status and body as the real call (`_version` and `version`s as they would be), or the same error. Nothing is stored: no version changes, no audit entry, no webhook delivery. `lastModified` is the time of the dry run, and `_id`s the change would assign are generated again by the real call. Default `false`; any value other than `true`, `false`, `1` or `0` is a 400 naming the parameter.";
+
 /// `_links` of one page of a collection at `path`: `self`, and `first`, `prev`, `next`, `last`
 /// where they exist. Other query parameters (filters, sort) are kept.
 pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Links {

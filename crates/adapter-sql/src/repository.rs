@@ -8,7 +8,7 @@ use domain::environment::Environment;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
 use domain::link::Links;
 use domain::member::Member;
-use domain::project::{ClientSideAvailability, Project};
+use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
 use domain::query::{
     Direction, EnvironmentQuery, EnvironmentSortField, FlagQuery, FlagSortField, FlagState,
     MemberQuery, MemberSortField, Page, ProjectQuery, ProjectSortField, SegmentQuery,
@@ -473,7 +473,7 @@ impl TokenRow {
 }
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = projects)]
+#[diesel(table_name = projects, treat_none_as_null = true)]
 struct ProjectRow {
     id: String,
     key: String,
@@ -483,6 +483,9 @@ struct ProjectRow {
     using_mobile_key: bool,
     using_environment_id: bool,
     creation_date: i64,
+    /// The naming convention's case, by its API name (`kebabCase`, ...).
+    naming_case: Option<String>,
+    naming_prefix: Option<String>,
 }
 
 impl ProjectRow {
@@ -496,10 +499,28 @@ impl ProjectRow {
             using_mobile_key: p.default_client_side_availability.using_mobile_key,
             using_environment_id: p.default_client_side_availability.using_environment_id,
             creation_date: p.creation_date,
+            naming_case: p
+                .naming_convention
+                .as_ref()
+                .and_then(|c| c.case)
+                .map(|case| case.as_str().to_owned()),
+            naming_prefix: p.naming_convention.as_ref().and_then(|c| c.prefix.clone()),
         }
     }
 
-    fn into_project(self, tags: Vec<String>) -> Project {
+    fn into_project(self, tags: Vec<String>) -> StoreResult<Project> {
+        let case = match self.naming_case.as_deref() {
+            Some(name) => Some(
+                NamingCase::parse(name)
+                    .ok_or_else(|| corrupt("naming case", format!("unknown case '{name}'")))?,
+            ),
+            None => None,
+        };
+        let naming_convention =
+            (case.is_some() || self.naming_prefix.is_some()).then_some(NamingConvention {
+                case,
+                prefix: self.naming_prefix,
+            });
         let mut project = Project {
             id: self.id,
             links: Links::new(),
@@ -511,10 +532,11 @@ impl ProjectRow {
                 using_mobile_key: self.using_mobile_key,
                 using_environment_id: self.using_environment_id,
             },
+            naming_convention,
             creation_date: self.creation_date,
         };
         project.refresh_links();
-        project
+        Ok(project)
     }
 }
 
@@ -1297,7 +1319,7 @@ impl Repository for SqlRepository<'_> {
             .project_tags_of(std::slice::from_ref(&row.id))?
             .remove(&row.id)
             .unwrap_or_default();
-        Ok(Some(row.into_project(tags)))
+        Ok(Some(row.into_project(tags)?))
     }
 
     fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>> {
@@ -1333,7 +1355,7 @@ impl Repository for SqlRepository<'_> {
                 let t = tags.remove(&row.id).unwrap_or_default();
                 row.into_project(t)
             })
-            .collect();
+            .collect::<StoreResult<_>>()?;
         Ok((projects, count(total)))
     }
 
@@ -1569,6 +1591,30 @@ impl Repository for SqlRepository<'_> {
             return Ok(None);
         }
         Ok(self.get_flag(project_id, key)?.map(Locked::assume_locked))
+    }
+
+    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>> {
+        let locked = lock_rows!(
+            self.conn,
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .order(flags::key.asc())
+                .select(flags::key)
+        );
+        if locked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<FlagRow> = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .order(flags::key.asc())
+            .select(FlagRow::as_select())
+            .load(self.conn)
+            .store()?;
+        Ok(self
+            .finish_flags(project_id, rows, None)?
+            .into_iter()
+            .map(Locked::assume_locked)
+            .collect())
     }
 
     fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
@@ -1817,6 +1863,34 @@ impl Repository for SqlRepository<'_> {
         Ok(self
             .get_segment(project_id, environment_key, key)?
             .map(Locked::assume_locked))
+    }
+
+    fn lock_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+    ) -> StoreResult<Vec<Locked<Segment>>> {
+        let locked = lock_rows!(
+            self.conn,
+            segments::table
+                .filter(segments::project_id.eq(project_id))
+                .filter(segments::environment_key.eq(environment_key))
+                .order(segments::key.asc())
+                .select(segments::key)
+        );
+        if locked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<SegmentRow> = segments::table
+            .filter(segments::project_id.eq(project_id))
+            .filter(segments::environment_key.eq(environment_key))
+            .order(segments::key.asc())
+            .select(SegmentRow::as_select())
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|row| row.into_segment().map(Locked::assume_locked))
+            .collect()
     }
 
     fn list_segments(
@@ -2324,6 +2398,37 @@ impl Repository for SqlRepository<'_> {
             })
             .collect::<StoreResult<Vec<_>>>()?;
         insert_rows!(self.conn, flag_configs, rows);
+        let prerequisites: Vec<_> = configs
+            .iter()
+            .flat_map(|(flag_key, config)| {
+                config.prerequisites.iter().map(move |p| {
+                    (
+                        flag_prerequisites::project_id.eq(project_id),
+                        flag_prerequisites::flag_key.eq(flag_key),
+                        flag_prerequisites::environment_key.eq(environment_key),
+                        flag_prerequisites::prerequisite_key.eq(&p.key),
+                        flag_prerequisites::variation.eq(index_i32(p.variation)),
+                    )
+                })
+            })
+            .collect();
+        insert_rows!(self.conn, flag_prerequisites, prerequisites);
+        let segment_refs: Vec<_> = configs
+            .iter()
+            .flat_map(|(flag_key, config)| {
+                Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
+                    .into_iter()
+                    .map(move |segment| {
+                        (
+                            flag_segment_refs::project_id.eq(project_id),
+                            flag_segment_refs::flag_key.eq(flag_key),
+                            flag_segment_refs::environment_key.eq(environment_key),
+                            flag_segment_refs::segment_key.eq(segment),
+                        )
+                    })
+            })
+            .collect();
+        insert_rows!(self.conn, flag_segment_refs, segment_refs);
         Ok(())
     }
 }

@@ -45,6 +45,8 @@ diesel::table! {
         using_mobile_key -> Bool,
         using_environment_id -> Bool,
         creation_date -> BigInt,
+        naming_case -> Nullable<Text>,
+        naming_prefix -> Nullable<Text>,
     }
 }
 

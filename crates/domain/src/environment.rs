@@ -108,6 +108,21 @@ pub struct EnvironmentPost {
     pub tags: Vec<String>,
     /// Default false.
     pub critical: Option<bool>,
+    /// Clone an existing environment of the project: every flag's configuration there, and its
+    /// segments, are copied into the new environment.
+    pub source: Option<EnvironmentSource>,
+}
+
+/// The environment a new environment is cloned from (`source` of an environment request).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EnvironmentSource {
+    /// Key of an environment of the same project.
+    pub key: String,
+    /// Not supported: environments carry no version here, so there is nothing to compare it
+    /// with. A request that sets it is a 400 naming `source.version`.
+    pub version: Option<i64>,
 }
 
 /// A validated environment request.
@@ -122,6 +137,11 @@ impl NewEnvironment {
     /// The environment's key as text.
     pub fn key(&self) -> &str {
         self.key.as_str()
+    }
+
+    /// The key of the environment to clone, if the request asked for a clone.
+    pub fn source(&self) -> Option<&str> {
+        self.post.source.as_ref().map(|source| source.key.as_str())
     }
 }
 
@@ -182,6 +202,20 @@ impl EnvironmentPost {
         validate_color(&self.color, &mut errors);
         validate_ttl(self.default_ttl.unwrap_or(0), &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
+        if let Some(source) = &self.source {
+            if EnvironmentKey::parse(&source.key).is_err() {
+                errors.push(FieldError::new(
+                    "source.key",
+                    format!("'{}' is not an environment key", source.key),
+                ));
+            }
+            if source.version.is_some() {
+                errors.push(FieldError::new(
+                    "source.version",
+                    "environments have no version here, so none can be checked; leave source.version out",
+                ));
+            }
+        }
         ValidationError::check(errors)?;
         let key = key.ok_or_else(|| ValidationError::single("key", "invalid"))?;
         Ok(NewEnvironment { key, post: self })

@@ -194,7 +194,7 @@ impl Member {
 }
 
 /// One invitation in `POST /members`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewMemberForm {
@@ -209,6 +209,20 @@ pub struct NewMemberForm {
     /// Family name.
     #[serde(default)]
     pub last_name: Option<String>,
+    /// Not supported: members authenticate with access tokens, never a password. A request
+    /// that sets it is a 400 naming the field.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Custom roles are not supported yet: only an empty list is accepted.
+    #[serde(default)]
+    pub custom_roles: Option<Vec<String>>,
+    /// Teams are not supported: only an empty list is accepted.
+    #[serde(default)]
+    pub team_keys: Option<Vec<String>>,
+    /// Role attributes belong to custom roles, which are not supported yet: only an empty map
+    /// is accepted.
+    #[serde(default)]
+    pub role_attributes: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 /// A validated invitation.
@@ -240,7 +254,7 @@ pub enum InviteError {
 /// ```
 /// use domain::member::{validate_invites, NewMemberForm};
 /// use domain::role::Role;
-/// let form = |email: &str| NewMemberForm { email: email.into(), role: None, first_name: None, last_name: None };
+/// let form = |email: &str| NewMemberForm { email: email.into(), ..Default::default() };
 /// assert_eq!(validate_invites(vec![form("a@example.com")], Role::Admin).unwrap()[0].role, Role::Reader);
 /// assert!(validate_invites(vec![form("a@example.com"), form("A@example.com")], Role::Admin).is_err());
 /// assert!(validate_invites(vec![form("nope")], Role::Admin).is_err());
@@ -295,6 +309,30 @@ pub fn validate_invites(
                 Role::Reader
             }
         };
+        if form.password.is_some() {
+            errors.push(FieldError::new(
+                format!("[{i}].password"),
+                "members authenticate with access tokens; passwords are not supported",
+            ));
+        }
+        if form.custom_roles.as_ref().is_some_and(|r| !r.is_empty()) {
+            errors.push(FieldError::new(
+                format!("[{i}].customRoles"),
+                "custom roles are not supported yet; give a base role in role",
+            ));
+        }
+        if form.team_keys.as_ref().is_some_and(|t| !t.is_empty()) {
+            errors.push(FieldError::new(
+                format!("[{i}].teamKeys"),
+                "teams are not supported",
+            ));
+        }
+        if form.role_attributes.as_ref().is_some_and(|a| !a.is_empty()) {
+            errors.push(FieldError::new(
+                format!("[{i}].roleAttributes"),
+                "role attributes belong to custom roles, which are not supported yet",
+            ));
+        }
         for (attribute, name) in [
             ("firstName", &form.first_name),
             ("lastName", &form.last_name),
@@ -357,8 +395,7 @@ mod tests {
         let form = |email: &str, role: Option<&str>| NewMemberForm {
             email: email.into(),
             role: role.map(str::to_owned),
-            first_name: None,
-            last_name: None,
+            ..Default::default()
         };
         assert!(validate_invites(vec![], Role::Admin).is_err());
         assert!(validate_invites(

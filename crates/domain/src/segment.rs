@@ -140,6 +140,13 @@ pub struct SegmentPost {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
+    /// Big segments are not supported: `false` (or absent) only; `true` is a 400 naming the
+    /// field.
+    #[serde(default)]
+    pub unbounded: Option<bool>,
+    /// Big segments are not supported: a request that sets it is a 400 naming the field.
+    #[serde(default)]
+    pub unbounded_context_kind: Option<String>,
 }
 
 const READ_ONLY: [&str; 7] = [
@@ -177,6 +184,20 @@ impl Segment {
         environment_key: &str,
         now: i64,
     ) -> Result<Self, ValidationError> {
+        let mut refused = Vec::new();
+        if post.unbounded == Some(true) {
+            refused.push(FieldError::new(
+                "unbounded",
+                "big segments are not supported; leave unbounded out or false",
+            ));
+        }
+        if post.unbounded_context_kind.is_some() {
+            refused.push(FieldError::new(
+                "unboundedContextKind",
+                "big segments are not supported; unboundedContextKind applies only to them",
+            ));
+        }
+        ValidationError::check(refused)?;
         // Segment keys follow the same rules as flag keys.
         let key =
             FlagKey::parse(&post.key).map_err(|e| ValidationError::single("key", e.reason))?;
@@ -201,6 +222,35 @@ impl Segment {
         normalize_tags(&mut segment.tags);
         segment.refresh_links(project_key, environment_key);
         Ok(segment)
+    }
+
+    /// This segment as a new segment of another environment (a clone of an environment): the
+    /// same name, description, tags, targets and rules (with their `_id`s), created `now` at
+    /// version 1.
+    ///
+    /// ```
+    /// use domain::segment::{Segment, SegmentPost};
+    /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
+    /// let mut segment = Segment::create(post, "web", "production", 1).unwrap();
+    /// segment.version = 4;
+    /// let copy = segment.clone_for_environment("web", "staging", 9);
+    /// assert_eq!((copy.version, copy.creation_date), (1, 9));
+    /// assert_eq!(copy.links["self"].href, "/api/v2/segments/web/staging/beta");
+    /// ```
+    pub fn clone_for_environment(
+        &self,
+        project_key: &str,
+        environment_key: &str,
+        now: i64,
+    ) -> Self {
+        let mut copy = Self {
+            creation_date: now,
+            last_modified_date: now,
+            version: 1,
+            ..self.clone()
+        };
+        copy.refresh_links(project_key, environment_key);
+        copy
     }
 
     /// Recomputes `_links` (after loading from storage).

@@ -52,6 +52,12 @@ pub struct TokenPost {
     pub service_token: Option<bool>,
     /// The API version for requests without `Svc-API-Version`: 20240415 (default) or 20220603.
     pub default_api_version: Option<i32>,
+    /// Custom roles are not supported yet: only an empty list is accepted.
+    pub custom_role_ids: Option<Vec<String>>,
+    /// Inline roles (policy statements instead of a role) are not supported yet: only an empty
+    /// list is accepted.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
+    pub inline_role: Option<Vec<serde_json::Value>>,
 }
 
 /// A validated token request.
@@ -106,6 +112,18 @@ impl TokenPost {
             errors.push(FieldError::new(
                 "defaultApiVersion",
                 "must be 20240415 or 20220603",
+            ));
+        }
+        if self.custom_role_ids.as_ref().is_some_and(|r| !r.is_empty()) {
+            errors.push(FieldError::new(
+                "customRoleIds",
+                "custom roles are not supported yet; give a base role in role",
+            ));
+        }
+        if self.inline_role.as_ref().is_some_and(|r| !r.is_empty()) {
+            errors.push(FieldError::new(
+                "inlineRole",
+                "inline roles are not supported yet; give a base role in role",
             ));
         }
         let name = self.name.unwrap_or_default();

@@ -147,17 +147,65 @@ pub trait StoreExt {
         &self,
         work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
     ) -> Result<T, E>;
+
+    /// A dry run: runs `work` exactly as [`StoreExt::write_tx`] does (same transaction, same
+    /// locks, same retries), then rolls the transaction back even when `work` succeeds, and
+    /// returns what `work` returned. Nothing `work` wrote is kept: no version, audit entry or
+    /// queued delivery outlives the call.
+    ///
+    /// # Errors
+    /// As [`StoreExt::write_tx`].
+    fn dry_run_tx<T, E: From<StoreError>>(
+        &self,
+        work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+    ) -> Result<T, E>;
+}
+
+/// Whether a unit of work that succeeds is committed or rolled back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Commit,
+    RollBack,
+}
+
+fn write_with<S: Store + ?Sized, T, E: From<StoreError>>(
+    store: &S,
+    ending: Ending,
+    mut work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+) -> Result<T, E> {
+    let mut attempt = 1;
+    loop {
+        let mut conflict = false;
+        let result = run(
+            |w| {
+                let status = store.write(w);
+                conflict = matches!(status, Err(StoreError::Conflict(_)));
+                status
+            },
+            ending,
+            &mut work,
+        );
+        if !conflict || attempt >= WRITE_ATTEMPTS {
+            return result;
+        }
+        attempt += 1;
+    }
 }
 
 fn run<T, E: From<StoreError>>(
     mut mode: impl FnMut(&mut UnitOfWork<'_>) -> StoreResult<()>,
+    ending: Ending,
     mut work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
 ) -> Result<T, E> {
     let mut outcome: Option<Result<T, E>> = None;
     let status = mode(&mut |repo: &mut dyn Repository| match work(repo) {
         Ok(value) => {
             outcome = Some(Ok(value));
-            Ok(())
+            match ending {
+                Ending::Commit => Ok(()),
+                // The store rolls back on any error; `Aborted` is the one that means "on purpose".
+                Ending::RollBack => Err(StoreError::Aborted),
+            }
         }
         Err(err) => {
             outcome = Some(Err(err));
@@ -166,6 +214,7 @@ fn run<T, E: From<StoreError>>(
     });
     match (status, outcome) {
         (Err(StoreError::Aborted), Some(Err(err))) => Err(err),
+        (Err(StoreError::Aborted), Some(Ok(value))) if ending == Ending::RollBack => Ok(value),
         (Err(store), _) => Err(E::from(store)),
         (Ok(()), Some(result)) => result,
         (Ok(()), None) => Err(E::from(StoreError::Other(
@@ -179,29 +228,21 @@ impl<S: Store + ?Sized> StoreExt for S {
         &self,
         work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
     ) -> Result<T, E> {
-        run(|w| self.read(w), work)
+        run(|w| self.read(w), Ending::Commit, work)
     }
 
     fn write_tx<T, E: From<StoreError>>(
         &self,
-        mut work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+        work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut attempt = 1;
-        loop {
-            let mut conflict = false;
-            let result = run(
-                |w| {
-                    let status = self.write(w);
-                    conflict = matches!(status, Err(StoreError::Conflict(_)));
-                    status
-                },
-                &mut work,
-            );
-            if !conflict || attempt >= WRITE_ATTEMPTS {
-                return result;
-            }
-            attempt += 1;
-        }
+        write_with(self, Ending::Commit, work)
+    }
+
+    fn dry_run_tx<T, E: From<StoreError>>(
+        &self,
+        work: impl FnMut(&mut dyn Repository) -> Result<T, E>,
+    ) -> Result<T, E> {
+        write_with(self, Ending::RollBack, work)
     }
 }
 
@@ -335,6 +376,9 @@ pub trait Repository {
     fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>>;
     /// As [`Repository::get_flag`], locked until the transaction ends.
     fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>>;
+    /// Every flag of the project with all its configurations, by key, each locked until the
+    /// transaction ends (in key order, as [`Repository::lock_flag`] would lock them one by one).
+    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>>;
     /// A flag by project key and flag key with all its configurations, in one query (the read
     /// path of `GET` one flag). `None` when either does not exist.
     fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>>;
@@ -385,6 +429,12 @@ pub trait Repository {
         environment_key: &str,
         key: &str,
     ) -> StoreResult<Option<Locked<Segment>>>;
+    /// Every segment of an environment, by key, each locked until the transaction ends.
+    fn lock_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+    ) -> StoreResult<Vec<Locked<Segment>>>;
     /// One page of an environment's segments matching `query`, with the total count.
     fn list_segments(
         &mut self,
@@ -462,7 +512,8 @@ pub trait Repository {
     fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>>;
     /// Key and defaults of every flag of the project.
     fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>>;
-    /// Stores configurations for one environment, as `(flag key, configuration)`.
+    /// Stores configurations for one environment, as `(flag key, configuration)`, with what
+    /// they refer to (their prerequisites, the segments their rules match).
     fn insert_flag_configs(
         &mut self,
         project_id: &str,

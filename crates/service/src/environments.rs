@@ -69,10 +69,14 @@ impl Service {
     }
 
     /// Creates an environment and, in the same transaction, a configuration (targeting off) for
-    /// every flag of the project.
+    /// every flag of the project. With `source`, the new environment is a clone of that one:
+    /// every flag's configuration there and every segment of it are copied (see
+    /// [`Service::clone_environment_contents`]).
     ///
     /// # Errors
-    /// 400, 403, 404 for an unknown project, 409 for a taken key.
+    /// 400 (also for a `source` that is not an environment of the project, or a clone that
+    /// would make a flag larger than the resource size limit), 403, 404 for an unknown project,
+    /// 409 for a taken key.
     pub fn create_environment(
         &self,
         caller: &Caller,
@@ -95,23 +99,45 @@ impl Service {
                         domain::project::MAX_ENVIRONMENTS
                     )));
                 }
+                let source = match new.source() {
+                    Some(source_key) => Some(
+                        repo.lock_environment(&project.id, source_key)?
+                            .ok_or_else(|| {
+                                ServiceError::from(domain::ValidationError::single(
+                                    "source.key",
+                                    format!(
+                                        "no environment with key '{source_key}' in project '{project_key}'"
+                                    ),
+                                ))
+                            })?
+                            .into_inner(),
+                    ),
+                    None => None,
+                };
                 let env = Environment::create(&project.key, new.clone(), new_credentials(), now);
                 repo.insert_environment(&project.id, &env)?;
-                let configs: Vec<_> = repo
-                    .flag_defaults(&project.id)?
-                    .into_iter()
-                    .map(|(flag_key, defaults)| {
-                        (
-                            flag_key,
-                            domain::flag::FlagConfig::new(defaults, &env.name, now, &mut RandomIds),
-                        )
-                    })
-                    .collect();
-                repo.insert_flag_configs(&project.id, &env.key, &configs)?;
-                let change = Change::new(
+                match &source {
+                    Some(source) => {
+                        self.clone_environment_contents(repo, &project.id, &project.key, source, &env, now)?;
+                    }
+                    None => {
+                        let configs: Vec<_> = repo
+                            .flag_defaults(&project.id)?
+                            .into_iter()
+                            .map(|(flag_key, defaults)| {
+                                (
+                                    flag_key,
+                                    domain::flag::FlagConfig::new(defaults, &env.name, now, &mut RandomIds),
+                                )
+                            })
+                            .collect();
+                        repo.insert_flag_configs(&project.id, &env.key, &configs)?;
+                    }
+                }
+                let mut change = Change::new(
                     "environment",
                     &env.key,
-                    "created",
+                    if source.is_some() { "cloned" } else { "created" },
                     "createEnvironment",
                     resource::environment(&project.key, &env.key),
                 )
@@ -120,6 +146,13 @@ impl Service {
                     project.key, env.key
                 ))
                 .versions(None, masked(&env));
+                if let Some(source) = &source {
+                    change.delta = Some(serde_json::json!({"source": {"key": source.key}}));
+                    change.accesses.push(Access {
+                        action: "cloneEnvironment".into(),
+                        resource: resource::environment(&project.key, &source.key),
+                    });
+                }
                 self.audit(repo, caller, change)?;
                 Ok(env)
             })
@@ -130,6 +163,63 @@ impl Service {
                 )
                 })
             })
+    }
+
+    /// Copies the contents of environment `source` into the new environment `target`, inside
+    /// the transaction that creates it (the project is held: no flag or environment is created
+    /// meanwhile).
+    ///
+    /// - Segments first: every segment of `source`, at version 1, created now, so that the
+    ///   copied rules' `segmentMatch` clauses find them.
+    /// - Then every flag's configuration of `source` (targeting on/off, targets, rules,
+    ///   fallthrough, off variation, prerequisites, event tracking), at version 1, with a salt of
+    ///   its own. Flags' `_version`s do not change, as when an environment is created empty.
+    ///
+    /// Every flag and every segment of `source` is held until the transaction ends, so that a
+    /// concurrent change of one either lands before the copy (and is copied) or waits for it
+    /// (and changes the source only); none is half-copied. Afterwards the two environments are
+    /// independent.
+    ///
+    /// # Errors
+    /// 400 when a flag with the copied configuration would be larger than the resource size
+    /// limit.
+    fn clone_environment_contents(
+        &self,
+        repo: &mut dyn Repository,
+        project_id: &str,
+        project_key: &str,
+        source: &Environment,
+        target: &Environment,
+        now: i64,
+    ) -> ServiceResult<()> {
+        for segment in repo.lock_segments(project_id, &source.key)? {
+            let copy = segment.clone_for_environment(project_key, &target.key, now);
+            repo.insert_segment(project_id, &target.key, &copy)?;
+        }
+        let mut configs = Vec::new();
+        for held in repo.lock_flags(project_id)? {
+            let mut flag = held.into_inner();
+            let config = match flag.environments.get(&source.key) {
+                Some(config) => config.clone_for_environment(&target.name, now, &mut RandomIds),
+                // Every flag has a configuration in every environment; should one be missing,
+                // the new environment gets what an environment created empty would.
+                None => flag.new_config(&target.name, now, &mut RandomIds),
+            };
+            flag.environments.insert(target.key.clone(), config.clone());
+            flag.refresh_links(project_key, &std::collections::BTreeMap::new());
+            domain::patch::check_size(
+                &format!(
+                    "cloning environment '{}' into flag '{}'",
+                    source.key, flag.key
+                ),
+                None,
+                &flag,
+            )
+            .map_err(|e| ServiceError::invalid(e.to_string()))?;
+            configs.push((flag.key, config));
+        }
+        repo.insert_flag_configs(project_id, &target.key, &configs)?;
+        Ok(())
     }
 
     /// One environment.

@@ -16,7 +16,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::{load_project, lock_project};
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, Write};
 
 /// A change to a flag, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,11 +172,14 @@ fn lock_flag(
 }
 
 impl Service {
-    /// Creates a flag; it appears in every environment of the project with targeting off.
+    /// Creates a flag; it appears in every environment of the project, with targeting off
+    /// unless `isFlagOn`, and with `initialPrerequisites` if given. Its key must follow the
+    /// project's naming convention.
     ///
     /// # Errors
-    /// 400 (also for a flag larger than the resource size limit), 403, 404 for an unknown
-    /// project, 409 for a taken key.
+    /// 400 (also for a flag larger than the resource size limit, a key against the naming
+    /// convention, or a prerequisite that does not exist), 403, 404 for an unknown project, 409
+    /// for a taken key.
     pub fn create_flag(
         &self,
         caller: &Caller,
@@ -186,16 +189,31 @@ impl Service {
         caller.require(Action::ManageFlags)?;
         let new = post.validate()?;
         let key = new.key.to_string();
+        let turn_on = new.post.is_flag_on.unwrap_or(false);
+        let prerequisites = new.post.initial_prerequisites.clone().unwrap_or_default();
         let now = self.now();
         let flag = Flag::create(new, now, &mut RandomIds)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                // Held so that no environment is created meanwhile without this flag's config.
+                // Held so that no environment is created meanwhile without this flag's config,
+                // and so that the prerequisites checked below stay as they are until it commits.
                 let project = lock_project(repo, project_key)?;
+                project.check_flag_key(&flag.key)?;
                 let mut flag = flag.clone();
                 for (_, env) in repo.environments_of(std::slice::from_ref(&project.id))? {
-                    let config = flag.new_config(&env.name, now, &mut RandomIds);
+                    let mut config = flag.new_config(&env.name, now, &mut RandomIds);
+                    config.on = turn_on;
                     flag.environments.insert(env.key, config);
+                }
+                if !prerequisites.is_empty() {
+                    let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
+                    flag.add_initial_prerequisites(&prerequisites, &others)?;
+                    flag.validate()?;
+                    flag.validate_in_project(&flag, &others)
+                        .map_err(|e| match e {
+                            ProjectRuleError::Invalid(v) => ServiceError::from(v),
+                            ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
+                        })?;
                 }
                 flag.refresh_links(&project.key, &no_names());
                 check_new_size("the new flag", &flag)?;
@@ -291,8 +309,36 @@ impl Service {
         key: &str,
         change: &FlagChange,
     ) -> ServiceResult<Flag> {
+        self.patch_flag_as(caller, project_key, key, change, Write::Commit)
+    }
+
+    /// A dry run of [`Service::patch_flag`]: the same checks, locks and writes in one
+    /// transaction, which is then rolled back. Returns the flag as the change would make it
+    /// (`_version` and environment versions included); nothing is stored, audited or queued for
+    /// webhooks.
+    ///
+    /// # Errors
+    /// Exactly those of [`Service::patch_flag`].
+    pub fn dry_run_patch_flag(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        change: &FlagChange,
+    ) -> ServiceResult<Flag> {
+        self.patch_flag_as(caller, project_key, key, change, Write::DryRun)
+    }
+
+    fn patch_flag_as(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        change: &FlagChange,
+        write: Write,
+    ) -> ServiceResult<Flag> {
         caller.require(Action::ManageFlags)?;
-        self.store.write_tx(|repo| -> ServiceResult<_> {
+        self.write(write, |repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
             let flag: &Flag = &held;
@@ -455,8 +501,8 @@ impl Service {
     /// every environment.
     ///
     /// # Errors
-    /// 400 (also for a clone larger than the resource size limit), 403, 404 for an unknown
-    /// project or source flag, 409 for a taken key.
+    /// 400 (also for a clone larger than the resource size limit or a key against the naming
+    /// convention), 403, 404 for an unknown project or source flag, 409 for a taken key.
     pub fn clone_flag(
         &self,
         caller: &Caller,
@@ -472,6 +518,7 @@ impl Service {
             .write_tx(|repo| -> ServiceResult<_> {
                 // Held so that no environment is created meanwhile without the clone's config.
                 let project = lock_project(repo, project_key)?;
+                project.check_flag_key(new.key.as_str())?;
                 let original = load_flag(repo, &project.id, project_key, source)?;
                 let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 clone.refresh_links(&project.key, &no_names());

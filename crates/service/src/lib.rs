@@ -111,6 +111,29 @@ impl Service {
     fn now(&self) -> i64 {
         self.clock.now_ms()
     }
+
+    /// Runs `work` in a write transaction that commits ([`Write::Commit`]) or, for a dry run,
+    /// is rolled back once `work` has succeeded ([`Write::DryRun`]).
+    fn write<T>(
+        &self,
+        write: Write,
+        work: impl FnMut(&mut dyn ports::Repository) -> ServiceResult<T>,
+    ) -> ServiceResult<T> {
+        use ports::StoreExt;
+        match write {
+            Write::Commit => self.store.write_tx(work),
+            Write::DryRun => self.store.dry_run_tx(work),
+        }
+    }
+}
+
+/// How a change ends: stored, or rolled back after every check and write ran (`dryRun=true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Write {
+    /// Commit the change.
+    Commit,
+    /// Run the change in full, then roll it back.
+    DryRun,
 }
 
 /// The system clock, made strictly increasing within the process: two calls never return the

@@ -14,7 +14,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, Write};
 
 /// A change to a segment, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,6 +204,49 @@ impl Service {
         key: &str,
         change: &SegmentChange,
     ) -> ServiceResult<Segment> {
+        self.patch_segment_as(
+            caller,
+            project_key,
+            environment_key,
+            key,
+            change,
+            Write::Commit,
+        )
+    }
+
+    /// A dry run of [`Service::patch_segment`]: the same checks, locks and writes in one
+    /// transaction, which is then rolled back. Returns the segment as the change would make it
+    /// (`version` included); nothing is stored, audited or queued for webhooks.
+    ///
+    /// # Errors
+    /// Exactly those of [`Service::patch_segment`].
+    pub fn dry_run_patch_segment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+        change: &SegmentChange,
+    ) -> ServiceResult<Segment> {
+        self.patch_segment_as(
+            caller,
+            project_key,
+            environment_key,
+            key,
+            change,
+            Write::DryRun,
+        )
+    }
+
+    fn patch_segment_as(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+        change: &SegmentChange,
+        write: Write,
+    ) -> ServiceResult<Segment> {
         caller.require(Action::ManageSegments)?;
         if let SegmentChange::Semantic(patch) = change {
             if patch.environment_key != environment_key {
@@ -213,7 +256,7 @@ impl Service {
                 )));
             }
         }
-        self.store.write_tx(|repo| -> ServiceResult<_> {
+        self.write(write, |repo| -> ServiceResult<_> {
             let project_id = environment_of(repo, project_key, environment_key)?;
             let mut held = repo
                 .lock_segment(&project_id, environment_key, key)?

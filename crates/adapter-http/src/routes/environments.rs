@@ -56,11 +56,21 @@ pub async fn list_environments(
 }
 
 /// Creates an environment; every flag of the project gets a configuration in it (targeting off).
+///
+/// With `source: {key}` the environment is a clone of that environment of the project: every
+/// flag's configuration there (targeting, targets, rules, fallthrough, off variation,
+/// prerequisites, event tracking) and every segment of it are copied in the same transaction, at
+/// version 1. `source.version` is refused: environments have no version.
 #[utoipa::path(
     tag = "Environments",
     params(("projectKey" = String, Path, description = "Project key")),
     request_body = EnvironmentPost,
-    responses((status = 201, body = Environment), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
+    responses(
+        (status = 201, body = Environment),
+        (status = 400, description = "Invalid body, a `source` that is not an environment of the project, `source.version`, or a clone that would make a flag larger than 1 MiB", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The key is taken", body = ErrorBody),
+    )
 )]
 #[post("/projects/{projectKey}/environments")]
 pub async fn create_environment(

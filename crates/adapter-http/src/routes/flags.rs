@@ -38,10 +38,12 @@ fn summarise(flag: &Flag) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-/// Creates a flag; it appears in every environment of the project with targeting off. With
-/// `clone=<flagKey>` the new flag takes that flag's variations and its targeting in every
-/// environment (on/off included); the body gives its key and name, and may give description,
-/// tags and `temporary`.
+/// Creates a flag; it appears in every environment of the project with targeting off (on with
+/// `isFlagOn`), with `initialPrerequisites` in every environment. Its key must follow the
+/// project's `namingConvention` (400 naming it otherwise). With `clone=<flagKey>` the new flag
+/// takes that flag's variations and its targeting in every environment (on/off and
+/// prerequisites included); the body gives its key and name, and may give description, tags and
+/// `temporary`.
 #[utoipa::path(
     tag = "Feature flags",
     params(
@@ -275,15 +277,22 @@ fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {
 /// Changes a flag by JSON Patch, JSON Merge Patch or semantic patch.
 ///
 /// - JSON Patch (`application/json`): an array of RFC 6902 operations or `{comment, patch}`; any
-///   path into the flag, e.g. `/environments/production/on`; `test` on `/_version` or
-///   `/environments/{env}/version` guards against concurrent changes (409 when it fails).
+///   path into the flag, e.g. `/environments/production/on`; `test` on `/_version` (or
+///   `/version`, which reads the flag's `_version`) or `/environments/{env}/version` guards
+///   against concurrent changes (409 `optimistic_locking_error` when it fails).
 /// - Merge patch: `application/merge-patch+json`, or `{comment, merge}` as `application/json`.
 /// - Semantic patch (`application/json; domain-model=svc.semanticpatch`):
 ///   `{environmentKey, comment, instructions: [{kind, ...}]}`, every instruction kind of
 ///   `Instruction`; environment-scoped kinds need `environmentKey`.
+///
+/// With `dryRun=true` nothing is stored: the answer is the flag as the change would make it.
 #[utoipa::path(
     tag = "Feature flags",
-    params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
+    params(
+        ("projectKey" = String, Path, description = "Project key"),
+        ("flagKey" = String, Path, description = "Flag key"),
+        ("dryRun" = Option<bool>, Query, description = crate::wire::DRY_RUN_DESCRIPTION),
+    ),
     request_body(
         description = "JSON Patch (an array, or `{comment, patch}`; `{comment, merge}` for a merge patch), merge patch or semantic patch, by Content-Type",
         content(
@@ -309,11 +318,16 @@ pub async fn patch_flag(
     body: web::Bytes,
 ) -> Result<web::Json<Flag>, ApiError> {
     permit(&caller, Action::ManageFlags)?;
+    let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();
     Ok(web::Json(
         call(&state, move |s| {
-            s.patch_flag(&caller, &project, &key, &change)
+            if dry_run {
+                s.dry_run_patch_flag(&caller, &project, &key, &change)
+            } else {
+                s.patch_flag(&caller, &project, &key, &change)
+            }
         })
         .await?,
     ))

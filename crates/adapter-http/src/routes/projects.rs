@@ -83,6 +83,8 @@ pub async fn list_projects(
 }
 
 /// Creates a project; without `environments`, `test` and `production` are created with it.
+/// `namingConvention` (a prefix and/or a case) is enforced on the keys of flags created or
+/// cloned in it.
 #[utoipa::path(
     tag = "Projects",
     request_body = ProjectPost,
@@ -126,7 +128,8 @@ pub async fn get_project(
     Ok(web::Json(expanded(project)))
 }
 
-/// Changes a project by JSON Patch (`/name`, `/tags`, `/defaultClientSideAvailability`, `/includeInSnippetByDefault`).
+/// Changes a project by JSON Patch (`/name`, `/tags`, `/defaultClientSideAvailability`,
+/// `/includeInSnippetByDefault`, `/namingConvention`: the rule for flags created afterwards).
 #[utoipa::path(
     tag = "Projects",
     params(("projectKey" = String, Path, description = "Project key")),

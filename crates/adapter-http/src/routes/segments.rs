@@ -202,12 +202,14 @@ fn segment_change(req: &HttpRequest, body: &[u8]) -> Result<SegmentChange, ApiEr
 }
 
 /// Changes a segment by JSON Patch, merge patch or segment semantic patch (by Content-Type).
+/// With `dryRun=true` nothing is stored: the answer is the segment as the change would make it.
 #[utoipa::path(
     tag = "Segments",
     params(
         ("projectKey" = String, Path, description = "Project key"),
         ("environmentKey" = String, Path, description = "Environment key"),
         ("segmentKey" = String, Path, description = "Segment key"),
+        ("dryRun" = Option<bool>, Query, description = crate::wire::DRY_RUN_DESCRIPTION),
     ),
     request_body(
         description = "JSON Patch (array, `{comment, patch}` or `{comment, merge}`), merge patch or semantic patch",
@@ -233,11 +235,16 @@ pub async fn patch_segment(
     body: web::Bytes,
 ) -> Result<web::Json<Segment>, ApiError> {
     permit(&caller, Action::ManageSegments)?;
+    let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = segment_change(&req, &body)?;
     let (project, env, key) = path.into_inner();
     Ok(web::Json(
         call(&state, move |s| {
-            s.patch_segment(&caller, &project, &env, &key, &change)
+            if dry_run {
+                s.dry_run_patch_segment(&caller, &project, &env, &key, &change)
+            } else {
+                s.patch_segment(&caller, &project, &env, &key, &change)
+            }
         })
         .await?,
     ))

@@ -40,6 +40,31 @@ impl Db {
         }
     }
 
+    /// The rows of `table`, counted straight on the database, past the store.
+    pub fn count_rows(&self, table: &str) -> i64 {
+        use diesel::{Connection, RunQueryDsl};
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let sql = format!("SELECT COUNT(*) AS n FROM {table}");
+        let counted: Count = match &self._guard {
+            Guard::Sqlite(path) => {
+                let mut conn = diesel::SqliteConnection::establish(&path.display().to_string())
+                    .expect("connect to the test database");
+                diesel::sql_query(sql).get_result(&mut conn)
+            }
+            Guard::Postgres(db) => {
+                let mut conn = diesel::PgConnection::establish(db.url())
+                    .expect("connect to the test database");
+                diesel::sql_query(sql).get_result(&mut conn)
+            }
+        }
+        .expect("count rows");
+        counted.n
+    }
+
     /// Runs SQL straight on the database, past the store (e.g. to write rows in an older format).
     pub fn execute_sql(&self, sql: &str) {
         use diesel::connection::SimpleConnection;

@@ -49,6 +49,7 @@ mod api_safety;
 mod api_segments;
 mod api_size_cap;
 mod api_tokens;
+mod api_writes;
 mod concurrency;
 mod http_edge;
 mod openapi;

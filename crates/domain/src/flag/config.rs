@@ -173,6 +173,40 @@ impl FlagConfig {
             summary: ConfigSummary::default(),
         }
     }
+
+    /// This configuration as the first configuration of another environment (a clone of an
+    /// environment): the same targeting (on/off, targets, rules with their `_id`s, fallthrough,
+    /// off variation, prerequisites, event tracking, archived), with version 1, `lastModified`
+    /// `now` and a salt and `sel` of its own, like every new configuration.
+    ///
+    /// ```
+    /// # use domain::flag::{Defaults, FlagConfig};
+    /// let mut ids = domain::SequentialIds::default();
+    /// let defaults = Defaults { on_variation: 0, off_variation: 1 };
+    /// let mut source = FlagConfig::new(defaults, "Production", 1, &mut ids);
+    /// source.on = true;
+    /// source.version = 7;
+    /// let copy = source.clone_for_environment("Staging", 9, &mut ids);
+    /// assert!(copy.on);
+    /// assert_eq!((copy.version, copy.last_modified), (1, 9));
+    /// assert_eq!(copy.environment_name, "Staging");
+    /// assert_ne!(copy.salt, source.salt);
+    /// ```
+    pub fn clone_for_environment(
+        &self,
+        environment_name: &str,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Self {
+        Self {
+            salt: ids.hex(32),
+            sel: ids.hex(32),
+            last_modified: now,
+            version: 1,
+            environment_name: environment_name.to_owned(),
+            ..self.clone()
+        }
+    }
 }
 
 /// Individual targets: context keys served one variation.

@@ -22,17 +22,21 @@ pub enum CopyAction {
     UpdatePrerequisites,
     /// Individual targets (all context kinds).
     UpdateTargets,
+    /// Migration settings: flags here have none (migration flags are not supported), so this
+    /// copies nothing.
+    UpdateFlagConfigMigrationSettings,
 }
 
 impl CopyAction {
     /// Every action.
-    pub const ALL: [CopyAction; 6] = [
+    pub const ALL: [CopyAction; 7] = [
         CopyAction::UpdateOn,
         CopyAction::UpdateRules,
         CopyAction::UpdateFallthrough,
         CopyAction::UpdateOffVariation,
         CopyAction::UpdatePrerequisites,
         CopyAction::UpdateTargets,
+        CopyAction::UpdateFlagConfigMigrationSettings,
     ];
 }
 
@@ -159,6 +163,8 @@ impl Flag {
                         target.targets.clone_from(&source.targets);
                         target.context_targets.clone_from(&source.context_targets);
                     }
+                    // No configuration holds migration settings: nothing to copy.
+                    CopyAction::UpdateFlagConfigMigrationSettings => {}
                 }
             }
         }
@@ -185,6 +191,18 @@ impl Flag {
             return Err(ValidationError::single(
                 "variations",
                 "a clone has the variations and defaults of its source",
+            ));
+        }
+        if post.is_flag_on.is_some() {
+            return Err(ValidationError::single(
+                "isFlagOn",
+                "a clone has the on/off state of its source in every environment",
+            ));
+        }
+        if post.initial_prerequisites.is_some() {
+            return Err(ValidationError::single(
+                "initialPrerequisites",
+                "a clone has the prerequisites of its source in every environment",
             ));
         }
         let mut clone = self.clone();

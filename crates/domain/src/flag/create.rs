@@ -5,11 +5,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CustomProperty, Defaults, Experiments, Flag, FlagKind, Variation};
+use super::{
+    CustomProperty, Defaults, Experiments, Flag, FlagKind, Prerequisite, ProjectFlags, Variation,
+};
 use crate::key::FlagKey;
 use crate::link::Links;
 use crate::project::ClientSideAvailability;
-use crate::{normalize_tags, IdSource, ValidationError};
+use crate::{normalize_tags, FieldError, IdSource, ValidationError, MAX_PREREQUISITES};
 
 /// A variation in a create request.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -59,6 +61,34 @@ pub struct FlagPost {
     pub custom_properties: Option<BTreeMap<String, CustomProperty>>,
     /// The maintaining member's `_id`.
     pub maintainer_id: Option<String>,
+    /// Turn targeting on in every environment at creation (default false: off everywhere).
+    pub is_flag_on: Option<bool>,
+    /// Prerequisites added in every environment at creation, at most 100: each names an
+    /// existing, non-archived flag of the project and the `_id` of one of its variations.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
+    pub initial_prerequisites: Option<Vec<InitialPrerequisite>>,
+    /// Not supported: migration and holdout flags do not exist here. A request that sets it
+    /// (to anything but `null`) is a 400 naming the field.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub purpose: Option<Value>,
+    /// Not supported: migration flags do not exist here. A request that sets it (to anything
+    /// but `null`) is a 400 naming the field.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub migration_settings: Option<Value>,
+    /// Not supported: there are no teams here (use `maintainerId`). A request that sets it (to
+    /// anything but `null`) is a 400 naming the field.
+    pub maintainer_team_key: Option<String>,
+}
+
+/// A prerequisite of a new flag (`initialPrerequisites` of a create request).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InitialPrerequisite {
+    /// Key of the prerequisite flag (an existing, non-archived flag of the project).
+    pub key: String,
+    /// `_id` of the variation of that flag that must be served; stored as its index.
+    pub variation_id: String,
 }
 
 /// A flag request whose key is valid; the rest is checked by [`Flag::create`].
@@ -110,14 +140,152 @@ impl NewFlag {
 }
 
 impl FlagPost {
-    /// Checks the key; the remaining rules are checked on the created flag.
+    /// Checks the key, refuses the fields this service does not support (`purpose`,
+    /// `migrationSettings`, `maintainerTeamKey`) and checks the shape of
+    /// `initialPrerequisites` (at most [`MAX_PREREQUISITES`], each flag once, not the flag
+    /// itself); the remaining rules are checked on the created flag and, for prerequisites,
+    /// against the project by [`Flag::add_initial_prerequisites`].
+    ///
+    /// ```
+    /// use domain::flag::FlagPost;
+    /// let post: FlagPost = serde_json::from_value(serde_json::json!(
+    ///     {"key": "f", "name": "F", "maintainerTeamKey": "team"})).unwrap();
+    /// let err = post.validate().unwrap_err();
+    /// assert_eq!(err.errors[0].attribute, "maintainerTeamKey");
+    /// ```
     ///
     /// # Errors
-    /// [`ValidationError`] on `key`.
+    /// [`ValidationError`] naming each refused field.
     pub fn validate(self) -> Result<NewFlag, ValidationError> {
-        let key =
-            FlagKey::parse(&self.key).map_err(|e| ValidationError::single("key", e.reason))?;
+        let mut errors = Vec::new();
+        let key = FlagKey::parse(&self.key)
+            .map_err(|e| errors.push(FieldError::new("key", e.reason)))
+            .ok();
+        if self.purpose.as_ref().is_some_and(|v| !v.is_null()) {
+            errors.push(FieldError::new(
+                "purpose",
+                "migration and holdout flags are not supported; leave purpose out",
+            ));
+        }
+        if self
+            .migration_settings
+            .as_ref()
+            .is_some_and(|v| !v.is_null())
+        {
+            errors.push(FieldError::new(
+                "migrationSettings",
+                "migration flags are not supported; leave migrationSettings out",
+            ));
+        }
+        if self.maintainer_team_key.is_some() {
+            errors.push(FieldError::new(
+                "maintainerTeamKey",
+                "teams are not supported; name a maintaining member with maintainerId",
+            ));
+        }
+        let initial = self.initial_prerequisites.as_deref().unwrap_or_default();
+        if initial.len() > MAX_PREREQUISITES {
+            errors.push(FieldError::new(
+                "initialPrerequisites",
+                format!(
+                    "an environment has at most {MAX_PREREQUISITES} prerequisites, not {}",
+                    initial.len()
+                ),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, prerequisite) in initial.iter().enumerate() {
+            if prerequisite.key == self.key {
+                errors.push(FieldError::new(
+                    format!("initialPrerequisites[{i}].key"),
+                    "a flag cannot be its own prerequisite",
+                ));
+            } else if !seen.insert(prerequisite.key.as_str()) {
+                errors.push(FieldError::new(
+                    format!("initialPrerequisites[{i}].key"),
+                    format!("flag '{}' is named more than once", prerequisite.key),
+                ));
+            }
+        }
+        ValidationError::check(errors)?;
+        let key = key.ok_or_else(|| ValidationError::single("key", "invalid"))?;
         Ok(NewFlag { key, post: self })
+    }
+}
+
+impl Flag {
+    /// Adds `initial` (the `initialPrerequisites` of a create request) to every environment of
+    /// this new flag, each variation `_id` stored as its index in the prerequisite flag.
+    ///
+    /// ```
+    /// use domain::flag::{Flag, FlagFacts, InitialPrerequisite, NewFlag, ProjectFlags};
+    /// use domain::key::FlagKey;
+    /// let mut ids = domain::SequentialIds::default();
+    /// let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("b").unwrap(), "B"), 1, &mut ids).unwrap();
+    /// let config = flag.new_config("Test", 1, &mut ids);
+    /// flag.environments.insert("test".into(), config);
+    /// let project = ProjectFlags::new([FlagFacts {
+    ///     key: "a".into(), variation_ids: vec!["x".into(), "y".into()], archived: false, prerequisites: vec![],
+    /// }]);
+    /// let wanted = [InitialPrerequisite { key: "a".into(), variation_id: "y".into() }];
+    /// flag.add_initial_prerequisites(&wanted, &project).unwrap();
+    /// assert_eq!(flag.environments["test"].prerequisites[0].variation, 1);
+    /// let unknown = [InitialPrerequisite { key: "a".into(), variation_id: "z".into() }];
+    /// let err = flag.add_initial_prerequisites(&unknown, &project).unwrap_err();
+    /// assert_eq!(err.errors[0].attribute, "initialPrerequisites[0].variationId");
+    /// ```
+    ///
+    /// # Errors
+    /// [`ValidationError`] naming `initialPrerequisites[i].key` for a flag that does not exist
+    /// or is archived, `initialPrerequisites[i].variationId` for an `_id` that is not one of its
+    /// variations'; nothing is added then.
+    pub fn add_initial_prerequisites(
+        &mut self,
+        initial: &[InitialPrerequisite],
+        project: &ProjectFlags,
+    ) -> Result<(), ValidationError> {
+        let mut errors = Vec::new();
+        let mut prerequisites = Vec::with_capacity(initial.len());
+        for (i, wanted) in initial.iter().enumerate() {
+            let Some(facts) = project.get(&wanted.key) else {
+                errors.push(FieldError::new(
+                    format!("initialPrerequisites[{i}].key"),
+                    format!("no flag '{}' in this project", wanted.key),
+                ));
+                continue;
+            };
+            if facts.archived {
+                errors.push(FieldError::new(
+                    format!("initialPrerequisites[{i}].key"),
+                    format!(
+                        "flag '{}' is archived and cannot be a prerequisite",
+                        wanted.key
+                    ),
+                ));
+            }
+            match facts
+                .variation_ids
+                .iter()
+                .position(|id| *id == wanted.variation_id)
+            {
+                Some(variation) => prerequisites.push(Prerequisite {
+                    key: wanted.key.clone(),
+                    variation,
+                }),
+                None => errors.push(FieldError::new(
+                    format!("initialPrerequisites[{i}].variationId"),
+                    format!(
+                        "'{}' is not the _id of a variation of flag '{}'",
+                        wanted.variation_id, wanted.key
+                    ),
+                )),
+            }
+        }
+        ValidationError::check(errors)?;
+        for config in self.environments.values_mut() {
+            config.prerequisites.clone_from(&prerequisites);
+        }
+        Ok(())
     }
 }
 

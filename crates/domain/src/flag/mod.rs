@@ -17,7 +17,7 @@ pub use config::{
     VariationOrRollout, VariationSummary, WeightedVariation,
 };
 pub use copy::{CopyAction, CopyEnvironment, CopyError, FlagCopyPost};
-pub use create::{FlagPost, NewFlag, VariationPost};
+pub use create::{FlagPost, InitialPrerequisite, NewFlag, VariationPost};
 pub use instructions::PatchOutcome;
 pub use project::{FlagFacts, PrerequisiteEdge, ProjectFlags, ProjectRuleError};
 pub use validate::MAX_VARIATIONS;
@@ -202,6 +202,34 @@ fn flag_path_is_read_only(path: &[String]) -> bool {
     }
 }
 
+/// `ops` with every `test` of `/version` reading `/_version` instead: the documented version
+/// check of a flag patch is `{"op": "test", "path": "/version", "value": N}`, and a flag has no
+/// top-level `version` (its version is `_version`; each environment's is
+/// `/environments/{env}/version`). Other operations are left as they are: `/version` is not a
+/// writable path.
+fn version_tests_as_flag_version(
+    ops: &[patch::Operation],
+) -> std::borrow::Cow<'_, [patch::Operation]> {
+    use json_patch::jsonptr::PointerBuf;
+    let is_version_test = |op: &patch::Operation| matches!(op, patch::Operation::Test(t) if t.path.as_str() == "/version");
+    if !ops.iter().any(is_version_test) {
+        return std::borrow::Cow::Borrowed(ops);
+    }
+    std::borrow::Cow::Owned(
+        ops.iter()
+            .map(|op| match op {
+                patch::Operation::Test(test) if test.path.as_str() == "/version" => {
+                    patch::Operation::Test(json_patch::TestOperation {
+                        path: PointerBuf::from_tokens(["_version"]),
+                        value: test.value.clone(),
+                    })
+                }
+                other => other.clone(),
+            })
+            .collect(),
+    )
+}
+
 impl Flag {
     /// Recomputes the derived fields: `_links`, each configuration's `_site`, and
     /// `_environmentName` from `environment_names` (environment key -> name).
@@ -306,7 +334,8 @@ impl Flag {
     ///
     /// Any path into the representation can be patched except `_`-prefixed fields, `key`,
     /// `kind`, `creationDate`, and per environment `version`, `lastModified`, `salt`, `sel`;
-    /// `test` may read any path (e.g. `/_version`). New rules, clauses and variations get ids.
+    /// `test` may read any path (e.g. `/_version`; `/version`, the documented idiom, reads
+    /// `/_version` too). New rules, clauses and variations get ids.
     ///
     /// ```
     /// # use domain::flag::{Flag, NewFlag};
@@ -334,7 +363,8 @@ impl Flag {
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
         let doc = patch::to_document(self)?;
-        let patched = patch::apply(&doc, ops, flag_path_is_read_only)?;
+        let ops = version_tests_as_flag_version(ops);
+        let patched = patch::apply(&doc, &ops, flag_path_is_read_only)?;
         self.finish_document_change(patched, now, ids)
     }
 

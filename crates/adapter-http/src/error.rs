@@ -19,6 +19,7 @@ pub struct ErrorBody {
     pub message: String,
     /// The request's id (also in the `X-Request-Id` header).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub id: Option<String>,
     /// Per-field details of a validation error.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -12,7 +12,8 @@ use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
 use crate::routes::{
-    audit, environments, flags, members, projects, root, segments, tokens, webhooks,
+    audit, caller, environments, flags, members, projects, root, segments, statuses, tokens,
+    webhooks,
 };
 use crate::{ErrorBody, Route};
 
@@ -51,6 +52,7 @@ pub(crate) fn api_scope() -> Scope<
         .service(root::root)
         .service(root::versions)
         .service(root::openapi)
+        .service(caller::caller_identity)
         .service(projects::list_projects)
         .service(projects::create_project)
         .service(projects::get_project)
@@ -70,6 +72,9 @@ pub(crate) fn api_scope() -> Scope<
         .service(flags::delete_flag)
         .service(flags::copy_flag)
         .service(flags::dependent_flags)
+        .service(statuses::list_flag_statuses)
+        .service(statuses::get_flag_status)
+        .service(statuses::flag_status_across_environments)
         .service(segments::list_segments)
         .service(segments::create_segment)
         .service(segments::get_segment)

@@ -149,6 +149,7 @@ pub struct ProjectExpanded {
     pub project: Project,
     /// Its environments (only with `expand=environments`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub environments: Option<Environments>,
 }
 
@@ -224,8 +225,9 @@ pub struct TokenRep {
     pub default_api_version: i32,
     /// The secret (create) or its last four characters.
     pub token: String,
-    /// Last use (epoch ms).
+    /// Last use (epoch ms); absent until the token is first used.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub last_used: Option<i64>,
 }
 

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use diesel::prelude::*;
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
 use domain::environment::Environment;
-use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
+use domain::flag::{
+    Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge, StatusFacts, VariationOrRollout,
+};
 use domain::link::Links;
 use domain::member::Member;
 use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
@@ -23,7 +25,7 @@ use ports::{
 };
 
 use crate::schema::{
-    audit_details, audit_log, audit_resources, environment_old_keys, environment_tags,
+    account, audit_details, audit_log, audit_resources, environment_old_keys, environment_tags,
     environments, flag_configs, flag_prerequisites, flag_segment_refs, flag_tags, flags, members,
     project_tags, projects, segment_tags, segments, tokens, webhook_attempts, webhook_deliveries,
     webhooks,
@@ -629,6 +631,8 @@ impl FlagRow {
             serde_json::to_value(flag).map_err(|e| StoreError::Other(e.to_string()))?;
         if let Some(fields) = settings.as_object_mut() {
             fields.remove("environments");
+            // Derived from the members on every read.
+            fields.remove("_maintainer");
         }
         Ok(Self {
             project_id: project_id.to_owned(),
@@ -968,6 +972,26 @@ impl SqlRepository<'_> {
 }
 
 impl Repository for SqlRepository<'_> {
+    fn account_id(&mut self) -> StoreResult<Option<String>> {
+        account::table
+            .select(account::id)
+            .first(self.conn)
+            .optional()
+            .store()
+    }
+
+    fn create_account(&mut self, id: &str) -> StoreResult<()> {
+        // Both engines read this statement alike; a concurrent first start of another replica
+        // leaves the row it made, and this one reads it.
+        diesel::sql_query(
+            "INSERT INTO account (slot, id) VALUES (1, $1) ON CONFLICT (slot) DO NOTHING",
+        )
+        .bind::<diesel::sql_types::Text, _>(id)
+        .execute(self.conn)
+        .store()?;
+        Ok(())
+    }
+
     fn find_owner(&mut self) -> StoreResult<Option<Member>> {
         let row: Option<MemberRow> = members::table
             .filter(members::role.eq(Role::Owner.as_str()))
@@ -994,6 +1018,19 @@ impl Repository for SqlRepository<'_> {
             .optional()
             .store()?;
         row.map(MemberRow::into_member).transpose()
+    }
+
+    fn get_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Member>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<MemberRow> = members::table
+            .filter(members::id.eq_any(ids))
+            .order(members::id)
+            .select(MemberRow::as_select())
+            .load(self.conn)
+            .store()?;
+        rows.into_iter().map(MemberRow::into_member).collect()
     }
 
     fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>> {
@@ -1733,6 +1770,85 @@ impl Repository for SqlRepository<'_> {
         .execute(self.conn)
         .store()?;
         Ok(())
+    }
+
+    fn flag_status_facts(
+        &mut self,
+        project_id: &str,
+        flag: Option<&str>,
+        environments: &[String],
+    ) -> StoreResult<Vec<(String, String, StatusFacts)>> {
+        /// The parts of a stored configuration a status needs; the target values themselves
+        /// are counted, not kept.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct ConfigFacts {
+            on: bool,
+            archived: bool,
+            version: i64,
+            last_modified: i64,
+            #[serde(default)]
+            targets: Vec<TargetValues>,
+            #[serde(default)]
+            context_targets: Vec<TargetValues>,
+            #[serde(default)]
+            rules: Vec<serde::de::IgnoredAny>,
+            #[serde(default)]
+            prerequisites: Vec<serde::de::IgnoredAny>,
+            fallthrough: VariationOrRollout,
+        }
+        #[derive(serde::Deserialize)]
+        struct TargetValues {
+            values: Vec<serde::de::IgnoredAny>,
+        }
+        let mut query = flags::table
+            .inner_join(
+                flag_configs::table.on(flag_configs::project_id
+                    .eq(flags::project_id)
+                    .and(flag_configs::flag_key.eq(flags::key))),
+            )
+            .filter(flags::project_id.eq(project_id))
+            .into_boxed::<Backend>();
+        if let Some(flag) = flag {
+            query = query.filter(flags::key.eq(flag));
+        }
+        if !environments.is_empty() {
+            query = query.filter(flag_configs::environment_key.eq_any(environments));
+        }
+        let rows: Vec<(String, i64, bool, String, String)> = query
+            .order((flags::key, flag_configs::environment_key))
+            .select((
+                flags::key,
+                flags::creation_date,
+                flags::archived,
+                flag_configs::environment_key,
+                flag_configs::config,
+            ))
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|(key, creation_date, archived, environment, config)| {
+                let config: ConfigFacts =
+                    serde_json::from_str(&config).map_err(|e| corrupt("flag configuration", e))?;
+                let facts = StatusFacts {
+                    creation_date,
+                    archived: archived || config.archived,
+                    on: config.on,
+                    version: config.version,
+                    last_modified: config.last_modified,
+                    target_values: config
+                        .targets
+                        .iter()
+                        .chain(&config.context_targets)
+                        .map(|t| t.values.len())
+                        .sum(),
+                    rules: config.rules.len(),
+                    prerequisites: config.prerequisites.len(),
+                    fallthrough: config.fallthrough,
+                };
+                Ok((key, environment, facts))
+            })
+            .collect()
     }
 
     fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {

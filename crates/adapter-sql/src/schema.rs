@@ -228,11 +228,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    account (slot) {
+        slot -> Integer,
+        id -> Text,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
 diesel::joinable!(audit_details -> audit_log (entry_id));
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    account,
     members,
     tokens,
     projects,

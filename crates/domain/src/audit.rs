@@ -31,9 +31,11 @@ pub struct AuditMember {
     pub email: String,
     /// Given name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub first_name: Option<String>,
     /// Family name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub last_name: Option<String>,
     /// `self`.
     #[serde(rename = "_links")]
@@ -83,6 +85,10 @@ pub struct AuditEntry {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
     pub id: String,
+    /// The account's `_id` (24 hex; one account per deployment).
+    #[serde(rename = "_accountId", default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub account_id: String,
     /// `self`, `parent`.
     #[serde(rename = "_links")]
     #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
@@ -97,16 +103,28 @@ pub struct AuditEntry {
     pub description: String,
     /// What happened, in a few words.
     pub short_description: String,
+    /// What was done, with the kind of resource: `created the flag`, `turned on the flag`.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub title_verb: String,
+    /// Who did what to which resource, in a sentence (Markdown): ``[Ann](mailto:ann@example.com)
+    /// turned on the flag [dark-mode](/api/v2/flags/web/dark-mode) in `production` ``.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub title: String,
     /// The comment sent with the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub comment: Option<String>,
     /// Every action, with its resource.
     pub accesses: Vec<Access>,
     /// The member who made the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub member: Option<AuditMember>,
     /// The token used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub token: Option<AuditToken>,
     /// The changed resource.
     pub target: AuditTarget,
@@ -128,8 +146,9 @@ impl AuditEntry {
     /// ```
     /// # use domain::audit::{AuditEntry, AuditTarget};
     /// let entry = AuditEntry {
-    ///     id: "1".into(), links: Default::default(), date: 1, kind: "flag".into(),
-    ///     name: "f".into(), description: "d".into(), short_description: "s".into(),
+    ///     id: "1".into(), account_id: "a".into(), links: Default::default(), date: 1,
+    ///     kind: "flag".into(), name: "f".into(), description: "d".into(),
+    ///     short_description: "s".into(), title_verb: "t".into(), title: "t".into(),
     ///     comment: None, accesses: vec![], member: None, token: None,
     ///     target: AuditTarget { name: "f".into(), resources: vec![], links: Default::default() },
     ///     delta: None, previous_version: None, current_version: Some(serde_json::json!({"key": "f"})),
@@ -141,12 +160,15 @@ impl AuditEntry {
     pub fn listing(&self) -> AuditEntry {
         AuditEntry {
             id: self.id.clone(),
+            account_id: self.account_id.clone(),
             links: self.links.clone(),
             date: self.date,
             kind: self.kind.clone(),
             name: self.name.clone(),
             description: self.description.clone(),
             short_description: self.short_description.clone(),
+            title_verb: self.title_verb.clone(),
+            title: self.title.clone(),
             comment: self.comment.clone(),
             accesses: self.accesses.clone(),
             member: self.member.clone(),
@@ -157,6 +179,125 @@ impl AuditEntry {
             current_version: None,
         }
     }
+}
+
+impl AuditEntry {
+    /// Sets `titleVerb` (`{verb} the {kind}`) and `title` (who, `titleVerb`, the resource as a
+    /// Markdown link to it, and for a flag changed in one environment, which one) of a change
+    /// described by `verb` (`created`, `updated`, `turned on`, ...).
+    ///
+    /// ```
+    /// # use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget};
+    /// # use domain::link::{Link, Links};
+    /// let mut entry = AuditEntry {
+    ///     id: "1".into(), account_id: "a".into(), links: Links::new(), date: 1,
+    ///     kind: "flag".into(), name: "dark-mode".into(), description: String::new(),
+    ///     short_description: "turned on flag dark-mode".into(), title_verb: String::new(),
+    ///     title: String::new(), comment: None,
+    ///     accesses: vec![Access { action: "updateOn".into(), resource: "proj/web:env/production:flag/dark-mode".into() }],
+    ///     member: Some(AuditMember { id: "m".into(), email: "ann@example.com".into(),
+    ///         first_name: Some("Ann".into()), last_name: None, links: Links::new() }),
+    ///     token: None,
+    ///     target: AuditTarget { name: "dark-mode".into(), resources: vec![],
+    ///         links: Links::from([("self".to_owned(), Link::api("/api/v2/flags/web/dark-mode"))]) },
+    ///     delta: None, previous_version: None, current_version: None,
+    /// };
+    /// entry.set_titles("turned on");
+    /// assert_eq!(entry.title_verb, "turned on the flag");
+    /// assert_eq!(entry.title, "[Ann](mailto:ann@example.com) turned on the flag [dark-mode](/api/v2/flags/web/dark-mode) in `production`");
+    /// ```
+    pub fn set_titles(&mut self, verb: &str) {
+        self.title_verb = format!("{verb} the {}", self.kind);
+        let actor = match (&self.member, &self.token) {
+            (Some(member), _) => {
+                let name = [member.first_name.as_deref(), member.last_name.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let shown = if name.trim().is_empty() {
+                    &member.email
+                } else {
+                    &name
+                };
+                format!("[{}](mailto:{})", markdown_text(shown), member.email)
+            }
+            (None, Some(token)) => format!("the access token {}", markdown_text(&token.name)),
+            (None, None) => "someone".to_owned(),
+        };
+        let target = match self.target.links.get("self") {
+            Some(link) => format!("[{}]({})", markdown_text(&self.target.name), link.href),
+            None => markdown_text(&self.target.name),
+        };
+        let mut title = format!("{actor} {} {target}", self.title_verb);
+        if self.kind == "flag" {
+            if let Some(environment) = single_environment(&self.accesses) {
+                title.push_str(&format!(" in `{environment}`"));
+            }
+        }
+        self.title = title;
+    }
+
+    /// Fills `titleVerb` and `title` of an entry stored before they existed, taking the verb
+    /// from its short description (`{verb} {kind} {name}`).
+    ///
+    /// ```
+    /// # use domain::audit::{AuditEntry, AuditTarget};
+    /// # let mut entry = AuditEntry {
+    /// #     id: "1".into(), account_id: "a".into(), links: Default::default(), date: 1,
+    /// #     kind: "project".into(), name: "web".into(), description: String::new(),
+    /// #     short_description: "created project web".into(), title_verb: String::new(),
+    /// #     title: String::new(), comment: None, accesses: vec![], member: None, token: None,
+    /// #     target: AuditTarget { name: "web".into(), resources: vec![], links: Default::default() },
+    /// #     delta: None, previous_version: None, current_version: None,
+    /// # };
+    /// entry.fill_titles();
+    /// assert_eq!(entry.title_verb, "created the project");
+    /// assert_eq!(entry.title, "someone created the project web");
+    /// ```
+    pub fn fill_titles(&mut self) {
+        if self.title_verb.is_empty() || self.title.is_empty() {
+            let suffix = format!(" {} {}", self.kind, self.name);
+            let verb = self
+                .short_description
+                .strip_suffix(&suffix)
+                .filter(|verb| !verb.is_empty())
+                .unwrap_or("changed")
+                .to_owned();
+            self.set_titles(&verb);
+        }
+    }
+}
+
+/// The one environment every access is in (`proj/p:env/{e}:...`), if there is one.
+fn single_environment(accesses: &[Access]) -> Option<&str> {
+    let mut found: Option<&str> = None;
+    for access in accesses {
+        let environment = access
+            .resource
+            .split(':')
+            .find_map(|part| part.strip_prefix("env/"))?;
+        if environment == "*" || found.is_some_and(|f| f != environment) {
+            return None;
+        }
+        found = Some(environment);
+    }
+    found
+}
+
+/// `text` with Markdown's special characters escaped.
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '<' | '>' | '#' | '!'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Whether resource specifier `resource` matches `pattern`, where `*` in a pattern matches any

@@ -55,18 +55,23 @@ pub struct SegmentRule {
     pub id: String,
     /// All must match.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub clauses: Vec<Clause>,
     /// Share of matching contexts included, in thousandths of a percent (0..=100000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub weight: Option<i64>,
     /// Attribute the weight buckets by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
     /// Context kind the weight buckets by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout_context_kind: Option<String>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
 }
 
@@ -90,6 +95,7 @@ pub struct Segment {
     pub name: String,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
     /// Sorted, unique tags.
     #[cfg_attr(feature = "openapi", schema(max_items = 100))]

@@ -114,9 +114,11 @@ pub struct Webhook {
     pub on: bool,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub name: Option<String>,
     /// The HMAC-SHA256 key of `X-Svc-Signature`; deliveries are signed when it is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub secret: Option<String>,
     /// Which changes it wants; none = every change.
     pub statements: Vec<Statement>,
@@ -393,9 +395,11 @@ pub struct DeliveryAttempt {
     pub date: i64,
     /// The receiver's HTTP status, if it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub status_code: Option<u16>,
     /// What went wrong, if the receiver did not answer with 2xx.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub error: Option<String>,
     /// How long it took (ms).
     pub duration_ms: i64,

@@ -20,7 +20,7 @@ use std::net::IpAddr;
 
 use domain::audit::{AuditEntry, AuditQuery};
 use domain::environment::Environment;
-use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts};
+use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, StatusFacts};
 use domain::member::Member;
 use domain::project::Project;
 use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery};
@@ -249,12 +249,19 @@ impl<S: Store + ?Sized> StoreExt for S {
 /// Reads and writes inside one transaction. Implementations map unique-constraint violations to
 /// [`StoreError::Duplicate`]. Methods that take a `project_id` act within that project only.
 pub trait Repository {
+    /// The `_id` of the account this deployment serves, once created.
+    fn account_id(&mut self) -> StoreResult<Option<String>>;
+    /// Creates the account with `_id` `id`, unless it exists (then nothing changes): there is
+    /// one account per deployment, and its `_id` never changes.
+    fn create_account(&mut self, id: &str) -> StoreResult<()>;
     /// The account owner, if one exists.
     fn find_owner(&mut self) -> StoreResult<Option<Member>>;
     /// Stores a new member.
     fn insert_member(&mut self, member: &Member) -> StoreResult<()>;
     /// A member by `_id`.
     fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>>;
+    /// The members with these `_id`s (unknown ones are left out), in one query, unlocked.
+    fn get_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Member>>;
     /// The members with these `_id`s (unknown ones are left out), locked until the transaction
     /// ends. Rows are locked in `_id` order, whatever the order of `ids`, so that two
     /// transactions locking the same members cannot deadlock.
@@ -402,6 +409,16 @@ pub trait Repository {
     /// What cross-flag rules need to know of every flag of the project (variations, archived,
     /// prerequisites).
     fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>>;
+    /// What the status of flags in environments is derived from, in one query: each flag's
+    /// facts in each environment, as `(flag key, environment key, facts)`, ordered by flag key
+    /// then environment key. `flag` narrows to one flag, `environments` (when not empty) to
+    /// those environments.
+    fn flag_status_facts(
+        &mut self,
+        project_id: &str,
+        flag: Option<&str>,
+        environments: &[String],
+    ) -> StoreResult<Vec<(String, String, StatusFacts)>>;
     /// Flags that use `key` as a prerequisite, as `(flag key, flag name, environment key)`.
     fn flag_dependents(
         &mut self,

@@ -109,7 +109,8 @@ impl Service {
             )
         };
         let id = object_id();
-        let entry = AuditEntry {
+        let mut entry = AuditEntry {
+            account_id: self.account_id_in(repo)?,
             links: Links::from([
                 (
                     "self".to_owned(),
@@ -122,6 +123,8 @@ impl Service {
             kind: change.kind.to_owned(),
             name: change.name.clone(),
             short_description: format!("{} {} {}", change.verb, change.kind, change.name),
+            title_verb: String::new(),
+            title: String::new(),
             description,
             comment: change.comment.filter(|c| !c.is_empty()),
             accesses: change.accesses,
@@ -154,6 +157,7 @@ impl Service {
             previous_version: change.previous,
             current_version: change.current,
         };
+        entry.set_titles(change.verb);
         repo.insert_audit_entry(&entry)?;
         // The outbox: deliveries are queued with the change, and sent after it commits.
         self.enqueue_deliveries(repo, &entry)?;
@@ -170,9 +174,15 @@ impl Service {
         query: &AuditQuery,
     ) -> ServiceResult<Vec<AuditEntry>> {
         caller.require(Action::ViewResources)?;
+        let account_id = self.account_id()?;
         // The store gives the listing view, without reading any entry's detail.
-        self.store
-            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })
+        let mut entries = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })?;
+        for entry in &mut entries {
+            complete_entry(entry, &account_id);
+        }
+        Ok(entries)
     }
 
     /// One audit entry with its detail fields.
@@ -181,9 +191,21 @@ impl Service {
     /// 403, 404.
     pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
         caller.require(Action::ViewResources)?;
-        self.store.read_tx(|repo| -> ServiceResult<_> {
+        let account_id = self.account_id()?;
+        let mut entry = self.store.read_tx(|repo| -> ServiceResult<_> {
             repo.get_audit_entry(id)?
                 .ok_or_else(|| ServiceError::NotFound(format!("no audit entry with id '{id}'")))
-        })
+        })?;
+        complete_entry(&mut entry, &account_id);
+        Ok(entry)
     }
+}
+
+/// Fills the fields of an entry stored before they existed: `_accountId` (there is one account)
+/// and `titleVerb`/`title` (from its short description).
+fn complete_entry(entry: &mut AuditEntry, account_id: &str) {
+    if entry.account_id.is_empty() {
+        account_id.clone_into(&mut entry.account_id);
+    }
+    entry.fill_titles();
 }

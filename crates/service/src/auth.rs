@@ -248,6 +248,7 @@ impl Service {
         }
         let now = self.now();
         self.store.write_tx(|repo| -> ServiceResult<_> {
+            self.account_id_in(repo)?;
             let token_for = |member_id: &str, secret: &str, name: &str| Token {
                 id: object_id(),
                 member_id: member_id.to_owned(),

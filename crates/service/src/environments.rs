@@ -22,7 +22,7 @@ pub struct EnvironmentPage {
     pub total: u64,
 }
 
-fn load_environment(
+pub(crate) fn load_environment(
     repo: &mut dyn Repository,
     project_id: &str,
     project_key: &str,

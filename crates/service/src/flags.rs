@@ -7,6 +7,7 @@ use domain::flag::{
     CopyError, Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags, ProjectRuleError,
 };
 use domain::instruction::SemanticPatch;
+use domain::member::MemberSummary;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
 use domain::role::Action;
@@ -80,6 +81,30 @@ fn resources_of(accesses: &[domain::audit::Access]) -> Vec<String> {
     resources
 }
 
+/// `turned on` or `turned off` for a change that only switched targeting, the same way in
+/// every environment it touched; else `updated`.
+fn switch_verb(previous: &Flag, next: &Flag, accesses: &[domain::audit::Access]) -> &'static str {
+    if accesses.is_empty() || accesses.iter().any(|a| a.action != "updateOn") {
+        return "updated";
+    }
+    let switched: Vec<bool> = next
+        .environments
+        .iter()
+        .filter(|(env, config)| {
+            previous
+                .environments
+                .get(*env)
+                .is_some_and(|old| old.on != config.on)
+        })
+        .map(|(_, config)| config.on)
+        .collect();
+    match (switched.iter().all(|on| *on), switched.iter().all(|on| !on)) {
+        (true, false) => "turned on",
+        (false, true) => "turned off",
+        _ => "updated",
+    }
+}
+
 /// A flag that uses another as a prerequisite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DependentFlag {
@@ -131,6 +156,27 @@ fn refuse_if_depended_on(
         "flag '{key}' is a prerequisite of {}; remove those prerequisites first",
         names.join(", ")
     )))
+}
+
+/// Fills each flag's `_maintainer` from the members its `maintainerId` names (one query for
+/// all; a `maintainerId` that names no member leaves it out).
+fn fill_maintainers(repo: &mut dyn Repository, flags: &mut [Flag]) -> ServiceResult<()> {
+    let mut ids: Vec<String> = flags
+        .iter()
+        .filter_map(|f| f.maintainer_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let members = repo.get_members(&ids)?;
+    for flag in flags {
+        flag.maintainer = flag
+            .maintainer_id
+            .as_ref()
+            .and_then(|id| members.iter().find(|m| &m.id == id))
+            .map(MemberSummary::from);
+    }
+    Ok(())
 }
 
 fn no_names() -> BTreeMap<String, String> {
@@ -216,6 +262,7 @@ impl Service {
                         })?;
                 }
                 flag.refresh_links(&project.key, &no_names());
+                fill_maintainers(repo, std::slice::from_mut(&mut flag))?;
                 check_new_size("the new flag", &flag)?;
                 repo.insert_flag(&project.id, &flag)?;
                 let change = Change::new(
@@ -251,7 +298,10 @@ impl Service {
         caller.require(Action::ViewResources)?;
         let mut flag = self.store.read_tx(|repo| -> ServiceResult<_> {
             match repo.find_flag(project_key, key)? {
-                Some(flag) => Ok(flag),
+                Some(mut flag) => {
+                    fill_maintainers(repo, std::slice::from_mut(&mut flag))?;
+                    Ok(flag)
+                }
                 // Only on the way to a 404: say which of the two is missing.
                 None => {
                     load_project(repo, project_key)?;
@@ -293,6 +343,7 @@ impl Service {
             for flag in &mut items {
                 flag.refresh_links(&project.key, &no_names());
             }
+            fill_maintainers(repo, &mut items)?;
             Ok(FlagList { items, total })
         })
     }
@@ -412,6 +463,7 @@ impl Service {
                     .versions(json(flag), json(&next));
                 audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
                 audit.resources = resources_of(&audit.accesses);
+                audit.verb = switch_verb(flag, &next, &audit.accesses);
                 self.audit(repo, caller, audit)?;
                 let changed: Vec<String> = next
                     .environments
@@ -428,6 +480,7 @@ impl Service {
                 next = held.into_inner();
             }
             next.refresh_links(&project.key, &no_names());
+            fill_maintainers(repo, std::slice::from_mut(&mut next))?;
             Ok(next)
         })
     }
@@ -493,6 +546,7 @@ impl Service {
                 next = held.into_inner();
             }
             next.refresh_links(&project.key, &no_names());
+            fill_maintainers(repo, std::slice::from_mut(&mut next))?;
             Ok(next)
         })
     }
@@ -522,6 +576,7 @@ impl Service {
                 let original = load_flag(repo, &project.id, project_key, source)?;
                 let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 clone.refresh_links(&project.key, &no_names());
+                fill_maintainers(repo, std::slice::from_mut(&mut clone))?;
                 check_new_size("the clone", &clone)?;
                 repo.insert_flag(&project.id, &clone)?;
                 let mut change = Change::new(

@@ -10,6 +10,7 @@ mod ids;
 mod members;
 mod projects;
 mod segments;
+mod statuses;
 mod tokens;
 mod webhooks;
 
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
-use ports::{Clock, Store};
+use ports::{Clock, Repository, Store, StoreExt};
 
 pub use auth::BootstrapOutcome;
 pub use environments::EnvironmentPage;
@@ -27,6 +28,7 @@ pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
+pub use statuses::FlagStatus;
 pub use tokens::{CreatedToken, TokenPage};
 pub use webhooks::{sign, WebhookSettings, SIGNATURE_HEADER};
 
@@ -83,6 +85,8 @@ pub struct Service {
     clock: Arc<dyn Clock>,
     tokens: auth::TokenCache,
     webhooks: WebhookSettings,
+    /// The account's `_id`, once read (it never changes).
+    account_id: std::sync::OnceLock<String>,
 }
 
 impl std::fmt::Debug for Service {
@@ -99,6 +103,7 @@ impl Service {
             clock,
             tokens: auth::TokenCache::default(),
             webhooks: WebhookSettings::default(),
+            account_id: std::sync::OnceLock::new(),
         }
     }
 
@@ -124,6 +129,39 @@ impl Service {
             Write::Commit => self.store.write_tx(work),
             Write::DryRun => self.store.dry_run_tx(work),
         }
+    }
+
+    /// The `_id` of the account, read (or, on the very first call of a new deployment,
+    /// created) inside the caller's write transaction.
+    pub(crate) fn account_id_in(&self, repo: &mut dyn Repository) -> ServiceResult<String> {
+        if let Some(id) = self.account_id.get() {
+            return Ok(id.clone());
+        }
+        if let Some(id) = repo.account_id()? {
+            return Ok(self.account_id.get_or_init(|| id).clone());
+        }
+        // Not remembered until committed: this transaction may yet roll back.
+        repo.create_account(&object_id())?;
+        repo.account_id()?
+            .ok_or_else(|| ServiceError::Internal("the account could not be created".into()))
+    }
+
+    /// The `_id` of the account this deployment serves (24 hex, stored, never changes).
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn account_id(&self) -> ServiceResult<String> {
+        if let Some(id) = self.account_id.get() {
+            return Ok(id.clone());
+        }
+        if let Some(id) = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.account_id()?) })?
+        {
+            return Ok(self.account_id.get_or_init(|| id).clone());
+        }
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> { self.account_id_in(repo) })
     }
 }
 

@@ -2,11 +2,13 @@
 //! from the same registrations, so the document lists exactly the routes the server has.
 
 pub mod audit;
+pub mod caller;
 pub mod environments;
 pub mod flags;
 pub mod members;
 pub mod projects;
 pub mod root;
 pub mod segments;
+pub mod statuses;
 pub mod tokens;
 pub mod webhooks;

@@ -51,6 +51,13 @@ fn document_lists_the_issue_routes() {
     let expected = [
         ("get", "/api/v2"),
         ("get", "/api/v2/versions"),
+        ("get", "/api/v2/caller-identity"),
+        ("get", "/api/v2/flag-statuses/{projectKey}/{environmentKey}"),
+        (
+            "get",
+            "/api/v2/flag-statuses/{projectKey}/{environmentKey}/{flagKey}",
+        ),
+        ("get", "/api/v2/flag-status/{projectKey}/{flagKey}"),
         ("get", "/api/v2/openapi.json"),
         ("get", "/api/v2/projects"),
         ("post", "/api/v2/projects"),

@@ -28,6 +28,22 @@ const ROUTES: &[(&str, &str, Need)] = &[
     ("get", "/api/v2", Public),
     ("get", "/api/v2/openapi.json", Public),
     ("get", "/api/v2/versions", Token),
+    ("get", "/api/v2/caller-identity", Token),
+    (
+        "get",
+        "/api/v2/flag-statuses/{projectKey}/{environmentKey}",
+        Role(Role::Reader),
+    ),
+    (
+        "get",
+        "/api/v2/flag-statuses/{projectKey}/{environmentKey}/{flagKey}",
+        Role(Role::Reader),
+    ),
+    (
+        "get",
+        "/api/v2/flag-status/{projectKey}/{flagKey}",
+        Role(Role::Reader),
+    ),
     ("get", "/api/v2/projects", Role(Role::Reader)),
     ("post", "/api/v2/projects", Role(Role::Writer)),
     ("get", "/api/v2/projects/{projectKey}", Role(Role::Reader)),

@@ -15,12 +15,15 @@ type Result<T> = std::result::Result<T, StoreError>;
 fn entry(n: i64, version_bytes: usize) -> AuditEntry {
     AuditEntry {
         id: format!("{n:024x}"),
+        account_id: "a".repeat(24),
         links: Links::new(),
         date: 1_700_000_000_000 + n,
         kind: "flag".into(),
         name: format!("f{n}"),
         description: format!("changed flag f{n}"),
         short_description: "updated flag".into(),
+        title_verb: "updated the flag".into(),
+        title: format!("someone updated the flag f{n}"),
         comment: Some("why".into()),
         accesses: vec![Access {
             action: "updateFlag".into(),
@@ -127,7 +130,22 @@ fn audit_entries_in_the_former_format_still_read(backend: Backend) {
     }
 }
 
+/// One account per database: the first `create_account` wins, later ones change nothing.
+fn the_account_is_created_once(backend: Backend) {
+    let db = open(backend);
+    let read = || db.store.read_tx(|repo| repo.account_id());
+    assert_eq!(read().unwrap(), None);
+    db.store
+        .write_tx(|repo| repo.create_account("0123456789abcdef01234567"))
+        .unwrap();
+    db.store
+        .write_tx(|repo| repo.create_account("ffffffffffffffffffffffff"))
+        .unwrap();
+    assert_eq!(read().unwrap().as_deref(), Some("0123456789abcdef01234567"));
+}
+
 storage_on_both_backends!(
     audit_listings_carry_no_detail,
     audit_entries_in_the_former_format_still_read,
+    the_account_is_created_once,
 );

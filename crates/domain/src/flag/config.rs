@@ -37,6 +37,7 @@ pub struct FlagConfig {
     pub fallthrough: VariationOrRollout,
     /// Index served when targeting is off; without it SDKs serve their fallback value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub off_variation: Option<usize>,
     /// Flags that must serve a given variation before this one is evaluated (at most 100).
     #[serde(default)]
@@ -44,15 +45,18 @@ pub struct FlagConfig {
     pub prerequisites: Vec<Prerequisite>,
     /// Send full events for every evaluation.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events: bool,
     /// Send full events for fallthrough evaluations.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events_fallthrough: bool,
     /// The UI page of this configuration.
     #[serde(rename = "_site")]
     pub site: Link,
     /// The environment's display name.
     #[serde(rename = "_environmentName", default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub environment_name: String,
     /// How the configuration uses each variation (derived; recomputed after every change).
     #[serde(rename = "_summary", default)]
@@ -91,9 +95,11 @@ pub struct VariationSummary {
     pub is_off: bool,
     /// Its weight in the default rule's rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<i64>,
     /// The default rule rollout's bucketing attribute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
 }
 
@@ -234,9 +240,11 @@ pub(crate) fn user_kind() -> String {
 pub struct VariationOrRollout {
     /// Variation index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub variation: Option<usize>,
     /// Percentage rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<Rollout>,
 }
 
@@ -249,12 +257,15 @@ pub struct Rollout {
     pub variations: Vec<WeightedVariation>,
     /// The attribute used for bucketing (default `key`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
     /// Context kind bucketed by (default `user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub context_kind: Option<String>,
     /// Bucketing seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub seed: Option<i64>,
 }
 
@@ -286,18 +297,23 @@ pub struct Rule {
     pub id: String,
     /// All must match.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub clauses: Vec<Clause>,
     /// Send full events for matches.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events: bool,
     /// Variation index served (or `rollout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub variation: Option<usize>,
     /// Rollout served (or `variation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<Rollout>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
     /// A disabled rule is skipped.
     #[serde(default)]
@@ -322,6 +338,7 @@ pub struct Clause {
     pub values: Vec<Value>,
     /// Inverts the result.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub negate: bool,
     /// Context kind (default `user`).
     #[serde(default = "user_kind")]

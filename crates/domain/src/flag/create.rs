@@ -381,6 +381,7 @@ impl Flag {
             include_in_snippet: availability.using_environment_id,
             defaults,
             maintainer_id: post.maintainer_id,
+            maintainer: None,
             links: Links::new(),
             environments: BTreeMap::new(),
         };

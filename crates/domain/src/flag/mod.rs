@@ -5,6 +5,7 @@ mod copy;
 mod create;
 mod instructions;
 mod project;
+mod status;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ pub use copy::{CopyAction, CopyEnvironment, CopyError, FlagCopyPost};
 pub use create::{FlagPost, InitialPrerequisite, NewFlag, VariationPost};
 pub use instructions::PatchOutcome;
 pub use project::{FlagFacts, PrerequisiteEdge, ProjectFlags, ProjectRuleError};
+pub use status::{flag_status, FlagStatusName, StatusFacts, STATUS_WINDOW_MS};
 pub use validate::MAX_VARIATIONS;
 
 pub use crate::rules::{MAX_CLAUSE_VALUES, MAX_REGEXES, MAX_REGEX_BYTES};
@@ -53,9 +55,11 @@ pub struct Variation {
     pub value: Value,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub name: Option<String>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
 }
 
@@ -127,11 +131,13 @@ pub struct Flag {
     pub archived: bool,
     /// When it was archived (epoch ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub archived_date: Option<i64>,
     /// Deprecated flags are on their way out.
     pub deprecated: bool,
     /// When it was deprecated (epoch ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub deprecated_date: Option<i64>,
     /// Custom properties by key.
     pub custom_properties: BTreeMap<String, CustomProperty>,
@@ -145,7 +151,17 @@ pub struct Flag {
     pub defaults: Defaults,
     /// The maintaining member's `_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub maintainer_id: Option<String>,
+    /// The maintaining member, when `maintainerId` names a member of the account (derived: filled
+    /// in by the service on every read, never stored).
+    #[serde(
+        rename = "_maintainer",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub maintainer: Option<crate::member::MemberSummary>,
     /// `parent` and `self`.
     #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
     #[serde(rename = "_links")]

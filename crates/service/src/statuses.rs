@@ -1,0 +1,123 @@
+//! Flag statuses (`new`, `launched`, `inactive`, `active`), derived from configurations and dates
+//! at the service clock's "now" by [`domain::flag::flag_status`].
+
+use domain::flag::{flag_status, FlagStatusName};
+use domain::role::Action;
+use ports::{Repository, StoreExt};
+
+use crate::environments::load_environment;
+use crate::projects::load_project;
+use crate::{Caller, Service, ServiceError, ServiceResult};
+
+/// The status of one flag in one environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagStatus {
+    /// The flag's key.
+    pub flag_key: String,
+    /// The environment's key.
+    pub environment_key: String,
+    /// The status.
+    pub name: FlagStatusName,
+}
+
+fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no flag with key '{key}' in project '{project_key}'"
+    ))
+}
+
+impl Service {
+    /// The statuses of `flag` (every flag when `None`) in `environments` (every environment
+    /// when empty) of project `project_id`, in one query.
+    fn statuses(
+        &self,
+        repo: &mut dyn Repository,
+        project_id: &str,
+        flag: Option<&str>,
+        environments: &[String],
+    ) -> ServiceResult<Vec<FlagStatus>> {
+        let now = self.now();
+        Ok(repo
+            .flag_status_facts(project_id, flag, environments)?
+            .into_iter()
+            .map(|(flag_key, environment_key, facts)| FlagStatus {
+                flag_key,
+                environment_key,
+                name: flag_status(&facts, now),
+            })
+            .collect())
+    }
+
+    /// The status of every flag of the project in one environment, by flag key.
+    ///
+    /// # Errors
+    /// 403, 404 for an unknown project or environment.
+    pub fn environment_flag_statuses(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+    ) -> ServiceResult<Vec<FlagStatus>> {
+        caller.require(Action::ViewResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            load_environment(repo, &project.id, project_key, environment_key)?;
+            self.statuses(
+                repo,
+                &project.id,
+                None,
+                std::slice::from_ref(&environment_key.to_owned()),
+            )
+        })
+    }
+
+    /// The status of one flag in one environment.
+    ///
+    /// # Errors
+    /// 403, 404 for an unknown project, environment or flag.
+    pub fn flag_status(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> ServiceResult<FlagStatus> {
+        caller.require(Action::ViewResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            load_environment(repo, &project.id, project_key, environment_key)?;
+            self.statuses(
+                repo,
+                &project.id,
+                Some(key),
+                std::slice::from_ref(&environment_key.to_owned()),
+            )?
+            .pop()
+            .ok_or_else(|| flag_not_found(project_key, key))
+        })
+    }
+
+    /// The status of one flag in each environment of its project, or in those of
+    /// `environments` that exist (all when empty), by environment key.
+    ///
+    /// # Errors
+    /// 403, 404 for an unknown project or flag.
+    pub fn flag_status_across_environments(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        environments: &[String],
+    ) -> ServiceResult<Vec<FlagStatus>> {
+        caller.require(Action::ViewResources)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let statuses = self.statuses(repo, &project.id, Some(key), environments)?;
+            // Nothing found: the flag is missing, or none of the environments asked for exists.
+            if statuses.is_empty() && repo.get_flag(&project.id, key)?.is_none() {
+                return Err(flag_not_found(project_key, key));
+            }
+            Ok(statuses)
+        })
+    }
+}

@@ -254,6 +254,11 @@ pub(crate) fn constrain(doc: &mut Value) {
                 };
                 for parameter in parameters {
                     if parameter.get("in") == Some(&json!("query")) {
+                        if parameter.get("name") == Some(&json!("filter")) {
+                            if let Some(fields) = filter_fields(path) {
+                                parameter["schema"]["pattern"] = json!(filter_pattern(fields));
+                            }
+                        }
                         single_line_query_parameter(parameter);
                         continue;
                     }
@@ -305,6 +310,7 @@ pub(crate) fn constrain(doc: &mut Value) {
             instructions.insert("minItems".into(), json!(1));
         }
     }
+    add_links(doc);
     let requests = request_schemas(doc);
     if let Some(schemas) = doc
         .pointer_mut("/components/schemas")
@@ -312,6 +318,156 @@ pub(crate) fn constrain(doc: &mut Value) {
     {
         open_responses(schemas, &requests);
     }
+}
+
+/// OpenAPI links from a creating operation to the operations that act on what it created:
+/// (path, method, status, targets, parameters as runtime expressions). Clients (and the
+/// stateful phase of `cargo xtask conformance`) follow them from a creation to its uses.
+type LinkSource = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+const LINKS: [LinkSource; 7] = [
+    (
+        "/api/v2/projects",
+        "post",
+        "201",
+        &[
+            "get_project",
+            "patch_project",
+            "delete_project",
+            "list_environments",
+            "create_environment",
+            "list_flags",
+            "create_flag",
+        ],
+        &[("projectKey", "$response.body#/key")],
+    ),
+    (
+        "/api/v2/projects/{projectKey}/environments",
+        "post",
+        "201",
+        &[
+            "get_environment",
+            "patch_environment",
+            "delete_environment",
+            "reset_sdk_key",
+            "reset_mobile_key",
+            "list_segments",
+            "create_segment",
+            "list_flag_statuses",
+        ],
+        &[
+            ("projectKey", "$request.path.projectKey"),
+            ("environmentKey", "$response.body#/key"),
+        ],
+    ),
+    (
+        "/api/v2/flags/{projectKey}",
+        "post",
+        "201",
+        &[
+            "get_flag",
+            "patch_flag",
+            "delete_flag",
+            "copy_flag",
+            "flag_status_across_environments",
+        ],
+        &[
+            ("projectKey", "$request.path.projectKey"),
+            ("flagKey", "$response.body#/key"),
+        ],
+    ),
+    (
+        "/api/v2/segments/{projectKey}/{environmentKey}",
+        "post",
+        "201",
+        &["get_segment", "patch_segment", "delete_segment"],
+        &[
+            ("projectKey", "$request.path.projectKey"),
+            ("environmentKey", "$request.path.environmentKey"),
+            ("segmentKey", "$response.body#/key"),
+        ],
+    ),
+    (
+        "/api/v2/tokens",
+        "post",
+        "201",
+        &["get_token", "patch_token", "delete_token", "reset_token"],
+        &[("id", "$response.body#/_id")],
+    ),
+    (
+        "/api/v2/webhooks",
+        "post",
+        "200",
+        &[
+            "get_webhook",
+            "patch_webhook",
+            "delete_webhook",
+            "webhook_deliveries",
+        ],
+        &[("id", "$response.body#/_id")],
+    ),
+    (
+        "/api/v2/members",
+        "post",
+        "201",
+        &["get_member", "patch_member", "delete_member"],
+        &[("id", "$response.body#/items/0/_id")],
+    ),
+];
+
+fn add_links(doc: &mut Value) {
+    for (path, method, status, targets, parameters) in LINKS {
+        let Some(response) = doc
+            .get_mut("paths")
+            .and_then(|paths| paths.get_mut(path))
+            .and_then(|item| item.get_mut(method))
+            .and_then(|operation| operation.get_mut("responses"))
+            .and_then(|responses| responses.get_mut(status))
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let parameters: Map<String, Value> = parameters
+            .iter()
+            .map(|(name, expression)| ((*name).to_owned(), json!(expression)))
+            .collect();
+        let links: Map<String, Value> = targets
+            .iter()
+            .map(|target| {
+                (
+                    (*target).to_owned(),
+                    json!({"operationId": target, "parameters": parameters}),
+                )
+            })
+            .collect();
+        response.insert("links".into(), Value::Object(links));
+    }
+}
+
+/// The fields each list's `filter` takes (`domain::query`).
+fn filter_fields(path: &str) -> Option<&'static [&'static str]> {
+    use domain::query::*;
+    match path {
+        "/api/v2/projects" => Some(&PROJECT_FILTERS),
+        "/api/v2/projects/{projectKey}/environments" => Some(&ENVIRONMENT_FILTERS),
+        "/api/v2/flags/{projectKey}" => Some(&FLAG_FILTERS),
+        "/api/v2/members" => Some(&MEMBER_FILTERS),
+        "/api/v2/segments/{projectKey}/{environmentKey}" => Some(&SEGMENT_FILTERS),
+        _ => None,
+    }
+}
+
+/// `field:value` pairs joined by `,` (blank pairs are skipped), with `field` one of `fields`;
+/// each field's values have their own grammar, described in the parameter's text.
+fn filter_pattern(fields: &[&str]) -> String {
+    let pair = format!(r"\s*(({})\s*:[^,]*)?", fields.join("|"));
+    format!("^{pair}(,{pair})*$")
 }
 
 /// Every query parameter is single-line text: the server refuses control characters in the
@@ -412,6 +568,64 @@ mod tests {
                 "{schema}"
             );
             assert_eq!(tags["maxItems"], json!(domain::MAX_TAGS), "{schema}");
+        }
+    }
+
+    #[test]
+    fn every_link_leaves_a_creation_and_reaches_an_operation() {
+        let doc = document();
+        let mut operations = std::collections::BTreeMap::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for operation in item.as_object().unwrap().values() {
+                if let Some(id) = operation["operationId"].as_str() {
+                    operations.insert(id.to_owned(), (path.clone(), operation.clone()));
+                }
+            }
+        }
+        for (path, method, status, targets, parameters) in LINKS {
+            let links = &doc["paths"][path][method]["responses"][status]["links"];
+            for target in targets {
+                assert!(links[target].is_object(), "{method} {path} -> {target}");
+                let (target_path, operation) = operations
+                    .get(*target)
+                    .unwrap_or_else(|| panic!("no operation {target}"));
+                let declared: Vec<&str> = operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["in"] == json!("path"))
+                    .filter_map(|p| p["name"].as_str())
+                    .collect();
+                for name in &declared {
+                    assert!(
+                        parameters.iter().any(|(given, _)| given == name),
+                        "{target} ({target_path}) needs {name}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn filter_patterns_agree_with_the_filter_parser() {
+        let fields = domain::query::PROJECT_FILTERS;
+        let pattern = regex::Regex::new(&filter_pattern(&fields)).unwrap();
+        for filter in [
+            "",
+            "query:dark",
+            " query : dark ,tags:a+b",
+            "query:x,,keys:a|b",
+            ",",
+            "color:red",
+            "oops",
+            "query:x,oops",
+            "querytags:x",
+        ] {
+            assert_eq!(
+                pattern.is_match(filter),
+                domain::query::parse_filter(filter, &fields).is_ok(),
+                "{filter:?}"
+            );
         }
     }
 

@@ -57,6 +57,7 @@ pub struct Project {
     pub default_client_side_availability: ClientSideAvailability,
     /// The rule new flag keys must follow (created or cloned); absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub naming_convention: Option<NamingConvention>,
     /// Creation time (epoch ms); used for sorting.
     #[serde(skip)]

@@ -57,11 +57,18 @@ impl Page {
         };
         let offset = match offset {
             None => 0,
-            Some(text) => text.trim().parse::<u64>().map_err(|_| {
-                QueryError(format!(
-                    "offset must be a non-negative integer, not '{text}'"
-                ))
-            })?,
+            // At most i64::MAX: the document declares an int64, and stores count in i64.
+            Some(text) => text
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .and_then(|offset| u64::try_from(offset).ok())
+                .ok_or_else(|| {
+                    QueryError(format!(
+                        "offset must be an integer from 0 to {}, not '{text}'",
+                        i64::MAX
+                    ))
+                })?,
         };
         Ok(Self { limit, offset })
     }

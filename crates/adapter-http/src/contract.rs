@@ -131,6 +131,47 @@ fn property<'a>(
         .as_object_mut()
 }
 
+/// Fields the reference lists that this service refuses unless they are empty or absent: the
+/// schema admits only what is accepted (its description says why).
+fn refused_fields(schemas: &mut Map<String, Value>) {
+    let only_null = || json!({"type": "null"});
+    let only_empty_list = || json!({"type": ["array", "null"], "maxItems": 0});
+    let rules: [(&str, &str, Value); 11] = [
+        ("NewMemberForm", "password", only_null()),
+        ("NewMemberForm", "customRoles", only_empty_list()),
+        ("NewMemberForm", "teamKeys", only_empty_list()),
+        (
+            "NewMemberForm",
+            "roleAttributes",
+            json!({"type": ["object", "null"], "maxProperties": 0}),
+        ),
+        ("TokenPost", "customRoleIds", only_empty_list()),
+        ("TokenPost", "inlineRole", only_empty_list()),
+        ("FlagPost", "purpose", only_null()),
+        ("FlagPost", "migrationSettings", only_null()),
+        ("FlagPost", "maintainerTeamKey", only_null()),
+        ("SegmentPost", "unboundedContextKind", only_null()),
+        ("EnvironmentSource", "version", only_null()),
+    ];
+    for (schema, name, rule) in rules {
+        if let Some(property) = property(schemas, schema, name) {
+            let description = property.get("description").cloned();
+            if let Value::Object(rule) = rule {
+                *property = rule;
+            }
+            if let Some(description) = description {
+                property.insert("description".into(), description);
+            }
+        }
+    }
+    if let Some(unbounded) = property(schemas, "SegmentPost", "unbounded") {
+        unbounded.insert("enum".into(), json!([false, null]));
+    }
+    if let Some(key) = property(schemas, "EnvironmentSource", "key") {
+        KEY.apply(key);
+    }
+}
+
 /// `[a-z]` enums and integer ranges the validators check.
 fn enums_and_ranges(schemas: &mut Map<String, Value>) {
     let token_roles = ["reader", "writer", "admin"];
@@ -304,6 +345,7 @@ pub(crate) fn constrain(doc: &mut Value) {
         }
     }
     enums_and_ranges(schemas);
+    refused_fields(schemas);
     schemas.insert("JsonPatchOperation".into(), json_patch_operation());
     for schema in ["SemanticPatchBody", "SegmentSemanticPatchBody"] {
         if let Some(instructions) = property(schemas, schema, "instructions") {

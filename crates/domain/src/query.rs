@@ -31,6 +31,7 @@ impl Page {
     /// assert_eq!(Page::parse(Some("5"), Some("10"), 20).unwrap(), Page { limit: 5, offset: 10 });
     /// assert_eq!(Page::parse(Some("500"), None, 20).unwrap().limit, 100);
     /// assert!(Page::parse(Some("0"), None, 20).is_err());
+    /// assert!(Page::parse(Some("2147483648"), None, 20).is_err());
     /// assert!(Page::parse(Some("-5"), None, 20).is_err());
     /// assert!(Page::parse(Some("1.5"), None, 20).is_err());
     /// assert!(Page::parse(None, Some("-1"), 20).is_err());
@@ -46,11 +47,15 @@ impl Page {
     ) -> Result<Self, QueryError> {
         let limit = match limit {
             None => default_limit,
+            // Up to i32::MAX, as the document's int32 says; above MAX_LIMIT a full page.
             Some(text) => match parse_count(text) {
-                Some(n) if n >= 1 => u32::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
+                Some(n) if n >= 1 && n <= i32::MAX as u64 => {
+                    u32::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT)
+                }
                 _ => {
                     return Err(QueryError(format!(
-                        "limit must be a positive integer (at most {MAX_LIMIT} items are returned), not '{text}'"
+                        "limit must be an integer from 1 to {} (at most {MAX_LIMIT} items are returned), not '{text}'",
+                        i32::MAX
                     )))
                 }
             },

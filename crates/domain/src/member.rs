@@ -463,7 +463,9 @@ mod tests {
             ),
             Err(InviteError::DuplicateEmail(_))
         ));
-        let ok = validate_invites(vec![form(" a@x.io ", Some("no_access"))], Role::Admin).unwrap();
+        // White space around an email is refused, not trimmed: the document's pattern has none.
+        assert!(validate_invites(vec![form(" a@x.io ", None)], Role::Admin).is_err());
+        let ok = validate_invites(vec![form("a@x.io", Some("no_access"))], Role::Admin).unwrap();
         assert_eq!(
             (ok[0].email.as_str(), ok[0].role),
             ("a@x.io", Role::NoAccess)

@@ -119,7 +119,10 @@ fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
     let max_examples = std::env::var("CONFORMANCE_MAX_EXAMPLES")
         .unwrap_or_else(|_| DEFAULT_MAX_EXAMPLES.to_owned());
     let seed = std::env::var("CONFORMANCE_SEED").unwrap_or_else(|_| DEFAULT_SEED.to_owned());
+    let config = workspace_root().join("xtask").join("schemathesis.toml");
     let status = Command::new(program)
+        .arg("--config-file")
+        .arg(&config)
         .arg("run")
         .arg(format!("{}/api/v2/openapi.json", server.origin))
         .args(["--header", &format!("Authorization: {TOKEN}")])
@@ -127,6 +130,7 @@ fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
         .args(["--phases", "examples,coverage,fuzzing,stateful"])
         .args(["--max-examples", &max_examples, "--seed", &seed])
         .args(["--workers", "2", "--request-timeout", "30"])
+        .args(["--generation-database", "none"])
         .args(["--report", "junit", "--report-dir"])
         .arg(report_dir)
         .env("NO_COLOR", "1")

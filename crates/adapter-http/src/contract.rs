@@ -287,6 +287,7 @@ pub(crate) fn constrain(doc: &mut Value) {
                 continue;
             };
             for operation in item.values_mut() {
+                json_patch_items(operation);
                 let Some(parameters) = operation
                     .get_mut("parameters")
                     .and_then(Value::as_array_mut)
@@ -512,6 +513,17 @@ fn filter_pattern(fields: &[&str]) -> String {
     format!("^{pair}(,{pair})*$")
 }
 
+/// A JSON Patch body (an array of operations) is an array of [`json_patch_operation`]s.
+fn json_patch_items(operation: &mut Value) {
+    if let Some(schema) = operation.pointer_mut("/requestBody/content/application~1json/schema") {
+        if schema.get("type") == Some(&json!("array"))
+            && schema.get("items") == Some(&json!({"type": "object"}))
+        {
+            schema["items"] = json!({"$ref": "#/components/schemas/JsonPatchOperation"});
+        }
+    }
+}
+
 /// Every query parameter is single-line text: the server refuses control characters in the
 /// query string before reading it.
 fn single_line_query_parameter(parameter: &mut Value) {
@@ -643,6 +655,29 @@ mod tests {
                         parameters.iter().any(|(given, _)| given == name),
                         "{target} ({target_path}) needs {name}"
                     );
+                }
+            }
+        }
+    }
+
+    /// What every route can answer whatever it does: 503 when the store is down (authentication
+    /// reads it), 409 for a write whose retries lost every race, 408/413/415 for a body.
+    #[test]
+    fn shared_statuses_are_declared_on_every_route() {
+        let doc = document();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let declared = |status: &str| operation["responses"][status].is_object();
+                let public = path == "/api/v2" || path == "/api/v2/openapi.json";
+                assert_eq!(declared("503"), !public, "{method} {path}: 503");
+                assert_eq!(declared("401"), !public, "{method} {path}: 401");
+                if method != "get" {
+                    assert!(declared("409"), "{method} {path}: 409");
+                }
+                if method == "post" || method == "patch" {
+                    for status in ["408", "413", "415"] {
+                        assert!(declared(status), "{method} {path}: {status}");
+                    }
                 }
             }
         }

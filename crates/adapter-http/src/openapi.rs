@@ -217,7 +217,7 @@ fn version_header() -> Parameter {
         .build()
 }
 
-fn complete(path: &str, operation: &mut Operation, has_body: bool) {
+fn complete(path: &str, operation: &mut Operation, has_body: bool, writes: bool) {
     let responses = &mut operation.responses.responses;
     let mut add = |status: &str, description: &str| {
         responses
@@ -229,10 +229,26 @@ fn complete(path: &str, operation: &mut Operation, has_body: bool) {
         "Invalid request: bad parameter, filter, body or Svc-API-Version",
     );
     if has_body {
+        add(
+            "408",
+            "The body did not arrive within the body timeout (the connection is closed)",
+        );
         add("413", "The body is larger than the limit");
         add("415", "The body is not JSON");
     }
+    if writes {
+        // Every write retries a unit of work that lost a race a few times, then gives up.
+        add(
+            "409",
+            "A concurrent change got in the way and retries did not get past it; retry",
+        );
+    }
     if !PUBLIC.contains(&path) {
+        // Authentication reads the store too.
+        add(
+            "503",
+            "The store cannot be reached or did not answer in time; retry later",
+        );
         add(
             "401",
             "No access token, an unknown one, or an environment key instead of a token (whatever Svc-API-Version holds)",
@@ -272,15 +288,15 @@ pub(crate) fn document() -> OpenApi {
         .service(api_scope())
         .split_for_parts();
     for (path, item) in doc.paths.paths.iter_mut() {
-        for (operation, has_body) in [
-            (&mut item.get, false),
-            (&mut item.post, true),
-            (&mut item.put, true),
-            (&mut item.patch, true),
-            (&mut item.delete, false),
+        for (operation, has_body, writes) in [
+            (&mut item.get, false, false),
+            (&mut item.post, true, true),
+            (&mut item.put, true, true),
+            (&mut item.patch, true, true),
+            (&mut item.delete, false, true),
         ] {
             if let Some(operation) = operation {
-                complete(path, operation, has_body);
+                complete(path, operation, has_body, writes);
                 constrain_list_parameters(path, operation);
             }
         }

@@ -80,7 +80,7 @@ fn reachable(addr: &str) -> bool {
         .is_ok_and(|a| TcpStream::connect_timeout(&a, Duration::from_millis(500)).is_ok())
 }
 
-fn find_tool(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_tool(name: &str) -> Option<PathBuf> {
     let on_path = std::env::var_os("PATH")
         .map(|paths| {
             std::env::split_paths(&paths)

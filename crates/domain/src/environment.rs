@@ -85,10 +85,6 @@ pub struct EnvironmentPost {
     /// Environment key.
     pub key: String,
     /// Display name.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
-    )]
     pub name: String,
     /// Hex RGB colour without `#` (e.g. `F5A623`).
     pub color: String,

@@ -271,10 +271,6 @@ pub struct ProjectPost {
     /// Project key.
     pub key: String,
     /// Display name.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
-    )]
     pub name: String,
     /// Tags.
     #[serde(default)]

@@ -134,10 +134,6 @@ pub struct SegmentPost {
     /// Segment key.
     pub key: String,
     /// Display name.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
-    )]
     pub name: String,
     /// Free text.
     #[serde(default)]

@@ -39,10 +39,6 @@ pub struct Token {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TokenPost {
     /// A label for the token.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
-    )]
     pub name: Option<String>,
     /// Free text.
     pub description: Option<String>,

@@ -142,10 +142,6 @@ pub struct WebhookPost {
     pub on: bool,
     /// Display name.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
-    )]
     pub name: Option<String>,
     /// Signing key.
     #[serde(default)]

@@ -35,10 +35,6 @@ pub struct FlagPost {
     /// Flag key, unique in the project.
     pub key: String,
     /// Display name.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(max_length = 256, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")
-    )]
     pub name: String,
     /// Free text (default empty).
     pub description: Option<String>,

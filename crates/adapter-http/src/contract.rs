@@ -88,7 +88,8 @@ fn id_rule(path: &str) -> Value {
 }
 
 /// String properties of request bodies: (schema, property, rule).
-const BODY_TEXT: [(&str, &str, &Text); 19] = [
+const BODY_TEXT: [(&str, &str, &Text); 20] = [
+    ("InitialPrerequisite", "key", &KEY),
     ("ProjectPost", "key", &PROJECT_KEY),
     ("ProjectPost", "name", &NAME),
     ("EnvironmentPost", "key", &KEY),
@@ -172,6 +173,52 @@ fn refused_fields(schemas: &mut Map<String, Value>) {
     }
 }
 
+/// The environments of `POST /projects` are environment requests without `source`: there is
+/// nothing to clone from yet.
+fn project_environments(schemas: &mut Map<String, Value>) {
+    let Some(mut post) = schemas.get("EnvironmentPost").cloned() else {
+        return;
+    };
+    if let Some(properties) = post.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.remove("source");
+    }
+    post["description"] = json!("An environment created with its project (`POST /projects`).");
+    schemas.insert("ProjectEnvironmentPost".into(), post);
+    if let Some(environments) = property(schemas, "ProjectPost", "environments") {
+        environments.insert(
+            "items".into(),
+            json!({"$ref": "#/components/schemas/ProjectEnvironmentPost"}),
+        );
+    }
+}
+
+/// Descriptions come from doc comments, whose code examples are Rust for this crate's readers,
+/// not for API clients: they are left out of the document.
+fn without_code_examples(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(text)) = map.get_mut("description") {
+                if text.contains("```") {
+                    let mut kept = String::new();
+                    let mut in_code = false;
+                    for line in text.lines() {
+                        if line.trim_start().starts_with("```") {
+                            in_code = !in_code;
+                        } else if !in_code {
+                            kept.push_str(line);
+                            kept.push('\n');
+                        }
+                    }
+                    *text = kept.trim_end().to_owned();
+                }
+            }
+            map.values_mut().for_each(without_code_examples);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_code_examples),
+        _ => {}
+    }
+}
+
 /// `[a-z]` enums and integer ranges the validators check.
 fn enums_and_ranges(schemas: &mut Map<String, Value>) {
     let token_roles = ["reader", "writer", "admin"];
@@ -182,6 +229,20 @@ fn enums_and_ranges(schemas: &mut Map<String, Value>) {
             p.insert(key.into(), value);
         }
     };
+    set(
+        schemas,
+        "CallerIdentityRep",
+        "authKind",
+        "enum",
+        json!(["token"]),
+    );
+    set(
+        schemas,
+        "CallerIdentityRep",
+        "tokenKind",
+        "enum",
+        json!(["personal", "service"]),
+    );
     // Optional fields are `type: [x, null]`: `null` stays valid (it means the default).
     set(
         schemas,
@@ -347,6 +408,10 @@ pub(crate) fn constrain(doc: &mut Value) {
     }
     enums_and_ranges(schemas);
     refused_fields(schemas);
+    project_environments(schemas);
+    for schema in schemas.values_mut() {
+        without_code_examples(schema);
+    }
     schemas.insert("JsonPatchOperation".into(), json_patch_operation());
     for schema in ["SemanticPatchBody", "SegmentSemanticPatchBody"] {
         if let Some(instructions) = property(schemas, schema, "instructions") {
@@ -704,6 +769,16 @@ mod tests {
                 "{filter:?}"
             );
         }
+    }
+
+    #[test]
+    fn descriptions_hold_no_rust_examples() {
+        let text = document().to_string();
+        assert!(
+            !text.contains("```"),
+            "a description still holds a code block"
+        );
+        assert!(!text.contains("use domain::"));
     }
 
     #[test]

@@ -61,6 +61,17 @@ impl CorsOrigins {
                 .strip_suffix('/')
                 .unwrap_or(entry)
                 .to_ascii_lowercase();
+            // Browsers leave the scheme's default port out of `Origin`.
+            let origin = origin
+                .strip_suffix(":443")
+                .filter(|o| o.starts_with("https://"))
+                .or_else(|| {
+                    origin
+                        .strip_suffix(":80")
+                        .filter(|o| o.starts_with("http://"))
+                })
+                .map(str::to_owned)
+                .unwrap_or(origin);
             if !is_origin(&origin) {
                 return Err(InvalidOrigin(entry.to_owned()));
             }
@@ -183,6 +194,19 @@ mod tests {
         assert_eq!(
             CorsOrigins::parse(["http://[::1]:8080", "http://[::1]:8080"]),
             Ok(CorsOrigins::Some(vec!["http://[::1]:8080".into()]))
+        );
+        // The default port is left out, as browsers leave it out of `Origin`.
+        assert_eq!(
+            CorsOrigins::parse([
+                "https://a.example:443",
+                "http://b.example:80",
+                "http://c.example:443"
+            ]),
+            Ok(CorsOrigins::Some(vec![
+                "https://a.example".into(),
+                "http://b.example".into(),
+                "http://c.example:443".into()
+            ]))
         );
         assert_eq!(
             CorsOrigins::parse(["https://a.example", "*"]),

@@ -78,6 +78,8 @@ pub struct Route {
     pub method: Method,
     /// Path template.
     pub path: String,
+    /// The query parameters it declares.
+    pub query: Vec<String>,
 }
 
 impl Route {

@@ -143,9 +143,11 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
         return Ok(());
     };
-    let Some(route) = route_of(&state, req).map(|route| route.path.clone()) else {
+    let Some(documented) = route_of(&state, req) else {
         return Ok(());
     };
+    let route = documented.path.clone();
+    let declared = documented.query.clone();
     if is_public(req.path()) {
         if let Some(requested) = requested_version(req)? {
             admission.version = requested;
@@ -214,7 +216,31 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     }
     // Only a caller who may use the API learns what it thinks of the request's characters.
     crate::input::check_request_line(req.path(), req.query_string())?;
+    if req.method() != Method::GET {
+        refuse_undeclared_query(req, &declared)?;
+    }
     req.extensions_mut().insert(caller);
+    Ok(())
+}
+
+/// A write with a query parameter its route does not declare is refused rather than run
+/// without it: `?dryrun=true` (for `dryRun`) must not make a real change. Reads ignore unknown
+/// parameters, as caches and browsers add their own.
+fn refuse_undeclared_query(req: &ServiceRequest, declared: &[String]) -> Result<(), ApiError> {
+    for (name, _) in form_urlencoded::parse(req.query_string().as_bytes()) {
+        if !declared.iter().any(|d| *d == name) {
+            let takes = if declared.is_empty() {
+                "none".to_owned()
+            } else {
+                declared.join(", ")
+            };
+            return Err(ApiError::invalid(format!(
+                "unknown query parameter '{name}' for {} {}: it takes {takes}",
+                req.method(),
+                req.path()
+            )));
+        }
+    }
     Ok(())
 }
 

@@ -341,10 +341,18 @@ pub(crate) fn routes(doc: &OpenApi) -> Vec<Route> {
             (Method::PATCH, &item.patch),
             (Method::DELETE, &item.delete),
         ] {
-            if operation.is_some() {
+            if let Some(operation) = operation {
+                let query = operation
+                    .parameters
+                    .iter()
+                    .flatten()
+                    .filter(|p| matches!(p.parameter_in, ParameterIn::Query))
+                    .map(|p| p.name.clone())
+                    .collect();
                 routes.push(Route {
                     method,
                     path: path.clone(),
+                    query,
                 });
             }
         }

@@ -84,19 +84,25 @@ impl QueryParams {
     /// # Errors
     /// 400 for another value.
     pub fn flag(&self, name: &str, default: bool) -> Result<bool, ApiError> {
+        // Given twice, which one was meant is a guess: `dryRun=false&dryRun=true` must not write.
+        if self.0.iter().filter(|(key, _)| key == name).count() > 1 {
+            return Err(ApiError::invalid(format!(
+                "{name} is given more than once; give it once"
+            )));
+        }
         match self.get(name) {
             None => Ok(default),
             Some("true" | "1") => Ok(true),
             Some("false" | "0") => Ok(false),
             Some(other) => Err(ApiError::invalid(format!(
-                "{name} must be true or false, not '{other}'"
+                "{name} must be true, false, 1 or 0, not '{other}'"
             ))),
         }
     }
 }
 
 /// The OpenAPI description of the `dryRun` query parameter of flag and segment `PATCH`.
-pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the change inside a transaction that is then rolled back, and answer with the result it would have: the same status and body as the real call (`_version` and `version`s as they would be), or the same error. Nothing is stored: no version changes, no audit entry, no webhook delivery. `lastModified` is the time of the dry run, and `_id`s the change would assign are generated again by the real call. Default `false`; any value other than `true`, `false`, `1` or `0` is a 400 naming the parameter.";
+pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the change inside a transaction that is then rolled back, and answer with the result it would have: the same status and body as the real call (`_version` and `version`s as they would be), or the same error. Nothing is stored: no version changes, no audit entry, no webhook delivery. `lastModified` (and `archivedDate`/`deprecatedDate` where the change sets them) is the time of the dry run, and `_id`s the change would assign are generated again by the real call. Default `false`; any value other than `true`, `false`, `1` or `0`, or the parameter given twice, is a 400 naming it.";
 
 /// `_links` of one page of a collection at `path`: `self`, and `first`, `prev`, `next`, `last`
 /// where they exist. Other query parameters (filters, sort) are kept.

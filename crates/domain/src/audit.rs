@@ -209,6 +209,10 @@ impl AuditEntry {
     pub fn set_titles(&mut self, verb: &str) {
         self.title_verb = format!("{verb} the {}", self.kind);
         let actor = match (&self.member, &self.token) {
+            // A service token acts for the account, not as the member who created it.
+            (_, Some(token)) if token.service_token => {
+                format!("the service token {}", markdown_text(&token.name))
+            }
             (Some(member), _) => {
                 let name = [member.first_name.as_deref(), member.last_name.as_deref()]
                     .into_iter()
@@ -220,7 +224,11 @@ impl AuditEntry {
                 } else {
                     &name
                 };
-                format!("[{}](mailto:{})", markdown_text(shown), member.email)
+                format!(
+                    "[{}](mailto:{})",
+                    markdown_text(shown),
+                    link_target(&member.email)
+                )
             }
             (None, Some(token)) => format!("the access token {}", markdown_text(&token.name)),
             (None, None) => "someone".to_owned(),
@@ -574,4 +582,18 @@ pub fn mask(secret: &str) -> String {
     }
     let tail: String = chars[chars.len() - 4..].iter().collect();
     format!("{prefix}****{tail}")
+}
+
+/// A link target in Markdown: every character but letters, digits and `@._+-` percent-encoded,
+/// so that no text of a member's (an email) can close the link or open another.
+fn link_target(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'@' | b'.' | b'_' | b'+' | b'-') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }

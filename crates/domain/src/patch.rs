@@ -430,6 +430,17 @@ impl Measured<'_> {
             ),
         }
         };
+        // RFC 6902 4.6: numbers are equal when their values are (`3.0` tests equal to `3`);
+        // serde_json's `==` also compares how they were written.
+        if let Operation::Test(test) = op {
+            if let Some(current) = self.doc.pointer(test.path.as_str()) {
+                return if same_json(current, &test.value) {
+                    Ok(())
+                } else {
+                    Err(fail(json_patch::PatchErrorKind::TestFailed))
+                };
+            }
+        }
         let landing = match op {
             Operation::Add(add) => Some((&add.path, Some(&add.value))),
             Operation::Replace(replace) => Some((&replace.path, Some(&replace.value))),
@@ -507,6 +518,29 @@ impl Measured<'_> {
             self.len = before;
             fail(e.kind)
         })
+    }
+}
+
+/// JSON equality as RFC 6902 `test` defines it: numbers by value, arrays item by item,
+/// objects member by member whatever their order, everything else as written.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => match (x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => x.as_f64().zip(y.as_f64()).is_some_and(|(x, y)| x == y),
+            },
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(key, x)| y.get(key).is_some_and(|y| same_json(x, y)))
+        }
+        _ => a == b,
     }
 }
 
@@ -731,4 +765,49 @@ pub fn merge(
         });
     }
     Ok(next)
+}
+
+#[cfg(test)]
+mod equality_tests {
+    use serde_json::json;
+
+    #[test]
+    fn test_compares_numbers_by_value() {
+        let doc = json!({"_version": 3, "weights": [1.5, 2], "nested": {"a": 1, "b": [0.0]}});
+        for (value, equal) in [
+            (json!(3.0), true),
+            (json!(3), true),
+            (json!(3.5), false),
+            (json!("3"), false),
+        ] {
+            assert_eq!(super::same_json(&doc["_version"], &value), equal, "{value}");
+        }
+        assert!(super::same_json(&doc["weights"], &json!([1.5, 2.0])));
+        assert!(super::same_json(
+            &doc["nested"],
+            &json!({"b": [0], "a": 1.0})
+        ));
+        assert!(!super::same_json(&doc["nested"], &json!({"a": 1})));
+        assert!(!super::same_json(&json!(u64::MAX), &json!(-1)));
+    }
+
+    #[test]
+    fn a_version_test_written_as_a_float_passes() {
+        let doc = json!({"_version": 3, "name": "x"});
+        let ops: Vec<super::Operation> = serde_json::from_value(json!([
+            {"op": "test", "path": "/_version", "value": 3.0},
+            {"op": "replace", "path": "/name", "value": "y"}
+        ]))
+        .unwrap();
+        let patched = super::apply(&doc, &ops, |_| false).unwrap();
+        assert_eq!(patched["name"], "y");
+        let ops: Vec<super::Operation> = serde_json::from_value(json!([
+            {"op": "test", "path": "/_version", "value": 2.0}
+        ]))
+        .unwrap();
+        assert!(matches!(
+            super::apply(&doc, &ops, |_| false),
+            Err(super::PatchError::TestFailed { .. })
+        ));
+    }
 }

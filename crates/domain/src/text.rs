@@ -67,15 +67,17 @@ pub const MAX_TAG_CHARS: usize = 64;
 pub const COLOR_PATTERN: &str = "^[0-9A-Fa-f]{6}$";
 
 /// Email addresses: a local part, `@`, and a domain of two or more dot-separated labels; no
-/// white space or control characters anywhere.
+/// white space, control characters or the specials RFC 5322 keeps out of an unquoted address
+/// (`( ) < > [ ] \ , ; : "`) anywhere.
 ///
 /// ```
 /// let email = regex::Regex::new(domain::text::EMAIL_PATTERN).unwrap();
 /// assert!(email.is_match("ada@example.com"));
 /// assert!(!email.is_match("ada@localhost"));
 /// assert!(!email.is_match("ada@example..com"));
+/// assert!(!email.is_match("x)[a](https://b.example)(@a.co"));
 /// ```
-pub const EMAIL_PATTERN: &str = r"^[^@\s\u0000-\u001F\u007F-\u009F]+@[^@.\s\u0000-\u001F\u007F-\u009F]+(\.[^@.\s\u0000-\u001F\u007F-\u009F]+)+$";
+pub const EMAIL_PATTERN: &str = r#"^[^@\s\u0000-\u001F\u007F-\u009F()<>\[\]\\,;:"]+@[^@.\s\u0000-\u001F\u007F-\u009F()<>\[\]\\,;:"]+(\.[^@.\s\u0000-\u001F\u007F-\u009F()<>\[\]\\,;:"]+)+$"#;
 
 /// The longest email address, in characters.
 pub const MAX_EMAIL_CHARS: usize = 254;
@@ -159,6 +161,11 @@ mod tests {
             "a b@c.d",
             "a@b@c.d",
             "a@b.c\u{85}",
+            "x)[y](z)(@a.co",
+            "a\\b@c.d",
+            "a,b@c.d",
+            "\"a\"@b.co",
+            "a<b>@c.de",
             "F5A623",
             "f5a623",
             "#F5A623",

@@ -35,6 +35,7 @@ mod common;
 
 mod api_audit;
 mod api_auth;
+mod api_contract;
 mod api_cost;
 mod api_depth;
 mod api_edge;

@@ -350,8 +350,36 @@ pub fn json_body<T: serde::de::DeserializeOwned>(
         ));
     }
     let value = parse_json(body)?;
-    integers_leniently(value, serde_json::from_value)
-        .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+    integers_leniently(value, serde_path_to_error::deserialize::<_, T>).map_err(|e| {
+        let reason = plain_types(&e.inner().to_string());
+        let path = e.path().to_string();
+        if path == "." {
+            ApiError::invalid(format!("invalid request body: {reason}"))
+        } else {
+            ApiError {
+                errors: vec![domain::FieldError::new(path.clone(), reason.clone())],
+                ..ApiError::invalid(format!("{path}: {reason}"))
+            }
+        }
+    })
+}
+
+/// serde's messages name Rust types (`expected usize`); clients read JSON types.
+fn plain_types(message: &str) -> String {
+    let mut text = message.to_owned();
+    for (rust, json) in [
+        ("usize", "a non-negative integer"),
+        ("u64", "a non-negative integer"),
+        ("u32", "a non-negative integer"),
+        ("u16", "a non-negative integer"),
+        ("u8", "a non-negative integer"),
+        ("i64", "an integer"),
+        ("i32", "an integer"),
+        ("f64", "a number"),
+    ] {
+        text = text.replace(&format!("expected {rust}"), &format!("expected {json}"));
+    }
+    text
 }
 
 /// Reads `value` with `read`; when that fails and `value` holds numbers such as `1.0`, reads it

@@ -129,7 +129,46 @@ async fn service_tokens_are_named_in_audit_titles(backend: Backend) {
     assert!(!title.contains("mailto:"), "{title}");
 }
 
+/// A body that does not fit its schema is refused naming the field by its path, in JSON terms.
+async fn body_errors_name_the_field(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("be").await;
+    let no_key = app
+        .post(
+            "/api/v2/projects/be/environments",
+            json!({"key": "staging", "name": "Staging", "color": "F5A623", "source": {}}),
+        )
+        .await;
+    no_key.assert_error(400, "invalid_request");
+    assert_eq!(
+        no_key.body["errors"][0]["attribute"], "source",
+        "{}",
+        no_key.body
+    );
+    assert!(
+        no_key.body["message"].as_str().unwrap().contains("`key`"),
+        "{}",
+        no_key.body
+    );
+    let fraction = app
+        .post(
+            "/api/v2/flags/be",
+            json!({"key": "f", "name": "f", "defaults": {"onVariation": 0.5, "offVariation": 1}}),
+        )
+        .await;
+    fraction.assert_error(400, "invalid_request");
+    assert_eq!(
+        fraction.body["errors"][0]["attribute"], "defaults.onVariation",
+        "{}",
+        fraction.body
+    );
+    let message = fraction.body["message"].as_str().unwrap();
+    assert!(message.contains("a non-negative integer"), "{message}");
+    assert!(!message.contains("usize"), "{message}");
+}
+
 on_both_backends!(
+    body_errors_name_the_field,
     a_preview_never_turns_into_a_write,
     version_tests_compare_numbers_by_value,
     emails_cannot_carry_markdown,

@@ -285,7 +285,7 @@ fn report(store: &str, server: &Server, outcomes: &[Outcome]) {
 }
 
 pub fn bench(cargo: &mut Command) -> Result<()> {
-    crate::run(cargo.args(["build", "--release", "--quiet", "-p", "app"]))?;
+    crate::run(cargo.args(["build", "--release", "--quiet", "-p", "flagsvc"]))?;
     let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/flagsvc");
     let binary = binary.to_str().context("binary path")?.to_owned();
     let project = format!("bench{}", std::process::id());

@@ -165,7 +165,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
     let dir = target_dir().join("conformance");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let program = schemathesis(&dir)?;
-    crate::run(cargo.args(["build", "--release", "--quiet", "-p", "app"]))?;
+    crate::run(cargo.args(["build", "--release", "--quiet", "-p", "flagsvc"]))?;
     let binary = target_dir().join("release").join("flagsvc");
     let mut failed = vec![];
 

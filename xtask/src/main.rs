@@ -2,7 +2,7 @@
 //!
 //! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
-//! - `check-deps`: fails if `domain` or `ports` reach diesel, r2d2, actix or tokio.
+//! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio.
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
@@ -66,15 +66,16 @@ pub(crate) fn run(command: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// The pure crates must not reach I/O frameworks: other services depend on `domain` alone.
+/// The core must not reach I/O frameworks: other services depend on `domain` alone, and the use
+/// cases know storage and HTTP only through ports.
 fn check_deps() -> Result<()> {
-    for krate in ["domain", "ports"] {
+    for krate in ["domain", "ports", "service"] {
         let output = cargo()
             .args([
                 "tree",
                 "--quiet",
                 "-p",
-                krate,
+                &format!("flagsvc-{krate}"),
                 "-e",
                 "normal",
                 "--prefix",
@@ -152,7 +153,7 @@ fn check_locks() -> Result<()> {
 /// The public API of `domain` is documented, and its docs build cleanly.
 fn doc() -> Result<()> {
     run(cargo()
-        .args(["doc", "--quiet", "-p", "domain", "--no-deps"])
+        .args(["doc", "--quiet", "-p", "flagsvc-domain", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     println!("doc: domain's documentation builds without warnings");
     Ok(())
@@ -175,7 +176,7 @@ fn test(extra: &[String]) -> Result<()> {
 }
 
 fn openapi() -> Result<()> {
-    run(cargo().args(["run", "--quiet", "-p", "app", "--example", "openapi"]))
+    run(cargo().args(["run", "--quiet", "-p", "flagsvc", "--example", "openapi"]))
 }
 
 /// `docs/roles.md`: the permission table, generated so that it cannot drift from the code.

@@ -9,10 +9,10 @@ use std::time::Duration;
 use adapter_sql::{DbConnectionManager, Engine, SqlStore};
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
-use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use diesel_migrations::MigrationHarness;
 
-/// The schema migrations (shared with SQLite).
-pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../adapter-sql/migrations");
+/// The schema migrations, embedded in `adapter-sql` (shared by both engines).
+pub use adapter_sql::MIGRATIONS;
 
 /// Why the store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -171,5 +171,65 @@ impl Drop for TestDatabase {
         if let Err(err) = dropped {
             log::warn!("test database {} was not dropped: {err}", self.name);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::sql_types::{Nullable, Text};
+    use diesel::RunQueryDsl;
+
+    #[derive(diesel::QueryableByName)]
+    struct Schema {
+        #[diesel(sql_type = Nullable<Text>)]
+        schema: Option<String>,
+    }
+
+    /// Columns (with types and defaults) and indexes of the public schema.
+    fn schema(conn: &mut PgConnection) -> Option<String> {
+        diesel::sql_query(
+            "SELECT string_agg(line, chr(10) ORDER BY line) AS schema FROM (\
+               SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || \
+                      is_nullable || ' ' || coalesce(column_default, '') AS line \
+               FROM information_schema.columns \
+               WHERE table_schema = 'public' AND table_name NOT LIKE '__diesel%' \
+               UNION ALL \
+               SELECT indexdef FROM pg_indexes \
+               WHERE schemaname = 'public' AND tablename NOT LIKE '__diesel%') lines",
+        )
+        .get_result::<Schema>(conn)
+        .unwrap()
+        .schema
+    }
+
+    /// As the integration tests find it: `cargo xtask test` sets the variable.
+    fn server_url() -> String {
+        std::env::var("FLAGSVC_TEST_POSTGRES_URL")
+            .ok()
+            .or_else(|| {
+                std::env::var("DATABASE_URL")
+                    .ok()
+                    .filter(|u| u.starts_with("postgres"))
+            })
+            .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    }
+
+    /// Every migration runs up, down and up again, and the schema is the same both times up.
+    #[test]
+    fn migrations_run_up_down_and_up_again() {
+        let database = TestDatabase::create(&server_url()).unwrap();
+        let mut conn = PgConnection::establish(database.url()).unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let first = schema(&mut conn);
+        assert!(first.as_deref().is_some_and(|s| s.contains("flags.")));
+        conn.revert_all_migrations(MIGRATIONS).unwrap();
+        assert_eq!(
+            schema(&mut conn),
+            None,
+            "the down migrations leave tables behind"
+        );
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        assert_eq!(schema(&mut conn), first);
     }
 }

@@ -1,8 +1,9 @@
 //! The storage port on diesel, written once for PostgreSQL and SQLite.
 //!
 //! [`DbConnection`] is a diesel `MultiConnection` over both engines, so every query in
-//! [`repository`] is written once. The engine-specific parts (connection set-up, migrations,
-//! test databases) live in `adapter-postgres` and `adapter-sqlite`, which build a [`SqlStore`].
+//! [`repository`] is written once, over one schema ([`MIGRATIONS`], portable types only). The
+//! engine-specific parts (connection set-up, running the migrations, test databases) live in
+//! `adapter-postgres` and `adapter-sqlite`, which build a [`SqlStore`].
 
 mod repository;
 pub mod schema;
@@ -16,6 +17,10 @@ use diesel::{Connection, PgConnection, SqliteConnection};
 use ports::{Store, StoreError, StoreResult, UnitOfWork};
 
 pub use repository::SqlRepository;
+
+/// The schema migrations of both engines, embedded once here.
+pub const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
+    diesel_migrations::embed_migrations!("migrations");
 
 /// A connection to either engine.
 #[derive(diesel::MultiConnection)]

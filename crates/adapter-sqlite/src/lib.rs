@@ -7,10 +7,10 @@
 use adapter_sql::{DbConnectionManager, Engine, SqlStore};
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, SqliteConnection};
-use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use diesel_migrations::MigrationHarness;
 
-/// The schema migrations (shared with PostgreSQL).
-pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../adapter-sql/migrations");
+/// The schema migrations, embedded in `adapter-sql` (shared by both engines).
+pub use adapter_sql::MIGRATIONS;
 
 /// Set on every connection: readers never block the writer (WAL), a locked database is waited
 /// for rather than failed, and foreign keys (off by default in SQLite) cascade deletes.
@@ -49,4 +49,63 @@ pub fn open(path: &str, pool_size: u32) -> Result<SqlStore, SqliteError> {
         .max_size(pool_size.max(1))
         .build(manager)?;
     Ok(SqlStore::new(pool, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::sql_types::{Nullable, Text};
+    use diesel::RunQueryDsl;
+
+    #[derive(diesel::QueryableByName)]
+    struct Schema {
+        #[diesel(sql_type = Nullable<Text>)]
+        schema: Option<String>,
+    }
+
+    /// The tables, indexes and triggers, as SQLite records their definitions.
+    fn schema(conn: &mut SqliteConnection) -> Option<String> {
+        diesel::sql_query(
+            "SELECT group_concat(name || ': ' || sql, char(10)) AS schema FROM \
+             (SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL \
+              AND name NOT LIKE '__diesel%' ORDER BY name)",
+        )
+        .get_result::<Schema>(conn)
+        .unwrap()
+        .schema
+    }
+
+    /// Every migration runs up, down and up again, and the schema is the same both times up.
+    #[test]
+    fn migrations_run_up_down_and_up_again() {
+        let path = std::env::temp_dir().join(format!(
+            "flagsvc-migrations-{}-{}.db",
+            std::process::id(),
+            rand_suffix()
+        ));
+        let path = path.display().to_string();
+        let mut conn = SqliteConnection::establish(&path).unwrap();
+        conn.batch_execute(CONNECTION_SETUP).unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let first = schema(&mut conn);
+        assert!(first.as_deref().is_some_and(|s| s.contains("flags")));
+        conn.revert_all_migrations(MIGRATIONS).unwrap();
+        assert_eq!(
+            schema(&mut conn),
+            None,
+            "the down migrations leave tables behind"
+        );
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        assert_eq!(schema(&mut conn), first);
+        drop(conn);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+
+    fn rand_suffix() -> u128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    }
 }

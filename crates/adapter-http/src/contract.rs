@@ -81,7 +81,7 @@ fn path_parameter_rule(name: &str) -> Option<&'static Text> {
 /// `id` path parameters: 24 hex digits, and `me` for members.
 fn id_rule(path: &str) -> Value {
     if path.starts_with("/api/v2/members/") {
-        json!({"type": "string", "pattern": format!("^([0-9a-f]{{24}}|me)$")})
+        json!({"type": "string", "pattern": "^([0-9a-f]{24}|me)$"})
     } else {
         json!({"type": "string", "pattern": text::ID_PATTERN})
     }

@@ -143,11 +143,9 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
         return Ok(());
     };
-    let Some(documented) = route_of(&state, req) else {
+    let Some(route) = route_of(&state, req) else {
         return Ok(());
     };
-    let route = documented.path.clone();
-    let declared = documented.query.clone();
     if is_public(req.path()) {
         if let Some(requested) = requested_version(req)? {
             admission.version = requested;
@@ -186,7 +184,10 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     let caller = authenticated?;
     admission.version = caller.default_api_version;
     if let Some(limits) = &state.rate_limits {
-        match limits.check(&caller.token_id, &format!("{} {route}", req.method())) {
+        match limits.check(
+            &caller.token_id,
+            &format!("{} {}", req.method(), route.path),
+        ) {
             Ok(left) => {
                 admission.headers = rate_limit_headers(left.route, left.global, left.reset_ms)
             }
@@ -217,7 +218,7 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     // Only a caller who may use the API learns what it thinks of the request's characters.
     crate::input::check_request_line(req.path(), req.query_string())?;
     if req.method() != Method::GET {
-        refuse_undeclared_query(req, &declared)?;
+        refuse_undeclared_query(req, &route.query)?;
     }
     req.extensions_mut().insert(caller);
     Ok(())

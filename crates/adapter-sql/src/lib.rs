@@ -100,9 +100,6 @@ impl ManageConnection for DbConnectionManager {
 /// A pool of connections.
 pub type DbPool = Pool<DbConnectionManager>;
 
-/// The migrations, shared by both engines (the schema uses only portable types).
-pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations");
-
 /// A [`Store`] over a connection pool.
 pub struct SqlStore {
     pool: DbPool,

@@ -214,6 +214,19 @@ pub(crate) fn validate_name(attribute: &str, name: &str, errors: &mut Vec<FieldE
     }
 }
 
+/// Labels (variation, token, webhook and member names): [`text::SINGLE_LINE_PATTERN`], at most
+/// [`text::MAX_NAME_CHARS`] characters; empty is allowed.
+pub(crate) fn validate_label(attribute: &str, label: &str, errors: &mut Vec<FieldError>) {
+    if label.chars().count() > text::MAX_NAME_CHARS {
+        errors.push(FieldError::new(
+            attribute,
+            format!("must be at most {} characters", text::MAX_NAME_CHARS),
+        ));
+    } else {
+        validate_single_line(attribute, label, errors);
+    }
+}
+
 /// Single-line text (names, emails): no control characters (Unicode `Cc`: NUL, tab, line
 /// breaks, escape, DEL, C1). Free text such as descriptions may hold them.
 pub(crate) fn validate_single_line(attribute: &str, text: &str, errors: &mut Vec<FieldError>) {

@@ -206,16 +206,14 @@ impl Service {
                 None => flag.new_config(&target.name, now, &mut RandomIds),
             };
             flag.environments.insert(target.key.clone(), config.clone());
-            flag.refresh_links(project_key, &std::collections::BTreeMap::new());
-            domain::patch::check_size(
+            flag.refresh_links(project_key, &crate::flags::no_names());
+            crate::flags::check_new_size(
                 &format!(
                     "cloning environment '{}' into flag '{}'",
                     source.key, flag.key
                 ),
-                None,
                 &flag,
-            )
-            .map_err(|e| ServiceError::invalid(e.to_string()))?;
+            )?;
             configs.push((flag.key, config));
         }
         repo.insert_flag_configs(project_id, &target.key, &configs)?;

@@ -179,7 +179,7 @@ fn fill_maintainers(repo: &mut dyn Repository, flags: &mut [Flag]) -> ServiceRes
     Ok(())
 }
 
-fn no_names() -> BTreeMap<String, String> {
+pub(crate) fn no_names() -> BTreeMap<String, String> {
     BTreeMap::new()
 }
 
@@ -639,8 +639,10 @@ impl Service {
         caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
-            let flag = lock_flag(repo, &project.id, project_key, key)?;
+            // Project before flag, the order creations and clones lock in: no deadlock between
+            // them, and no dependent can appear until commit.
             refuse_if_depended_on(repo, &project.key, &project.id, key)?;
+            let flag = lock_flag(repo, &project.id, project_key, key)?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new(
                 "flag",

@@ -167,7 +167,50 @@ async fn body_errors_name_the_field(backend: Backend) {
     assert!(!message.contains("usize"), "{message}");
 }
 
+/// Variation and custom property names follow the rules the document states for them.
+async fn variation_and_property_names_are_checked(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("vn").await;
+    let variations = |name: &str| {
+        json!({"key": "f", "name": "f", "variations": [
+            {"value": "a", "name": name}, {"value": "b"}
+        ]})
+    };
+    for (name, reason) in [("two\nlines", "control"), (&"n".repeat(257)[..], "256")] {
+        let resp = app.post("/api/v2/flags/vn", variations(name)).await;
+        resp.assert_error(400, "invalid_request");
+        assert_eq!(resp.body["errors"][0]["attribute"], "variations[0].name");
+        assert!(
+            resp.body["errors"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains(reason),
+            "{}",
+            resp.body
+        );
+    }
+    let blank = app
+        .post(
+            "/api/v2/flags/vn",
+            json!({"key": "g", "name": "g",
+                   "customProperties": {"team": {"name": " ", "value": ["x"]}}}),
+        )
+        .await;
+    blank.assert_error(400, "invalid_request");
+    assert_eq!(
+        blank.body["errors"][0]["attribute"],
+        "customProperties.team.name"
+    );
+    assert_eq!(
+        app.post("/api/v2/flags/vn", variations("Plain name"))
+            .await
+            .status,
+        201
+    );
+}
+
 on_both_backends!(
+    variation_and_property_names_are_checked,
     body_errors_name_the_field,
     a_preview_never_turns_into_a_write,
     version_tests_compare_numbers_by_value,

@@ -111,6 +111,18 @@ impl Flag {
         let mut errors = Vec::new();
         validate_name("name", &self.name, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
+        for (i, variation) in self.variations.iter().enumerate() {
+            if let Some(name) = &variation.name {
+                crate::validate_label(&format!("variations[{i}].name"), name, &mut errors);
+            }
+        }
+        for (key, property) in &self.custom_properties {
+            validate_name(
+                &format!("customProperties.{key}.name"),
+                &property.name,
+                &mut errors,
+            );
+        }
         self.validate_variations(&mut errors);
         let count = self.variations.len();
         let index_ok = |i: usize| i < count;

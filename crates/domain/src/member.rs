@@ -192,7 +192,7 @@ impl Member {
             ("lastName", &next.last_name),
         ] {
             if let Some(name) = name {
-                crate::validate_single_line(attribute, name, &mut errors);
+                crate::validate_label(attribute, name, &mut errors);
             }
         }
         ValidationError::check(errors)?;
@@ -379,7 +379,7 @@ pub fn validate_invites(
             ("lastName", &form.last_name),
         ] {
             if let Some(name) = name {
-                crate::validate_single_line(&format!("[{i}].{attribute}"), name, &mut errors);
+                crate::validate_label(&format!("[{i}].{attribute}"), name, &mut errors);
             }
         }
         members.push(NewMember {

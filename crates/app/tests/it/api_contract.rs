@@ -209,7 +209,32 @@ async fn variation_and_property_names_are_checked(backend: Backend) {
     );
 }
 
+/// Member names are labels: single-line, at most 256 characters, on invitation and on patch.
+async fn member_names_are_bounded(backend: Backend) {
+    let app = spawn(backend).await;
+    let long = "n".repeat(257);
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "long@example.com", "firstName": long}]),
+        )
+        .await;
+    invited.assert_error(400, "invalid_request");
+    assert_eq!(invited.body["errors"][0]["attribute"], "[0].firstName");
+    assert_eq!(app.db.count_rows("members"), 1);
+    let id = app.member("ok@example.com", "reader").await;
+    app.patch(
+        &format!("/api/v2/members/{id}"),
+        json!([{"op": "replace", "path": "/lastName", "value": long}]),
+    )
+    .await
+    .assert_error(422, "patch_failed");
+    let stored = app.get(&format!("/api/v2/members/{id}")).await.body;
+    assert!(stored.get("lastName").is_none(), "{stored}");
+}
+
 on_both_backends!(
+    member_names_are_bounded,
     variation_and_property_names_are_checked,
     body_errors_name_the_field,
     a_preview_never_turns_into_a_write,

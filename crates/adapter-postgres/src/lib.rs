@@ -203,6 +203,65 @@ mod tests {
         .schema
     }
 
+    #[derive(diesel::QueryableByName)]
+    struct CatalogueColumn {
+        #[diesel(sql_type = Text)]
+        table_name: String,
+        #[diesel(sql_type = Text)]
+        column_name: String,
+        #[diesel(sql_type = Text)]
+        column_type: String,
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        nullable: bool,
+        #[diesel(sql_type = Nullable<diesel::sql_types::Integer>)]
+        pk: Option<i32>,
+    }
+
+    /// `schema.rs` declares exactly the tables and columns the migrations create (types,
+    /// nullability, primary keys).
+    #[test]
+    fn schema_rs_matches_the_migrations() {
+        let database = TestDatabase::create(&server_url()).unwrap();
+        let mut conn = PgConnection::establish(database.url()).unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let columns: Vec<CatalogueColumn> = diesel::sql_query(
+            "SELECT c.table_name::text AS table_name, c.column_name::text AS column_name, \
+                    c.data_type::text AS column_type, c.is_nullable = 'YES' AS nullable, \
+                    k.ordinal_position::int AS pk \
+             FROM information_schema.columns c \
+             LEFT JOIN information_schema.table_constraints t \
+               ON t.table_schema = c.table_schema AND t.table_name = c.table_name \
+              AND t.constraint_type = 'PRIMARY KEY' \
+             LEFT JOIN information_schema.key_column_usage k \
+               ON k.constraint_schema = t.constraint_schema AND k.constraint_name = t.constraint_name \
+              AND k.table_name = c.table_name AND k.column_name = c.column_name \
+             WHERE c.table_schema = 'public' AND c.table_name NOT LIKE '__diesel%'",
+        )
+        .load(&mut conn)
+        .unwrap();
+        let actual: Vec<_> = columns
+            .into_iter()
+            .map(|c| adapter_sql::schema_check::Column {
+                table: c.table_name,
+                name: c.column_name,
+                sql_type: adapter_sql::schema_check::diesel_type(&c.column_type),
+                nullable: c.nullable,
+                primary_key: c.pk.and_then(|p| usize::try_from(p).ok()),
+            })
+            .collect();
+        assert!(
+            actual.len() > 50,
+            "the catalogue query found {} columns",
+            actual.len()
+        );
+        let differences = adapter_sql::schema_check::differences(&actual);
+        assert!(
+            differences.is_empty(),
+            "schema.rs and the migrations differ:\n{}",
+            differences.join("\n")
+        );
+    }
+
     /// As the integration tests find it: `cargo xtask test` sets the variable.
     fn server_url() -> String {
         std::env::var("FLAGSVC_TEST_POSTGRES_URL")

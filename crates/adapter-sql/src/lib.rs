@@ -7,6 +7,7 @@
 
 mod repository;
 pub mod schema;
+pub mod schema_check;
 
 use std::sync::Mutex;
 

@@ -103,6 +103,59 @@ mod tests {
         }
     }
 
+    #[derive(diesel::QueryableByName)]
+    struct CatalogueColumn {
+        #[diesel(sql_type = Text)]
+        table_name: String,
+        #[diesel(sql_type = Text)]
+        column_name: String,
+        #[diesel(sql_type = Text)]
+        column_type: String,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        not_null: i32,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        pk: i32,
+    }
+
+    /// `schema.rs` declares exactly the tables and columns the migrations create (types,
+    /// nullability, primary keys).
+    #[test]
+    fn schema_rs_matches_the_migrations() {
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let columns: Vec<CatalogueColumn> = diesel::sql_query(
+            "SELECT m.name AS table_name, p.name AS column_name, p.type AS column_type, \
+                    p.\"notnull\" AS not_null, p.pk AS pk \
+             FROM sqlite_master m JOIN pragma_table_info(m.name) p \
+             WHERE m.type = 'table' AND m.name NOT LIKE '__diesel%' AND m.name NOT LIKE 'sqlite_%'",
+        )
+        .load(&mut conn)
+        .unwrap();
+        let actual: Vec<_> = columns
+            .into_iter()
+            .map(|c| adapter_sql::schema_check::Column {
+                table: c.table_name,
+                name: c.column_name,
+                sql_type: adapter_sql::schema_check::diesel_type(&c.column_type),
+                // SQLite lets a non-INTEGER primary key hold NULL unless declared NOT NULL;
+                // the migrations never store one, and diesel reads key columns as not null.
+                nullable: c.not_null == 0 && c.pk == 0,
+                primary_key: usize::try_from(c.pk).ok().filter(|&p| p > 0),
+            })
+            .collect();
+        assert!(
+            actual.len() > 50,
+            "the catalogue query found {} columns",
+            actual.len()
+        );
+        let differences = adapter_sql::schema_check::differences(&actual);
+        assert!(
+            differences.is_empty(),
+            "schema.rs and the migrations differ:\n{}",
+            differences.join("\n")
+        );
+    }
+
     fn rand_suffix() -> u128 {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -8,7 +8,7 @@ use domain::member::Member;
 use domain::role::Role;
 use domain::token::Token;
 use domain::version::ApiVersion;
-use ports::{Locked, Repository, StoreExt};
+use ports::{Locked, Repository, StoreExt, TokenMatch};
 use sha2::{Digest, Sha256};
 
 use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
@@ -217,9 +217,14 @@ impl Service {
             }
         })?;
         match found {
-            Ok((token, member_role, until)) => {
-                let caller = caller_of(&token, member_role);
-                self.tokens.put(hash.to_owned(), caller.clone(), until);
+            Ok(TokenMatch {
+                token,
+                role,
+                previous_secret_expires_at,
+            }) => {
+                let caller = caller_of(&token, role);
+                self.tokens
+                    .put(hash.to_owned(), caller.clone(), previous_secret_expires_at);
                 Ok(caller)
             }
             Err(Some(credential)) => Err(ServiceError::Unauthorized(format!(

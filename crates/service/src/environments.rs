@@ -6,7 +6,7 @@ use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
 use domain::token::EnvironmentCredential;
-use ports::{Locked, Repository, StoreExt};
+use ports::{FlagDefaults, KeyedFlagConfig, Listed, Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -63,7 +63,7 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            let (items, total) = repo.list_environments(&project.id, query)?;
+            let Listed { items, total } = repo.list_environments(&project.id, query)?;
             Ok(EnvironmentPage { items, total })
         })
     }
@@ -124,11 +124,9 @@ impl Service {
                         let configs: Vec<_> = repo
                             .flag_defaults(&project.id)?
                             .into_iter()
-                            .map(|(flag_key, defaults)| {
-                                (
-                                    flag_key,
-                                    domain::flag::FlagConfig::new(defaults, &env.name, now, &mut RandomIds),
-                                )
+                            .map(|FlagDefaults { flag_key, defaults }| KeyedFlagConfig {
+                                flag_key,
+                                config: domain::flag::FlagConfig::new(defaults, &env.name, now, &mut RandomIds),
                             })
                             .collect();
                         repo.insert_flag_configs(&project.id, &env.key, &configs)?;
@@ -214,7 +212,10 @@ impl Service {
                 ),
                 &flag,
             )?;
-            configs.push((flag.key, config));
+            configs.push(KeyedFlagConfig {
+                flag_key: flag.key,
+                config,
+            });
         }
         repo.insert_flag_configs(project_id, &target.key, &configs)?;
         Ok(())

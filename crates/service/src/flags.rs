@@ -11,7 +11,7 @@ use domain::member::MemberSummary;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
 use domain::role::Action;
-use ports::{Locked, Repository, StoreExt};
+use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 use serde_json::Value;
@@ -150,7 +150,10 @@ fn refuse_if_depended_on(
     if dependents.is_empty() {
         return Ok(());
     }
-    let mut names: Vec<String> = dependents.into_iter().map(|(k, _, _)| k).collect();
+    let mut names: Vec<String> = dependents
+        .into_iter()
+        .map(|dependent| dependent.flag_key)
+        .collect();
     names.dedup();
     Err(ServiceError::VersionConflict(format!(
         "flag '{key}' is a prerequisite of {}; remove those prerequisites first",
@@ -246,10 +249,12 @@ impl Service {
                 let project = lock_project(repo, project_key)?;
                 project.check_flag_key(&flag.key)?;
                 let mut flag = flag.clone();
-                for (_, env) in repo.environments_of(std::slice::from_ref(&project.id))? {
-                    let mut config = flag.new_config(&env.name, now, &mut RandomIds);
+                for ProjectEnvironment { environment, .. } in
+                    repo.environments_of(std::slice::from_ref(&project.id))?
+                {
+                    let mut config = flag.new_config(&environment.name, now, &mut RandomIds);
                     config.on = turn_on;
-                    flag.environments.insert(env.key, config);
+                    flag.environments.insert(environment.key, config);
                 }
                 if !prerequisites.is_empty() {
                     let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
@@ -336,10 +341,11 @@ impl Service {
                 EnvironmentSelection::All => repo
                     .environments_of(std::slice::from_ref(&project.id))?
                     .into_iter()
-                    .map(|(_, env)| env.key)
+                    .map(|found| found.environment.key)
                     .collect(),
             };
-            let (mut items, total) = repo.list_flags(&project.id, &request.query, &environments)?;
+            let Listed { mut items, total } =
+                repo.list_flags(&project.id, &request.query, &environments)?;
             for flag in &mut items {
                 flag.refresh_links(&project.key, &no_names());
             }
@@ -617,13 +623,18 @@ impl Service {
             let project = load_project(repo, project_key)?;
             load_flag(repo, &project.id, project_key, key)?;
             let mut dependents: Vec<DependentFlag> = Vec::new();
-            for (flag_key, name, environment) in repo.flag_dependents(&project.id, key)? {
+            for FlagDependent {
+                flag_key,
+                flag_name,
+                environment_key,
+            } in repo.flag_dependents(&project.id, key)?
+            {
                 match dependents.last_mut() {
-                    Some(last) if last.key == flag_key => last.environments.push(environment),
+                    Some(last) if last.key == flag_key => last.environments.push(environment_key),
                     _ => dependents.push(DependentFlag {
                         key: flag_key,
-                        name,
-                        environments: vec![environment],
+                        name: flag_name,
+                        environments: vec![environment_key],
                     }),
                 }
             }

@@ -5,7 +5,7 @@ use domain::member::{validate_invites, InviteError, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
-use ports::{Repository, StoreError, StoreExt};
+use ports::{Listed, MemberRepository, StoreError, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -52,7 +52,11 @@ fn member_not_found(id: &str) -> ServiceError {
     ServiceError::NotFound(format!("no member with id '{id}'"))
 }
 
-fn load_member(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<Member> {
+fn load_member(
+    repo: &mut dyn MemberRepository,
+    caller: &Caller,
+    id: &str,
+) -> ServiceResult<Member> {
     let id = member_id(caller, id)?;
     repo.get_member(id)?.ok_or_else(|| member_not_found(id))
 }
@@ -64,7 +68,7 @@ impl Service {
     /// 403 for a caller who cannot see members.
     pub fn list_members(&self, caller: &Caller, query: &MemberQuery) -> ServiceResult<MemberPage> {
         caller.require(Action::ViewMembers)?;
-        let (items, total) = self
+        let Listed { items, total } = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_members(query)?) })?;
         Ok(MemberPage { items, total })

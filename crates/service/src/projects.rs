@@ -8,7 +8,7 @@ use domain::patch::JsonPatchBody;
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
 use domain::role::Action;
-use ports::{Locked, Repository, StoreExt};
+use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -37,12 +37,15 @@ pub(crate) fn project_not_found(key: &str) -> ServiceError {
     ServiceError::NotFound(format!("no project with key '{key}'"))
 }
 
-pub(crate) fn load_project(repo: &mut dyn Repository, key: &str) -> ServiceResult<Project> {
+pub(crate) fn load_project(repo: &mut dyn ProjectRepository, key: &str) -> ServiceResult<Project> {
     repo.get_project(key)?.ok_or_else(|| project_not_found(key))
 }
 
 /// A project to change, held until the transaction ends.
-pub(crate) fn lock_project(repo: &mut dyn Repository, key: &str) -> ServiceResult<Locked<Project>> {
+pub(crate) fn lock_project(
+    repo: &mut dyn ProjectRepository,
+    key: &str,
+) -> ServiceResult<Locked<Project>> {
     repo.lock_project(key)?
         .ok_or_else(|| project_not_found(key))
 }
@@ -57,13 +60,13 @@ pub(crate) fn new_credentials() -> EnvironmentCredentials {
 }
 
 fn environments_of_one(
-    repo: &mut dyn Repository,
+    repo: &mut dyn EnvironmentRepository,
     project_id: &str,
 ) -> ServiceResult<Vec<Environment>> {
     Ok(repo
         .environments_of(&[project_id.to_owned()])?
         .into_iter()
-        .map(|(_, env)| env)
+        .map(|found| found.environment)
         .collect())
 }
 
@@ -80,12 +83,18 @@ impl Service {
     ) -> ServiceResult<ProjectList> {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
-            let (projects, total) = repo.list_projects(query)?;
+            let Listed {
+                items: projects,
+                total,
+            } = repo.list_projects(query)?;
             let mut environments: BTreeMap<String, Vec<Environment>> = BTreeMap::new();
             if expand_environments && !projects.is_empty() {
                 let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
-                for (project_id, env) in repo.environments_of(&ids)? {
-                    environments.entry(project_id).or_default().push(env);
+                for found in repo.environments_of(&ids)? {
+                    environments
+                        .entry(found.project_id)
+                        .or_default()
+                        .push(found.environment);
                 }
             }
             let items = projects

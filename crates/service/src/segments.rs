@@ -8,7 +8,7 @@ use domain::patch::JsonPatchBody;
 use domain::query::SegmentQuery;
 use domain::role::Action;
 use domain::segment::{Segment, SegmentPatch, SegmentPost};
-use ports::{Repository, StoreExt};
+use ports::{Listed, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 use serde_json::Value;
@@ -125,7 +125,8 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project_id = environment_of(repo, project_key, environment_key)?;
-            let (mut items, total) = repo.list_segments(&project_id, environment_key, query)?;
+            let Listed { mut items, total } =
+                repo.list_segments(&project_id, environment_key, query)?;
             items
                 .iter_mut()
                 .for_each(|s| s.refresh_links(project_key, environment_key));
@@ -186,7 +187,11 @@ impl Service {
                 .get_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             segment.refresh_links(project_key, environment_key);
-            let flags = repo.segment_users(&project_id, environment_key, key)?;
+            let flags = repo
+                .segment_users(&project_id, environment_key, key)?
+                .into_iter()
+                .map(|user| (user.flag_key, user.flag_name))
+                .collect();
             Ok(SegmentWithFlags { segment, flags })
         })
     }
@@ -346,7 +351,7 @@ impl Service {
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             let users = repo.segment_users(&project_id, environment_key, key)?;
             if !users.is_empty() {
-                let names: Vec<String> = users.into_iter().map(|(k, _)| k).collect();
+                let names: Vec<String> = users.into_iter().map(|user| user.flag_key).collect();
                 return Err(ServiceError::VersionConflict(format!(
                     "segment '{key}' is used by the rules of {}; remove those clauses first",
                     names.join(", ")

@@ -3,7 +3,7 @@
 
 use domain::flag::{flag_status, FlagStatusName};
 use domain::role::Action;
-use ports::{Repository, StoreExt};
+use ports::{FlagRepository, StoreExt};
 
 use crate::environments::load_environment;
 use crate::projects::load_project;
@@ -31,7 +31,7 @@ impl Service {
     /// when empty) of project `project_id`, in one query.
     fn statuses(
         &self,
-        repo: &mut dyn Repository,
+        repo: &mut dyn FlagRepository,
         project_id: &str,
         flag: Option<&str>,
         environments: &[String],
@@ -40,10 +40,10 @@ impl Service {
         Ok(repo
             .flag_status_facts(project_id, flag, environments)?
             .into_iter()
-            .map(|(flag_key, environment_key, facts)| FlagStatus {
-                flag_key,
-                environment_key,
-                name: flag_status(&facts, now),
+            .map(|found| FlagStatus {
+                flag_key: found.flag_key,
+                environment_key: found.environment_key,
+                name: flag_status(&found.facts, now),
             })
             .collect())
     }

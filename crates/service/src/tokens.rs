@@ -5,7 +5,7 @@ use domain::patch::JsonPatchBody;
 use domain::query::Page;
 use domain::role::{Action, Role};
 use domain::token::{Token, TokenPatch, TokenPost};
-use ports::{Locked, Repository, StoreExt};
+use ports::{Listed, Locked, Repository, StoreExt, TokenRepository};
 
 use crate::audit::Change;
 
@@ -65,7 +65,7 @@ fn token_change(
     .versions(before.and_then(token_json), after.and_then(token_json))
 }
 
-fn load_token(repo: &mut dyn Repository, id: &str) -> ServiceResult<Token> {
+fn load_token(repo: &mut dyn TokenRepository, id: &str) -> ServiceResult<Token> {
     repo.get_token(id)?.ok_or_else(|| not_found(id))
 }
 
@@ -195,7 +195,7 @@ impl Service {
     ) -> ServiceResult<TokenPage> {
         caller.require(Action::ManageTokens)?;
         let member = (!show_all).then_some(caller.member_id.as_str());
-        let (items, total) = self
+        let Listed { items, total } = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_tokens(member, page)?) })?;
         Ok(TokenPage { items, total })

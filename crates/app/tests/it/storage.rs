@@ -11,7 +11,7 @@ use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
 use domain::role::Role;
 use domain::token::{EnvironmentCredential, Token};
 use domain::SequentialIds;
-use ports::{Repository, StoreError, StoreExt};
+use ports::{KeyedFlagConfig, Listed, Repository, StoreError, StoreExt, TokenMatch};
 
 use crate::common::{open, Backend};
 
@@ -94,7 +94,7 @@ fn projects_round_trip_and_filter(backend: Backend) {
     assert_eq!(loaded, project("alpha", 1, &["a", "b"]));
     let query =
         ProjectQuery::parse(Some("tags:b,query:project"), Some("-name"), None, None).unwrap();
-    let (items, total) = store
+    let Listed { items, total } = store
         .read_tx(|repo| -> Result<_> { repo.list_projects(&query) })
         .unwrap();
     assert_eq!(total, 2);
@@ -107,7 +107,7 @@ fn projects_round_trip_and_filter(backend: Backend) {
         store
             .read_tx(|repo| -> Result<_> { repo.list_projects(&underscore) })
             .unwrap()
-            .1,
+            .total,
         0,
         "LIKE wildcards are escaped"
     );
@@ -168,7 +168,7 @@ fn environments_and_flag_configs(backend: Backend) {
         })
         .unwrap();
     let query = EnvironmentQuery::parse(Some("query:PRO"), None, None, None, None).unwrap();
-    let (envs, total) = db
+    let Listed { items: envs, total } = db
         .store
         .read_tx(|repo| -> Result<_> { repo.list_environments(&p.id, &query) })
         .unwrap();
@@ -211,9 +211,12 @@ fn environments_and_flag_configs(backend: Backend) {
             let defaults = repo.flag_defaults(&p.id)?;
             assert_eq!(defaults.len(), 1);
             let mut ids = SequentialIds::default();
-            let configs: Vec<(String, FlagConfig)> = defaults
+            let configs: Vec<KeyedFlagConfig> = defaults
                 .into_iter()
-                .map(|(key, d)| (key, FlagConfig::new(d, &staging.name, 11, &mut ids)))
+                .map(|d| KeyedFlagConfig {
+                    flag_key: d.flag_key,
+                    config: FlagConfig::new(d.defaults, &staging.name, 11, &mut ids),
+                })
                 .collect();
             repo.insert_flag_configs(&p.id, &staging.key, &configs)
         })
@@ -261,7 +264,10 @@ fn environments_and_flag_configs(backend: Backend) {
         }),
     )
     .unwrap();
-    let (flags, total) = db
+    let Listed {
+        items: flags,
+        total,
+    } = db
         .store
         .read_tx(|repo| -> Result<_> { repo.list_flags(&p.id, &query, &["test".to_owned()]) })
         .unwrap();
@@ -350,14 +356,24 @@ fn tokens_and_credentials(backend: Backend) {
         .store
         .read_tx(|repo| -> Result<_> { repo.find_token_by_hash("hash", 0) })
         .unwrap();
-    assert_eq!(found, Some((token.clone(), Role::Owner, None)));
+    assert_eq!(
+        found,
+        Some(TokenMatch {
+            token: token.clone(),
+            role: Role::Owner,
+            previous_secret_expires_at: None
+        })
+    );
     assert_eq!(
         db.store
             .read_tx(|repo| -> Result<_> { repo.find_owner() })
             .unwrap(),
         Some(owner.clone())
     );
-    let (tokens, total) = db
+    let Listed {
+        items: tokens,
+        total,
+    } = db
         .store
         .read_tx(|repo| -> Result<_> {
             repo.list_tokens(

@@ -1,0 +1,195 @@
+//! [`AuditRepository`] on diesel.
+
+use diesel::prelude::*;
+use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
+use ports::{AuditRepository, StoreError, StoreResult};
+
+use crate::schema::{audit_details, audit_log, audit_resources};
+
+use super::query::*;
+use super::SqlRepository;
+
+/// An audit entry's detail as stored in `audit_details.detail`, apart from the listing fields
+/// in `audit_log.entry` (which, for entries written before, hold the detail too).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AuditDetailRef<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous_version: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    current_version: Option<&'a serde_json::Value>,
+}
+
+/// [`AuditDetailRef`], read back.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuditDetail {
+    #[serde(default)]
+    delta: Option<serde_json::Value>,
+    #[serde(default)]
+    previous_version: Option<serde_json::Value>,
+    #[serde(default)]
+    current_version: Option<serde_json::Value>,
+}
+
+impl AuditRepository for SqlRepository<'_> {
+    fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
+        // The listing fields and the detail are stored apart: a listing reads only the former.
+        let json = serde_json::to_string(&entry.listing())
+            .map_err(|e| StoreError::Other(e.to_string()))?;
+        diesel::insert_into(audit_log::table)
+            .values((
+                audit_log::id.eq(&entry.id),
+                audit_log::date.eq(entry.date),
+                audit_log::kind.eq(&entry.kind),
+                audit_log::search.eq(format!(
+                    "{}\n{}",
+                    entry.name.to_lowercase(),
+                    entry.description.to_lowercase()
+                )),
+                audit_log::entry.eq(json),
+            ))
+            .execute(self.conn)
+            .store()?;
+        if entry.delta.is_some()
+            || entry.previous_version.is_some()
+            || entry.current_version.is_some()
+        {
+            let detail = serde_json::to_string(&AuditDetailRef {
+                delta: entry.delta.as_ref(),
+                previous_version: entry.previous_version.as_ref(),
+                current_version: entry.current_version.as_ref(),
+            })
+            .map_err(|e| StoreError::Other(e.to_string()))?;
+            diesel::insert_into(audit_details::table)
+                .values((
+                    audit_details::entry_id.eq(&entry.id),
+                    audit_details::detail.eq(detail),
+                ))
+                .execute(self.conn)
+                .store()?;
+        }
+        let mut resources: Vec<&String> = entry
+            .accesses
+            .iter()
+            .map(|a| &a.resource)
+            .chain(&entry.target.resources)
+            .collect();
+        resources.sort();
+        resources.dedup();
+        let rows: Vec<_> = resources
+            .into_iter()
+            .map(|r| {
+                (
+                    audit_resources::entry_id.eq(&entry.id),
+                    audit_resources::resource.eq(r),
+                )
+            })
+            .collect();
+        insert_rows!(self.conn, audit_resources, rows);
+        Ok(())
+    }
+
+    fn list_audit_entries(&mut self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        // SQL narrows by LIKE (where `*` may cross `:`); the exact specifier match refines, and
+        // the next batch continues after the last row seen until the page is full.
+        let like = q.spec.as_ref().map(|spec| {
+            let escaped = spec
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            escaped.replace('*', "%")
+        });
+        let want = usize::try_from(q.limit).unwrap_or(10);
+        let batch = i64::from(q.limit.max(10) * 4);
+        let mut found = Vec::new();
+        let mut cursor: Option<(i64, String)> = None;
+        loop {
+            let mut query = audit_log::table.into_boxed::<Backend>();
+            if let Some(before) = q.before {
+                query = query.filter(audit_log::date.lt(before));
+            }
+            if let Some(after) = q.after {
+                query = query.filter(audit_log::date.gt(after));
+            }
+            if let Some(text) = &q.q {
+                query = query.filter(audit_log::search.like(contains_pattern(text)).escape('\\'));
+            }
+            if let Some(like) = &like {
+                query = query.filter(
+                    audit_log::id.eq_any(
+                        audit_resources::table
+                            .filter(audit_resources::resource.like(like.clone()).escape('\\'))
+                            .select(audit_resources::entry_id),
+                    ),
+                );
+            }
+            if let Some((date, id)) = &cursor {
+                query = query.filter(
+                    audit_log::date
+                        .lt(*date)
+                        .or(audit_log::date.eq(*date).and(audit_log::id.lt(id.clone()))),
+                );
+            }
+            let rows: Vec<(i64, String, String)> = query
+                .order((audit_log::date.desc(), audit_log::id.desc()))
+                .limit(batch)
+                .select((audit_log::date, audit_log::id, audit_log::entry))
+                .load(self.conn)
+                .store()?;
+            let exhausted = rows.len() < usize::try_from(batch).unwrap_or(usize::MAX);
+            for (date, id, json) in rows {
+                cursor = Some((date, id));
+                let mut entry: AuditEntry =
+                    serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+                // Only entries written before the detail was stored apart still carry it.
+                entry.delta = None;
+                entry.previous_version = None;
+                entry.current_version = None;
+                let matches = q.spec.as_ref().is_none_or(|spec| {
+                    entry
+                        .accesses
+                        .iter()
+                        .map(|a| &a.resource)
+                        .chain(&entry.target.resources)
+                        .any(|r| specifier_matches(spec, r))
+                });
+                if matches {
+                    found.push(entry);
+                    if found.len() == want {
+                        return Ok(found);
+                    }
+                }
+            }
+            if exhausted {
+                return Ok(found);
+            }
+        }
+    }
+
+    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
+        let row: Option<(String, Option<String>)> = audit_log::table
+            .left_join(audit_details::table)
+            .filter(audit_log::id.eq(id))
+            .select((audit_log::entry, audit_details::detail.nullable()))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        let Some((json, detail)) = row else {
+            return Ok(None);
+        };
+        let mut entry: AuditEntry =
+            serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+        // Without a detail row, the entry was written with its detail inside.
+        if let Some(detail) = detail {
+            let detail: AuditDetail =
+                serde_json::from_str(&detail).map_err(|e| corrupt("audit entry detail", e))?;
+            entry.delta = detail.delta;
+            entry.previous_version = detail.previous_version;
+            entry.current_version = detail.current_version;
+        }
+        Ok(Some(entry))
+    }
+}

@@ -1,0 +1,395 @@
+//! [`EnvironmentRepository`] on diesel.
+
+use std::collections::BTreeMap;
+
+use diesel::prelude::*;
+use domain::environment::Environment;
+use domain::link::Links;
+use domain::query::{Direction, EnvironmentQuery, EnvironmentSortField};
+use domain::token::EnvironmentCredential;
+use ports::{EnvironmentRepository, Listed, Locked, ProjectEnvironment, StoreResult};
+
+use crate::schema::{environment_old_keys, environment_tags, environments, projects};
+
+use super::query::*;
+use super::SqlRepository;
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = environments)]
+struct EnvironmentRow {
+    id: String,
+    project_id: String,
+    key: String,
+    name: String,
+    search: String,
+    api_key: String,
+    mobile_key: String,
+    color: String,
+    default_ttl: i32,
+    secure_mode: bool,
+    default_track_events: bool,
+    require_comments: bool,
+    confirm_changes: bool,
+    critical: bool,
+    creation_date: i64,
+}
+
+impl EnvironmentRow {
+    fn from_environment(project_id: &str, e: &Environment) -> Self {
+        Self {
+            id: e.id.clone(),
+            project_id: project_id.to_owned(),
+            key: e.key.clone(),
+            name: e.name.clone(),
+            search: search_text(&e.key, &e.name),
+            api_key: e.api_key.clone(),
+            mobile_key: e.mobile_key.clone(),
+            color: e.color.clone(),
+            default_ttl: e.default_ttl,
+            secure_mode: e.secure_mode,
+            default_track_events: e.default_track_events,
+            require_comments: e.require_comments,
+            confirm_changes: e.confirm_changes,
+            critical: e.critical,
+            creation_date: e.creation_date,
+        }
+    }
+
+    /// The environment, with `_links` pointing at `project_key`.
+    fn into_environment(self, project_key: &str, tags: Vec<String>) -> Environment {
+        let mut env = Environment {
+            id: self.id,
+            links: Links::new(),
+            key: self.key,
+            name: self.name,
+            api_key: self.api_key,
+            mobile_key: self.mobile_key,
+            color: self.color,
+            default_ttl: self.default_ttl,
+            secure_mode: self.secure_mode,
+            default_track_events: self.default_track_events,
+            require_comments: self.require_comments,
+            confirm_changes: self.confirm_changes,
+            critical: self.critical,
+            tags,
+            creation_date: self.creation_date,
+        };
+        env.refresh_links(project_key);
+        env
+    }
+}
+
+fn filtered_environments<'a>(
+    project_id: &'a str,
+    q: &'a EnvironmentQuery,
+) -> environments::BoxedQuery<'a, Backend> {
+    let mut query = environments::table
+        .filter(environments::project_id.eq(project_id))
+        .into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(
+            environments::search
+                .like(contains_pattern(text))
+                .escape('\\'),
+        );
+    }
+    if let Some((tags, n)) = all_of(&q.tags) {
+        query = query.filter(
+            environments::id.eq_any(
+                environment_tags::table
+                    .filter(environment_tags::tag.eq_any(tags))
+                    .group_by(environment_tags::environment_id)
+                    .having(diesel::dsl::count_star().eq(n))
+                    .select(environment_tags::environment_id),
+            ),
+        );
+    }
+    if let Some(key) = &q.key {
+        query = query.filter(environments::key.eq(key));
+    }
+    if let Some(name) = &q.name {
+        query = query.filter(environments::name.eq(name));
+    }
+    if let Some(critical) = q.critical {
+        query = query.filter(environments::critical.eq(critical));
+    }
+    query
+}
+
+impl SqlRepository<'_> {
+    fn environment_tags_of(
+        &mut self,
+        ids: &[String],
+    ) -> StoreResult<BTreeMap<String, Vec<String>>> {
+        let conn = &mut *self.conn;
+        let rows = chunked(ids, |ids| {
+            environment_tags::table
+                .filter(environment_tags::environment_id.eq_any(ids))
+                .order((environment_tags::environment_id, environment_tags::tag))
+                .load(conn)
+                .store()
+        })?;
+        Ok(group_tags(rows))
+    }
+
+    fn project_key(&mut self, project_id: &str) -> StoreResult<String> {
+        projects::table
+            .find(project_id)
+            .select(projects::key)
+            .first(self.conn)
+            .store()
+    }
+
+    /// Environments with their tags, for rows already loaded.
+    fn environments_from_rows(
+        &mut self,
+        rows: Vec<EnvironmentRow>,
+        project_keys: &BTreeMap<String, String>,
+    ) -> StoreResult<Vec<ProjectEnvironment>> {
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let mut tags = self.environment_tags_of(&ids)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let project_id = row.project_id.clone();
+                let project_key = project_keys
+                    .get(&project_id)
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                let env_tags = tags.remove(&row.id).unwrap_or_default();
+                ProjectEnvironment {
+                    environment: row.into_environment(project_key, env_tags),
+                    project_id,
+                }
+            })
+            .collect())
+    }
+}
+
+impl EnvironmentRepository for SqlRepository<'_> {
+    fn find_environment_credential(
+        &mut self,
+        secret: &str,
+    ) -> StoreResult<Option<EnvironmentCredential>> {
+        let row: Option<(String, String, String)> = environments::table
+            .filter(
+                environments::api_key
+                    .eq(secret)
+                    .or(environments::mobile_key.eq(secret))
+                    .or(environments::id.eq(secret)),
+            )
+            .select((
+                environments::api_key,
+                environments::mobile_key,
+                environments::id,
+            ))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        if row.is_none() {
+            let retired: Option<String> = environment_old_keys::table
+                .find(secret)
+                .select(environment_old_keys::kind)
+                .first(self.conn)
+                .optional()
+                .store()?;
+            return Ok(retired.map(|kind| {
+                if kind == "mobile" {
+                    EnvironmentCredential::MobileKey
+                } else {
+                    EnvironmentCredential::SdkKey
+                }
+            }));
+        }
+        Ok(row.map(|(api_key, mobile_key, _)| {
+            if api_key == secret {
+                EnvironmentCredential::SdkKey
+            } else if mobile_key == secret {
+                EnvironmentCredential::MobileKey
+            } else {
+                EnvironmentCredential::ClientSideId
+            }
+        }))
+    }
+
+    fn retire_environment_key(
+        &mut self,
+        environment_id: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        expires_at: i64,
+    ) -> StoreResult<()> {
+        let kind = match kind {
+            EnvironmentCredential::MobileKey => "mobile",
+            EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => "sdk",
+        };
+        diesel::insert_into(environment_old_keys::table)
+            .values((
+                environment_old_keys::key.eq(key),
+                environment_old_keys::environment_id.eq(environment_id),
+                environment_old_keys::kind.eq(kind),
+                environment_old_keys::expires_at.eq(expires_at),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn insert_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()> {
+        diesel::insert_into(environments::table)
+            .values(EnvironmentRow::from_environment(project_id, environment))
+            .execute(self.conn)
+            .store()?;
+        replace_tags!(
+            self.conn,
+            environment_tags,
+            [environment_id = &environment.id],
+            environment.tags
+        );
+        Ok(())
+    }
+
+    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>> {
+        let rows: Vec<EnvironmentRow> = environments::table
+            .filter(environments::project_id.eq(project_id))
+            .filter(environments::key.eq(key))
+            .select(EnvironmentRow::as_select())
+            .load(self.conn)
+            .store()?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
+        Ok(self
+            .environments_from_rows(rows, &project_keys)?
+            .pop()
+            .map(|found| found.environment))
+    }
+
+    fn lock_environment(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Environment>>> {
+        let locked = lock_rows!(
+            self.conn,
+            environments::table
+                .filter(environments::project_id.eq(project_id))
+                .filter(environments::key.eq(key))
+                .select(environments::id)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self
+            .get_environment(project_id, key)?
+            .map(Locked::assume_locked))
+    }
+
+    fn list_environments(
+        &mut self,
+        project_id: &str,
+        q: &EnvironmentQuery,
+    ) -> StoreResult<Listed<Environment>> {
+        let total: i64 = filtered_environments(project_id, q)
+            .count()
+            .get_result(self.conn)
+            .store()?;
+        let query = filtered_environments(project_id, q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (EnvironmentSortField::Name, direction) => {
+                sorted!(query, direction, environments::name, environments::id)
+            }
+            (EnvironmentSortField::CreatedOn, direction) => sorted!(
+                query,
+                direction,
+                environments::creation_date,
+                environments::id
+            ),
+            (EnvironmentSortField::Critical, Direction::Ascending) => query.order((
+                environments::critical.asc(),
+                environments::creation_date.asc(),
+                environments::id.asc(),
+            )),
+            (EnvironmentSortField::Critical, Direction::Descending) => query.order((
+                environments::critical.desc(),
+                environments::creation_date.asc(),
+                environments::id.asc(),
+            )),
+        };
+        let rows = load_page!(self.conn, query, q.page, EnvironmentRow);
+        let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
+        let envs = self
+            .environments_from_rows(rows, &project_keys)?
+            .into_iter()
+            .map(|found| found.environment)
+            .collect();
+        Ok(Listed::new(envs, count(total)))
+    }
+
+    fn environments_of(&mut self, project_ids: &[String]) -> StoreResult<Vec<ProjectEnvironment>> {
+        // Sorted ids make the chunks' results one list ordered by project.
+        let mut ids = project_ids.to_vec();
+        ids.sort();
+        ids.dedup();
+        let conn = &mut *self.conn;
+        let rows: Vec<(EnvironmentRow, String)> = chunked(&ids, |ids| {
+            environments::table
+                .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
+                .filter(environments::project_id.eq_any(ids))
+                .order((
+                    environments::project_id,
+                    environments::creation_date,
+                    environments::id,
+                ))
+                .select((EnvironmentRow::as_select(), projects::key))
+                .load(conn)
+                .store()
+        })?;
+        let project_keys: BTreeMap<String, String> = rows
+            .iter()
+            .map(|(row, key)| (row.project_id.clone(), key.clone()))
+            .collect();
+        self.environments_from_rows(
+            rows.into_iter().map(|(row, _)| row).collect(),
+            &project_keys,
+        )
+    }
+
+    fn update_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()> {
+        diesel::update(environments::table.find(&environment.id))
+            .set(EnvironmentRow::from_environment(project_id, environment))
+            .execute(self.conn)
+            .store()?;
+        replace_tags!(
+            self.conn,
+            environment_tags,
+            [environment_id = &environment.id],
+            environment.tags
+        );
+        Ok(())
+    }
+
+    fn delete_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()> {
+        diesel::delete(
+            environments::table
+                .filter(environments::project_id.eq(project_id))
+                .filter(environments::id.eq(&environment.id)),
+        )
+        .execute(self.conn)
+        .store()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,693 @@
+//! [`FlagRepository`] on diesel.
+
+use std::collections::BTreeMap;
+
+use diesel::prelude::*;
+use domain::flag::{
+    Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge, StatusFacts, VariationOrRollout,
+};
+use domain::query::{Direction, FlagQuery, FlagSortField, FlagState};
+use domain::segment::Segment;
+use ports::{
+    FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig, Listed,
+    Locked, StoreError, StoreResult,
+};
+
+use crate::schema::{
+    environments, flag_configs, flag_prerequisites, flag_segment_refs, flag_tags, flags, projects,
+};
+
+use super::query::*;
+use super::SqlRepository;
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = flags)]
+struct FlagRow {
+    project_id: String,
+    key: String,
+    name: String,
+    search: String,
+    version: i64,
+    creation_date: i64,
+    archived: bool,
+    deprecated: bool,
+    temporary: bool,
+    maintainer_id: Option<String>,
+    default_on: i32,
+    default_off: i32,
+    settings: String,
+}
+
+impl FlagRow {
+    fn from_flag(project_id: &str, flag: &Flag) -> StoreResult<Self> {
+        let mut settings =
+            serde_json::to_value(flag).map_err(|e| StoreError::Other(e.to_string()))?;
+        if let Some(fields) = settings.as_object_mut() {
+            fields.remove("environments");
+            // Derived from the members on every read.
+            fields.remove("_maintainer");
+        }
+        Ok(Self {
+            project_id: project_id.to_owned(),
+            key: flag.key.clone(),
+            name: flag.name.clone(),
+            search: search_text(&flag.key, &flag.name),
+            version: flag.version,
+            creation_date: flag.creation_date,
+            archived: flag.archived,
+            deprecated: flag.deprecated,
+            temporary: flag.temporary,
+            maintainer_id: flag.maintainer_id.clone(),
+            default_on: index_i32(flag.defaults.on_variation),
+            default_off: index_i32(flag.defaults.off_variation),
+            settings: settings.to_string(),
+        })
+    }
+
+    fn into_flag(self) -> StoreResult<Flag> {
+        serde_json::from_str(&self.settings).map_err(|e| corrupt("flag", e))
+    }
+}
+
+/// A flag joined with one of its configurations: environment key, environment name, config JSON
+/// (all `None` for a flag of a project without environments).
+type FlagWithConfigRow = (FlagRow, Option<String>, Option<String>, Option<String>);
+
+#[derive(Insertable)]
+#[diesel(table_name = flag_configs)]
+struct FlagConfigRow {
+    project_id: String,
+    flag_key: String,
+    environment_key: String,
+    config: String,
+}
+
+fn config_json(config: &FlagConfig) -> StoreResult<String> {
+    serde_json::to_string(config).map_err(|e| StoreError::Other(e.to_string()))
+}
+
+fn read_config(text: &str, environment_name: String) -> StoreResult<FlagConfig> {
+    let mut config: FlagConfig =
+        serde_json::from_str(text).map_err(|e| corrupt("flag configuration", e))?;
+    config.environment_name = environment_name;
+    Ok(config)
+}
+
+fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuery<'a, Backend> {
+    let mut query = flags::table
+        .filter(flags::project_id.eq(project_id))
+        .into_boxed();
+    query = match q.state {
+        None => query.filter(flags::archived.eq(false)),
+        Some(FlagState::Live) => query
+            .filter(flags::archived.eq(false))
+            .filter(flags::deprecated.eq(false)),
+        Some(FlagState::Deprecated) => query
+            .filter(flags::archived.eq(false))
+            .filter(flags::deprecated.eq(true)),
+        Some(FlagState::Archived) => query.filter(flags::archived.eq(true)),
+    };
+    if let Some(temporary) = q.temporary {
+        query = query.filter(flags::temporary.eq(temporary));
+    }
+    if let Some(maintainer) = &q.maintainer_id {
+        query = query.filter(flags::maintainer_id.eq(maintainer));
+    }
+    if let Some(text) = &q.query {
+        query = query.filter(flags::search.like(contains_pattern(text)).escape('\\'));
+    }
+    if let Some((tags, n)) = all_of(&q.tags) {
+        query = query.filter(
+            flags::key.eq_any(
+                flag_tags::table
+                    .filter(flag_tags::project_id.eq(project_id))
+                    .filter(flag_tags::tag.eq_any(tags))
+                    .group_by(flag_tags::flag_key)
+                    .having(diesel::dsl::count_star().eq(n))
+                    .select(flag_tags::flag_key),
+            ),
+        );
+    }
+    query
+}
+
+impl SqlRepository<'_> {
+    /// Rewrites which segments `flag`'s rules name, per environment.
+    fn replace_flag_segment_refs(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::delete(
+            flag_segment_refs::table
+                .filter(flag_segment_refs::project_id.eq(project_id))
+                .filter(flag_segment_refs::flag_key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        let rows: Vec<_> = flag
+            .environments
+            .iter()
+            .flat_map(|(env, config)| {
+                Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
+                    .into_iter()
+                    .map(move |segment| {
+                        (
+                            flag_segment_refs::project_id.eq(project_id),
+                            flag_segment_refs::flag_key.eq(&flag.key),
+                            flag_segment_refs::environment_key.eq(env),
+                            flag_segment_refs::segment_key.eq(segment),
+                        )
+                    })
+            })
+            .collect();
+        insert_rows!(self.conn, flag_segment_refs, rows);
+        Ok(())
+    }
+
+    /// Rewrites the prerequisite edges of `flag` (all environments) in two statements.
+    fn replace_flag_prerequisites(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::delete(
+            flag_prerequisites::table
+                .filter(flag_prerequisites::project_id.eq(project_id))
+                .filter(flag_prerequisites::flag_key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        let rows: Vec<_> = flag
+            .environments
+            .iter()
+            .flat_map(|(env, config)| {
+                config.prerequisites.iter().map(move |p| {
+                    (
+                        flag_prerequisites::project_id.eq(project_id),
+                        flag_prerequisites::flag_key.eq(&flag.key),
+                        flag_prerequisites::environment_key.eq(env),
+                        flag_prerequisites::prerequisite_key.eq(&p.key),
+                        flag_prerequisites::variation.eq(index_i32(p.variation)),
+                    )
+                })
+            })
+            .collect();
+        insert_rows!(self.conn, flag_prerequisites, rows);
+        Ok(())
+    }
+
+    fn replace_flag_tags(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        replace_tags!(
+            self.conn,
+            flag_tags,
+            [project_id = project_id, flag_key = &flag.key],
+            flag.tags
+        );
+        Ok(())
+    }
+
+    /// Configurations of `flag_keys` in `environment_keys` (all environments when `None`),
+    /// with environment names, as `(flag key, environment key, configuration)`.
+    fn configs_of(
+        &mut self,
+        project_id: &str,
+        flag_keys: &[String],
+        environment_keys: Option<&[String]>,
+    ) -> StoreResult<Vec<(String, String, FlagConfig)>> {
+        let conn = &mut *self.conn;
+        let rows: Vec<(String, String, String, String)> = chunked(flag_keys, |flag_keys| {
+            let mut query = flag_configs::table
+                .inner_join(
+                    environments::table.on(environments::project_id
+                        .eq(flag_configs::project_id)
+                        .and(environments::key.eq(flag_configs::environment_key))),
+                )
+                .filter(flag_configs::project_id.eq(project_id))
+                .filter(flag_configs::flag_key.eq_any(flag_keys))
+                .select((
+                    flag_configs::flag_key,
+                    flag_configs::environment_key,
+                    environments::name,
+                    flag_configs::config,
+                ))
+                .into_boxed();
+            if let Some(keys) = environment_keys {
+                query = query.filter(flag_configs::environment_key.eq_any(keys));
+            }
+            query.load(conn).store()
+        })?;
+        rows.into_iter()
+            .map(|(flag, env, env_name, config)| Ok((flag, env, read_config(&config, env_name)?)))
+            .collect()
+    }
+
+    fn finish_flags(
+        &mut self,
+        project_id: &str,
+        rows: Vec<FlagRow>,
+        environment_keys: Option<&[String]>,
+    ) -> StoreResult<Vec<Flag>> {
+        let keys: Vec<String> = rows.iter().map(|r| r.key.clone()).collect();
+        let mut flags: Vec<Flag> = rows
+            .into_iter()
+            .map(FlagRow::into_flag)
+            .collect::<StoreResult<_>>()?;
+        let wants_configs = environment_keys.is_none_or(|keys| !keys.is_empty());
+        if wants_configs && !keys.is_empty() {
+            let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+            for (i, flag) in flags.iter().enumerate() {
+                by_key.insert(flag.key.clone(), i);
+            }
+            for (flag_key, env_key, config) in
+                self.configs_of(project_id, &keys, environment_keys)?
+            {
+                if let Some(&i) = by_key.get(&flag_key) {
+                    flags[i].environments.insert(env_key, config);
+                }
+            }
+        }
+        Ok(flags)
+    }
+}
+
+impl FlagRepository for SqlRepository<'_> {
+    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        diesel::insert_into(flags::table)
+            .values(FlagRow::from_flag(project_id, flag)?)
+            .execute(self.conn)
+            .store()?;
+        self.replace_flag_tags(project_id, flag)?;
+        self.replace_flag_prerequisites(project_id, flag)?;
+        self.replace_flag_segment_refs(project_id, flag)?;
+        let rows = flag
+            .environments
+            .iter()
+            .map(|(env_key, config)| {
+                Ok(FlagConfigRow {
+                    project_id: project_id.to_owned(),
+                    flag_key: flag.key.clone(),
+                    environment_key: env_key.clone(),
+                    config: config_json(config)?,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        insert_rows!(self.conn, flag_configs, rows);
+        Ok(())
+    }
+
+    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>> {
+        let Some(row) = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .filter(flags::key.eq(key))
+            .select(FlagRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?
+        else {
+            return Ok(None);
+        };
+        Ok(self.finish_flags(project_id, vec![row], None)?.pop())
+    }
+
+    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>> {
+        let locked = lock_rows!(
+            self.conn,
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .filter(flags::key.eq(key))
+                .select(flags::key)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_flag(project_id, key)?.map(Locked::assume_locked))
+    }
+
+    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>> {
+        let locked = lock_rows!(
+            self.conn,
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .order(flags::key.asc())
+                .select(flags::key)
+        );
+        if locked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<FlagRow> = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .order(flags::key.asc())
+            .select(FlagRow::as_select())
+            .load(self.conn)
+            .store()?;
+        Ok(self
+            .finish_flags(project_id, rows, None)?
+            .into_iter()
+            .map(Locked::assume_locked)
+            .collect())
+    }
+
+    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
+        let rows: Vec<FlagWithConfigRow> = flags::table
+            .inner_join(projects::table.on(projects::id.eq(flags::project_id)))
+            .left_join(
+                flag_configs::table.on(flag_configs::project_id
+                    .eq(flags::project_id)
+                    .and(flag_configs::flag_key.eq(flags::key))),
+            )
+            .left_join(
+                environments::table.on(environments::project_id
+                    .nullable()
+                    .eq(flag_configs::project_id.nullable())
+                    .and(
+                        environments::key
+                            .nullable()
+                            .eq(flag_configs::environment_key.nullable()),
+                    )),
+            )
+            .filter(projects::key.eq(project_key))
+            .filter(flags::key.eq(key))
+            .select((
+                FlagRow::as_select(),
+                flag_configs::environment_key.nullable(),
+                environments::name.nullable(),
+                flag_configs::config.nullable(),
+            ))
+            .load(self.conn)
+            .store()?;
+        let mut flag: Option<Flag> = None;
+        for (row, env_key, env_name, config) in rows {
+            let flag = match &mut flag {
+                Some(flag) => flag,
+                None => flag.insert(row.into_flag()?),
+            };
+            if let (Some(env_key), Some(env_name), Some(config)) = (env_key, env_name, config) {
+                flag.environments
+                    .insert(env_key, read_config(&config, env_name)?);
+            }
+        }
+        Ok(flag)
+    }
+
+    fn list_flags(
+        &mut self,
+        project_id: &str,
+        q: &FlagQuery,
+        environments: &[String],
+    ) -> StoreResult<Listed<Flag>> {
+        let total: i64 = filtered_flags(project_id, q)
+            .count()
+            .get_result(self.conn)
+            .store()?;
+        let query = filtered_flags(project_id, q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (FlagSortField::CreationDate, direction) => {
+                sorted!(query, direction, flags::creation_date, flags::key)
+            }
+            (FlagSortField::Key, Direction::Ascending) => query.order(flags::key.asc()),
+            (FlagSortField::Key, Direction::Descending) => query.order(flags::key.desc()),
+            (FlagSortField::Name, direction) => sorted!(query, direction, flags::name, flags::key),
+        };
+        let query = match q.page {
+            Some(page) => query
+                .limit(i64::from(page.limit))
+                .offset(to_i64(page.offset)),
+            None => query,
+        };
+        let rows: Vec<FlagRow> = query.select(FlagRow::as_select()).load(self.conn).store()?;
+        let flags = self.finish_flags(project_id, rows, Some(environments))?;
+        Ok(Listed::new(flags, count(total)))
+    }
+
+    fn update_flag(
+        &mut self,
+        project_id: &str,
+        flag: &Locked<Flag>,
+        changed_environments: &[String],
+    ) -> StoreResult<()> {
+        let flag: &Flag = flag;
+        diesel::update(
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .filter(flags::key.eq(&flag.key)),
+        )
+        .set(FlagRow::from_flag(project_id, flag)?)
+        .execute(self.conn)
+        .store()?;
+        self.replace_flag_tags(project_id, flag)?;
+        self.replace_flag_prerequisites(project_id, flag)?;
+        self.replace_flag_segment_refs(project_id, flag)?;
+        for env_key in changed_environments {
+            let Some(config) = flag.environments.get(env_key) else {
+                continue;
+            };
+            diesel::update(
+                flag_configs::table
+                    .filter(flag_configs::project_id.eq(project_id))
+                    .filter(flag_configs::flag_key.eq(&flag.key))
+                    .filter(flag_configs::environment_key.eq(env_key)),
+            )
+            .set(flag_configs::config.eq(config_json(config)?))
+            .execute(self.conn)
+            .store()?;
+        }
+        Ok(())
+    }
+
+    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()> {
+        diesel::delete(
+            flags::table
+                .filter(flags::project_id.eq(project_id))
+                .filter(flags::key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        Ok(())
+    }
+
+    fn flag_status_facts(
+        &mut self,
+        project_id: &str,
+        flag: Option<&str>,
+        environments: &[String],
+    ) -> StoreResult<Vec<FlagEnvironmentFacts>> {
+        /// The parts of a stored configuration a status needs; the target values themselves
+        /// are counted, not kept.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct ConfigFacts {
+            on: bool,
+            archived: bool,
+            version: i64,
+            last_modified: i64,
+            #[serde(default)]
+            targets: Vec<TargetValues>,
+            #[serde(default)]
+            context_targets: Vec<TargetValues>,
+            #[serde(default)]
+            rules: Vec<serde::de::IgnoredAny>,
+            #[serde(default)]
+            prerequisites: Vec<serde::de::IgnoredAny>,
+            fallthrough: VariationOrRollout,
+        }
+        #[derive(serde::Deserialize)]
+        struct TargetValues {
+            values: Vec<serde::de::IgnoredAny>,
+        }
+        let mut query = flags::table
+            .inner_join(
+                flag_configs::table.on(flag_configs::project_id
+                    .eq(flags::project_id)
+                    .and(flag_configs::flag_key.eq(flags::key))),
+            )
+            .filter(flags::project_id.eq(project_id))
+            .into_boxed::<Backend>();
+        if let Some(flag) = flag {
+            query = query.filter(flags::key.eq(flag));
+        }
+        if !environments.is_empty() {
+            query = query.filter(flag_configs::environment_key.eq_any(environments));
+        }
+        let rows: Vec<(String, i64, bool, String, String)> = query
+            .order((flags::key, flag_configs::environment_key))
+            .select((
+                flags::key,
+                flags::creation_date,
+                flags::archived,
+                flag_configs::environment_key,
+                flag_configs::config,
+            ))
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|(key, creation_date, archived, environment, config)| {
+                let config: ConfigFacts =
+                    serde_json::from_str(&config).map_err(|e| corrupt("flag configuration", e))?;
+                let facts = StatusFacts {
+                    creation_date,
+                    archived: archived || config.archived,
+                    on: config.on,
+                    version: config.version,
+                    last_modified: config.last_modified,
+                    target_values: config
+                        .targets
+                        .iter()
+                        .chain(&config.context_targets)
+                        .map(|t| t.values.len())
+                        .sum(),
+                    rules: config.rules.len(),
+                    prerequisites: config.prerequisites.len(),
+                    fallthrough: config.fallthrough,
+                };
+                Ok(FlagEnvironmentFacts {
+                    flag_key: key,
+                    environment_key: environment,
+                    facts,
+                })
+            })
+            .collect()
+    }
+
+    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
+        #[derive(serde::Deserialize)]
+        struct VariationId {
+            #[serde(rename = "_id")]
+            id: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Variations {
+            variations: Vec<VariationId>,
+        }
+        let rows: Vec<(String, bool, String)> = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .select((flags::key, flags::archived, flags::settings))
+            .load(self.conn)
+            .store()?;
+        let edges: Vec<(String, String, String, i32)> = flag_prerequisites::table
+            .filter(flag_prerequisites::project_id.eq(project_id))
+            .select((
+                flag_prerequisites::flag_key,
+                flag_prerequisites::environment_key,
+                flag_prerequisites::prerequisite_key,
+                flag_prerequisites::variation,
+            ))
+            .load(self.conn)
+            .store()?;
+        let mut by_flag: BTreeMap<String, Vec<PrerequisiteEdge>> = BTreeMap::new();
+        for (flag_key, environment, key, variation) in edges {
+            let variation = usize::try_from(variation).map_err(|e| corrupt("prerequisite", e))?;
+            by_flag.entry(flag_key).or_default().push(PrerequisiteEdge {
+                environment,
+                key,
+                variation,
+            });
+        }
+        rows.into_iter()
+            .map(|(key, archived, settings)| {
+                let variations: Variations =
+                    serde_json::from_str(&settings).map_err(|e| corrupt("flag", e))?;
+                Ok(FlagFacts {
+                    prerequisites: by_flag.remove(&key).unwrap_or_default(),
+                    variation_ids: variations.variations.into_iter().map(|v| v.id).collect(),
+                    archived,
+                    key,
+                })
+            })
+            .collect()
+    }
+
+    fn flag_dependents(&mut self, project_id: &str, key: &str) -> StoreResult<Vec<FlagDependent>> {
+        let rows: Vec<(String, String, String)> = flag_prerequisites::table
+            .inner_join(
+                flags::table.on(flags::project_id
+                    .eq(flag_prerequisites::project_id)
+                    .and(flags::key.eq(flag_prerequisites::flag_key))),
+            )
+            .filter(flag_prerequisites::project_id.eq(project_id))
+            .filter(flag_prerequisites::prerequisite_key.eq(key))
+            .order((
+                flag_prerequisites::flag_key,
+                flag_prerequisites::environment_key,
+            ))
+            .select((
+                flag_prerequisites::flag_key,
+                flags::name,
+                flag_prerequisites::environment_key,
+            ))
+            .load(self.conn)
+            .store()?;
+        Ok(rows
+            .into_iter()
+            .map(|(flag_key, flag_name, environment_key)| FlagDependent {
+                flag_key,
+                flag_name,
+                environment_key,
+            })
+            .collect())
+    }
+
+    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<FlagDefaults>> {
+        let rows: Vec<(String, i32, i32)> = flags::table
+            .filter(flags::project_id.eq(project_id))
+            .select((flags::key, flags::default_on, flags::default_off))
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|(key, on, off)| {
+                let index = |i: i32| usize::try_from(i).map_err(|e| corrupt("flag defaults", e));
+                Ok(FlagDefaults {
+                    flag_key: key,
+                    defaults: Defaults {
+                        on_variation: index(on)?,
+                        off_variation: index(off)?,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    fn insert_flag_configs(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        configs: &[KeyedFlagConfig],
+    ) -> StoreResult<()> {
+        let rows = configs
+            .iter()
+            .map(|KeyedFlagConfig { flag_key, config }| {
+                Ok(FlagConfigRow {
+                    project_id: project_id.to_owned(),
+                    flag_key: flag_key.clone(),
+                    environment_key: environment_key.to_owned(),
+                    config: config_json(config)?,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        insert_rows!(self.conn, flag_configs, rows);
+        let prerequisites: Vec<_> = configs
+            .iter()
+            .flat_map(|KeyedFlagConfig { flag_key, config }| {
+                config.prerequisites.iter().map(move |p| {
+                    (
+                        flag_prerequisites::project_id.eq(project_id),
+                        flag_prerequisites::flag_key.eq(flag_key),
+                        flag_prerequisites::environment_key.eq(environment_key),
+                        flag_prerequisites::prerequisite_key.eq(&p.key),
+                        flag_prerequisites::variation.eq(index_i32(p.variation)),
+                    )
+                })
+            })
+            .collect();
+        insert_rows!(self.conn, flag_prerequisites, prerequisites);
+        let segment_refs: Vec<_> = configs
+            .iter()
+            .flat_map(|KeyedFlagConfig { flag_key, config }| {
+                Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
+                    .into_iter()
+                    .map(move |segment| {
+                        (
+                            flag_segment_refs::project_id.eq(project_id),
+                            flag_segment_refs::flag_key.eq(flag_key),
+                            flag_segment_refs::environment_key.eq(environment_key),
+                            flag_segment_refs::segment_key.eq(segment),
+                        )
+                    })
+            })
+            .collect();
+        insert_rows!(self.conn, flag_segment_refs, segment_refs);
+        Ok(())
+    }
+}

@@ -1,0 +1,209 @@
+//! [`ProjectRepository`] on diesel.
+
+use std::collections::BTreeMap;
+
+use diesel::prelude::*;
+use domain::link::Links;
+use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
+use domain::query::{ProjectQuery, ProjectSortField};
+use ports::{Listed, Locked, ProjectRepository, StoreResult};
+
+use crate::schema::{project_tags, projects};
+
+use super::query::*;
+use super::SqlRepository;
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = projects, treat_none_as_null = true)]
+struct ProjectRow {
+    id: String,
+    key: String,
+    name: String,
+    search: String,
+    include_in_snippet_by_default: bool,
+    using_mobile_key: bool,
+    using_environment_id: bool,
+    creation_date: i64,
+    /// The naming convention's case, by its API name (`kebabCase`, ...).
+    naming_case: Option<String>,
+    naming_prefix: Option<String>,
+}
+
+impl ProjectRow {
+    fn from_project(p: &Project) -> Self {
+        Self {
+            id: p.id.clone(),
+            key: p.key.clone(),
+            name: p.name.clone(),
+            search: search_text(&p.key, &p.name),
+            include_in_snippet_by_default: p.include_in_snippet_by_default,
+            using_mobile_key: p.default_client_side_availability.using_mobile_key,
+            using_environment_id: p.default_client_side_availability.using_environment_id,
+            creation_date: p.creation_date,
+            naming_case: p
+                .naming_convention
+                .as_ref()
+                .and_then(|c| c.case)
+                .map(|case| case.as_str().to_owned()),
+            naming_prefix: p.naming_convention.as_ref().and_then(|c| c.prefix.clone()),
+        }
+    }
+
+    fn into_project(self, tags: Vec<String>) -> StoreResult<Project> {
+        let case = match self.naming_case.as_deref() {
+            Some(name) => Some(
+                NamingCase::parse(name)
+                    .ok_or_else(|| corrupt("naming case", format!("unknown case '{name}'")))?,
+            ),
+            None => None,
+        };
+        let naming_convention =
+            (case.is_some() || self.naming_prefix.is_some()).then_some(NamingConvention {
+                case,
+                prefix: self.naming_prefix,
+            });
+        let mut project = Project {
+            id: self.id,
+            links: Links::new(),
+            key: self.key,
+            name: self.name,
+            tags,
+            include_in_snippet_by_default: self.include_in_snippet_by_default,
+            default_client_side_availability: ClientSideAvailability {
+                using_mobile_key: self.using_mobile_key,
+                using_environment_id: self.using_environment_id,
+            },
+            naming_convention,
+            creation_date: self.creation_date,
+        };
+        project.refresh_links();
+        Ok(project)
+    }
+}
+
+fn filtered_projects(q: &ProjectQuery) -> projects::BoxedQuery<'_, Backend> {
+    let mut query = projects::table.into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(projects::search.like(contains_pattern(text)).escape('\\'));
+    }
+    if let Some((tags, n)) = all_of(&q.tags) {
+        query = query.filter(
+            projects::id.eq_any(
+                project_tags::table
+                    .filter(project_tags::tag.eq_any(tags))
+                    .group_by(project_tags::project_id)
+                    .having(diesel::dsl::count_star().eq(n))
+                    .select(project_tags::project_id),
+            ),
+        );
+    }
+    if !q.keys.is_empty() {
+        query = query.filter(projects::key.eq_any(&q.keys));
+    }
+    query
+}
+
+impl SqlRepository<'_> {
+    fn project_tags_of(&mut self, ids: &[String]) -> StoreResult<BTreeMap<String, Vec<String>>> {
+        let conn = &mut *self.conn;
+        let rows = chunked(ids, |ids| {
+            project_tags::table
+                .filter(project_tags::project_id.eq_any(ids))
+                .order((project_tags::project_id, project_tags::tag))
+                .load(conn)
+                .store()
+        })?;
+        Ok(group_tags(rows))
+    }
+}
+
+impl ProjectRepository for SqlRepository<'_> {
+    fn insert_project(&mut self, project: &Project) -> StoreResult<()> {
+        diesel::insert_into(projects::table)
+            .values(ProjectRow::from_project(project))
+            .execute(self.conn)
+            .store()?;
+        replace_tags!(
+            self.conn,
+            project_tags,
+            [project_id = &project.id],
+            project.tags
+        );
+        Ok(())
+    }
+
+    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>> {
+        let Some(row) = projects::table
+            .filter(projects::key.eq(key))
+            .select(ProjectRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?
+        else {
+            return Ok(None);
+        };
+        let tags = self
+            .project_tags_of(std::slice::from_ref(&row.id))?
+            .remove(&row.id)
+            .unwrap_or_default();
+        Ok(Some(row.into_project(tags)?))
+    }
+
+    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>> {
+        let locked = lock_rows!(
+            self.conn,
+            projects::table
+                .filter(projects::key.eq(key))
+                .select(projects::id)
+        );
+        if locked.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_project(key)?.map(Locked::assume_locked))
+    }
+
+    fn list_projects(&mut self, q: &ProjectQuery) -> StoreResult<Listed<Project>> {
+        let total: i64 = filtered_projects(q).count().get_result(self.conn).store()?;
+        let query = filtered_projects(q);
+        let query = match (q.sort.field, q.sort.direction) {
+            (ProjectSortField::Name, direction) => {
+                sorted!(query, direction, projects::name, projects::id)
+            }
+            (ProjectSortField::CreatedOn, direction) => {
+                sorted!(query, direction, projects::creation_date, projects::id)
+            }
+        };
+        let rows = load_page!(self.conn, query, q.page, ProjectRow);
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let mut tags = self.project_tags_of(&ids)?;
+        let projects = rows
+            .into_iter()
+            .map(|row| {
+                let t = tags.remove(&row.id).unwrap_or_default();
+                row.into_project(t)
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok(Listed::new(projects, count(total)))
+    }
+
+    fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
+        diesel::update(projects::table.find(&project.id))
+            .set(ProjectRow::from_project(project))
+            .execute(self.conn)
+            .store()?;
+        replace_tags!(
+            self.conn,
+            project_tags,
+            [project_id = &project.id],
+            project.tags
+        );
+        Ok(())
+    }
+
+    fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
+        diesel::delete(projects::table.find(&project.id))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+}

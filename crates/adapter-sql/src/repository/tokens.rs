@@ -1,0 +1,222 @@
+//! [`TokenRepository`] on diesel.
+
+use diesel::prelude::*;
+use domain::query::Page;
+use domain::token::Token;
+use ports::{Listed, Locked, StoreResult, TokenMatch, TokenRepository};
+
+use crate::schema::{members, tokens};
+
+use super::query::*;
+use super::SqlRepository;
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = tokens)]
+struct TokenRow {
+    id: String,
+    secret_hash: String,
+    member_id: String,
+    name: String,
+    description: String,
+    role: String,
+    service_token: bool,
+    default_api_version: i32,
+    creation_date: i64,
+    last_modified: i64,
+    last_used: Option<i64>,
+    ending: String,
+    previous_secret_hash: Option<String>,
+    previous_expires_at: Option<i64>,
+}
+
+impl TokenRow {
+    fn from_token(t: &Token, secret_hash: &str) -> Self {
+        Self {
+            id: t.id.clone(),
+            secret_hash: secret_hash.to_owned(),
+            member_id: t.member_id.clone(),
+            name: t.name.clone(),
+            description: t.description.clone(),
+            role: t.role.as_str().to_owned(),
+            service_token: t.service_token,
+            default_api_version: t.default_api_version,
+            creation_date: t.creation_date,
+            last_modified: t.last_modified,
+            last_used: t.last_used,
+            ending: t.ending.clone(),
+            previous_secret_hash: None,
+            previous_expires_at: None,
+        }
+    }
+
+    fn into_token(self) -> StoreResult<Token> {
+        Ok(Token {
+            role: parse_role(&self.role)?,
+            id: self.id,
+            member_id: self.member_id,
+            name: self.name,
+            description: self.description,
+            service_token: self.service_token,
+            default_api_version: self.default_api_version,
+            creation_date: self.creation_date,
+            last_modified: self.last_modified,
+            last_used: self.last_used,
+            ending: self.ending,
+        })
+    }
+}
+
+impl TokenRepository for SqlRepository<'_> {
+    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+        diesel::update(
+            tokens::table
+                .filter(tokens::member_id.eq(from))
+                .filter(tokens::service_token.eq(true)),
+        )
+        .set(tokens::member_id.eq(to))
+        .execute(self.conn)
+        .store()?;
+        Ok(())
+    }
+
+    fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()> {
+        diesel::insert_into(tokens::table)
+            .values(TokenRow::from_token(token, secret_hash))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn find_token_by_hash(
+        &mut self,
+        secret_hash: &str,
+        now: i64,
+    ) -> StoreResult<Option<TokenMatch>> {
+        let row: Option<(TokenRow, String)> = tokens::table
+            .inner_join(members::table)
+            .filter(
+                tokens::secret_hash
+                    .eq(secret_hash)
+                    .or(tokens::previous_secret_hash
+                        .eq(secret_hash)
+                        .and(tokens::previous_expires_at.gt(now))),
+            )
+            .select((TokenRow::as_select(), members::role))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(|(token, role)| {
+            let previous = (token.secret_hash != secret_hash)
+                .then_some(token.previous_expires_at)
+                .flatten();
+            Ok(TokenMatch {
+                token: token.into_token()?,
+                role: parse_role(&role)?,
+                previous_secret_expires_at: previous,
+            })
+        })
+        .transpose()
+    }
+
+    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
+        let row: Option<TokenRow> = tokens::table
+            .find(id)
+            .select(TokenRow::as_select())
+            .first(self.conn)
+            .optional()
+            .store()?;
+        row.map(TokenRow::into_token).transpose()
+    }
+
+    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>> {
+        if lock_rows!(self.conn, tokens::table.find(id).select(tokens::id)).is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_token(id)?.map(Locked::assume_locked))
+    }
+
+    fn list_tokens(&mut self, member_id: Option<&str>, page: Page) -> StoreResult<Listed<Token>> {
+        let visible = || {
+            let query = tokens::table.into_boxed::<Backend>();
+            match member_id {
+                Some(member) => query.filter(
+                    tokens::service_token
+                        .eq(true)
+                        .or(tokens::member_id.eq(member)),
+                ),
+                None => query,
+            }
+        };
+        let total: i64 = visible().count().get_result(self.conn).store()?;
+        let rows = load_page!(
+            self.conn,
+            visible().order((tokens::creation_date.asc(), tokens::id.asc())),
+            page,
+            TokenRow
+        );
+        Ok(Listed::new(
+            rows.into_iter()
+                .map(TokenRow::into_token)
+                .collect::<StoreResult<_>>()?,
+            count(total),
+        ))
+    }
+
+    fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
+        diesel::update(tokens::table.find(&token.id))
+            .set((
+                tokens::name.eq(&token.name),
+                tokens::description.eq(&token.description),
+                tokens::role.eq(token.role.as_str()),
+                tokens::default_api_version.eq(token.default_api_version),
+                tokens::last_modified.eq(token.last_modified),
+                tokens::ending.eq(&token.ending),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn reset_token_secret(
+        &mut self,
+        token: &Locked<Token>,
+        secret_hash: &str,
+        previous_valid_until: Option<i64>,
+    ) -> StoreResult<()> {
+        let current: String = tokens::table
+            .find(&token.id)
+            .select(tokens::secret_hash)
+            .first(self.conn)
+            .store()?;
+        diesel::update(tokens::table.find(&token.id))
+            .set((
+                tokens::secret_hash.eq(secret_hash),
+                tokens::ending.eq(&token.ending),
+                tokens::last_modified.eq(token.last_modified),
+                tokens::previous_secret_hash.eq(previous_valid_until.map(|_| current)),
+                tokens::previous_expires_at.eq(previous_valid_until),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()> {
+        diesel::update(tokens::table.find(token_id))
+            .set(tokens::last_used.eq(now))
+            .execute(self.conn)
+            .store()?;
+        diesel::update(members::table.find(member_id))
+            .set(members::last_seen.eq(now))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
+        diesel::delete(tokens::table.find(&token.id))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! [`WebhookRepository`] on diesel: webhooks and the outbox of their deliveries.
+
+use diesel::prelude::*;
+use domain::webhook::{DeliveryAttempt, Webhook};
+use ports::{
+    ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, StoreError, StoreResult,
+    WebhookRepository,
+};
+
+use crate::schema::{webhook_attempts, webhook_deliveries, webhooks};
+use crate::DbConnection;
+
+use super::query::*;
+use super::SqlRepository;
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = webhook_attempts)]
+struct AttemptRow {
+    delivery_id: String,
+    entry_id: String,
+    attempt: i32,
+    date: i64,
+    status_code: Option<i32>,
+    error: Option<String>,
+    duration_ms: i64,
+}
+
+impl WebhookRepository for SqlRepository<'_> {
+    fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {
+        let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
+        diesel::insert_into(webhooks::table)
+            .values((
+                webhooks::id.eq(&webhook.id),
+                webhooks::creation_date.eq(now),
+                webhooks::doc.eq(doc),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>> {
+        let doc: Option<String> = webhooks::table
+            .find(id)
+            .select(webhooks::doc)
+            .first(self.conn)
+            .optional()
+            .store()?;
+        doc.map(|d| serde_json::from_str(&d).map_err(|e| corrupt("webhook", e)))
+            .transpose()
+    }
+
+    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
+        if lock_rows!(self.conn, webhooks::table.find(id).select(webhooks::id)).is_empty() {
+            return Ok(None);
+        }
+        Ok(self.get_webhook(id)?.map(Locked::assume_locked))
+    }
+
+    fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>> {
+        let docs: Vec<String> = webhooks::table
+            .order((webhooks::creation_date, webhooks::id))
+            .select(webhooks::doc)
+            .load(self.conn)
+            .store()?;
+        docs.iter()
+            .map(|d| serde_json::from_str(d).map_err(|e| corrupt("webhook", e)))
+            .collect()
+    }
+
+    fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
+        let webhook: &Webhook = webhook;
+        let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
+        diesel::update(webhooks::table.find(&webhook.id))
+            .set(webhooks::doc.eq(doc))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn delete_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
+        diesel::delete(webhooks::table.find(&webhook.id))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn enqueue_delivery(&mut self, delivery: &QueuedDelivery) -> StoreResult<()> {
+        diesel::insert_into(webhook_deliveries::table)
+            .values((
+                webhook_deliveries::id.eq(&delivery.id),
+                webhook_deliveries::webhook_id.eq(&delivery.webhook_id),
+                webhook_deliveries::entry_id.eq(&delivery.entry_id),
+                webhook_deliveries::payload.eq(&delivery.payload),
+                webhook_deliveries::state.eq("pending"),
+                webhook_deliveries::attempts.eq(0),
+                webhook_deliveries::next_attempt_at.eq(delivery.created_at),
+                webhook_deliveries::created_at.eq(delivery.created_at),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn claim_deliveries(
+        &mut self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let due = webhook_deliveries::table
+            .filter(webhook_deliveries::state.eq("pending"))
+            .filter(webhook_deliveries::next_attempt_at.le(now))
+            .order((webhook_deliveries::next_attempt_at, webhook_deliveries::id))
+            .limit(i64::from(limit))
+            .select(webhook_deliveries::id);
+        // On PostgreSQL several replicas may claim at once: each skips rows another one holds.
+        // SQLite has one writer at a time, so a plain read is enough.
+        let ids: Vec<String> = match &mut *self.conn {
+            DbConnection::Pg(conn) => due.for_update().skip_locked().load(conn),
+            DbConnection::Sqlite(conn) => due.load(conn),
+        }
+        .store()?;
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        diesel::update(webhook_deliveries::table.filter(webhook_deliveries::id.eq_any(&ids)))
+            .set(webhook_deliveries::next_attempt_at.eq(lease_until))
+            .execute(self.conn)
+            .store()?;
+        let rows: Vec<(String, String, String, String, i32, String)> = webhook_deliveries::table
+            .inner_join(webhooks::table)
+            .filter(webhook_deliveries::id.eq_any(&ids))
+            .order((webhook_deliveries::created_at, webhook_deliveries::id))
+            .select((
+                webhook_deliveries::id,
+                webhook_deliveries::webhook_id,
+                webhook_deliveries::entry_id,
+                webhook_deliveries::payload,
+                webhook_deliveries::attempts,
+                webhooks::doc,
+            ))
+            .load(self.conn)
+            .store()?;
+        rows.into_iter()
+            .map(|(id, webhook_id, entry_id, payload, attempts, doc)| {
+                Ok(ClaimedDelivery {
+                    id,
+                    webhook_id,
+                    entry_id,
+                    webhook: serde_json::from_str(&doc).map_err(|e| corrupt("webhook", e))?,
+                    payload,
+                    attempts: u32::try_from(attempts).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    fn record_attempt(
+        &mut self,
+        attempt: &DeliveryAttempt,
+        webhook_id: &str,
+        outcome: DeliveryOutcome,
+    ) -> StoreResult<()> {
+        diesel::insert_into(webhook_attempts::table)
+            .values((
+                webhook_attempts::delivery_id.eq(&attempt.delivery_id),
+                webhook_attempts::webhook_id.eq(webhook_id),
+                webhook_attempts::entry_id.eq(&attempt.entry_id),
+                webhook_attempts::attempt.eq(i32::try_from(attempt.attempt).unwrap_or(i32::MAX)),
+                webhook_attempts::date.eq(attempt.date),
+                webhook_attempts::status_code.eq(attempt.status_code.map(i32::from)),
+                webhook_attempts::error.eq(&attempt.error),
+                webhook_attempts::duration_ms.eq(attempt.duration_ms),
+            ))
+            .execute(self.conn)
+            .store()?;
+        let (state, next) = match outcome {
+            DeliveryOutcome::Delivered => ("delivered", attempt.date),
+            DeliveryOutcome::RetryAt(at) => ("pending", at),
+            DeliveryOutcome::GaveUp => ("failed", attempt.date),
+        };
+        diesel::update(webhook_deliveries::table.find(&attempt.delivery_id))
+            .set((
+                webhook_deliveries::state.eq(state),
+                webhook_deliveries::attempts.eq(i32::try_from(attempt.attempt).unwrap_or(i32::MAX)),
+                webhook_deliveries::next_attempt_at.eq(next),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>> {
+        let rows: Vec<AttemptRow> = webhook_attempts::table
+            .filter(webhook_attempts::webhook_id.eq(webhook_id))
+            .order((
+                webhook_attempts::date.desc(),
+                webhook_attempts::attempt.desc(),
+            ))
+            .limit(i64::from(limit))
+            .select(AttemptRow::as_select())
+            .load(self.conn)
+            .store()?;
+        Ok(rows
+            .into_iter()
+            .map(|row| DeliveryAttempt {
+                delivery_id: row.delivery_id,
+                entry_id: row.entry_id,
+                attempt: u32::try_from(row.attempt).unwrap_or(0),
+                date: row.date,
+                status_code: row.status_code.and_then(|s| u16::try_from(s).ok()),
+                error: row.error,
+                duration_ms: row.duration_ms,
+            })
+            .collect())
+    }
+}

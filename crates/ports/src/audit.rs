@@ -1,0 +1,17 @@
+//! The audit log.
+
+use domain::audit::{AuditEntry, AuditQuery};
+
+use crate::StoreResult;
+
+/// The audit log: entries are appended, never changed.
+pub trait AuditRepository {
+    /// Appends an audit entry (with its detail fields).
+    fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()>;
+    /// Newest-first audit entries matching `query`, in the listing view
+    /// ([`AuditEntry::listing`]: no `delta`, `previousVersion`, `currentVersion`). The detail,
+    /// up to two resources of 1 MiB each per entry, is not read.
+    fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
+    /// One audit entry, with its detail fields.
+    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>>;
+}

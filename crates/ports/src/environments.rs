@@ -1,0 +1,68 @@
+//! Environments of projects, and their SDK credentials.
+
+use domain::environment::Environment;
+use domain::query::EnvironmentQuery;
+use domain::token::EnvironmentCredential;
+
+use crate::{Listed, Locked, StoreResult};
+
+/// An environment with the `_id` of the project it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectEnvironment {
+    /// The project's `_id`.
+    pub project_id: String,
+    /// The environment.
+    pub environment: Environment,
+}
+
+/// Environments, by key within their project (`project_id`), and the SDK keys they hand out.
+pub trait EnvironmentRepository {
+    /// Stores a new environment.
+    fn insert_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()>;
+    /// An environment by key.
+    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>>;
+    /// An environment by key, locked until the transaction ends.
+    fn lock_environment(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Environment>>>;
+    /// One page of a project's environments matching `query`, with the total count of matches.
+    fn list_environments(
+        &mut self,
+        project_id: &str,
+        query: &EnvironmentQuery,
+    ) -> StoreResult<Listed<Environment>>;
+    /// Every environment of the given projects, in creation order.
+    fn environments_of(&mut self, project_ids: &[String]) -> StoreResult<Vec<ProjectEnvironment>>;
+    /// Saves an environment's changed fields.
+    fn update_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()>;
+    /// Deletes an environment with its flag configurations.
+    fn delete_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()>;
+    /// Whether `secret` is an environment's SDK key, mobile key or client-side ID (current or
+    /// replaced by a reset).
+    fn find_environment_credential(
+        &mut self,
+        secret: &str,
+    ) -> StoreResult<Option<EnvironmentCredential>>;
+    /// Remembers an SDK or mobile key replaced by a reset, valid for SDKs until `expires_at`.
+    fn retire_environment_key(
+        &mut self,
+        environment_id: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        expires_at: i64,
+    ) -> StoreResult<()>;
+}

@@ -1,0 +1,22 @@
+//! Projects.
+
+use domain::project::Project;
+use domain::query::ProjectQuery;
+
+use crate::{Listed, Locked, StoreResult};
+
+/// Projects, by key. Deleting one deletes everything in it.
+pub trait ProjectRepository {
+    /// Stores a new project (without environments).
+    fn insert_project(&mut self, project: &Project) -> StoreResult<()>;
+    /// A project by key.
+    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>>;
+    /// A project by key, locked until the transaction ends.
+    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>>;
+    /// One page of projects matching `query`, with the total count of matches.
+    fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<Listed<Project>>;
+    /// Saves a project's changed fields.
+    fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()>;
+    /// Deletes a project with its environments and flags.
+    fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()>;
+}

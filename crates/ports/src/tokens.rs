@@ -1,0 +1,55 @@
+//! API access tokens.
+
+use domain::query::Page;
+use domain::role::Role;
+use domain::token::Token;
+
+use crate::{Listed, Locked, StoreResult};
+
+/// A token found by the hash of a secret, with what authenticating with it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenMatch {
+    /// The token.
+    pub token: Token,
+    /// The role of the member the token belongs to.
+    pub role: Role,
+    /// When the secret matched is the token's previous one (replaced by a reset), when it stops
+    /// being valid (epoch ms); `None` for the current secret.
+    pub previous_secret_expires_at: Option<i64>,
+}
+
+/// API access tokens, stored with the SHA-256 hash (hex) of their secret, never the secret.
+pub trait TokenRepository {
+    /// Stores a new token with the SHA-256 hash (hex) of its secret.
+    fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()>;
+    /// The token whose secret hashes to `secret_hash` (or whose previous secret does, until it
+    /// expires after `now`), with its member's role and, for a previous secret, its expiry.
+    fn find_token_by_hash(
+        &mut self,
+        secret_hash: &str,
+        now: i64,
+    ) -> StoreResult<Option<TokenMatch>>;
+    /// A token by `_id`.
+    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>>;
+    /// A token by `_id`, locked until the transaction ends.
+    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>>;
+    /// Service tokens and `member_id`'s personal tokens (every token when `None`), oldest first,
+    /// with the total count.
+    fn list_tokens(&mut self, member_id: Option<&str>, page: Page) -> StoreResult<Listed<Token>>;
+    /// Saves a token's name, description, role, default API version, ending and last change.
+    fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()>;
+    /// Gives a token a new secret; the old one stays valid until `previous_valid_until` (if any).
+    fn reset_token_secret(
+        &mut self,
+        token: &Locked<Token>,
+        secret_hash: &str,
+        previous_valid_until: Option<i64>,
+    ) -> StoreResult<()>;
+    /// Records that a token was used at `now` (its `lastUsed`, its member's `_lastSeen`).
+    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()>;
+    /// Deletes a token.
+    fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()>;
+    /// Hands the service tokens created by member `from` to member `to` (service tokens belong
+    /// to the account, not to the member who made them).
+    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()>;
+}

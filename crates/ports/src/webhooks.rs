@@ -1,0 +1,84 @@
+//! Webhooks and the outbox of their deliveries.
+
+use domain::webhook::{DeliveryAttempt, Webhook};
+
+use crate::{Locked, StoreResult};
+
+/// Webhooks, and the outbox of deliveries queued for them: a delivery is queued in the
+/// transaction that writes its audit entry, and claimed later by a worker of any replica.
+pub trait WebhookRepository {
+    /// Stores a new webhook created at `now`.
+    fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()>;
+    /// A webhook by `_id`.
+    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>>;
+    /// A webhook by `_id`, locked until the transaction ends.
+    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>>;
+    /// Every webhook, oldest first.
+    fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>>;
+    /// Saves a webhook.
+    fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()>;
+    /// Deletes a webhook with its deliveries.
+    fn delete_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()>;
+    /// Queues the delivery of an audit entry (`payload`, its JSON) to a webhook.
+    fn enqueue_delivery(&mut self, delivery: &QueuedDelivery) -> StoreResult<()>;
+    /// Claims up to `limit` pending deliveries due at `now`, leasing them until `lease_until`
+    /// so that no other worker (of any replica) takes them meanwhile.
+    fn claim_deliveries(
+        &mut self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>>;
+    /// Records an attempt and its outcome: delivered, retry at a time, or given up.
+    fn record_attempt(
+        &mut self,
+        attempt: &DeliveryAttempt,
+        webhook_id: &str,
+        outcome: DeliveryOutcome,
+    ) -> StoreResult<()>;
+    /// A webhook's most recent attempts, newest first.
+    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>>;
+}
+
+/// A delivery to queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedDelivery {
+    /// 24 hex.
+    pub id: String,
+    /// The webhook.
+    pub webhook_id: String,
+    /// The audit entry.
+    pub entry_id: String,
+    /// The request body (the entry's JSON).
+    pub payload: String,
+    /// When it was queued (and is first due), epoch ms.
+    pub created_at: i64,
+}
+
+/// A delivery claimed by a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    /// The delivery.
+    pub id: String,
+    /// The webhook.
+    pub webhook_id: String,
+    /// The audit entry.
+    pub entry_id: String,
+    /// The webhook's URL and secret at claim time.
+    pub webhook: Webhook,
+    /// The request body.
+    pub payload: String,
+    /// Attempts made so far.
+    pub attempts: u32,
+}
+
+/// What became of a delivery after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// The receiver answered 2xx.
+    Delivered,
+    /// Try again at this time (epoch ms).
+    RetryAt(i64),
+    /// No more attempts.
+    GaveUp,
+}

@@ -8,12 +8,12 @@
 //! pass (`crates/app/tests/it/storage*.rs`).
 //!
 //! # Transactions
-//! The committed state sits behind a [`Mutex`]. A write transaction holds that lock from start
-//! to end, so writers run one at a time (which is what makes the `lock_*` methods' promise hold),
-//! and works on a copy that replaces the committed state only when the work succeeds: a rollback
-//! drops the copy. A read transaction works on a copy of the committed state taken when it
-//! starts, without holding the lock. Copies are cheap: each table is shared ([`Arc`]) until a
-//! transaction first writes to it.
+//! A write transaction holds the writers' [`Mutex`] from start to end, so writers run one at a
+//! time (which is what makes the `lock_*` methods' promise hold), and works on a copy of the
+//! committed state that replaces it only when the work succeeds: a rollback drops the copy. A
+//! read transaction works on a copy of the committed state taken when it starts, and waits for
+//! no writer (as on the SQL stores, a read inside a write sees what was committed). Copies are
+//! cheap: each table is shared ([`Arc`]) until a transaction first writes to it.
 //!
 //! ```
 //! use adapter_memory::MemoryStore;
@@ -52,6 +52,9 @@ pub use repository::MemoryRepository;
 /// A [`Store`] whose data lives in this process, and dies with it.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
+    /// Held by a write transaction from start to end.
+    writer: Mutex<()>,
+    /// The committed state: locked only to copy or replace it.
     committed: Mutex<Tables>,
 }
 
@@ -62,26 +65,32 @@ impl MemoryStore {
     }
 }
 
-impl Store for MemoryStore {
-    fn read(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
-        // A poisoned lock only means a writer panicked: the committed state is whole, since a
-        // transaction replaces it only once its work succeeded.
-        let mut snapshot = self
-            .committed
+impl MemoryStore {
+    /// A copy of the committed state.
+    fn snapshot(&self) -> Tables {
+        // A poisoned lock only means a transaction panicked: the committed state is whole, since
+        // a transaction replaces it only once its work succeeded.
+        self.committed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+            .clone()
+    }
+}
+
+impl Store for MemoryStore {
+    fn read(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
+        let mut snapshot = self.snapshot();
         work(&mut MemoryRepository::new(&mut snapshot))
     }
 
     fn write(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
-        let mut committed = self
+        let _one_writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut working = self.snapshot();
+        work(&mut MemoryRepository::new(&mut working))?;
+        *self
             .committed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut working = committed.clone();
-        work(&mut MemoryRepository::new(&mut working))?;
-        *committed = working;
+            .unwrap_or_else(PoisonError::into_inner) = working;
         Ok(())
     }
 }
@@ -237,4 +246,32 @@ fn one_page<T>(all: Vec<T>, page: Page) -> (Vec<T>, u64) {
     let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
     let take = usize::try_from(page.limit).unwrap_or(usize::MAX);
     (all.into_iter().skip(skip).take(take).collect(), total)
+}
+
+#[cfg(test)]
+mod tests {
+    use ports::StoreExt;
+
+    use super::*;
+
+    #[test]
+    fn a_read_inside_a_write_sees_what_was_committed_and_a_failed_write_leaves_nothing() {
+        let store = MemoryStore::new();
+        let inner = store.write_tx(|repo| -> StoreResult<_> {
+            repo.create_account("0123456789abcdef01234567")?;
+            // Waits for no writer, and sees the state from before this transaction.
+            store.read_tx(|inner| inner.account_id())
+        });
+        assert_eq!(inner, Ok(None));
+        let failed = store.write_tx(|repo| -> StoreResult<()> {
+            repo.insert_member(&Member::owner("a".repeat(24), "o@example.com".into(), 1))?;
+            Err(StoreError::Other("changed my mind".into()))
+        });
+        assert!(failed.is_err());
+        let (account, owner) = store
+            .read_tx(|repo| -> StoreResult<_> { Ok((repo.account_id()?, repo.find_owner()?)) })
+            .unwrap_or_default();
+        assert_eq!(account.as_deref(), Some("0123456789abcdef01234567"));
+        assert_eq!(owner, None);
+    }
 }

@@ -43,10 +43,18 @@ fn environment_order(
     }
 }
 
-/// A project as read back: `_links` made anew.
+/// A project as read back: `_links` made anew, and a naming convention with neither a case nor
+/// a prefix read as none (the SQL stores keep the two as columns that are then both empty).
 fn project_as_read(stored: &Project) -> Project {
     let mut project = stored.clone();
     project.refresh_links();
+    if project
+        .naming_convention
+        .as_ref()
+        .is_some_and(|c| c.case.is_none() && c.prefix.is_none())
+    {
+        project.naming_convention = None;
+    }
     project
 }
 

@@ -67,9 +67,10 @@ pub(crate) fn run(command: &mut Command) -> Result<()> {
 }
 
 /// The core must not reach I/O frameworks: other services depend on `domain` alone, and the use
-/// cases know storage and HTTP only through ports.
+/// cases know storage and HTTP only through ports. `adapter-memory` is held to the same rule
+/// because `service` tests with it (a dev-dependency, which `-e normal` does not follow).
 fn check_deps() -> Result<()> {
-    for krate in ["domain", "ports", "service"] {
+    for krate in ["domain", "ports", "service", "adapter-memory"] {
         let output = cargo()
             .args([
                 "tree",

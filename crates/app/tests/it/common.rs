@@ -17,6 +17,9 @@ use service::{Service, SystemClock};
 pub enum Backend {
     Sqlite,
     Postgres,
+    /// `adapter_memory::MemoryStore`: for the storage port's contract (the HTTP tests run on the
+    /// SQL engines).
+    Memory,
 }
 
 /// A store with a database of its own, removed when dropped.
@@ -28,6 +31,8 @@ pub struct Db {
 enum Guard {
     Sqlite(PathBuf),
     Postgres(TestDatabase),
+    /// Nothing to remove: the data goes with the store.
+    Memory,
 }
 
 impl Db {
@@ -36,7 +41,7 @@ impl Db {
     pub fn take_down(&self) {
         match &self._guard {
             Guard::Postgres(db) => db.drop_now().expect("drop the test database"),
-            Guard::Sqlite(_) => panic!("an outage is simulated on PostgreSQL only"),
+            Guard::Sqlite(_) | Guard::Memory => panic!("an outage is simulated on PostgreSQL only"),
         }
     }
 
@@ -60,6 +65,7 @@ impl Db {
                     .expect("connect to the test database");
                 diesel::sql_query(sql).get_result(&mut conn)
             }
+            Guard::Memory => panic!("the in-memory store has no tables to count"),
         }
         .expect("count rows");
         counted.n
@@ -76,6 +82,7 @@ impl Db {
             Guard::Postgres(db) => diesel::PgConnection::establish(db.url())
                 .expect("connect to the test database")
                 .batch_execute(sql),
+            Guard::Memory => panic!("the in-memory store runs no SQL"),
         }
         .expect("run SQL");
     }
@@ -124,6 +131,10 @@ pub fn open(backend: Backend) -> Db {
                 _guard: Guard::Postgres(db),
             }
         }
+        Backend::Memory => Db {
+            store: Arc::new(adapter_memory::MemoryStore::new()),
+            _guard: Guard::Memory,
+        },
     }
 }
 

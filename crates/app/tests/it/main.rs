@@ -1,4 +1,5 @@
-//! Integration tests: the storage port and the HTTP API, each on SQLite and on PostgreSQL.
+//! Integration tests: the storage port and the HTTP API, each on SQLite and on PostgreSQL (the
+//! storage port also on the in-memory store).
 //! PostgreSQL comes from `FLAGSVC_TEST_POSTGRES_URL` (set by `cargo xtask test`), else a
 //! `postgres://` `DATABASE_URL`, else 127.0.0.1:5432; every test gets a database of its own.
 #![allow(
@@ -27,6 +28,28 @@ macro_rules! storage_on_both_backends {
         }
         mod postgres {
             $( #[test] fn $name() { super::$name(crate::common::Backend::Postgres); } )*
+        }
+    };
+}
+
+/// Runs each listed `fn name(backend)` (the storage port's contract) as a test on every store:
+/// SQLite, PostgreSQL and the in-memory store. Tests listed after `sql_only:` read or write the
+/// database past the port, so they run on the two SQL engines only.
+macro_rules! storage_on_every_store {
+    ($($name:ident),* $(,)?) => {
+        storage_on_every_store!($($name),* ; sql_only:);
+    };
+    ($($name:ident),* ; sql_only: $($sql_only:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $name() { super::$name(crate::common::Backend::Sqlite); } )*
+            $( #[test] fn $sql_only() { super::$sql_only(crate::common::Backend::Sqlite); } )*
+        }
+        mod postgres {
+            $( #[test] fn $name() { super::$name(crate::common::Backend::Postgres); } )*
+            $( #[test] fn $sql_only() { super::$sql_only(crate::common::Backend::Postgres); } )*
+        }
+        mod memory {
+            $( #[test] fn $name() { super::$name(crate::common::Backend::Memory); } )*
         }
     };
 }

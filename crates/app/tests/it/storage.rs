@@ -422,7 +422,7 @@ fn tokens_and_credentials(backend: Backend) {
 
 fn _assert_object_safe(_: &mut dyn Repository) {}
 
-storage_on_both_backends!(
+storage_on_every_store!(
     projects_round_trip_and_filter,
     flags_of_a_project_without_environments,
     failed_units_of_work_roll_back,

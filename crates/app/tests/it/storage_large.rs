@@ -103,7 +103,7 @@ fn lookups_by_long_key_lists_are_chunked(backend: Backend) {
     assert_eq!(found, ["s1", "s69999"]);
 }
 
-storage_on_both_backends!(
+storage_on_every_store!(
     multi_row_inserts_past_the_parameter_limit_are_chunked,
     lookups_by_long_key_lists_are_chunked,
 );

@@ -1,0 +1,481 @@
+//! [`Repository`] over the in-memory tables of one transaction. The work itself is done by the
+//! tables, one module per aggregate; this only adapts it to the port.
+
+use domain::audit::{AuditEntry, AuditQuery};
+use domain::environment::Environment;
+use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, StatusFacts};
+use domain::member::Member;
+use domain::project::Project;
+use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery};
+use domain::role::Role;
+use domain::segment::Segment;
+use domain::token::{EnvironmentCredential, Token};
+use domain::webhook::{DeliveryAttempt, Webhook};
+use ports::{ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, Repository, StoreResult};
+
+use crate::Tables;
+
+/// A [`Repository`] inside one transaction of a [`crate::MemoryStore`]: it reads and writes the
+/// transaction's own copy of the tables. Objects need no row locks: write transactions run one
+/// at a time, so what one reads stays as it is until it ends.
+#[derive(Debug)]
+pub struct MemoryRepository<'t> {
+    tables: &'t mut Tables,
+}
+
+impl<'t> MemoryRepository<'t> {
+    pub(crate) fn new(tables: &'t mut Tables) -> Self {
+        Self { tables }
+    }
+}
+
+/// Every item held, as a write transaction holds everything it reads.
+fn locked<T>(items: Vec<T>) -> Vec<Locked<T>> {
+    items.into_iter().map(Locked::assume_locked).collect()
+}
+
+impl Repository for MemoryRepository<'_> {
+    fn account_id(&mut self) -> StoreResult<Option<String>> {
+        Ok(self.tables.account_id())
+    }
+
+    fn create_account(&mut self, id: &str) -> StoreResult<()> {
+        self.tables.create_account(id);
+        Ok(())
+    }
+
+    fn find_owner(&mut self) -> StoreResult<Option<Member>> {
+        Ok(self.tables.find_owner())
+    }
+
+    fn insert_member(&mut self, member: &Member) -> StoreResult<()> {
+        self.tables.insert_member(member)
+    }
+
+    fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>> {
+        Ok(self.tables.get_member(id))
+    }
+
+    fn get_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Member>> {
+        Ok(self.tables.get_members(ids))
+    }
+
+    fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>> {
+        Ok(locked(self.tables.get_members(ids)))
+    }
+
+    fn list_members(&mut self, query: &MemberQuery) -> StoreResult<(Vec<Member>, u64)> {
+        Ok(self.tables.list_members(query))
+    }
+
+    fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>> {
+        Ok(self.tables.taken_emails(emails))
+    }
+
+    fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
+        self.tables.update_member(member);
+        Ok(())
+    }
+
+    fn delete_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
+        self.tables.delete_member(&member.id);
+        Ok(())
+    }
+
+    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+        self.tables.reassign_service_tokens(from, to)
+    }
+
+    fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()> {
+        self.tables.insert_token(token, secret_hash)
+    }
+
+    fn find_token_by_hash(
+        &mut self,
+        secret_hash: &str,
+        now: i64,
+    ) -> StoreResult<Option<(Token, Role, Option<i64>)>> {
+        Ok(self.tables.find_token_by_hash(secret_hash, now))
+    }
+
+    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
+        Ok(self.tables.get_token(id))
+    }
+
+    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>> {
+        Ok(self.tables.get_token(id).map(Locked::assume_locked))
+    }
+
+    fn list_tokens(
+        &mut self,
+        member_id: Option<&str>,
+        page: Page,
+    ) -> StoreResult<(Vec<Token>, u64)> {
+        Ok(self.tables.list_tokens(member_id, page))
+    }
+
+    fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
+        self.tables.update_token(token);
+        Ok(())
+    }
+
+    fn reset_token_secret(
+        &mut self,
+        token: &Locked<Token>,
+        secret_hash: &str,
+        previous_valid_until: Option<i64>,
+    ) -> StoreResult<()> {
+        self.tables
+            .reset_token_secret(token, secret_hash, previous_valid_until)
+    }
+
+    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()> {
+        self.tables.record_token_use(token_id, member_id, now);
+        Ok(())
+    }
+
+    fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
+        self.tables.delete_token(&token.id);
+        Ok(())
+    }
+
+    fn find_environment_credential(
+        &mut self,
+        secret: &str,
+    ) -> StoreResult<Option<EnvironmentCredential>> {
+        Ok(self.tables.find_environment_credential(secret))
+    }
+
+    fn retire_environment_key(
+        &mut self,
+        environment_id: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        // The SQL stores keep it, but no method of the port reads it back.
+        _expires_at: i64,
+    ) -> StoreResult<()> {
+        self.tables
+            .retire_environment_key(environment_id, key, kind)
+    }
+
+    fn insert_project(&mut self, project: &Project) -> StoreResult<()> {
+        self.tables.insert_project(project)
+    }
+
+    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>> {
+        Ok(self.tables.get_project(key))
+    }
+
+    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>> {
+        Ok(self.tables.get_project(key).map(Locked::assume_locked))
+    }
+
+    fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<(Vec<Project>, u64)> {
+        Ok(self.tables.list_projects(query))
+    }
+
+    fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
+        self.tables.update_project(project)
+    }
+
+    fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
+        self.tables.delete_project(&project.id);
+        Ok(())
+    }
+
+    fn insert_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Environment,
+    ) -> StoreResult<()> {
+        self.tables.insert_environment(project_id, environment)
+    }
+
+    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>> {
+        Ok(self.tables.get_environment(project_id, key))
+    }
+
+    fn lock_environment(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Environment>>> {
+        Ok(self
+            .tables
+            .get_environment(project_id, key)
+            .map(Locked::assume_locked))
+    }
+
+    fn list_environments(
+        &mut self,
+        project_id: &str,
+        query: &EnvironmentQuery,
+    ) -> StoreResult<(Vec<Environment>, u64)> {
+        Ok(self.tables.list_environments(project_id, query))
+    }
+
+    fn environments_of(
+        &mut self,
+        project_ids: &[String],
+    ) -> StoreResult<Vec<(String, Environment)>> {
+        Ok(self.tables.environments_of(project_ids))
+    }
+
+    fn update_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()> {
+        self.tables.update_environment(project_id, environment)
+    }
+
+    fn delete_environment(
+        &mut self,
+        project_id: &str,
+        environment: &Locked<Environment>,
+    ) -> StoreResult<()> {
+        self.tables.delete_environment(project_id, &environment.id);
+        Ok(())
+    }
+
+    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        self.tables.insert_flag(project_id, flag)
+    }
+
+    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>> {
+        Ok(self.tables.get_flag(project_id, key))
+    }
+
+    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>> {
+        Ok(self
+            .tables
+            .get_flag(project_id, key)
+            .map(Locked::assume_locked))
+    }
+
+    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>> {
+        Ok(locked(self.tables.all_flags(project_id)))
+    }
+
+    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
+        Ok(self.tables.find_flag(project_key, key))
+    }
+
+    fn list_flags(
+        &mut self,
+        project_id: &str,
+        query: &FlagQuery,
+        environments: &[String],
+    ) -> StoreResult<(Vec<Flag>, u64)> {
+        Ok(self.tables.list_flags(project_id, query, environments))
+    }
+
+    fn update_flag(
+        &mut self,
+        project_id: &str,
+        flag: &Locked<Flag>,
+        changed_environments: &[String],
+    ) -> StoreResult<()> {
+        self.tables
+            .update_flag(project_id, flag, changed_environments)
+    }
+
+    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()> {
+        self.tables.delete_flag(project_id, &flag.key);
+        Ok(())
+    }
+
+    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
+        Ok(self.tables.flag_facts(project_id))
+    }
+
+    fn flag_status_facts(
+        &mut self,
+        project_id: &str,
+        flag: Option<&str>,
+        environments: &[String],
+    ) -> StoreResult<Vec<(String, String, StatusFacts)>> {
+        Ok(self
+            .tables
+            .flag_status_facts(project_id, flag, environments))
+    }
+
+    fn flag_dependents(
+        &mut self,
+        project_id: &str,
+        key: &str,
+    ) -> StoreResult<Vec<(String, String, String)>> {
+        Ok(self.tables.flag_dependents(project_id, key))
+    }
+
+    fn insert_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Segment,
+    ) -> StoreResult<()> {
+        self.tables
+            .insert_segment(project_id, environment_key, segment)
+    }
+
+    fn get_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Option<Segment>> {
+        Ok(self.tables.get_segment(project_id, environment_key, key))
+    }
+
+    fn lock_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Option<Locked<Segment>>> {
+        Ok(self
+            .tables
+            .get_segment(project_id, environment_key, key)
+            .map(Locked::assume_locked))
+    }
+
+    fn lock_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+    ) -> StoreResult<Vec<Locked<Segment>>> {
+        Ok(locked(
+            self.tables.all_segments(project_id, environment_key),
+        ))
+    }
+
+    fn list_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        query: &SegmentQuery,
+    ) -> StoreResult<(Vec<Segment>, u64)> {
+        Ok(self
+            .tables
+            .list_segments(project_id, environment_key, query))
+    }
+
+    fn update_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Locked<Segment>,
+    ) -> StoreResult<()> {
+        self.tables
+            .update_segment(project_id, environment_key, segment)
+    }
+
+    fn delete_segment(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        segment: &Locked<Segment>,
+    ) -> StoreResult<()> {
+        self.tables
+            .delete_segment(project_id, environment_key, &segment.key);
+        Ok(())
+    }
+
+    fn segment_users(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> StoreResult<Vec<(String, String)>> {
+        Ok(self.tables.segment_users(project_id, environment_key, key))
+    }
+
+    fn existing_segments(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        keys: &[String],
+    ) -> StoreResult<Vec<String>> {
+        Ok(self
+            .tables
+            .existing_segments(project_id, environment_key, keys))
+    }
+
+    fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
+        self.tables.insert_audit_entry(entry)
+    }
+
+    fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        Ok(self.tables.list_audit_entries(query))
+    }
+
+    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
+        Ok(self.tables.get_audit_entry(id))
+    }
+
+    fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {
+        self.tables.insert_webhook(webhook, now)
+    }
+
+    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>> {
+        Ok(self.tables.get_webhook(id))
+    }
+
+    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
+        Ok(self.tables.get_webhook(id).map(Locked::assume_locked))
+    }
+
+    fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>> {
+        Ok(self.tables.list_webhooks())
+    }
+
+    fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
+        self.tables.update_webhook(webhook);
+        Ok(())
+    }
+
+    fn delete_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
+        self.tables.delete_webhook(&webhook.id);
+        Ok(())
+    }
+
+    fn enqueue_delivery(&mut self, delivery: &QueuedDelivery) -> StoreResult<()> {
+        self.tables.enqueue_delivery(delivery)
+    }
+
+    fn claim_deliveries(
+        &mut self,
+        now: i64,
+        lease_until: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        Ok(self.tables.claim_deliveries(now, lease_until, limit))
+    }
+
+    fn record_attempt(
+        &mut self,
+        attempt: &DeliveryAttempt,
+        webhook_id: &str,
+        outcome: DeliveryOutcome,
+    ) -> StoreResult<()> {
+        self.tables.record_attempt(attempt, webhook_id, outcome)
+    }
+
+    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>> {
+        Ok(self.tables.list_attempts(webhook_id, limit))
+    }
+
+    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>> {
+        Ok(self.tables.flag_defaults(project_id))
+    }
+
+    fn insert_flag_configs(
+        &mut self,
+        project_id: &str,
+        environment_key: &str,
+        configs: &[(String, FlagConfig)],
+    ) -> StoreResult<()> {
+        self.tables
+            .insert_flag_configs(project_id, environment_key, configs)
+    }
+}

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge, StatusFacts};
 use domain::query::{Direction, FlagQuery, FlagSortField, FlagState};
 use domain::segment::Segment;
-use ports::StoreResult;
+use ports::{KeyedFlagConfig, StoreResult};
 
 use crate::{directed, duplicate, has_all_tags, missing, rows, search_text, tag_rows, Tables};
 
@@ -348,13 +348,13 @@ impl Tables {
         &mut self,
         project_id: &str,
         environment_key: &str,
-        configs: &[(String, FlagConfig)],
+        configs: &[KeyedFlagConfig],
     ) -> StoreResult<()> {
-        for (flag_key, config) in configs {
-            self.insert_config(project_id, flag_key, environment_key, config)?;
+        for keyed in configs {
+            self.insert_config(project_id, &keyed.flag_key, environment_key, &keyed.config)?;
         }
-        for (flag_key, config) in configs {
-            self.add_references(project_id, flag_key, environment_key, config)?;
+        for keyed in configs {
+            self.add_references(project_id, &keyed.flag_key, environment_key, &keyed.config)?;
         }
         Ok(())
     }

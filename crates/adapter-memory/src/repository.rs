@@ -3,15 +3,19 @@
 
 use domain::audit::{AuditEntry, AuditQuery};
 use domain::environment::Environment;
-use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, StatusFacts};
+use domain::flag::{Flag, FlagFacts};
 use domain::member::Member;
 use domain::project::Project;
 use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery};
-use domain::role::Role;
 use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
 use domain::webhook::{DeliveryAttempt, Webhook};
-use ports::{ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, Repository, StoreResult};
+use ports::{
+    AccountRepository, AuditRepository, ClaimedDelivery, DeliveryOutcome, EnvironmentRepository,
+    FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig, Listed,
+    Locked, MemberRepository, ProjectEnvironment, ProjectRepository, QueuedDelivery,
+    SegmentRepository, SegmentUser, StoreResult, TokenMatch, TokenRepository, WebhookRepository,
+};
 
 use crate::Tables;
 
@@ -34,7 +38,7 @@ fn locked<T>(items: Vec<T>) -> Vec<Locked<T>> {
     items.into_iter().map(Locked::assume_locked).collect()
 }
 
-impl Repository for MemoryRepository<'_> {
+impl AccountRepository for MemoryRepository<'_> {
     fn account_id(&mut self) -> StoreResult<Option<String>> {
         Ok(self.tables.account_id())
     }
@@ -43,7 +47,9 @@ impl Repository for MemoryRepository<'_> {
         self.tables.create_account(id);
         Ok(())
     }
+}
 
+impl MemberRepository for MemoryRepository<'_> {
     fn find_owner(&mut self) -> StoreResult<Option<Member>> {
         Ok(self.tables.find_owner())
     }
@@ -64,8 +70,8 @@ impl Repository for MemoryRepository<'_> {
         Ok(locked(self.tables.get_members(ids)))
     }
 
-    fn list_members(&mut self, query: &MemberQuery) -> StoreResult<(Vec<Member>, u64)> {
-        Ok(self.tables.list_members(query))
+    fn list_members(&mut self, query: &MemberQuery) -> StoreResult<Listed<Member>> {
+        Ok(listed(self.tables.list_members(query)))
     }
 
     fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>> {
@@ -81,11 +87,9 @@ impl Repository for MemoryRepository<'_> {
         self.tables.delete_member(&member.id);
         Ok(())
     }
+}
 
-    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
-        self.tables.reassign_service_tokens(from, to)
-    }
-
+impl TokenRepository for MemoryRepository<'_> {
     fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()> {
         self.tables.insert_token(token, secret_hash)
     }
@@ -94,8 +98,14 @@ impl Repository for MemoryRepository<'_> {
         &mut self,
         secret_hash: &str,
         now: i64,
-    ) -> StoreResult<Option<(Token, Role, Option<i64>)>> {
-        Ok(self.tables.find_token_by_hash(secret_hash, now))
+    ) -> StoreResult<Option<TokenMatch>> {
+        Ok(self.tables.find_token_by_hash(secret_hash, now).map(
+            |(token, role, previous_secret_expires_at)| TokenMatch {
+                token,
+                role,
+                previous_secret_expires_at,
+            },
+        ))
     }
 
     fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
@@ -106,12 +116,8 @@ impl Repository for MemoryRepository<'_> {
         Ok(self.tables.get_token(id).map(Locked::assume_locked))
     }
 
-    fn list_tokens(
-        &mut self,
-        member_id: Option<&str>,
-        page: Page,
-    ) -> StoreResult<(Vec<Token>, u64)> {
-        Ok(self.tables.list_tokens(member_id, page))
+    fn list_tokens(&mut self, member_id: Option<&str>, page: Page) -> StoreResult<Listed<Token>> {
+        Ok(listed(self.tables.list_tokens(member_id, page)))
     }
 
     fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
@@ -139,25 +145,12 @@ impl Repository for MemoryRepository<'_> {
         Ok(())
     }
 
-    fn find_environment_credential(
-        &mut self,
-        secret: &str,
-    ) -> StoreResult<Option<EnvironmentCredential>> {
-        Ok(self.tables.find_environment_credential(secret))
+    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+        self.tables.reassign_service_tokens(from, to)
     }
+}
 
-    fn retire_environment_key(
-        &mut self,
-        environment_id: &str,
-        key: &str,
-        kind: EnvironmentCredential,
-        // The SQL stores keep it, but no method of the port reads it back.
-        _expires_at: i64,
-    ) -> StoreResult<()> {
-        self.tables
-            .retire_environment_key(environment_id, key, kind)
-    }
-
+impl ProjectRepository for MemoryRepository<'_> {
     fn insert_project(&mut self, project: &Project) -> StoreResult<()> {
         self.tables.insert_project(project)
     }
@@ -170,8 +163,8 @@ impl Repository for MemoryRepository<'_> {
         Ok(self.tables.get_project(key).map(Locked::assume_locked))
     }
 
-    fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<(Vec<Project>, u64)> {
-        Ok(self.tables.list_projects(query))
+    fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<Listed<Project>> {
+        Ok(listed(self.tables.list_projects(query)))
     }
 
     fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
@@ -182,7 +175,9 @@ impl Repository for MemoryRepository<'_> {
         self.tables.delete_project(&project.id);
         Ok(())
     }
+}
 
+impl EnvironmentRepository for MemoryRepository<'_> {
     fn insert_environment(
         &mut self,
         project_id: &str,
@@ -210,15 +205,20 @@ impl Repository for MemoryRepository<'_> {
         &mut self,
         project_id: &str,
         query: &EnvironmentQuery,
-    ) -> StoreResult<(Vec<Environment>, u64)> {
-        Ok(self.tables.list_environments(project_id, query))
+    ) -> StoreResult<Listed<Environment>> {
+        Ok(listed(self.tables.list_environments(project_id, query)))
     }
 
-    fn environments_of(
-        &mut self,
-        project_ids: &[String],
-    ) -> StoreResult<Vec<(String, Environment)>> {
-        Ok(self.tables.environments_of(project_ids))
+    fn environments_of(&mut self, project_ids: &[String]) -> StoreResult<Vec<ProjectEnvironment>> {
+        Ok(self
+            .tables
+            .environments_of(project_ids)
+            .into_iter()
+            .map(|(project_id, environment)| ProjectEnvironment {
+                project_id,
+                environment,
+            })
+            .collect())
     }
 
     fn update_environment(
@@ -238,6 +238,27 @@ impl Repository for MemoryRepository<'_> {
         Ok(())
     }
 
+    fn find_environment_credential(
+        &mut self,
+        secret: &str,
+    ) -> StoreResult<Option<EnvironmentCredential>> {
+        Ok(self.tables.find_environment_credential(secret))
+    }
+
+    fn retire_environment_key(
+        &mut self,
+        environment_id: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        // The SQL stores keep it, but no method of the port reads it back.
+        _expires_at: i64,
+    ) -> StoreResult<()> {
+        self.tables
+            .retire_environment_key(environment_id, key, kind)
+    }
+}
+
+impl FlagRepository for MemoryRepository<'_> {
     fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
         self.tables.insert_flag(project_id, flag)
     }
@@ -266,8 +287,12 @@ impl Repository for MemoryRepository<'_> {
         project_id: &str,
         query: &FlagQuery,
         environments: &[String],
-    ) -> StoreResult<(Vec<Flag>, u64)> {
-        Ok(self.tables.list_flags(project_id, query, environments))
+    ) -> StoreResult<Listed<Flag>> {
+        Ok(listed(self.tables.list_flags(
+            project_id,
+            query,
+            environments,
+        )))
     }
 
     fn update_flag(
@@ -294,20 +319,53 @@ impl Repository for MemoryRepository<'_> {
         project_id: &str,
         flag: Option<&str>,
         environments: &[String],
-    ) -> StoreResult<Vec<(String, String, StatusFacts)>> {
+    ) -> StoreResult<Vec<FlagEnvironmentFacts>> {
         Ok(self
             .tables
-            .flag_status_facts(project_id, flag, environments))
+            .flag_status_facts(project_id, flag, environments)
+            .into_iter()
+            .map(|(flag_key, environment_key, facts)| FlagEnvironmentFacts {
+                flag_key,
+                environment_key,
+                facts,
+            })
+            .collect())
     }
 
-    fn flag_dependents(
+    fn flag_dependents(&mut self, project_id: &str, key: &str) -> StoreResult<Vec<FlagDependent>> {
+        Ok(self
+            .tables
+            .flag_dependents(project_id, key)
+            .into_iter()
+            .map(|(flag_key, flag_name, environment_key)| FlagDependent {
+                flag_key,
+                flag_name,
+                environment_key,
+            })
+            .collect())
+    }
+
+    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<FlagDefaults>> {
+        Ok(self
+            .tables
+            .flag_defaults(project_id)
+            .into_iter()
+            .map(|(flag_key, defaults)| FlagDefaults { flag_key, defaults })
+            .collect())
+    }
+
+    fn insert_flag_configs(
         &mut self,
         project_id: &str,
-        key: &str,
-    ) -> StoreResult<Vec<(String, String, String)>> {
-        Ok(self.tables.flag_dependents(project_id, key))
+        environment_key: &str,
+        configs: &[KeyedFlagConfig],
+    ) -> StoreResult<()> {
+        self.tables
+            .insert_flag_configs(project_id, environment_key, configs)
     }
+}
 
+impl SegmentRepository for MemoryRepository<'_> {
     fn insert_segment(
         &mut self,
         project_id: &str,
@@ -354,10 +412,12 @@ impl Repository for MemoryRepository<'_> {
         project_id: &str,
         environment_key: &str,
         query: &SegmentQuery,
-    ) -> StoreResult<(Vec<Segment>, u64)> {
-        Ok(self
-            .tables
-            .list_segments(project_id, environment_key, query))
+    ) -> StoreResult<Listed<Segment>> {
+        Ok(listed(self.tables.list_segments(
+            project_id,
+            environment_key,
+            query,
+        )))
     }
 
     fn update_segment(
@@ -386,8 +446,16 @@ impl Repository for MemoryRepository<'_> {
         project_id: &str,
         environment_key: &str,
         key: &str,
-    ) -> StoreResult<Vec<(String, String)>> {
-        Ok(self.tables.segment_users(project_id, environment_key, key))
+    ) -> StoreResult<Vec<SegmentUser>> {
+        Ok(self
+            .tables
+            .segment_users(project_id, environment_key, key)
+            .into_iter()
+            .map(|(flag_key, flag_name)| SegmentUser {
+                flag_key,
+                flag_name,
+            })
+            .collect())
     }
 
     fn existing_segments(
@@ -400,7 +468,9 @@ impl Repository for MemoryRepository<'_> {
             .tables
             .existing_segments(project_id, environment_key, keys))
     }
+}
 
+impl AuditRepository for MemoryRepository<'_> {
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
         self.tables.insert_audit_entry(entry)
     }
@@ -412,7 +482,9 @@ impl Repository for MemoryRepository<'_> {
     fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
         Ok(self.tables.get_audit_entry(id))
     }
+}
 
+impl WebhookRepository for MemoryRepository<'_> {
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {
         self.tables.insert_webhook(webhook, now)
     }
@@ -464,18 +536,9 @@ impl Repository for MemoryRepository<'_> {
     fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>> {
         Ok(self.tables.list_attempts(webhook_id, limit))
     }
+}
 
-    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<(String, Defaults)>> {
-        Ok(self.tables.flag_defaults(project_id))
-    }
-
-    fn insert_flag_configs(
-        &mut self,
-        project_id: &str,
-        environment_key: &str,
-        configs: &[(String, FlagConfig)],
-    ) -> StoreResult<()> {
-        self.tables
-            .insert_flag_configs(project_id, environment_key, configs)
-    }
+/// A page of a listing, from the tables' `(items, total)`.
+fn listed<T>((items, total): (Vec<T>, u64)) -> Listed<T> {
+    Listed::new(items, total)
 }

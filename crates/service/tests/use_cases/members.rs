@@ -10,7 +10,7 @@ use crate::{json_patch, Fixture};
 
 fn owners(fx: &Fixture) -> Vec<String> {
     let query = MemberQuery::parse(Some("role:owner"), None, None, None).unwrap();
-    let (owners, _) = fx.read(|repo| repo.list_members(&query));
+    let owners = fx.read(|repo| repo.list_members(&query)).items;
     owners.into_iter().map(|m| m.id).collect()
 }
 

@@ -154,7 +154,9 @@ impl ServiceError {
     /// result is invalid ([`PatchError::Invalid`]); the same rule broken by a flag that is
     /// created, cloned or copied is invalid input ([`ServiceError::Invalid`], through
     /// `From<ProjectRuleError>`): there the client sent the flag itself, here it sent
-    /// operations that produced it. The API tests pin both.
+    /// operations that produced it. The API tests pin the 422 of a patch (a prerequisite cycle
+    /// made by JSON Patch, `api_flag_model`); creation and copy keep the 400 of invalid input
+    /// they always had.
     pub(crate) fn patched_flag(err: ProjectRuleError) -> Self {
         match err {
             ProjectRuleError::Invalid(ref validation) => ServiceError::PatchFailed(

@@ -83,6 +83,26 @@ impl ApiError {
         )
     }
 
+    /// 403 `forbidden` for a beta route called without `Svc-API-Version: beta`.
+    pub fn beta_route() -> Self {
+        Self::forbidden("this route is in beta: send the header Svc-API-Version: beta")
+    }
+
+    /// 500 `internal_error`; what went wrong is logged by whoever calls this, never sent.
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "internal error",
+        )
+    }
+
+    /// 500 `internal_error` for a response body that cannot be serialized (a bug).
+    pub fn unserializable(err: &serde_json::Error) -> Self {
+        log::error!("internal error: a response cannot be serialized: {err}");
+        Self::internal()
+    }
+
     /// 413 `payload_too_large`.
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
@@ -146,37 +166,176 @@ impl ResponseError for ApiError {
     }
 }
 
+/// THE table: every outcome of a use case, as the API tells it (status, code, message). Handlers
+/// never build errors for use-case outcomes; they pass the [`ServiceError`] through `?`.
 impl From<ServiceError> for ApiError {
     fn from(err: ServiceError) -> Self {
+        let message = err.to_string();
         match err {
-            ServiceError::Invalid { message, errors } => Self {
+            ServiceError::Invalid { errors, .. } => Self {
                 errors,
                 ..ApiError::invalid(message)
             },
-            ServiceError::Rejected { code, message } => {
-                ApiError::new(StatusCode::BAD_REQUEST, code, message)
+            ServiceError::DuplicateEmail(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "duplicate_email", message)
             }
-            ServiceError::Unauthorized(m) => ApiError::unauthorized(m),
-            ServiceError::Forbidden(m) => ApiError::forbidden(m),
-            ServiceError::NotFound(m) => ApiError::not_found(m),
-            ServiceError::KeyExists(m) => ApiError::new(StatusCode::CONFLICT, "key_exists", m),
-            ServiceError::VersionConflict(m) => {
-                ApiError::new(StatusCode::CONFLICT, "optimistic_locking_error", m)
+            ServiceError::EmailTaken(_) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "email_already_exists_in_account",
+                message,
+            ),
+            ServiceError::Unauthenticated(_) => ApiError::unauthorized(message),
+            ServiceError::NotPermitted(_) => ApiError::forbidden(message),
+            ServiceError::NotFound(_) => ApiError::not_found(message),
+            ServiceError::KeyTaken(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", message),
+            // A stale version, a resource still used by others and a state that refuses the
+            // change are one code: the client re-reads the resource before trying again.
+            ServiceError::VersionConflict(_)
+            | ServiceError::StillReferenced(_)
+            | ServiceError::WrongState(_) => {
+                ApiError::new(StatusCode::CONFLICT, "optimistic_locking_error", message)
             }
-            ServiceError::PatchFailed(m) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "patch_failed", m)
+            ServiceError::PatchFailed(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "patch_failed", message)
             }
-            ServiceError::Unavailable(m) => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", m)
-            }
-            ServiceError::Internal(m) => {
-                log::error!("internal error: {m}");
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "internal error",
-                )
+            ServiceError::Unavailable(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "service_unavailable",
+                message,
+            ),
+            ServiceError::Internal(_) => {
+                log::error!("internal error: {}", with_causes(&err));
+                ApiError::internal()
             }
         }
+    }
+}
+
+/// Query-string values parsed in the handlers (paging, filters, sort) are the use cases' input:
+/// refused as the service refuses invalid input.
+impl From<domain::query::QueryError> for ApiError {
+    fn from(err: domain::query::QueryError) -> Self {
+        ServiceError::from(err).into()
+    }
+}
+
+/// `err` and the errors underneath it, for the log.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use service::{Cause, Detail};
+
+    use super::*;
+
+    fn detail() -> Detail {
+        Detail::caused_by("what happened", Cause::Serialization("cause".into()))
+    }
+
+    /// Every service error, with the status and code it must keep (the API's contract).
+    #[test]
+    fn every_service_error_has_its_status_and_code() {
+        let table = [
+            (ServiceError::invalid("bad"), 400, "invalid_request"),
+            (
+                ServiceError::DuplicateEmail(detail()),
+                400,
+                "duplicate_email",
+            ),
+            (
+                ServiceError::EmailTaken(detail()),
+                400,
+                "email_already_exists_in_account",
+            ),
+            (
+                ServiceError::Unauthenticated("who".into()),
+                401,
+                "unauthorized",
+            ),
+            (ServiceError::NotPermitted("no".into()), 403, "forbidden"),
+            (ServiceError::NotFound("gone".into()), 404, "not_found"),
+            (ServiceError::KeyTaken(detail()), 409, "key_exists"),
+            (
+                ServiceError::VersionConflict(detail()),
+                409,
+                "optimistic_locking_error",
+            ),
+            (
+                ServiceError::StillReferenced(detail()),
+                409,
+                "optimistic_locking_error",
+            ),
+            (
+                ServiceError::WrongState("owner".into()),
+                409,
+                "optimistic_locking_error",
+            ),
+            (ServiceError::PatchFailed(detail()), 422, "patch_failed"),
+            (
+                ServiceError::Unavailable(detail()),
+                503,
+                "service_unavailable",
+            ),
+            (ServiceError::Internal(detail()), 500, "internal_error"),
+        ];
+        for (err, status, code) in table {
+            // A new variant must be added to the table above (and to `From<ServiceError>`).
+            match &err {
+                ServiceError::Invalid { .. }
+                | ServiceError::DuplicateEmail(_)
+                | ServiceError::EmailTaken(_)
+                | ServiceError::Unauthenticated(_)
+                | ServiceError::NotPermitted(_)
+                | ServiceError::NotFound(_)
+                | ServiceError::KeyTaken(_)
+                | ServiceError::VersionConflict(_)
+                | ServiceError::StillReferenced(_)
+                | ServiceError::WrongState(_)
+                | ServiceError::PatchFailed(_)
+                | ServiceError::Unavailable(_)
+                | ServiceError::Internal(_) => {}
+            }
+            let what = format!("{err:?}");
+            let api = ApiError::from(err);
+            assert_eq!(api.status.as_u16(), status, "{what}");
+            assert_eq!(api.code, code, "{what}");
+        }
+    }
+
+    #[test]
+    fn messages_are_the_service_messages_except_for_internal_errors() {
+        let api = ApiError::from(ServiceError::KeyTaken(detail()));
+        assert_eq!(api.message, "what happened");
+        let api = ApiError::from(ServiceError::Internal(detail()));
+        assert_eq!(api.message, "internal error");
+        let api = ApiError::from(ServiceError::Invalid {
+            message: "name: empty".into(),
+            errors: vec![FieldError::new("name", "empty")],
+        });
+        assert_eq!((api.message.as_str(), api.errors.len()), ("name: empty", 1));
+    }
+
+    #[test]
+    fn the_log_line_of_an_error_shows_its_causes() {
+        let err = ServiceError::Internal(Detail::caused_by(
+            "a webhook payload could not be serialized",
+            Cause::Serialization("key must be a string".into()),
+        ));
+        assert_eq!(
+            with_causes(&err),
+            "a webhook payload could not be serialized: key must be a string"
+        );
     }
 }

@@ -176,16 +176,16 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
                 "the server is overloaded".into(),
             )
         })?;
-    if let (Err(ServiceError::Unauthorized(_)), Some((throttle, client))) =
+    if let (Err(ServiceError::Unauthenticated(_)), Some((throttle, client))) =
         (&authenticated, throttle)
     {
         throttle.record_failure(client, Instant::now());
     }
     let caller = authenticated?;
-    admission.version = caller.default_api_version;
+    admission.version = caller.default_api_version();
     if let Some(limits) = &state.rate_limits {
         match limits.check(
-            &caller.token_id,
+            caller.token_id(),
             &format!("{} {}", req.method(), route.path),
         ) {
             Ok(left) => {

@@ -434,14 +434,6 @@ fn integral_floats_to_integers(value: &mut Value) {
     }
 }
 
-/// Refuses, before anything else is read, a caller whose role may not do `action`.
-///
-/// # Errors
-/// 403.
-pub fn permit(caller: &service::Caller, action: domain::role::Action) -> Result<(), ApiError> {
-    caller.require(action).map_err(ApiError::from)
-}
-
 /// Parses a JSON body.
 ///
 /// # Errors

@@ -167,7 +167,7 @@ impl Service {
     /// Audit entries, newest first (listing view).
     ///
     /// # Errors
-    /// 403.
+    /// `NotPermitted`.
     pub fn list_audit_log(
         &self,
         caller: &Caller,
@@ -188,7 +188,7 @@ impl Service {
     /// One audit entry with its detail fields.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
         caller.require(Action::ViewResources)?;
         let account_id = self.account_id()?;

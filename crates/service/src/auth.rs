@@ -139,7 +139,7 @@ impl HeldMembers {
 /// demotion or an ownership transfer committed since the caller was authenticated counts.
 ///
 /// # Errors
-/// 401 when the caller's token or member no longer exists.
+/// `Unauthenticated` when the caller's token or member no longer exists.
 pub(crate) fn hold_members(
     repo: &mut dyn Repository,
     caller: &Caller,
@@ -153,11 +153,11 @@ pub(crate) fn hold_members(
         .find(|m| m.id == caller.member_id)
         .map(|m| m.role)
         .ok_or_else(|| {
-            ServiceError::Unauthorized("the member of this access token no longer exists".into())
+            ServiceError::Unauthenticated("the member of this access token no longer exists".into())
         })?;
-    let token = repo
-        .get_token(&caller.token_id)?
-        .ok_or_else(|| ServiceError::Unauthorized("this access token no longer exists".into()))?;
+    let token = repo.get_token(&caller.token_id)?.ok_or_else(|| {
+        ServiceError::Unauthenticated("this access token no longer exists".into())
+    })?;
     Ok(HeldMembers {
         caller: caller_of(&token, member_role),
         members,
@@ -178,7 +178,7 @@ impl Service {
     /// The caller presenting `secret` (the `Authorization` header's value).
     ///
     /// # Errors
-    /// [`ServiceError::Unauthorized`] for an unknown secret, saying so when it is an
+    /// [`ServiceError::Unauthenticated`] for an unknown secret, saying so when it is an
     /// environment's SDK key, mobile key or client-side ID.
     pub fn authenticate(&self, secret: &str) -> ServiceResult<Caller> {
         let hash = hash_secret(secret);
@@ -203,7 +203,7 @@ impl Service {
     }
 
     /// Whether `secret` is a token this replica verified recently (it is in the in-memory
-    /// cache): no store is asked. The HTTP layer lets such callers past its throttling of failed
+    /// cache): no store is asked. The HTTP adapter lets such callers past its throttling of failed
     /// authentications.
     pub fn is_verified(&self, secret: &str) -> bool {
         self.tokens.get(&hash_secret(secret), self.now()).is_some()
@@ -227,11 +227,11 @@ impl Service {
                     .put(hash.to_owned(), caller.clone(), previous_secret_expires_at);
                 Ok(caller)
             }
-            Err(Some(credential)) => Err(ServiceError::Unauthorized(format!(
+            Err(Some(credential)) => Err(ServiceError::Unauthenticated(format!(
                 "this is {}, which cannot be used as an API access token; create an access token with POST /api/v2/tokens",
                 credential.describe()
             ))),
-            Err(None) => Err(ServiceError::Unauthorized("invalid access token".into())),
+            Err(None) => Err(ServiceError::Unauthenticated("invalid access token".into())),
         }
     }
 

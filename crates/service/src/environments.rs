@@ -11,7 +11,7 @@ use ports::{FlagDefaults, KeyedFlagConfig, Listed, Locked, Repository, StoreExt}
 use crate::audit::{json, Change};
 
 use crate::projects::{load_project, lock_project, new_credentials};
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
 
 /// One page of environments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Service {
     /// Lists a project's environments.
     ///
     /// # Errors
-    /// 403, 404 for an unknown project.
+    /// `NotPermitted`, `NotFound` for an unknown project.
     pub fn list_environments(
         &self,
         caller: &Caller,
@@ -74,16 +74,16 @@ impl Service {
     /// [`Service::clone_environment_contents`]).
     ///
     /// # Errors
-    /// 400 (also for a `source` that is not an environment of the project, or a clone that
-    /// would make a flag larger than the resource size limit), 403, 404 for an unknown project,
-    /// 409 for a taken key.
+    /// `Invalid` (also for a `source` that is not an environment of the project, or a clone that
+    /// would make a flag larger than the resource size limit), `NotPermitted`, `NotFound` for an
+    /// unknown project, `KeyTaken` for a taken key.
     pub fn create_environment(
         &self,
         caller: &Caller,
         project_key: &str,
         post: EnvironmentPost,
     ) -> ServiceResult<Environment> {
-        caller.require(Action::ManageEnvironments)?;
+        caller.may(UseCase::CreateEnvironment)?;
         let new = post.validate()?;
         let env_key = new.key().to_owned();
         let now = self.now();
@@ -179,7 +179,7 @@ impl Service {
     /// independent.
     ///
     /// # Errors
-    /// 400 when a flag with the copied configuration would be larger than the resource size
+    /// `Invalid` when a flag with the copied configuration would be larger than the resource size
     /// limit.
     fn clone_environment_contents(
         &self,
@@ -224,7 +224,7 @@ impl Service {
     /// One environment.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn get_environment(
         &self,
         caller: &Caller,
@@ -241,7 +241,8 @@ impl Service {
     /// Applies a JSON Patch to an environment.
     ///
     /// # Errors
-    /// 403, 404; 409 for a failed `test`; 422 for a read-only path or an invalid result.
+    /// `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for a
+    /// read-only path or an invalid result.
     pub fn patch_environment(
         &self,
         caller: &Caller,
@@ -249,7 +250,7 @@ impl Service {
         key: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Environment> {
-        caller.require(Action::ManageEnvironments)?;
+        caller.may(UseCase::PatchEnvironment)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_environment(repo, &project.id, project_key, key)?;
@@ -309,7 +310,7 @@ impl Service {
     /// Deletes an environment and every flag's configuration in it.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn delete_environment(
         &self,
         caller: &Caller,
@@ -340,7 +341,7 @@ impl Service {
     /// stays valid for SDKs until then. Neither key is ever an access token.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn reset_sdk_key(
         &self,
         caller: &Caller,
@@ -360,7 +361,7 @@ impl Service {
     /// Gives an environment a new mobile key; the old one stops at once.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn reset_mobile_key(
         &self,
         caller: &Caller,

@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 
 use domain::audit::resource;
-use domain::flag::{
-    CopyError, Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags, ProjectRuleError,
-};
+use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags};
 use domain::instruction::SemanticPatch;
 use domain::member::MemberSummary;
 use domain::patch::JsonPatchBody;
@@ -17,7 +15,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::{load_project, lock_project};
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, Write};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
 
 /// A change to a flag, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +134,7 @@ fn project_flags(
     Ok(ProjectFlags::new(facts))
 }
 
-/// 409 while other flags use `key` as a prerequisite.
+/// `StillReferenced` while other flags use `key` as a prerequisite.
 /// Refuses to delete a flag that others use as a prerequisite, holding the project (as
 /// [`project_flags`] does) so that none starts using it before the delete commits.
 fn refuse_if_depended_on(
@@ -155,10 +153,13 @@ fn refuse_if_depended_on(
         .map(|dependent| dependent.flag_key)
         .collect();
     names.dedup();
-    Err(ServiceError::VersionConflict(format!(
-        "flag '{key}' is a prerequisite of {}; remove those prerequisites first",
-        names.join(", ")
-    )))
+    Err(ServiceError::StillReferenced(
+        format!(
+            "flag '{key}' is a prerequisite of {}; remove those prerequisites first",
+            names.join(", ")
+        )
+        .into(),
+    ))
 }
 
 /// Fills each flag's `_maintainer` from the members its `maintainerId` names (one query for
@@ -199,7 +200,7 @@ fn load_flag(
     Ok(flag)
 }
 
-/// 400 when a new flag or segment (created or cloned) would be larger than the resource size
+/// `Invalid` when a new flag or segment (created or cloned) would be larger than the resource size
 /// limit ([`domain::patch::MAX_DOCUMENT_BYTES`]); `what` names it in the message.
 pub(crate) fn check_new_size<T: serde::Serialize>(what: &str, resource: &T) -> ServiceResult<()> {
     domain::patch::check_size(what, None, resource)
@@ -226,16 +227,16 @@ impl Service {
     /// project's naming convention.
     ///
     /// # Errors
-    /// 400 (also for a flag larger than the resource size limit, a key against the naming
-    /// convention, or a prerequisite that does not exist), 403, 404 for an unknown project, 409
-    /// for a taken key.
+    /// `Invalid` (also for a flag larger than the resource size limit, a key against the naming
+    /// convention, or a prerequisite that does not exist), `NotPermitted`, `NotFound` for an
+    /// unknown project, `KeyTaken` for a taken key.
     pub fn create_flag(
         &self,
         caller: &Caller,
         project_key: &str,
         post: FlagPost,
     ) -> ServiceResult<Flag> {
-        caller.require(Action::ManageFlags)?;
+        caller.may(UseCase::CreateFlag)?;
         let new = post.validate()?;
         let key = new.key.to_string();
         let turn_on = new.post.is_flag_on.unwrap_or(false);
@@ -260,11 +261,7 @@ impl Service {
                     let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
                     flag.add_initial_prerequisites(&prerequisites, &others)?;
                     flag.validate()?;
-                    flag.validate_in_project(&flag, &others)
-                        .map_err(|e| match e {
-                            ProjectRuleError::Invalid(v) => ServiceError::from(v),
-                            ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
-                        })?;
+                    flag.validate_in_project(&flag, &others)?;
                 }
                 flag.refresh_links(&project.key, &no_names());
                 fill_maintainers(repo, std::slice::from_mut(&mut flag))?;
@@ -292,7 +289,7 @@ impl Service {
     /// One flag; with `environments` non-empty, only those environments' configurations.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn get_flag(
         &self,
         caller: &Caller,
@@ -307,7 +304,7 @@ impl Service {
                     fill_maintainers(repo, std::slice::from_mut(&mut flag))?;
                     Ok(flag)
                 }
-                // Only on the way to a 404: say which of the two is missing.
+                // Only on the way to `NotFound`: say which of the two is missing.
                 None => {
                     load_project(repo, project_key)?;
                     Err(flag_not_found(project_key, key))
@@ -325,7 +322,7 @@ impl Service {
     /// Lists flags.
     ///
     /// # Errors
-    /// 403, 404 for an unknown project.
+    /// `NotPermitted`, `NotFound` for an unknown project.
     pub fn list_flags(
         &self,
         caller: &Caller,
@@ -357,8 +354,8 @@ impl Service {
     /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.
     ///
     /// # Errors
-    /// 400 for a malformed body or an invalid instruction, 403, 404, 409 for a failed `test`,
-    /// 422 for a patch that cannot be applied.
+    /// `Invalid` for a malformed body or an invalid instruction, `NotPermitted`, `NotFound`,
+    /// `VersionConflict` for a failed `test`, `PatchFailed` for a patch that cannot be applied.
     pub fn patch_flag(
         &self,
         caller: &Caller,
@@ -394,7 +391,7 @@ impl Service {
         change: &FlagChange,
         write: Write,
     ) -> ServiceResult<Flag> {
-        caller.require(Action::ManageFlags)?;
+        caller.may(UseCase::PatchFlag)?;
         self.write(write, |repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
@@ -427,12 +424,7 @@ impl Service {
             if !involves_others && next.needs_project_check(flag) {
                 others = project_flags(repo, &project.key, &project.id, key)?;
                 next.validate_in_project(flag, &others)
-                    .map_err(|e| match e {
-                        ProjectRuleError::Invalid(v) => {
-                            ServiceError::PatchFailed(format!("the patched flag is invalid: {v}"))
-                        }
-                        ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
-                    })?;
+                    .map_err(ServiceError::patched_flag)?;
             }
             if let Some(missing) =
                 crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
@@ -440,7 +432,7 @@ impl Service {
                 return Err(match change {
                     FlagChange::Semantic(_) => ServiceError::invalid(missing),
                     FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => {
-                        ServiceError::PatchFailed(missing)
+                        ServiceError::PatchFailed(missing.into())
                     }
                 });
             }
@@ -494,8 +486,9 @@ impl Service {
     /// Copies parts of one environment's configuration onto another.
     ///
     /// # Errors
-    /// 400 for unknown or identical environments or a copy that would grow the flag past the
-    /// resource size limit, 403, 404, 409 for a `currentVersion` that does not match.
+    /// `Invalid` for unknown or identical environments or a copy that would grow the flag past the
+    /// resource size limit, `NotPermitted`, `NotFound`, `VersionConflict` for a `currentVersion`
+    /// that does not match.
     pub fn copy_flag_config(
         &self,
         caller: &Caller,
@@ -503,24 +496,17 @@ impl Service {
         key: &str,
         post: &FlagCopyPost,
     ) -> ServiceResult<Flag> {
-        caller.require(Action::ManageFlags)?;
+        caller.may(UseCase::CopyFlagConfig)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
             let flag: &Flag = &held;
-            let mut next = flag.copy_config(post, self.now()).map_err(|e| match e {
-                CopyError::Invalid(m) => ServiceError::invalid(m),
-                CopyError::VersionMismatch(m) => ServiceError::VersionConflict(m),
-            })?;
+            let mut next = flag.copy_config(post, self.now())?;
             if next.needs_project_check(flag) {
                 next.validate_in_project(
                     flag,
                     &project_flags(repo, &project.key, &project.id, key)?,
-                )
-                .map_err(|e| match e {
-                    ProjectRuleError::Invalid(v) => ServiceError::from(v),
-                    ProjectRuleError::Conflict(m) => ServiceError::VersionConflict(m),
-                })?;
+                )?;
             }
             if let Some(missing) =
                 crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
@@ -561,8 +547,9 @@ impl Service {
     /// every environment.
     ///
     /// # Errors
-    /// 400 (also for a clone larger than the resource size limit or a key against the naming
-    /// convention), 403, 404 for an unknown project or source flag, 409 for a taken key.
+    /// `Invalid` (also for a clone larger than the resource size limit or a key against the naming
+    /// convention), `NotPermitted`, `NotFound` for an unknown project or source flag, `KeyTaken`
+    /// for a taken key.
     pub fn clone_flag(
         &self,
         caller: &Caller,
@@ -570,7 +557,7 @@ impl Service {
         source: &str,
         post: FlagPost,
     ) -> ServiceResult<Flag> {
-        caller.require(Action::ManageFlags)?;
+        caller.may(UseCase::CloneFlag)?;
         let new = post.validate()?;
         let key = new.key.to_string();
         let now = self.now();
@@ -611,7 +598,7 @@ impl Service {
     /// Flags that use flag `key` as a prerequisite, with the environments where they do.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn dependent_flags(
         &self,
         caller: &Caller,
@@ -645,7 +632,7 @@ impl Service {
     /// Deletes a flag in every environment.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn delete_flag(&self, caller: &Caller, project_key: &str, key: &str) -> ServiceResult<()> {
         caller.require(Action::ManageFlags)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {

@@ -22,7 +22,7 @@ use ports::{Clock, Repository, Store, StoreExt};
 
 pub use auth::BootstrapOutcome;
 pub use environments::EnvironmentPage;
-pub use error::ServiceError;
+pub use error::{Cause, Detail, ServiceError};
 pub use flags::{DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest};
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
@@ -36,23 +36,113 @@ pub use webhooks::{sign, WebhookSettings, SIGNATURE_HEADER};
 pub type ServiceResult<T> = Result<T, ServiceError>;
 
 /// Who is calling: the access token presented and what it may do.
+///
+/// Only authentication ([`Service::authenticate`]) makes one, so a use case, which takes the
+/// caller as a parameter, cannot be reached by someone who has not authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The token's `_id`.
-    pub token_id: String,
+    token_id: String,
     /// The token's name.
-    pub token_name: String,
+    token_name: String,
     /// The member the token belongs to (its creator, for service tokens).
-    pub member_id: String,
+    member_id: String,
     /// The role in effect: a personal token never exceeds its member's role.
-    pub role: Role,
+    role: Role,
     /// Whether it is a service token.
-    pub service_token: bool,
+    service_token: bool,
     /// The API version for requests that do not name one.
-    pub default_api_version: ApiVersion,
+    default_api_version: ApiVersion,
+}
+
+/// A use case whose permission is asked before its input is read: a caller who may not do it
+/// learns that before anything about the input. Each of these use cases asks the same question
+/// of [`Caller::may`] itself, so the answer is decided here, once, whoever calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseCase {
+    /// [`Service::create_project`].
+    CreateProject,
+    /// [`Service::patch_project`].
+    PatchProject,
+    /// [`Service::create_environment`].
+    CreateEnvironment,
+    /// [`Service::patch_environment`].
+    PatchEnvironment,
+    /// [`Service::create_flag`].
+    CreateFlag,
+    /// [`Service::clone_flag`].
+    CloneFlag,
+    /// [`Service::copy_flag_config`].
+    CopyFlagConfig,
+    /// [`Service::patch_flag`] and its dry run.
+    PatchFlag,
+    /// [`Service::create_segment`].
+    CreateSegment,
+    /// [`Service::patch_segment`] and its dry run.
+    PatchSegment,
+    /// [`Service::create_token`].
+    CreateToken,
+    /// [`Service::patch_token`].
+    PatchToken,
+    /// [`Service::create_webhook`].
+    CreateWebhook,
+    /// [`Service::patch_webhook`].
+    PatchWebhook,
+    /// [`Service::invite_members`].
+    InviteMembers,
+    /// [`Service::patch_member`].
+    PatchMember,
+}
+
+impl UseCase {
+    /// What the caller's role must allow (the table of roles is in `domain::role`).
+    fn action(self) -> Action {
+        match self {
+            UseCase::CreateProject | UseCase::PatchProject => Action::ManageProjects,
+            UseCase::CreateEnvironment | UseCase::PatchEnvironment => Action::ManageEnvironments,
+            UseCase::CreateFlag
+            | UseCase::CloneFlag
+            | UseCase::CopyFlagConfig
+            | UseCase::PatchFlag => Action::ManageFlags,
+            UseCase::CreateSegment | UseCase::PatchSegment => Action::ManageSegments,
+            UseCase::CreateToken | UseCase::PatchToken => Action::ManageTokens,
+            UseCase::CreateWebhook | UseCase::PatchWebhook => Action::ManageWebhooks,
+            UseCase::InviteMembers | UseCase::PatchMember => Action::ManageMembers,
+        }
+    }
 }
 
 impl Caller {
+    /// The `_id` of the access token presented.
+    pub fn token_id(&self) -> &str {
+        &self.token_id
+    }
+
+    /// The name of the access token presented.
+    pub fn token_name(&self) -> &str {
+        &self.token_name
+    }
+
+    /// The member the token belongs to (its creator, for service tokens).
+    pub fn member_id(&self) -> &str {
+        &self.member_id
+    }
+
+    /// The role in effect.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Whether the token is a service token (it acts for the account, not for a member).
+    pub fn service_token(&self) -> bool {
+        self.service_token
+    }
+
+    /// The API version for requests that do not name one.
+    pub fn default_api_version(&self) -> ApiVersion {
+        self.default_api_version
+    }
+
     /// Who is acting, for the rules about whom the caller may act on.
     pub fn actor(&self) -> Actor<'_> {
         Actor {
@@ -62,15 +152,23 @@ impl Caller {
         }
     }
 
+    /// Refuses a caller who may not do `use_case`.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
+    pub fn may(&self, use_case: UseCase) -> ServiceResult<()> {
+        self.require(use_case.action())
+    }
+
     /// Refuses callers whose role may not do `action` (see the table in `domain::role`).
     ///
     /// # Errors
-    /// [`ServiceError::Forbidden`] naming the role and what it cannot do.
-    pub fn require(&self, action: Action) -> ServiceResult<()> {
+    /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
+    pub(crate) fn require(&self, action: Action) -> ServiceResult<()> {
         if self.role.can(action) {
             Ok(())
         } else {
-            Err(ServiceError::Forbidden(format!(
+            Err(ServiceError::NotPermitted(format!(
                 "the role '{}' cannot {}",
                 self.role,
                 action.describe()
@@ -201,6 +299,47 @@ impl Clock for SystemClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn caller_with(role: Role) -> Caller {
+        Caller {
+            token_id: "t".into(),
+            token_name: "token".into(),
+            member_id: "m".into(),
+            role,
+            service_token: false,
+            default_api_version: ApiVersion::CURRENT,
+        }
+    }
+
+    #[test]
+    fn writers_create_flags_and_only_admins_create_tokens() {
+        let (reader, writer, admin) = (
+            caller_with(Role::Reader),
+            caller_with(Role::Writer),
+            caller_with(Role::Admin),
+        );
+        for use_case in [
+            UseCase::CreateFlag,
+            UseCase::PatchSegment,
+            UseCase::PatchProject,
+        ] {
+            assert!(matches!(
+                reader.may(use_case),
+                Err(ServiceError::NotPermitted(_))
+            ));
+            assert_eq!(writer.may(use_case), Ok(()));
+        }
+        for use_case in [
+            UseCase::CreateToken,
+            UseCase::PatchWebhook,
+            UseCase::InviteMembers,
+        ] {
+            assert!(writer.may(use_case).is_err(), "{use_case:?}");
+            assert_eq!(admin.may(use_case), Ok(()));
+        }
+        let refused = reader.may(UseCase::CreateFlag).unwrap_err().to_string();
+        assert!(refused.starts_with("the role 'reader' cannot"), "{refused}");
+    }
 
     #[test]
     fn system_clock_never_repeats() {

@@ -1,7 +1,7 @@
 //! Account members.
 
 use domain::audit::{resource, Access};
-use domain::member::{validate_invites, InviteError, Member, NewMemberForm};
+use domain::member::{validate_invites, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
@@ -10,7 +10,8 @@ use ports::{Listed, MemberRepository, StoreError, StoreExt};
 use crate::audit::{json, Change};
 
 use crate::auth::hold_members;
-use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+use crate::error::Detail;
+use crate::{object_id, Caller, Service, ServiceError, ServiceResult, UseCase};
 
 /// One page of members.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +25,7 @@ pub struct MemberPage {
 /// The member `id` names: `me` is the caller's.
 ///
 /// # Errors
-/// 404 for `me` with a service token, which acts for the account and is no member.
+/// `NotFound` for `me` with a service token, which acts for the account and is no member.
 fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<&'a str> {
     match id {
         "me" if caller.service_token => Err(ServiceError::NotFound(
@@ -41,7 +42,7 @@ fn may_change(caller: &Caller, member: &Member, what: &str) -> ServiceResult<()>
     if caller.actor().may_change_member(&member.id, member.role) {
         Ok(())
     } else {
-        Err(ServiceError::Forbidden(format!(
+        Err(ServiceError::NotPermitted(format!(
             "cannot {what} a member whose role '{}' is above your own '{}'",
             member.role, caller.role
         )))
@@ -65,7 +66,7 @@ impl Service {
     /// Lists members.
     ///
     /// # Errors
-    /// 403 for a caller who cannot see members.
+    /// `NotPermitted` for a caller who cannot see members.
     pub fn list_members(&self, caller: &Caller, query: &MemberQuery) -> ServiceResult<MemberPage> {
         caller.require(Action::ViewMembers)?;
         let Listed { items, total } = self
@@ -77,7 +78,7 @@ impl Service {
     /// One member; `me` is the caller's.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn get_member(&self, caller: &Caller, id: &str) -> ServiceResult<Member> {
         if id != "me" {
             caller.require(Action::ViewMembers)?;
@@ -89,21 +90,15 @@ impl Service {
     /// Invites up to 50 members, all or none, with roles no higher than the caller's.
     ///
     /// # Errors
-    /// 400 `invalid_request` for invalid invitations, `duplicate_email` for an email given twice,
-    /// `email_already_exists_in_account` for a member's email; 403.
+    /// `Invalid` for invalid invitations, `DuplicateEmail` for an email given twice,
+    /// `EmailTaken` for a member's email; `NotPermitted`.
     pub fn invite_members(
         &self,
         caller: &Caller,
         forms: Vec<NewMemberForm>,
     ) -> ServiceResult<Vec<Member>> {
-        caller.require(Action::ManageMembers)?;
-        let invites = validate_invites(forms, caller.role).map_err(|e| match e {
-            InviteError::Invalid(v) => ServiceError::from(v),
-            InviteError::DuplicateEmail(_) => ServiceError::Rejected {
-                code: "duplicate_email",
-                message: e.to_string(),
-            },
-        })?;
+        caller.may(UseCase::InviteMembers)?;
+        let invites = validate_invites(forms, caller.role)?;
         let now = self.now();
         let members: Vec<Member> = invites
             .into_iter()
@@ -111,9 +106,9 @@ impl Service {
             .collect();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let caller = &hold_members(repo, caller, &[])?.caller;
-            caller.require(Action::ManageMembers)?;
+            caller.may(UseCase::InviteMembers)?;
             if let Some(above) = members.iter().find(|m| m.role > caller.role) {
-                return Err(ServiceError::Forbidden(format!(
+                return Err(ServiceError::NotPermitted(format!(
                     "cannot invite a member with role '{}' above your own role '{}'",
                     above.role, caller.role
                 )));
@@ -121,18 +116,17 @@ impl Service {
             let emails: Vec<String> = members.iter().map(|m| m.email.to_lowercase()).collect();
             let taken = repo.taken_emails(&emails)?;
             if !taken.is_empty() {
-                return Err(ServiceError::Rejected {
-                    code: "email_already_exists_in_account",
-                    message: format!("already members of this account: {}", taken.join(", ")),
-                });
+                return Err(ServiceError::EmailTaken(
+                    format!("already members of this account: {}", taken.join(", ")).into(),
+                ));
             }
             for member in &members {
                 repo.insert_member(member).map_err(|e| match e {
                     // Another request invited the same email since `taken_emails` looked.
-                    StoreError::Duplicate(_) => ServiceError::Rejected {
-                        code: "email_already_exists_in_account",
-                        message: format!("already a member of this account: {}", member.email),
-                    },
+                    StoreError::Duplicate(_) => ServiceError::EmailTaken(Detail::caused_by(
+                        format!("already a member of this account: {}", member.email),
+                        e,
+                    )),
                     other => ServiceError::from(other),
                 })?;
                 let change = Change::new(
@@ -155,20 +149,21 @@ impl Service {
     /// an admin.
     ///
     /// # Errors
-    /// 403 without member management (or ownership for a transfer), 404, 409 for a failed
-    /// `test`, 422 for another path or a role change the rules refuse.
+    /// `NotPermitted` without member management (or ownership for a transfer), `NotFound`,
+    /// `VersionConflict` for a failed `test`, `PatchFailed` for another path or a role change the
+    /// rules refuse.
     pub fn patch_member(
         &self,
         caller: &Caller,
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Member> {
-        caller.require(Action::ManageMembers)?;
+        caller.may(UseCase::PatchMember)?;
         let target = member_id(caller, id)?;
         let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &[target])?;
             let caller = held.caller.clone();
-            caller.require(Action::ManageMembers)?;
+            caller.may(UseCase::PatchMember)?;
             let mut member = held.take(target).ok_or_else(|| member_not_found(target))?;
             may_change(&caller, &member, "change")?;
             let next = member.apply_patch(&patch.operations, caller.role)?;
@@ -231,8 +226,8 @@ impl Service {
     /// Deletes a member and its personal tokens; the service tokens it created pass to the owner.
     ///
     /// # Errors
-    /// 403, 404; 409 for the owner (transfer ownership first) or a member with a higher role
-    /// than the caller.
+    /// `NotPermitted` (also for a member with a higher role than the caller's), `NotFound`;
+    /// `WrongState` for the owner (transfer ownership first).
     pub fn delete_member(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageMembers)?;
         let target = member_id(caller, id)?;
@@ -242,7 +237,7 @@ impl Service {
             caller.require(Action::ManageMembers)?;
             let member = held.take(target).ok_or_else(|| member_not_found(target))?;
             if member.role == Role::Owner {
-                return Err(ServiceError::VersionConflict(
+                return Err(ServiceError::WrongState(
                     "the owner cannot be deleted; transfer ownership to another member first"
                         .into(),
                 ));

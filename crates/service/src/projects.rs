@@ -12,7 +12,7 @@ use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, StoreExt};
 
 use crate::audit::{json, Change};
 
-use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
 use domain::IdSource;
 
 /// A project, with its environments when they were asked for.
@@ -74,7 +74,7 @@ impl Service {
     /// Lists projects; with `expand_environments` each carries its environments (one query for all).
     ///
     /// # Errors
-    /// 403 for a caller who cannot read.
+    /// `NotPermitted` for a caller who cannot read.
     pub fn list_projects(
         &self,
         caller: &Caller,
@@ -115,13 +115,14 @@ impl Service {
     /// Creates a project with its environments (`test` and `production` unless named).
     ///
     /// # Errors
-    /// 400 for invalid input; 403 for a caller who cannot write; 409 for a taken key.
+    /// `Invalid` for invalid input; `NotPermitted` for a caller who cannot write; `KeyTaken` for a
+    /// taken key.
     pub fn create_project(
         &self,
         caller: &Caller,
         post: ProjectPost,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require(Action::ManageProjects)?;
+        caller.may(UseCase::CreateProject)?;
         let new = post.validate()?;
         let now = self.now();
         let key = new.project.key.to_string();
@@ -174,7 +175,7 @@ impl Service {
     /// One project, with its environments when asked.
     ///
     /// # Errors
-    /// 403 for a caller who cannot read; 404 for an unknown key.
+    /// `NotPermitted` for a caller who cannot read; `NotFound` for an unknown key.
     pub fn get_project(
         &self,
         caller: &Caller,
@@ -199,14 +200,15 @@ impl Service {
     /// Applies a JSON Patch to a project; returns it with its environments.
     ///
     /// # Errors
-    /// 403, 404; 409 for a failed `test`; 422 for a read-only path or an invalid result.
+    /// `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for a
+    /// read-only path or an invalid result.
     pub fn patch_project(
         &self,
         caller: &Caller,
         key: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require(Action::ManageProjects)?;
+        caller.may(UseCase::PatchProject)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = lock_project(repo, key)?;
             let next = held.apply_patch(&patch.operations)?;
@@ -250,7 +252,7 @@ impl Service {
     /// Deletes a project with its environments and flags.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn delete_project(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
         caller.require(Action::ManageProjects)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {

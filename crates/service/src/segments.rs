@@ -14,7 +14,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, Write};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
 
 /// A change to a segment, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +114,7 @@ impl Service {
     /// Lists an environment's segments.
     ///
     /// # Errors
-    /// 403, 404 for an unknown project or environment.
+    /// `NotPermitted`, `NotFound` for an unknown project or environment.
     pub fn list_segments(
         &self,
         caller: &Caller,
@@ -137,8 +137,8 @@ impl Service {
     /// Creates a segment (targets and rules come by patch).
     ///
     /// # Errors
-    /// 400 (also for a segment larger than the resource size limit), 403, 404, 409 for a taken
-    /// key.
+    /// `Invalid` (also for a segment larger than the resource size limit), `NotPermitted`,
+    /// `NotFound`, `KeyTaken` for a taken key.
     pub fn create_segment(
         &self,
         caller: &Caller,
@@ -146,7 +146,7 @@ impl Service {
         environment_key: &str,
         post: SegmentPost,
     ) -> ServiceResult<Segment> {
-        caller.require(Action::ManageSegments)?;
+        caller.may(UseCase::CreateSegment)?;
         let key = post.key.clone();
         let segment = Segment::create(post, project_key, environment_key, self.now())?;
         crate::flags::check_new_size("the new segment", &segment)?;
@@ -172,7 +172,7 @@ impl Service {
     /// One segment, with the flags whose rules use it.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn get_segment(
         &self,
         caller: &Caller,
@@ -199,8 +199,9 @@ impl Service {
     /// Changes a segment by JSON Patch, merge patch or segment semantic patch.
     ///
     /// # Errors
-    /// 400 for a malformed body, an invalid instruction or a semantic patch for another
-    /// environment; 403, 404; 409 for a failed `test`; 422 for a patch that cannot be applied.
+    /// `Invalid` for a malformed body, an invalid instruction or a semantic patch for another
+    /// environment; `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`;
+    /// `PatchFailed` for a patch that cannot be applied.
     pub fn patch_segment(
         &self,
         caller: &Caller,
@@ -252,7 +253,7 @@ impl Service {
         change: &SegmentChange,
         write: Write,
     ) -> ServiceResult<Segment> {
-        caller.require(Action::ManageSegments)?;
+        caller.may(UseCase::PatchSegment)?;
         if let SegmentChange::Semantic(patch) = change {
             if patch.environment_key != environment_key {
                 return Err(ServiceError::invalid(format!(
@@ -335,7 +336,7 @@ impl Service {
     /// Deletes a segment no flag rule uses.
     ///
     /// # Errors
-    /// 403, 404; 409 while a flag's rules use it.
+    /// `NotPermitted`, `NotFound`; `StillReferenced` while a flag's rules use it.
     pub fn delete_segment(
         &self,
         caller: &Caller,
@@ -352,10 +353,13 @@ impl Service {
             let users = repo.segment_users(&project_id, environment_key, key)?;
             if !users.is_empty() {
                 let names: Vec<String> = users.into_iter().map(|user| user.flag_key).collect();
-                return Err(ServiceError::VersionConflict(format!(
-                    "segment '{key}' is used by the rules of {}; remove those clauses first",
-                    names.join(", ")
-                )));
+                return Err(ServiceError::StillReferenced(
+                    format!(
+                        "segment '{key}' is used by the rules of {}; remove those clauses first",
+                        names.join(", ")
+                    )
+                    .into(),
+                ));
             }
             repo.delete_segment(&project_id, environment_key, &segment)?;
             let change = Change::new(

@@ -51,7 +51,7 @@ impl Service {
     /// The status of every flag of the project in one environment, by flag key.
     ///
     /// # Errors
-    /// 403, 404 for an unknown project or environment.
+    /// `NotPermitted`, `NotFound` for an unknown project or environment.
     pub fn environment_flag_statuses(
         &self,
         caller: &Caller,
@@ -74,7 +74,7 @@ impl Service {
     /// The status of one flag in one environment.
     ///
     /// # Errors
-    /// 403, 404 for an unknown project, environment or flag.
+    /// `NotPermitted`, `NotFound` for an unknown project, environment or flag.
     pub fn flag_status(
         &self,
         caller: &Caller,
@@ -101,7 +101,7 @@ impl Service {
     /// `environments` that exist (all when empty), by environment key.
     ///
     /// # Errors
-    /// 403, 404 for an unknown project or flag.
+    /// `NotPermitted`, `NotFound` for an unknown project or flag.
     pub fn flag_status_across_environments(
         &self,
         caller: &Caller,

@@ -10,7 +10,7 @@ use ports::{Listed, Locked, Repository, StoreExt, TokenRepository};
 use crate::audit::Change;
 
 use crate::auth::{ending, hash_secret, hold_members, new_secret};
-use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+use crate::{object_id, Caller, Service, ServiceError, ServiceResult, UseCase};
 
 /// A token with its secret: the only times the secret is shown (create and reset).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,8 +82,9 @@ struct HeldToken {
 /// [`domain::role::Actor::may_manage_token`].
 ///
 /// # Errors
-/// 401 for a caller whose token or member is gone; 403 without token management or authority
-/// over this token; 404 for an unknown id; 409 when a concurrent change moved the token.
+/// `Unauthenticated` for a caller whose token or member is gone; `NotPermitted` without token
+/// management or authority over this token; `NotFound` for an unknown id; `VersionConflict` when a
+/// concurrent change moved the token.
 fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<HeldToken> {
     let member_id = load_token(repo, id)?.member_id;
     let mut held = hold_members(repo, caller, &[&member_id])?;
@@ -104,7 +105,7 @@ fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceRe
         token.service_token,
         token.role,
     ) {
-        return Err(ServiceError::Forbidden(if token.service_token {
+        return Err(ServiceError::NotPermitted(if token.service_token {
             format!(
                 "the role '{}' cannot manage a service token with the role '{}'",
                 caller.role, token.role
@@ -129,13 +130,14 @@ impl Service {
     /// at most the caller's.
     ///
     /// # Errors
-    /// 403 without token management, or for a role above the caller's; 400 for invalid input.
+    /// `NotPermitted` without token management, or for a role above the caller's; `Invalid` for
+    /// invalid input.
     pub fn create_token(&self, caller: &Caller, post: TokenPost) -> ServiceResult<CreatedToken> {
-        caller.require(Action::ManageTokens)?;
+        caller.may(UseCase::CreateToken)?;
         let new = post.validate()?;
         let above_caller = |caller: &Caller| {
             (new.role > caller.role).then(|| {
-                ServiceError::Forbidden(format!(
+                ServiceError::NotPermitted(format!(
                     "cannot create a token with role '{}' above your own role '{}'",
                     new.role, caller.role
                 ))
@@ -147,7 +149,7 @@ impl Service {
         if caller.service_token && !new.service_token {
             // A personal token would belong to the member who created this service token, and
             // act as that member (as the owner, for a service token the owner made).
-            return Err(ServiceError::Forbidden(
+            return Err(ServiceError::NotPermitted(
                 "a service token acts for the account, not for a member: it can create only service tokens (\"serviceToken\": true)".into(),
             ));
         }
@@ -168,7 +170,7 @@ impl Service {
         };
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let caller = &hold_members(repo, caller, &[])?.caller;
-            caller.require(Action::ManageTokens)?;
+            caller.may(UseCase::CreateToken)?;
             if let Some(refused) = above_caller(caller) {
                 return Err(refused);
             }
@@ -186,7 +188,7 @@ impl Service {
     /// Service tokens and the caller's personal tokens; with `show_all`, every member's tokens.
     ///
     /// # Errors
-    /// 403 without token management.
+    /// `NotPermitted` without token management.
     pub fn list_tokens(
         &self,
         caller: &Caller,
@@ -204,7 +206,7 @@ impl Service {
     /// One token.
     ///
     /// # Errors
-    /// 403 without token management; 404 for an unknown id.
+    /// `NotPermitted` without token management; `NotFound` for an unknown id.
     pub fn get_token(&self, caller: &Caller, id: &str) -> ServiceResult<Token> {
         caller.require(Action::ManageTokens)?;
         self.store
@@ -215,14 +217,15 @@ impl Service {
     /// Its role stays at most the caller's, and a personal token's at most its member's.
     ///
     /// # Errors
-    /// 403, 404; 409 for a failed `test`; 422 for another path or an invalid value.
+    /// `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for another
+    /// path or an invalid value.
     pub fn patch_token(
         &self,
         caller: &Caller,
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Token> {
-        caller.require(Action::ManageTokens)?;
+        caller.may(UseCase::PatchToken)?;
         let now = self.now();
         let token = self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken {
@@ -235,15 +238,18 @@ impl Service {
                 return Ok(held.into_inner());
             }
             if next.role > caller.role {
-                return Err(ServiceError::Forbidden(format!(
+                return Err(ServiceError::NotPermitted(format!(
                     "cannot give a token the role '{}' above your own role '{}'",
                     next.role, caller.role
                 )));
             }
             if !held.service_token && next.role > member_role {
-                return Err(ServiceError::PatchFailed(format!(
-                    "a personal token cannot have a role above its member's role ({member_role})"
-                )));
+                return Err(ServiceError::PatchFailed(
+                    format!(
+                        "a personal token cannot have a role above its member's role ({member_role})"
+                    )
+                    .into(),
+                ));
             }
             next.last_modified = now;
             let token = held.replace(next);
@@ -268,7 +274,7 @@ impl Service {
     /// working until then; otherwise it stops at once.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn reset_token(
         &self,
         caller: &Caller,
@@ -311,7 +317,7 @@ impl Service {
     /// Deletes a token; it stops working at once on this replica.
     ///
     /// # Errors
-    /// 403 without token management; 404 for an unknown id.
+    /// `NotPermitted` without token management; `NotFound` for an unknown id.
     pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageTokens)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {

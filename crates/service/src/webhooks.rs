@@ -18,7 +18,8 @@ use rand::Rng;
 use sha2::Sha256;
 
 use crate::audit::{json, Change};
-use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::error::{Cause, Detail};
+use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
 
 /// How webhooks are delivered, and where they may point.
 #[derive(Debug, Clone, Default)]
@@ -109,8 +110,12 @@ impl Service {
         if wanted.is_empty() {
             return Ok(());
         }
-        let payload = serde_json::to_string(&entry.listing())
-            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let payload = serde_json::to_string(&entry.listing()).map_err(|e| {
+            ServiceError::Internal(Detail::caused_by(
+                "a webhook payload could not be serialized",
+                Cause::Serialization(e.to_string()),
+            ))
+        })?;
         for webhook in wanted {
             repo.enqueue_delivery(&QueuedDelivery {
                 id: object_id(),
@@ -126,7 +131,7 @@ impl Service {
     /// Lists the webhooks.
     ///
     /// # Errors
-    /// 403 below admin.
+    /// `NotPermitted` below admin.
     pub fn list_webhooks(&self, caller: &Caller) -> ServiceResult<Vec<Webhook>> {
         caller.require(Action::ManageWebhooks)?;
         self.store
@@ -136,10 +141,10 @@ impl Service {
     /// Creates a webhook; with `sign` and no secret, a secret is generated.
     ///
     /// # Errors
-    /// 400 for a bad URL, a host outside the allow-list, a host that is or resolves to a
-    /// non-public address (unless allowed), bad statements; 403 below admin.
+    /// `Invalid` for a bad URL, a host outside the allow-list, a host that is or resolves to a
+    /// non-public address (unless allowed), bad statements; `NotPermitted` below admin.
     pub fn create_webhook(&self, caller: &Caller, post: WebhookPost) -> ServiceResult<Webhook> {
-        caller.require(Action::ManageWebhooks)?;
+        caller.may(UseCase::CreateWebhook)?;
         let webhook = Webhook::create(object_id(), post, RandomIds.hex(32))?;
         self.webhooks.check_url(&webhook.url)?;
         let now = self.now();
@@ -158,7 +163,7 @@ impl Service {
     /// One webhook.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn get_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<Webhook> {
         caller.require(Action::ManageWebhooks)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
@@ -169,15 +174,15 @@ impl Service {
     /// Changes a webhook by JSON Patch (`/on`, `/url`, `/name`, `/secret`, `/tags`, `/statements`).
     ///
     /// # Errors
-    /// 400 for a URL to a host outside the allow-list or to a non-public address, 403, 404,
-    /// 409 for a failed `test`, 422.
+    /// `Invalid` for a URL to a host outside the allow-list or to a non-public address,
+    /// `NotPermitted`, `NotFound`, `VersionConflict` for a failed `test`, `PatchFailed`.
     pub fn patch_webhook(
         &self,
         caller: &Caller,
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Webhook> {
-        caller.require(Action::ManageWebhooks)?;
+        caller.may(UseCase::PatchWebhook)?;
         // A new URL's host is looked up before the webhook is locked, not while it is held (a
         // lookup may take seconds). Under the lock, only a URL other than the one checked here
         // (a concurrent change made the patch land elsewhere) is looked up again.
@@ -213,7 +218,7 @@ impl Service {
     /// Deletes a webhook and its pending deliveries.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn delete_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageWebhooks)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
@@ -232,7 +237,7 @@ impl Service {
     /// A webhook's recent delivery attempts, newest first.
     ///
     /// # Errors
-    /// 403, 404.
+    /// `NotPermitted`, `NotFound`.
     pub fn webhook_deliveries(
         &self,
         caller: &Caller,

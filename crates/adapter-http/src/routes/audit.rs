@@ -46,8 +46,7 @@ pub async fn list_audit_log(
         params.get("q"),
         params.get("spec"),
         params.get("limit"),
-    )
-    .map_err(|e| ApiError::invalid(e.0))?;
+    )?;
     let limit = query.limit;
     let entries = call(&state, move |s| s.list_audit_log(&caller, &query)).await?;
     let mut links = Links::from([(

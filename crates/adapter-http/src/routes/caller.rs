@@ -43,15 +43,15 @@ pub async fn caller_identity(
     Ok(web::Json(CallerIdentityRep {
         account_id,
         auth_kind: "token".to_owned(),
-        token_kind: if caller.service_token {
+        token_kind: if caller.service_token() {
             "service"
         } else {
             "personal"
         }
         .to_owned(),
-        token_name: caller.token_name,
-        token_id: caller.token_id,
-        member_id: (!caller.service_token).then_some(caller.member_id),
-        service_token: caller.service_token,
+        token_name: caller.token_name().to_owned(),
+        token_id: caller.token_id().to_owned(),
+        member_id: (!caller.service_token()).then(|| caller.member_id().to_owned()),
+        service_token: caller.service_token(),
     }))
 }

@@ -3,15 +3,15 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::environment::{Environment, EnvironmentPost};
 use domain::query::EnvironmentQuery;
-use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
-    call, expiry_param, json_body, json_patch_only, page_links, permit, Environments, QueryParams,
+    call, expiry_param, json_body, json_patch_only, page_links, Environments, QueryParams,
 };
 use crate::AppState;
+use service::UseCase;
 
 /// Lists a project's environments.
 #[utoipa::path(
@@ -40,8 +40,7 @@ pub async fn list_environments(
         params.get("sort"),
         params.get("limit"),
         params.get("offset"),
-    )
-    .map_err(|e| ApiError::invalid(e.0))?;
+    )?;
     let page = query.page;
     let project = path.into_inner();
     let list = call(&state, move |s| {
@@ -80,7 +79,7 @@ pub async fn create_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageEnvironments)?;
+    caller.may(UseCase::CreateEnvironment)?;
     let post: EnvironmentPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let env = call(&state, move |s| {
@@ -130,7 +129,7 @@ pub async fn patch_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Environment>, ApiError> {
-    permit(&caller, Action::ManageEnvironments)?;
+    caller.may(UseCase::PatchEnvironment)?;
     let patch = json_patch_only(&req, &body)?;
     let (project, key) = path.into_inner();
     Ok(web::Json(

@@ -6,16 +6,15 @@ use domain::instruction::SemanticPatch;
 use domain::link::{Link, Links};
 use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
-use domain::role::Action;
 use domain::version::ApiVersion;
 use serde_json::Value;
-use service::{EnvironmentSelection, FlagChange, FlagListRequest};
+use service::{EnvironmentSelection, FlagChange, FlagListRequest, UseCase};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, permit, DependentFlagRep, DependentFlags,
+    call, json_body, page_links, parse_json, patch_form, DependentFlagRep, DependentFlags,
     FeatureFlags, JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
 };
 use crate::AppState;
@@ -24,8 +23,7 @@ use crate::AppState;
 const DETAIL_FIELDS: [&str; 4] = ["targets", "contextTargets", "rules", "prerequisites"];
 
 fn summarise(flag: &Flag) -> Result<Value, ApiError> {
-    let mut value = serde_json::to_value(flag)
-        .map_err(|e| ApiError::from(service::ServiceError::Internal(e.to_string())))?;
+    let mut value = serde_json::to_value(flag).map_err(|e| ApiError::unserializable(&e))?;
     if let Some(Value::Object(environments)) = value.get_mut("environments") {
         for config in environments.values_mut() {
             if let Value::Object(fields) = config {
@@ -61,7 +59,7 @@ pub async fn create_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageFlags)?;
+    caller.may(UseCase::CreateFlag)?;
     let post: FlagPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let flag = match QueryParams::of(&req).get("clone").map(str::to_owned) {
@@ -95,7 +93,7 @@ pub async fn copy_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageFlags)?;
+    caller.may(UseCase::CopyFlagConfig)?;
     let post: FlagCopyPost = json_body(&req, &body)?;
     let (project, key) = path.into_inner();
     let flag = call(&state, move |s| {
@@ -120,9 +118,7 @@ pub async fn dependent_flags(
     req: HttpRequest,
 ) -> Result<web::Json<DependentFlags>, ApiError> {
     if version != ApiVersion::Beta {
-        return Err(ApiError::forbidden(
-            "this route is in beta: send the header Svc-API-Version: beta",
-        ));
+        return Err(ApiError::beta_route());
     }
     let (project, key) = path.into_inner();
     let project_key = project.clone();
@@ -175,15 +171,13 @@ pub async fn list_flags(
     let params = QueryParams::of(&req);
     let envs = params.list("env")?;
     let paged = version != ApiVersion::V20220603 || params.get("limit").is_some();
-    let page = Page::parse(params.get("limit"), params.get("offset"), 20)
-        .map_err(|e| ApiError::invalid(e.0))?;
+    let page = Page::parse(params.get("limit"), params.get("offset"), 20)?;
     let query = FlagQuery::parse(
         params.get("filter"),
         params.get("tag"),
         params.get("sort"),
         paged.then_some(page),
-    )
-    .map_err(|e| ApiError::invalid(e.0))?;
+    )?;
     let environments = match (envs.is_empty(), version) {
         (false, _) => EnvironmentSelection::Only(envs),
         (true, ApiVersion::V20220603) => EnvironmentSelection::All,
@@ -203,8 +197,7 @@ pub async fn list_flags(
             if summary {
                 summarise(flag)
             } else {
-                serde_json::to_value(flag)
-                    .map_err(|e| ApiError::from(service::ServiceError::Internal(e.to_string())))
+                serde_json::to_value(flag).map_err(|e| ApiError::unserializable(&e))
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -317,7 +310,7 @@ pub async fn patch_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Flag>, ApiError> {
-    permit(&caller, Action::ManageFlags)?;
+    caller.may(UseCase::PatchFlag)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();

@@ -3,13 +3,13 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::member::{Member, NewMemberForm};
 use domain::query::MemberQuery;
-use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
-use crate::wire::{call, json_body, json_patch_only, page_links, permit, Members, QueryParams};
+use crate::wire::{call, json_body, json_patch_only, page_links, Members, QueryParams};
 use crate::AppState;
+use service::UseCase;
 
 /// Lists the account's members.
 #[utoipa::path(
@@ -34,8 +34,7 @@ pub async fn list_members(
         params.get("sort"),
         params.get("limit"),
         params.get("offset"),
-    )
-    .map_err(|e| ApiError::invalid(e.0))?;
+    )?;
     let page = query.page;
     let list = call(&state, move |s| s.list_members(&caller, &query)).await?;
     Ok(web::Json(Members {
@@ -59,7 +58,7 @@ pub async fn invite_members(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageMembers)?;
+    caller.may(UseCase::InviteMembers)?;
     let forms: Vec<NewMemberForm> = json_body(&req, &body)?;
     let members = call(&state, move |s| s.invite_members(&caller, forms)).await?;
     let total = members.len() as u64;
@@ -115,7 +114,7 @@ pub async fn patch_member(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Member>, ApiError> {
-    permit(&caller, Action::ManageMembers)?;
+    caller.may(UseCase::PatchMember)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
     Ok(web::Json(

@@ -4,16 +4,16 @@ use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::link::Links;
 use domain::project::ProjectPost;
 use domain::query::ProjectQuery;
-use domain::role::Action;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
-    call, json_body, json_patch_only, page_links, permit, Environments, ProjectExpanded,
-    ProjectRep, Projects, QueryParams,
+    call, json_body, json_patch_only, page_links, Environments, ProjectExpanded, ProjectRep,
+    Projects, QueryParams,
 };
 use crate::AppState;
+use service::UseCase;
 
 /// Whether `expand` asks for the environments (`expand=environments`, the one value it takes).
 ///
@@ -70,8 +70,7 @@ pub async fn list_projects(
         params.get("sort"),
         params.get("limit"),
         params.get("offset"),
-    )
-    .map_err(|e| ApiError::invalid(e.0))?;
+    )?;
     let expand = wants_environments(&params)?;
     let page = query.page;
     let list = call(&state, move |s| s.list_projects(&caller, &query, expand)).await?;
@@ -97,7 +96,7 @@ pub async fn create_project(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageProjects)?;
+    caller.may(UseCase::CreateProject)?;
     let post: ProjectPost = json_body(&req, &body)?;
     let created = call(&state, move |s| s.create_project(&caller, post)).await?;
     Ok(HttpResponse::Created().json(ProjectRep {
@@ -150,7 +149,7 @@ pub async fn patch_project(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<ProjectRep>, ApiError> {
-    permit(&caller, Action::ManageProjects)?;
+    caller.may(UseCase::PatchProject)?;
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
     let updated = call(&state, move |s| s.patch_project(&caller, &key, &patch)).await?;

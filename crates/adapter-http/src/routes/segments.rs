@@ -3,18 +3,16 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::link::{Link, Links};
 use domain::query::SegmentQuery;
-use domain::role::Action;
 use domain::segment::{Segment, SegmentPatch, SegmentPost};
 use serde::Serialize;
 use serde_json::Value;
-use service::SegmentChange;
+use service::{SegmentChange, UseCase};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, permit, JsonPatchOperation, PatchForm,
-    QueryParams,
+    call, json_body, page_links, parse_json, patch_form, JsonPatchOperation, PatchForm, QueryParams,
 };
 use crate::AppState;
 
@@ -98,8 +96,7 @@ pub async fn list_segments(
         params.get("sort"),
         params.get("limit"),
         params.get("offset"),
-    )
-    .map_err(|e| ApiError::invalid(e.0))?;
+    )?;
     let page = query.page;
     let (project, env) = path.into_inner();
     let list = call(&state, move |s| {
@@ -128,7 +125,7 @@ pub async fn create_segment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageSegments)?;
+    caller.may(UseCase::CreateSegment)?;
     let post: SegmentPost = json_body(&req, &body)?;
     let (project, env) = path.into_inner();
     let segment = call(&state, move |s| {
@@ -234,7 +231,7 @@ pub async fn patch_segment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Segment>, ApiError> {
-    permit(&caller, Action::ManageSegments)?;
+    caller.may(UseCase::PatchSegment)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = segment_change(&req, &body)?;
     let (project, env, key) = path.into_inner();

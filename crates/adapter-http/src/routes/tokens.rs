@@ -2,17 +2,16 @@
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::query::Page;
-use domain::role::Action;
 use domain::token::TokenPost;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_25, OFFSET};
 use crate::wire::{
-    call, expiry_param, json_body, json_patch_only, page_links, permit, QueryParams, TokenRep,
-    Tokens,
+    call, expiry_param, json_body, json_patch_only, page_links, QueryParams, TokenRep, Tokens,
 };
 use crate::AppState;
+use service::UseCase;
 
 /// Lists service tokens and the caller's personal tokens (with `showAll`, every member's).
 /// Admin or owner.
@@ -33,8 +32,7 @@ pub async fn list_tokens(
 ) -> Result<web::Json<Tokens>, ApiError> {
     let params = QueryParams::of(&req);
     let show_all = params.flag("showAll", false)?;
-    let page = Page::parse(params.get("limit"), params.get("offset"), 25)
-        .map_err(|e| ApiError::invalid(e.0))?;
+    let page = Page::parse(params.get("limit"), params.get("offset"), 25)?;
     let list = call(&state, move |s| s.list_tokens(&caller, page, show_all)).await?;
     Ok(web::Json(Tokens {
         links: page_links(&req, page.limit, page.offset, list.total),
@@ -60,7 +58,7 @@ pub async fn create_token(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    permit(&caller, Action::ManageTokens)?;
+    caller.may(UseCase::CreateToken)?;
     let post: TokenPost = json_body(&req, &body)?;
     let created = call(&state, move |s| s.create_token(&caller, post)).await?;
     Ok(HttpResponse::Created().json(TokenRep::new(created.token, Some(created.secret))))
@@ -121,7 +119,7 @@ pub async fn patch_token(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<TokenRep>, ApiError> {
-    permit(&caller, Action::ManageTokens)?;
+    caller.may(UseCase::PatchToken)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
     let token = call(&state, move |s| s.patch_token(&caller, &id, &patch)).await?;

@@ -2,14 +2,14 @@
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::link::{Link, Links};
-use domain::role::Action;
 use domain::webhook::{DeliveryAttempt, Webhook, WebhookPost};
 use serde::Serialize;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
-use crate::wire::{call, json_body, json_patch_only, permit, JsonPatchOperation};
+use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation};
 use crate::AppState;
+use service::UseCase;
 
 /// The webhooks (not paged).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -64,7 +64,7 @@ pub async fn create_webhook(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Webhook>, ApiError> {
-    permit(&caller, Action::ManageWebhooks)?;
+    caller.may(UseCase::CreateWebhook)?;
     let post: WebhookPost = json_body(&req, &body)?;
     Ok(web::Json(
         call(&state, move |s| s.create_webhook(&caller, post)).await?,
@@ -109,7 +109,7 @@ pub async fn patch_webhook(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Webhook>, ApiError> {
-    permit(&caller, Action::ManageWebhooks)?;
+    caller.may(UseCase::PatchWebhook)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
     Ok(web::Json(

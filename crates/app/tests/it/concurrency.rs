@@ -387,7 +387,7 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
         assert!(
             matches!(
                 lost,
-                ServiceError::Forbidden(_) | ServiceError::PatchFailed(_)
+                ServiceError::NotPermitted(_) | ServiceError::PatchFailed(_)
             ),
             "{lost:?}"
         );
@@ -431,8 +431,11 @@ fn concurrent_invites_of_one_email(backend: Backend) {
     );
     for refused in outcomes.iter().filter_map(|o| o.as_ref().err()) {
         match refused {
-            ServiceError::Rejected { code, message } => {
-                assert_eq!(*code, "email_already_exists_in_account");
+            // The service names the situation; the code is the HTTP adapter's.
+            ServiceError::EmailTaken(_) => {
+                let adapter_http::ApiError { code, message, .. } =
+                    adapter_http::ApiError::from(refused.clone());
+                assert_eq!(code, "email_already_exists_in_account");
                 assert!(message.contains("same@example.com"), "{message}");
             }
             other => panic!("{other:?}"),

@@ -20,7 +20,7 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
     let ann = fx.invite("ann@example.com", "admin");
     let bob = fx.invite("bob@example.com", "reader");
     let admin = fx.caller_for(&ann, Role::Admin);
-    let owner_id = fx.owner.member_id.clone();
+    let owner_id = fx.owner.member_id().to_owned();
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
     for target in [&bob, &ann] {
@@ -33,7 +33,7 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
     let demote = json_patch(json!([{"op": "replace", "path": "/role", "value": "reader"}]));
     let refused = fx.service.patch_member(&admin, &owner_id, &demote);
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     let refused = fx.service.delete_member(&admin, &owner_id);
@@ -53,7 +53,7 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     let fx = Fixture::new();
     let ann = fx.invite("ann@example.com", "reader");
     let bob = fx.invite("bob@example.com", "reader");
-    let owner_id = fx.owner.member_id.clone();
+    let owner_id = fx.owner.member_id().to_owned();
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
     let ann_now = fx
@@ -98,19 +98,19 @@ fn nobody_gives_a_role_above_their_own() {
     let admin = fx.caller_for(&ann, Role::Admin);
     // A writer's admin token acts as a writer: it manages no members at all.
     let writer = fx.caller_for(&wes, Role::Admin);
-    assert_eq!(writer.role, Role::Writer);
+    assert_eq!(writer.role(), Role::Writer);
 
     let to_admin = json_patch(json!([{"op": "replace", "path": "/role", "value": "admin"}]));
     let refused = fx.service.patch_member(&writer, &rae, &to_admin);
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     let form =
         serde_json::from_value(json!({"email": "new@example.com", "role": "reader"})).unwrap();
     let refused = fx.service.invite_members(&writer, vec![form]);
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     assert_eq!(fx.member(&rae).role, Role::Reader);
@@ -134,7 +134,7 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
     let secret = fx.token_for(&ann, Role::Admin);
     let flag = |key: &str| serde_json::from_value(json!({"key": key, "name": key})).unwrap();
     let writer = fx.service.authenticate(&secret).unwrap();
-    assert_eq!(writer.role, Role::Writer);
+    assert_eq!(writer.role(), Role::Writer);
     fx.service.create_flag(&writer, "p", flag("f")).unwrap();
 
     let to_reader = json_patch(json!([{"op": "replace", "path": "/role", "value": "reader"}]));
@@ -148,10 +148,10 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
     // keeps its role for flag writes: only the member and token use cases re-read the role
     // under lock.)
     let reader = fx.service.authenticate(&secret).unwrap();
-    assert_eq!(reader.role, Role::Reader);
+    assert_eq!(reader.role(), Role::Reader);
     let refused = fx.service.create_flag(&reader, "p", flag("g"));
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     let project = fx.read(|repo| repo.get_project("p")).unwrap();
@@ -177,7 +177,7 @@ fn deleting_a_member_deletes_its_personal_tokens_and_hands_on_its_service_tokens
 
     assert!(fx.read(|repo| repo.get_member(&ann)).is_none());
     assert!(fx.read(|repo| repo.get_token(&personal.id)).is_none());
-    assert!(fx.read(|repo| repo.get_token(&admin.token_id)).is_none());
+    assert!(fx.read(|repo| repo.get_token(admin.token_id())).is_none());
     let handed_on = fx.read(|repo| repo.get_token(&shared.id)).unwrap();
-    assert_eq!(handed_on.member_id, fx.owner.member_id);
+    assert_eq!(handed_on.member_id, fx.owner.member_id());
 }

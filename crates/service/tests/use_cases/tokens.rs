@@ -24,7 +24,7 @@ fn assert_hands_off(fx: &Fixture, caller: &Caller, id: &str) {
     ];
     for refused in refusals {
         assert!(
-            matches!(refused, Err(ServiceError::Forbidden(_))),
+            matches!(refused, Err(ServiceError::NotPermitted(_))),
             "{refused:?}"
         );
     }
@@ -42,9 +42,9 @@ fn an_admin_cannot_touch_the_owners_tokens() {
         .unwrap();
     let service_admin = fx.service.authenticate(&service_admin.secret).unwrap();
     for caller in [&admin, &service_admin] {
-        assert_hands_off(&fx, caller, &fx.owner.token_id);
+        assert_hands_off(&fx, caller, fx.owner.token_id());
     }
-    assert_eq!(fx.member(&fx.owner.member_id).role, Role::Owner);
+    assert_eq!(fx.member(fx.owner.member_id()).role, Role::Owner);
 }
 
 #[test]
@@ -59,31 +59,31 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
     let writer = fx.caller_for(&wes, Role::Admin);
 
     // Another admin's token: hands off for an admin, not for the owner.
-    assert_hands_off(&fx, &admin, &other_admin.token_id);
+    assert_hands_off(&fx, &admin, other_admin.token_id());
     fx.service
-        .reset_token(&fx.owner, &other_admin.token_id, None)
+        .reset_token(&fx.owner, other_admin.token_id(), None)
         .unwrap();
 
     // A writer's token: the admin outranks it. The new secret acts as the writer it belongs to.
     let reset = fx
         .service
-        .reset_token(&admin, &writer.token_id, None)
+        .reset_token(&admin, writer.token_id(), None)
         .unwrap();
     let as_writer = fx.service.authenticate(&reset.secret).unwrap();
-    assert_eq!(as_writer.role, Role::Writer);
+    assert_eq!(as_writer.role(), Role::Writer);
     let refused = fx.service.list_tokens(&as_writer, page(), false);
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
 
     // Its own tokens are the admin's to manage.
     let rename = json_patch(json!([{"op": "replace", "path": "/name", "value": "renamed"}]));
     fx.service
-        .patch_token(&admin, &admin.token_id, &rename)
+        .patch_token(&admin, admin.token_id(), &rename)
         .unwrap();
     assert_eq!(
-        fx.read(|repo| repo.get_token(&admin.token_id))
+        fx.read(|repo| repo.get_token(admin.token_id()))
             .unwrap()
             .name,
         "renamed"
@@ -103,7 +103,7 @@ fn no_token_above_your_own_role_or_its_member_s() {
         .service
         .create_token(&writer, token_post("reader", false));
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
 
@@ -147,7 +147,7 @@ fn a_service_token_makes_only_service_tokens_within_its_role() {
         .create_token(&fx.owner, token_post("writer", true))
         .unwrap();
     let service_writer = fx.service.authenticate(&created.secret).unwrap();
-    assert_eq!(service_writer.role, Role::Writer);
+    assert_eq!(service_writer.role(), Role::Writer);
     let service_admin = fx
         .service
         .create_token(&fx.owner, token_post("admin", true))
@@ -158,7 +158,7 @@ fn a_service_token_makes_only_service_tokens_within_its_role() {
         .service
         .create_token(&service_admin, token_post("reader", false));
     assert!(
-        matches!(refused, Err(ServiceError::Forbidden(_))),
+        matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     let made = fx

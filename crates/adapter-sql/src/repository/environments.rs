@@ -93,17 +93,12 @@ fn filtered_environments<'a>(
                 .escape('\\'),
         );
     }
-    if let Some((tags, n)) = all_of(&q.tags) {
-        query = query.filter(
-            environments::id.eq_any(
-                environment_tags::table
-                    .filter(environment_tags::tag.eq_any(tags))
-                    .group_by(environment_tags::environment_id)
-                    .having(diesel::dsl::count_star().eq(n))
-                    .select(environment_tags::environment_id),
-            ),
-        );
-    }
+    query = with_all_tags!(
+        query,
+        &q.tags,
+        environments::id,
+        environment_tags.environment_id
+    );
     if let Some(key) = &q.key {
         query = query.filter(environments::key.eq(key));
     }
@@ -130,6 +125,17 @@ impl SqlRepository<'_> {
                 .store()
         })?;
         Ok(group_tags(rows))
+    }
+
+    /// Makes the stored tags of `environment` exactly `environment.tags`.
+    fn replace_environment_tags(&mut self, environment: &Environment) -> StoreResult<()> {
+        replace_tags!(
+            self.conn,
+            environment_tags,
+            [environment_id = &environment.id],
+            environment.tags
+        );
+        Ok(())
     }
 
     fn project_key(&mut self, project_id: &str) -> StoreResult<String> {
@@ -244,13 +250,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
             .values(EnvironmentRow::from_environment(project_id, environment))
             .execute(self.conn)
             .store()?;
-        replace_tags!(
-            self.conn,
-            environment_tags,
-            [environment_id = &environment.id],
-            environment.tags
-        );
-        Ok(())
+        self.replace_environment_tags(environment)
     }
 
     fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>> {
@@ -282,12 +282,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
                 .filter(environments::key.eq(key))
                 .select(environments::id)
         );
-        if locked.is_empty() {
-            return Ok(None);
-        }
-        Ok(self
-            .get_environment(project_id, key)?
-            .map(Locked::assume_locked))
+        held(&locked, || self.get_environment(project_id, key))
     }
 
     fn list_environments(
@@ -369,13 +364,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
             .set(EnvironmentRow::from_environment(project_id, environment))
             .execute(self.conn)
             .store()?;
-        replace_tags!(
-            self.conn,
-            environment_tags,
-            [environment_id = &environment.id],
-            environment.tags
-        );
-        Ok(())
+        self.replace_environment_tags(environment)
     }
 
     fn delete_environment(

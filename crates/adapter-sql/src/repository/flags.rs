@@ -116,53 +116,92 @@ fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuer
     if let Some(text) = &q.query {
         query = query.filter(flags::search.like(contains_pattern(text)).escape('\\'));
     }
-    if let Some((tags, n)) = all_of(&q.tags) {
-        query = query.filter(
-            flags::key.eq_any(
-                flag_tags::table
-                    .filter(flag_tags::project_id.eq(project_id))
-                    .filter(flag_tags::tag.eq_any(tags))
-                    .group_by(flag_tags::flag_key)
-                    .having(diesel::dsl::count_star().eq(n))
-                    .select(flag_tags::flag_key),
-            ),
-        );
-    }
+    query = with_all_tags!(
+        query,
+        &q.tags,
+        flags::key,
+        flag_tags.flag_key,
+        project_id = project_id
+    );
     query
 }
 
+/// A prerequisite edge of a configuration, as `flag_prerequisites` holds it (so that a flag
+/// others depend on is found without reading configurations).
+#[derive(Insertable)]
+#[diesel(table_name = flag_prerequisites)]
+struct PrerequisiteRow<'a> {
+    project_id: &'a str,
+    flag_key: &'a str,
+    environment_key: &'a str,
+    prerequisite_key: &'a str,
+    variation: i32,
+}
+
+/// A segment named by a configuration's rules, as `flag_segment_refs` holds it (so that a
+/// segment in use is found without reading configurations).
+#[derive(Insertable)]
+#[diesel(table_name = flag_segment_refs)]
+struct SegmentRefRow<'a> {
+    project_id: &'a str,
+    flag_key: &'a str,
+    environment_key: &'a str,
+    segment_key: String,
+}
+
+/// What configurations refer to, as rows to insert.
+#[derive(Default)]
+struct ConfigReferences<'a> {
+    prerequisites: Vec<PrerequisiteRow<'a>>,
+    segments: Vec<SegmentRefRow<'a>>,
+}
+
+impl<'a> ConfigReferences<'a> {
+    /// Adds what the configuration of flag `flag_key` in `environment_key` refers to.
+    fn add(
+        &mut self,
+        project_id: &'a str,
+        flag_key: &'a str,
+        environment_key: &'a str,
+        config: &'a FlagConfig,
+    ) {
+        self.prerequisites
+            .extend(config.prerequisites.iter().map(|p| PrerequisiteRow {
+                project_id,
+                flag_key,
+                environment_key,
+                prerequisite_key: &p.key,
+                variation: index_i32(p.variation),
+            }));
+        self.segments.extend(
+            Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
+                .into_iter()
+                .map(|segment_key| SegmentRefRow {
+                    project_id,
+                    flag_key,
+                    environment_key,
+                    segment_key,
+                }),
+        );
+    }
+}
+
 impl SqlRepository<'_> {
-    /// Rewrites which segments `flag`'s rules name, per environment.
-    fn replace_flag_segment_refs(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
-        diesel::delete(
-            flag_segment_refs::table
-                .filter(flag_segment_refs::project_id.eq(project_id))
-                .filter(flag_segment_refs::flag_key.eq(&flag.key)),
-        )
-        .execute(self.conn)
-        .store()?;
-        let rows: Vec<_> = flag
-            .environments
-            .iter()
-            .flat_map(|(env, config)| {
-                Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
-                    .into_iter()
-                    .map(move |segment| {
-                        (
-                            flag_segment_refs::project_id.eq(project_id),
-                            flag_segment_refs::flag_key.eq(&flag.key),
-                            flag_segment_refs::environment_key.eq(env),
-                            flag_segment_refs::segment_key.eq(segment),
-                        )
-                    })
-            })
-            .collect();
-        insert_rows!(self.conn, flag_segment_refs, rows);
+    /// Stores what configurations refer to: their prerequisite edges, then the segments their
+    /// rules name (one multi-row insert per table).
+    fn insert_references(&mut self, references: ConfigReferences<'_>) -> StoreResult<()> {
+        insert_rows!(self.conn, flag_prerequisites, references.prerequisites);
+        insert_rows!(self.conn, flag_segment_refs, references.segments);
         Ok(())
     }
 
-    /// Rewrites the prerequisite edges of `flag` (all environments) in two statements.
-    fn replace_flag_prerequisites(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+    /// Rewrites what `flag`'s configurations (all environments) refer to: its prerequisite
+    /// edges, then the segments its rules name.
+    fn replace_flag_references(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+        let mut references = ConfigReferences::default();
+        for (environment_key, config) in &flag.environments {
+            references.add(project_id, &flag.key, environment_key, config);
+        }
         diesel::delete(
             flag_prerequisites::table
                 .filter(flag_prerequisites::project_id.eq(project_id))
@@ -170,22 +209,15 @@ impl SqlRepository<'_> {
         )
         .execute(self.conn)
         .store()?;
-        let rows: Vec<_> = flag
-            .environments
-            .iter()
-            .flat_map(|(env, config)| {
-                config.prerequisites.iter().map(move |p| {
-                    (
-                        flag_prerequisites::project_id.eq(project_id),
-                        flag_prerequisites::flag_key.eq(&flag.key),
-                        flag_prerequisites::environment_key.eq(env),
-                        flag_prerequisites::prerequisite_key.eq(&p.key),
-                        flag_prerequisites::variation.eq(index_i32(p.variation)),
-                    )
-                })
-            })
-            .collect();
-        insert_rows!(self.conn, flag_prerequisites, rows);
+        insert_rows!(self.conn, flag_prerequisites, references.prerequisites);
+        diesel::delete(
+            flag_segment_refs::table
+                .filter(flag_segment_refs::project_id.eq(project_id))
+                .filter(flag_segment_refs::flag_key.eq(&flag.key)),
+        )
+        .execute(self.conn)
+        .store()?;
+        insert_rows!(self.conn, flag_segment_refs, references.segments);
         Ok(())
     }
 
@@ -270,8 +302,7 @@ impl FlagRepository for SqlRepository<'_> {
             .execute(self.conn)
             .store()?;
         self.replace_flag_tags(project_id, flag)?;
-        self.replace_flag_prerequisites(project_id, flag)?;
-        self.replace_flag_segment_refs(project_id, flag)?;
+        self.replace_flag_references(project_id, flag)?;
         let rows = flag
             .environments
             .iter()
@@ -310,10 +341,7 @@ impl FlagRepository for SqlRepository<'_> {
                 .filter(flags::key.eq(key))
                 .select(flags::key)
         );
-        if locked.is_empty() {
-            return Ok(None);
-        }
-        Ok(self.get_flag(project_id, key)?.map(Locked::assume_locked))
+        held(&locked, || self.get_flag(project_id, key))
     }
 
     fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>> {
@@ -428,8 +456,7 @@ impl FlagRepository for SqlRepository<'_> {
         .execute(self.conn)
         .store()?;
         self.replace_flag_tags(project_id, flag)?;
-        self.replace_flag_prerequisites(project_id, flag)?;
-        self.replace_flag_segment_refs(project_id, flag)?;
+        self.replace_flag_references(project_id, flag)?;
         for env_key in changed_environments {
             let Some(config) = flag.environments.get(env_key) else {
                 continue;
@@ -657,37 +684,10 @@ impl FlagRepository for SqlRepository<'_> {
             })
             .collect::<StoreResult<Vec<_>>>()?;
         insert_rows!(self.conn, flag_configs, rows);
-        let prerequisites: Vec<_> = configs
-            .iter()
-            .flat_map(|KeyedFlagConfig { flag_key, config }| {
-                config.prerequisites.iter().map(move |p| {
-                    (
-                        flag_prerequisites::project_id.eq(project_id),
-                        flag_prerequisites::flag_key.eq(flag_key),
-                        flag_prerequisites::environment_key.eq(environment_key),
-                        flag_prerequisites::prerequisite_key.eq(&p.key),
-                        flag_prerequisites::variation.eq(index_i32(p.variation)),
-                    )
-                })
-            })
-            .collect();
-        insert_rows!(self.conn, flag_prerequisites, prerequisites);
-        let segment_refs: Vec<_> = configs
-            .iter()
-            .flat_map(|KeyedFlagConfig { flag_key, config }| {
-                Segment::referenced_by(config.rules.iter().flat_map(|r| &r.clauses))
-                    .into_iter()
-                    .map(move |segment| {
-                        (
-                            flag_segment_refs::project_id.eq(project_id),
-                            flag_segment_refs::flag_key.eq(flag_key),
-                            flag_segment_refs::environment_key.eq(environment_key),
-                            flag_segment_refs::segment_key.eq(segment),
-                        )
-                    })
-            })
-            .collect();
-        insert_rows!(self.conn, flag_segment_refs, segment_refs);
-        Ok(())
+        let mut references = ConfigReferences::default();
+        for KeyedFlagConfig { flag_key, config } in configs {
+            references.add(project_id, flag_key, environment_key, config);
+        }
+        self.insert_references(references)
     }
 }

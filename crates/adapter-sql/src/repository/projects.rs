@@ -86,17 +86,7 @@ fn filtered_projects(q: &ProjectQuery) -> projects::BoxedQuery<'_, Backend> {
     if let Some(text) = &q.query {
         query = query.filter(projects::search.like(contains_pattern(text)).escape('\\'));
     }
-    if let Some((tags, n)) = all_of(&q.tags) {
-        query = query.filter(
-            projects::id.eq_any(
-                project_tags::table
-                    .filter(project_tags::tag.eq_any(tags))
-                    .group_by(project_tags::project_id)
-                    .having(diesel::dsl::count_star().eq(n))
-                    .select(project_tags::project_id),
-            ),
-        );
-    }
+    query = with_all_tags!(query, &q.tags, projects::id, project_tags.project_id);
     if !q.keys.is_empty() {
         query = query.filter(projects::key.eq_any(&q.keys));
     }
@@ -104,6 +94,17 @@ fn filtered_projects(q: &ProjectQuery) -> projects::BoxedQuery<'_, Backend> {
 }
 
 impl SqlRepository<'_> {
+    /// Makes the stored tags of `project` exactly `project.tags`.
+    fn replace_project_tags(&mut self, project: &Project) -> StoreResult<()> {
+        replace_tags!(
+            self.conn,
+            project_tags,
+            [project_id = &project.id],
+            project.tags
+        );
+        Ok(())
+    }
+
     fn project_tags_of(&mut self, ids: &[String]) -> StoreResult<BTreeMap<String, Vec<String>>> {
         let conn = &mut *self.conn;
         let rows = chunked(ids, |ids| {
@@ -123,13 +124,7 @@ impl ProjectRepository for SqlRepository<'_> {
             .values(ProjectRow::from_project(project))
             .execute(self.conn)
             .store()?;
-        replace_tags!(
-            self.conn,
-            project_tags,
-            [project_id = &project.id],
-            project.tags
-        );
-        Ok(())
+        self.replace_project_tags(project)
     }
 
     fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>> {
@@ -156,10 +151,7 @@ impl ProjectRepository for SqlRepository<'_> {
                 .filter(projects::key.eq(key))
                 .select(projects::id)
         );
-        if locked.is_empty() {
-            return Ok(None);
-        }
-        Ok(self.get_project(key)?.map(Locked::assume_locked))
+        held(&locked, || self.get_project(key))
     }
 
     fn list_projects(&mut self, q: &ProjectQuery) -> StoreResult<Listed<Project>> {
@@ -191,13 +183,7 @@ impl ProjectRepository for SqlRepository<'_> {
             .set(ProjectRow::from_project(project))
             .execute(self.conn)
             .store()?;
-        replace_tags!(
-            self.conn,
-            project_tags,
-            [project_id = &project.id],
-            project.tags
-        );
-        Ok(())
+        self.replace_project_tags(project)
     }
 
     fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::role::Role;
-use ports::{StoreError, StoreResult};
+use ports::{Locked, StoreError, StoreResult};
 
 use crate::map_error;
 
@@ -111,6 +111,41 @@ pub(super) fn all_of(tags: &[String]) -> Option<(Vec<String>, i64)> {
     tags.dedup();
     let n = i64::try_from(tags.len()).ok()?;
     (n > 0).then_some((tags, n))
+}
+
+/// Narrows a boxed list query to the owners that carry every tag of `$tags` (see [`all_of`]):
+/// `$owner` is the query's owner column, `$tag_table` the tag table, `$tag_owner` its owner
+/// column, and the optional `column = value` pairs narrow the tag table further (to a project,
+/// an environment).
+macro_rules! with_all_tags {
+    ($query:expr, $tags:expr, $owner:expr, $tag_table:ident . $tag_owner:ident $(, $column:ident = $value:expr)*) => {
+        match $crate::repository::query::all_of($tags) {
+            Some((tags, n)) => $query.filter(
+                $owner.eq_any(
+                    $tag_table::table
+                        $(.filter($tag_table::$column.eq($value)))*
+                        .filter($tag_table::tag.eq_any(tags))
+                        .group_by($tag_table::$tag_owner)
+                        .having(diesel::dsl::count_star().eq(n))
+                        .select($tag_table::$tag_owner),
+                ),
+            ),
+            None => $query,
+        }
+    };
+}
+pub(super) use with_all_tags;
+
+/// The object `read` returns, held until the transaction ends: `locked` are the rows a
+/// [`lock_rows!`] query just locked (none: there is no such object).
+pub(super) fn held<T>(
+    locked: &[String],
+    read: impl FnOnce() -> StoreResult<Option<T>>,
+) -> StoreResult<Option<Locked<T>>> {
+    if locked.is_empty() {
+        return Ok(None);
+    }
+    Ok(read()?.map(Locked::assume_locked))
 }
 
 /// Tags by owner, from `(owner id, tag)` rows.

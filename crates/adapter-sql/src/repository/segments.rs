@@ -58,31 +58,39 @@ impl SegmentRow {
     }
 }
 
+/// The segments of one environment: what every segment query starts from.
+type EnvironmentSegments<'a> = diesel::dsl::Filter<
+    diesel::dsl::Filter<segments::table, diesel::dsl::Eq<segments::project_id, &'a str>>,
+    diesel::dsl::Eq<segments::environment_key, &'a str>,
+>;
+
+/// The segments of environment `environment_key` of project `project_id`.
+fn environment_segments<'a>(
+    project_id: &'a str,
+    environment_key: &'a str,
+) -> EnvironmentSegments<'a> {
+    segments::table
+        .filter(segments::project_id.eq(project_id))
+        .filter(segments::environment_key.eq(environment_key))
+}
+
 fn filtered_segments<'a>(
     project_id: &'a str,
     environment_key: &'a str,
     q: &'a SegmentQuery,
 ) -> segments::BoxedQuery<'a, Backend> {
-    let mut query = segments::table
-        .filter(segments::project_id.eq(project_id))
-        .filter(segments::environment_key.eq(environment_key))
-        .into_boxed();
+    let mut query = environment_segments(project_id, environment_key).into_boxed();
     if let Some(text) = &q.query {
         query = query.filter(segments::search.like(contains_pattern(text)).escape('\\'));
     }
-    if let Some((tags, n)) = all_of(&q.tags) {
-        query = query.filter(
-            segments::key.eq_any(
-                segment_tags::table
-                    .filter(segment_tags::project_id.eq(project_id))
-                    .filter(segment_tags::environment_key.eq(environment_key))
-                    .filter(segment_tags::tag.eq_any(tags))
-                    .group_by(segment_tags::segment_key)
-                    .having(diesel::dsl::count_star().eq(n))
-                    .select(segment_tags::segment_key),
-            ),
-        );
-    }
+    query = with_all_tags!(
+        query,
+        &q.tags,
+        segments::key,
+        segment_tags.segment_key,
+        project_id = project_id,
+        environment_key = environment_key
+    );
     query
 }
 
@@ -132,9 +140,7 @@ impl SegmentRepository for SqlRepository<'_> {
         environment_key: &str,
         key: &str,
     ) -> StoreResult<Option<Segment>> {
-        let row: Option<SegmentRow> = segments::table
-            .filter(segments::project_id.eq(project_id))
-            .filter(segments::environment_key.eq(environment_key))
+        let row: Option<SegmentRow> = environment_segments(project_id, environment_key)
             .filter(segments::key.eq(key))
             .select(SegmentRow::as_select())
             .first(self.conn)
@@ -151,18 +157,13 @@ impl SegmentRepository for SqlRepository<'_> {
     ) -> StoreResult<Option<Locked<Segment>>> {
         let locked = lock_rows!(
             self.conn,
-            segments::table
-                .filter(segments::project_id.eq(project_id))
-                .filter(segments::environment_key.eq(environment_key))
+            environment_segments(project_id, environment_key)
                 .filter(segments::key.eq(key))
                 .select(segments::key)
         );
-        if locked.is_empty() {
-            return Ok(None);
-        }
-        Ok(self
-            .get_segment(project_id, environment_key, key)?
-            .map(Locked::assume_locked))
+        held(&locked, || {
+            self.get_segment(project_id, environment_key, key)
+        })
     }
 
     fn lock_segments(
@@ -172,18 +173,14 @@ impl SegmentRepository for SqlRepository<'_> {
     ) -> StoreResult<Vec<Locked<Segment>>> {
         let locked = lock_rows!(
             self.conn,
-            segments::table
-                .filter(segments::project_id.eq(project_id))
-                .filter(segments::environment_key.eq(environment_key))
+            environment_segments(project_id, environment_key)
                 .order(segments::key.asc())
                 .select(segments::key)
         );
         if locked.is_empty() {
             return Ok(Vec::new());
         }
-        let rows: Vec<SegmentRow> = segments::table
-            .filter(segments::project_id.eq(project_id))
-            .filter(segments::environment_key.eq(environment_key))
+        let rows: Vec<SegmentRow> = environment_segments(project_id, environment_key)
             .order(segments::key.asc())
             .select(SegmentRow::as_select())
             .load(self.conn)
@@ -232,9 +229,7 @@ impl SegmentRepository for SqlRepository<'_> {
     ) -> StoreResult<()> {
         let segment: &Segment = segment;
         diesel::update(
-            segments::table
-                .filter(segments::project_id.eq(project_id))
-                .filter(segments::environment_key.eq(environment_key))
+            environment_segments(project_id, environment_key)
                 .filter(segments::key.eq(&segment.key)),
         )
         .set(SegmentRow::from_segment(
@@ -254,9 +249,7 @@ impl SegmentRepository for SqlRepository<'_> {
         segment: &Locked<Segment>,
     ) -> StoreResult<()> {
         diesel::delete(
-            segments::table
-                .filter(segments::project_id.eq(project_id))
-                .filter(segments::environment_key.eq(environment_key))
+            environment_segments(project_id, environment_key)
                 .filter(segments::key.eq(&segment.key)),
         )
         .execute(self.conn)
@@ -305,9 +298,7 @@ impl SegmentRepository for SqlRepository<'_> {
         keys.sort();
         let conn = &mut *self.conn;
         chunked(&keys, |keys| {
-            let existing = segments::table
-                .filter(segments::project_id.eq(project_id))
-                .filter(segments::environment_key.eq(environment_key))
+            let existing = environment_segments(project_id, environment_key)
                 .filter(segments::key.eq_any(keys))
                 .order(segments::key)
                 .select(segments::key);

@@ -7,6 +7,7 @@
 
 mod repository;
 pub mod schema;
+mod stored;
 
 use std::sync::Mutex;
 

@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use diesel::prelude::*;
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
 use domain::environment::Environment;
-use domain::flag::{
-    Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge, StatusFacts, VariationOrRollout,
-};
+use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge, StatusFacts};
 use domain::link::Links;
 use domain::member::Member;
 use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
@@ -30,7 +28,7 @@ use crate::schema::{
     project_tags, projects, segment_tags, segments, tokens, webhook_attempts, webhook_deliveries,
     webhooks,
 };
-use crate::{map_error, DbConnection};
+use crate::{map_error, stored, DbConnection};
 
 /// A [`Repository`] inside one transaction on a [`DbConnection`].
 pub struct SqlRepository<'c> {
@@ -62,31 +60,6 @@ impl<T> OrStoreError<T> for QueryResult<T> {
 
 fn corrupt(what: &str, err: impl std::fmt::Display) -> StoreError {
     StoreError::Other(format!("stored {what} cannot be read: {err}"))
-}
-
-/// An audit entry's detail as stored in `audit_details.detail`, apart from the listing fields
-/// in `audit_log.entry` (which, for entries written before, hold the detail too).
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AuditDetailRef<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    delta: Option<&'a serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    previous_version: Option<&'a serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    current_version: Option<&'a serde_json::Value>,
-}
-
-/// [`AuditDetailRef`], read back.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AuditDetail {
-    #[serde(default)]
-    delta: Option<serde_json::Value>,
-    #[serde(default)]
-    previous_version: Option<serde_json::Value>,
-    #[serde(default)]
-    current_version: Option<serde_json::Value>,
 }
 
 /// The text that `query` filters search: key and name, lower-cased, on separate lines so that a
@@ -350,12 +323,12 @@ impl SegmentRow {
             creation_date: segment.creation_date,
             last_modified: segment.last_modified_date,
             version: segment.version,
-            doc: serde_json::to_string(segment).map_err(|e| StoreError::Other(e.to_string()))?,
+            doc: stored::segment::doc_json(segment)?,
         })
     }
 
     fn into_segment(self) -> StoreResult<Segment> {
-        serde_json::from_str(&self.doc).map_err(|e| corrupt("segment", e))
+        stored::segment::read_doc(&self.doc)
     }
 }
 
@@ -627,13 +600,6 @@ struct FlagRow {
 
 impl FlagRow {
     fn from_flag(project_id: &str, flag: &Flag) -> StoreResult<Self> {
-        let mut settings =
-            serde_json::to_value(flag).map_err(|e| StoreError::Other(e.to_string()))?;
-        if let Some(fields) = settings.as_object_mut() {
-            fields.remove("environments");
-            // Derived from the members on every read.
-            fields.remove("_maintainer");
-        }
         Ok(Self {
             project_id: project_id.to_owned(),
             key: flag.key.clone(),
@@ -647,12 +613,12 @@ impl FlagRow {
             maintainer_id: flag.maintainer_id.clone(),
             default_on: index_i32(flag.defaults.on_variation),
             default_off: index_i32(flag.defaults.off_variation),
-            settings: settings.to_string(),
+            settings: stored::flag::settings_json(flag)?,
         })
     }
 
     fn into_flag(self) -> StoreResult<Flag> {
-        serde_json::from_str(&self.settings).map_err(|e| corrupt("flag", e))
+        stored::flag::read_settings(&self.settings)
     }
 }
 
@@ -669,16 +635,7 @@ struct FlagConfigRow {
     config: String,
 }
 
-fn config_json(config: &FlagConfig) -> StoreResult<String> {
-    serde_json::to_string(config).map_err(|e| StoreError::Other(e.to_string()))
-}
-
-fn read_config(text: &str, environment_name: String) -> StoreResult<FlagConfig> {
-    let mut config: FlagConfig =
-        serde_json::from_str(text).map_err(|e| corrupt("flag configuration", e))?;
-    config.environment_name = environment_name;
-    Ok(config)
-}
+use stored::flag::{config_json, read_config};
 
 // ---------------------------------------------------------------------------------------------
 // Queries shared by a list and its count
@@ -967,6 +924,7 @@ impl SqlRepository<'_> {
                 }
             }
         }
+        flags.iter_mut().for_each(stored::flag::fill_derived);
         Ok(flags)
     }
 }
@@ -1693,6 +1651,7 @@ impl Repository for SqlRepository<'_> {
                     .insert(env_key, read_config(&config, env_name)?);
             }
         }
+        flag.iter_mut().for_each(stored::flag::fill_derived);
         Ok(flag)
     }
 
@@ -1778,29 +1737,6 @@ impl Repository for SqlRepository<'_> {
         flag: Option<&str>,
         environments: &[String],
     ) -> StoreResult<Vec<(String, String, StatusFacts)>> {
-        /// The parts of a stored configuration a status needs; the target values themselves
-        /// are counted, not kept.
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct ConfigFacts {
-            on: bool,
-            archived: bool,
-            version: i64,
-            last_modified: i64,
-            #[serde(default)]
-            targets: Vec<TargetValues>,
-            #[serde(default)]
-            context_targets: Vec<TargetValues>,
-            #[serde(default)]
-            rules: Vec<serde::de::IgnoredAny>,
-            #[serde(default)]
-            prerequisites: Vec<serde::de::IgnoredAny>,
-            fallthrough: VariationOrRollout,
-        }
-        #[derive(serde::Deserialize)]
-        struct TargetValues {
-            values: Vec<serde::de::IgnoredAny>,
-        }
         let mut query = flags::table
             .inner_join(
                 flag_configs::table.on(flag_configs::project_id
@@ -1828,39 +1764,13 @@ impl Repository for SqlRepository<'_> {
             .store()?;
         rows.into_iter()
             .map(|(key, creation_date, archived, environment, config)| {
-                let config: ConfigFacts =
-                    serde_json::from_str(&config).map_err(|e| corrupt("flag configuration", e))?;
-                let facts = StatusFacts {
-                    creation_date,
-                    archived: archived || config.archived,
-                    on: config.on,
-                    version: config.version,
-                    last_modified: config.last_modified,
-                    target_values: config
-                        .targets
-                        .iter()
-                        .chain(&config.context_targets)
-                        .map(|t| t.values.len())
-                        .sum(),
-                    rules: config.rules.len(),
-                    prerequisites: config.prerequisites.len(),
-                    fallthrough: config.fallthrough,
-                };
+                let facts = stored::flag::read_status_facts(&config, creation_date, archived)?;
                 Ok((key, environment, facts))
             })
             .collect()
     }
 
     fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
-        #[derive(serde::Deserialize)]
-        struct VariationId {
-            #[serde(rename = "_id")]
-            id: String,
-        }
-        #[derive(serde::Deserialize)]
-        struct Variations {
-            variations: Vec<VariationId>,
-        }
         let rows: Vec<(String, bool, String)> = flags::table
             .filter(flags::project_id.eq(project_id))
             .select((flags::key, flags::archived, flags::settings))
@@ -1887,11 +1797,9 @@ impl Repository for SqlRepository<'_> {
         }
         rows.into_iter()
             .map(|(key, archived, settings)| {
-                let variations: Variations =
-                    serde_json::from_str(&settings).map_err(|e| corrupt("flag", e))?;
                 Ok(FlagFacts {
                     prerequisites: by_flag.remove(&key).unwrap_or_default(),
-                    variation_ids: variations.variations.into_iter().map(|v| v.id).collect(),
+                    variation_ids: stored::flag::read_variation_ids(&settings)?,
                     archived,
                     key,
                 })
@@ -2130,8 +2038,7 @@ impl Repository for SqlRepository<'_> {
 
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
         // The listing fields and the detail are stored apart: a listing reads only the former.
-        let json = serde_json::to_string(&entry.listing())
-            .map_err(|e| StoreError::Other(e.to_string()))?;
+        let json = stored::audit::listing_json(entry)?;
         diesel::insert_into(audit_log::table)
             .values((
                 audit_log::id.eq(&entry.id),
@@ -2150,12 +2057,7 @@ impl Repository for SqlRepository<'_> {
             || entry.previous_version.is_some()
             || entry.current_version.is_some()
         {
-            let detail = serde_json::to_string(&AuditDetailRef {
-                delta: entry.delta.as_ref(),
-                previous_version: entry.previous_version.as_ref(),
-                current_version: entry.current_version.as_ref(),
-            })
-            .map_err(|e| StoreError::Other(e.to_string()))?;
+            let detail = stored::audit::detail_json(entry)?;
             diesel::insert_into(audit_details::table)
                 .values((
                     audit_details::entry_id.eq(&entry.id),
@@ -2235,8 +2137,7 @@ impl Repository for SqlRepository<'_> {
             let exhausted = rows.len() < usize::try_from(batch).unwrap_or(usize::MAX);
             for (date, id, json) in rows {
                 cursor = Some((date, id));
-                let mut entry: AuditEntry =
-                    serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+                let mut entry = stored::audit::read_listing(&json)?;
                 // Only entries written before the detail was stored apart still carry it.
                 entry.delta = None;
                 entry.previous_version = None;
@@ -2273,21 +2174,16 @@ impl Repository for SqlRepository<'_> {
         let Some((json, detail)) = row else {
             return Ok(None);
         };
-        let mut entry: AuditEntry =
-            serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+        let mut entry = stored::audit::read_listing(&json)?;
         // Without a detail row, the entry was written with its detail inside.
         if let Some(detail) = detail {
-            let detail: AuditDetail =
-                serde_json::from_str(&detail).map_err(|e| corrupt("audit entry detail", e))?;
-            entry.delta = detail.delta;
-            entry.previous_version = detail.previous_version;
-            entry.current_version = detail.current_version;
+            stored::audit::read_detail(&detail, &mut entry)?;
         }
         Ok(Some(entry))
     }
 
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {
-        let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
+        let doc = stored::webhook::doc_json(webhook)?;
         diesel::insert_into(webhooks::table)
             .values((
                 webhooks::id.eq(&webhook.id),
@@ -2306,8 +2202,7 @@ impl Repository for SqlRepository<'_> {
             .first(self.conn)
             .optional()
             .store()?;
-        doc.map(|d| serde_json::from_str(&d).map_err(|e| corrupt("webhook", e)))
-            .transpose()
+        doc.map(|d| stored::webhook::read_doc(&d)).transpose()
     }
 
     fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
@@ -2323,14 +2218,12 @@ impl Repository for SqlRepository<'_> {
             .select(webhooks::doc)
             .load(self.conn)
             .store()?;
-        docs.iter()
-            .map(|d| serde_json::from_str(d).map_err(|e| corrupt("webhook", e)))
-            .collect()
+        docs.iter().map(|d| stored::webhook::read_doc(d)).collect()
     }
 
     fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
         let webhook: &Webhook = webhook;
-        let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
+        let doc = stored::webhook::doc_json(webhook)?;
         diesel::update(webhooks::table.find(&webhook.id))
             .set(webhooks::doc.eq(doc))
             .execute(self.conn)
@@ -2408,7 +2301,7 @@ impl Repository for SqlRepository<'_> {
                     id,
                     webhook_id,
                     entry_id,
-                    webhook: serde_json::from_str(&doc).map_err(|e| corrupt("webhook", e))?,
+                    webhook: stored::webhook::read_doc(&doc)?,
                     payload,
                     attempts: u32::try_from(attempts).unwrap_or(0),
                 })

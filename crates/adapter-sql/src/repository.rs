@@ -28,6 +28,7 @@ use crate::schema::{
     project_tags, projects, segment_tags, segments, tokens, webhook_attempts, webhook_deliveries,
     webhooks,
 };
+use crate::stored::flag::{config_json, read_config};
 use crate::{map_error, stored, DbConnection};
 
 /// A [`Repository`] inside one transaction on a [`DbConnection`].
@@ -634,8 +635,6 @@ struct FlagConfigRow {
     environment_key: String,
     config: String,
 }
-
-use stored::flag::{config_json, read_config};
 
 // ---------------------------------------------------------------------------------------------
 // Queries shared by a list and its count

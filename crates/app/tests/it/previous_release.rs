@@ -3,7 +3,7 @@
 //!
 //! `tests/fixtures/previous-release.db` was written by that release's binary with
 //! `tests/fixtures/previous-release.sh`, which also recorded in `previous-release.json` what
-//! that release answered for each object: a project with three environments, two flags (one
+//! that release answered for each object: a project with two environments, two flags (one
 //! with targets, context targets, rules with clauses and a rollout, a rollout fallthrough and a
 //! prerequisite), a segment with targets and a weighted rule, a webhook and their audit entries.
 //! Every answer must be the same from this release.
@@ -124,4 +124,39 @@ async fn a_database_of_the_previous_release_reads_as_it_did() {
         answers["checkout"]["_version"].as_i64().unwrap() + 1
     );
     assert_eq!(changed, expected);
+    // The rewritten rows are in the current format, without presentation data; the flag's
+    // configurations, unchanged, are still in the old one and read alongside.
+    for (what, sql) in [
+        (
+            "flag",
+            "SELECT settings AS json FROM flags WHERE key = 'checkout'",
+        ),
+        (
+            "audit entry",
+            "SELECT entry AS json FROM audit_log ORDER BY date DESC LIMIT 1",
+        ),
+    ] {
+        let json = raw_json(&copy.0, sql);
+        assert!(json.starts_with(r#"{"v":1,"#), "{what}: {json}");
+        assert!(!json.contains("_links"), "{what}: {json}");
+    }
+    let config = raw_json(
+        &copy.0,
+        "SELECT config AS json FROM flag_configs \
+         WHERE flag_key = 'checkout' AND environment_key = 'production'",
+    );
+    assert!(config.contains("_site"), "{config}");
+}
+
+/// The text of the `json` column of the first row `sql` selects, read past the store.
+fn raw_json(path: &std::path::Path, sql: &str) -> String {
+    use diesel::{Connection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        json: String,
+    }
+    let mut conn = diesel::SqliteConnection::establish(&path.display().to_string()).unwrap();
+    let row: Row = diesel::sql_query(sql).get_result(&mut conn).unwrap();
+    row.json
 }

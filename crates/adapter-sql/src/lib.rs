@@ -8,6 +8,7 @@
 mod repository;
 pub mod schema;
 pub mod schema_check;
+mod stored;
 
 use std::sync::Mutex;
 

@@ -111,13 +111,7 @@ impl Service {
         let id = object_id();
         let mut entry = AuditEntry {
             account_id: self.account_id_in(repo)?,
-            links: Links::from([
-                (
-                    "self".to_owned(),
-                    Link::api(format!("/api/v2/auditlog/{id}")),
-                ),
-                ("parent".to_owned(), Link::api("/api/v2/auditlog")),
-            ]),
+            links: Links::new(),
             id,
             date: self.now(),
             kind: change.kind.to_owned(),
@@ -129,20 +123,14 @@ impl Service {
             comment: change.comment.filter(|c| !c.is_empty()),
             accesses: change.accesses,
             member: member.map(|m| AuditMember {
-                links: Links::from([(
-                    "self".to_owned(),
-                    Link::api(format!("/api/v2/members/{}", m.id)),
-                )]),
+                links: Links::new(),
                 id: m.id,
                 email: m.email,
                 first_name: m.first_name,
                 last_name: m.last_name,
             }),
             token: token.map(|t| AuditToken {
-                links: Links::from([(
-                    "self".to_owned(),
-                    Link::api(format!("/api/v2/tokens/{}", t.id)),
-                )]),
+                links: Links::new(),
                 id: t.id,
                 name: t.name,
                 ending: t.ending,
@@ -157,6 +145,7 @@ impl Service {
             previous_version: change.previous,
             current_version: change.current,
         };
+        refresh_links(&mut entry);
         entry.set_titles(change.verb);
         repo.insert_audit_entry(&entry)?;
         // The outbox: deliveries are queued with the change, and sent after it commits.
@@ -201,9 +190,35 @@ impl Service {
     }
 }
 
-/// Fills the fields of an entry stored before they existed: `_accountId` (there is one account)
-/// and `titleVerb`/`title` (from its short description).
+/// Sets the `_links` derived from the ids of the entry, its member and its token (the store
+/// keeps only the target's, which is not derived).
+fn refresh_links(entry: &mut AuditEntry) {
+    entry.links = Links::from([
+        (
+            "self".to_owned(),
+            Link::api(format!("/api/v2/auditlog/{}", entry.id)),
+        ),
+        ("parent".to_owned(), Link::api("/api/v2/auditlog")),
+    ]);
+    if let Some(member) = &mut entry.member {
+        member.links = Links::from([(
+            "self".to_owned(),
+            Link::api(format!("/api/v2/members/{}", member.id)),
+        )]);
+    }
+    if let Some(token) = &mut entry.token {
+        token.links = Links::from([(
+            "self".to_owned(),
+            Link::api(format!("/api/v2/tokens/{}", token.id)),
+        )]);
+    }
+}
+
+/// Completes an entry read from the store: its derived `_links`, and the fields of an entry
+/// stored before they existed: `_accountId` (there is one account) and `titleVerb`/`title`
+/// (from its short description).
 fn complete_entry(entry: &mut AuditEntry, account_id: &str) {
+    refresh_links(entry);
     if entry.account_id.is_empty() {
         account_id.clone_into(&mut entry.account_id);
     }

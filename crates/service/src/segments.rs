@@ -267,6 +267,7 @@ impl Service {
             let mut held = repo
                 .lock_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            held.get_mut().refresh_links(project_key, environment_key);
             let segment: &Segment = &held;
             let now = self.now();
             let mut next = match change {
@@ -347,9 +348,12 @@ impl Service {
         caller.require(Action::ManageSegments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project_id = environment_of(repo, project_key, environment_key)?;
-            let segment = repo
+            let mut segment = repo
                 .lock_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            segment
+                .get_mut()
+                .refresh_links(project_key, environment_key);
             let users = repo.segment_users(&project_id, environment_key, key)?;
             if !users.is_empty() {
                 let names: Vec<String> = users.into_iter().map(|user| user.flag_key).collect();

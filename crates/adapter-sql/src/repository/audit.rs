@@ -2,43 +2,18 @@
 
 use diesel::prelude::*;
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
-use ports::{AuditRepository, StoreError, StoreResult};
+use ports::{AuditRepository, StoreResult};
 
 use crate::schema::{audit_details, audit_log, audit_resources};
+use crate::stored;
 
 use super::query::*;
 use super::SqlRepository;
 
-/// An audit entry's detail as stored in `audit_details.detail`, apart from the listing fields
-/// in `audit_log.entry` (which, for entries written before, hold the detail too).
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AuditDetailRef<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    delta: Option<&'a serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    previous_version: Option<&'a serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    current_version: Option<&'a serde_json::Value>,
-}
-
-/// [`AuditDetailRef`], read back.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AuditDetail {
-    #[serde(default)]
-    delta: Option<serde_json::Value>,
-    #[serde(default)]
-    previous_version: Option<serde_json::Value>,
-    #[serde(default)]
-    current_version: Option<serde_json::Value>,
-}
-
 impl AuditRepository for SqlRepository<'_> {
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
         // The listing fields and the detail are stored apart: a listing reads only the former.
-        let json = serde_json::to_string(&entry.listing())
-            .map_err(|e| StoreError::Other(e.to_string()))?;
+        let json = stored::audit::listing_json(entry)?;
         diesel::insert_into(audit_log::table)
             .values((
                 audit_log::id.eq(&entry.id),
@@ -57,12 +32,7 @@ impl AuditRepository for SqlRepository<'_> {
             || entry.previous_version.is_some()
             || entry.current_version.is_some()
         {
-            let detail = serde_json::to_string(&AuditDetailRef {
-                delta: entry.delta.as_ref(),
-                previous_version: entry.previous_version.as_ref(),
-                current_version: entry.current_version.as_ref(),
-            })
-            .map_err(|e| StoreError::Other(e.to_string()))?;
+            let detail = stored::audit::detail_json(entry)?;
             diesel::insert_into(audit_details::table)
                 .values((
                     audit_details::entry_id.eq(&entry.id),
@@ -142,8 +112,7 @@ impl AuditRepository for SqlRepository<'_> {
             let exhausted = rows.len() < usize::try_from(batch).unwrap_or(usize::MAX);
             for (date, id, json) in rows {
                 cursor = Some((date, id));
-                let mut entry: AuditEntry =
-                    serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+                let mut entry = stored::audit::read_listing(&json)?;
                 // Only entries written before the detail was stored apart still carry it.
                 entry.delta = None;
                 entry.previous_version = None;
@@ -180,15 +149,10 @@ impl AuditRepository for SqlRepository<'_> {
         let Some((json, detail)) = row else {
             return Ok(None);
         };
-        let mut entry: AuditEntry =
-            serde_json::from_str(&json).map_err(|e| corrupt("audit entry", e))?;
+        let mut entry = stored::audit::read_listing(&json)?;
         // Without a detail row, the entry was written with its detail inside.
         if let Some(detail) = detail {
-            let detail: AuditDetail =
-                serde_json::from_str(&detail).map_err(|e| corrupt("audit entry detail", e))?;
-            entry.delta = detail.delta;
-            entry.previous_version = detail.previous_version;
-            entry.current_version = detail.current_version;
+            stored::audit::read_detail(&detail, &mut entry)?;
         }
         Ok(Some(entry))
     }

@@ -3,14 +3,12 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
-use domain::flag::{
-    Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge, StatusFacts, VariationOrRollout,
-};
+use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
 use domain::query::{Direction, FlagQuery, FlagSortField, FlagState};
 use domain::segment::Segment;
 use ports::{
     FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig, Listed,
-    Locked, StoreError, StoreResult,
+    Locked, StoreResult,
 };
 
 use crate::schema::{
@@ -19,6 +17,8 @@ use crate::schema::{
 
 use super::query::*;
 use super::SqlRepository;
+use crate::stored;
+use crate::stored::flag::{config_json, read_config};
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = flags)]
@@ -40,13 +40,6 @@ struct FlagRow {
 
 impl FlagRow {
     fn from_flag(project_id: &str, flag: &Flag) -> StoreResult<Self> {
-        let mut settings =
-            serde_json::to_value(flag).map_err(|e| StoreError::Other(e.to_string()))?;
-        if let Some(fields) = settings.as_object_mut() {
-            fields.remove("environments");
-            // Derived from the members on every read.
-            fields.remove("_maintainer");
-        }
         Ok(Self {
             project_id: project_id.to_owned(),
             key: flag.key.clone(),
@@ -60,12 +53,12 @@ impl FlagRow {
             maintainer_id: flag.maintainer_id.clone(),
             default_on: index_i32(flag.defaults.on_variation),
             default_off: index_i32(flag.defaults.off_variation),
-            settings: settings.to_string(),
+            settings: stored::flag::settings_json(flag)?,
         })
     }
 
     fn into_flag(self) -> StoreResult<Flag> {
-        serde_json::from_str(&self.settings).map_err(|e| corrupt("flag", e))
+        stored::flag::read_settings(&self.settings)
     }
 }
 
@@ -80,17 +73,6 @@ struct FlagConfigRow {
     flag_key: String,
     environment_key: String,
     config: String,
-}
-
-fn config_json(config: &FlagConfig) -> StoreResult<String> {
-    serde_json::to_string(config).map_err(|e| StoreError::Other(e.to_string()))
-}
-
-fn read_config(text: &str, environment_name: String) -> StoreResult<FlagConfig> {
-    let mut config: FlagConfig =
-        serde_json::from_str(text).map_err(|e| corrupt("flag configuration", e))?;
-    config.environment_name = environment_name;
-    Ok(config)
 }
 
 fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuery<'a, Backend> {
@@ -291,6 +273,7 @@ impl SqlRepository<'_> {
                 }
             }
         }
+        flags.iter_mut().for_each(stored::flag::fill_derived);
         Ok(flags)
     }
 }
@@ -407,6 +390,7 @@ impl FlagRepository for SqlRepository<'_> {
                     .insert(env_key, read_config(&config, env_name)?);
             }
         }
+        flag.iter_mut().for_each(stored::flag::fill_derived);
         Ok(flag)
     }
 
@@ -491,29 +475,6 @@ impl FlagRepository for SqlRepository<'_> {
         flag: Option<&str>,
         environments: &[String],
     ) -> StoreResult<Vec<FlagEnvironmentFacts>> {
-        /// The parts of a stored configuration a status needs; the target values themselves
-        /// are counted, not kept.
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct ConfigFacts {
-            on: bool,
-            archived: bool,
-            version: i64,
-            last_modified: i64,
-            #[serde(default)]
-            targets: Vec<TargetValues>,
-            #[serde(default)]
-            context_targets: Vec<TargetValues>,
-            #[serde(default)]
-            rules: Vec<serde::de::IgnoredAny>,
-            #[serde(default)]
-            prerequisites: Vec<serde::de::IgnoredAny>,
-            fallthrough: VariationOrRollout,
-        }
-        #[derive(serde::Deserialize)]
-        struct TargetValues {
-            values: Vec<serde::de::IgnoredAny>,
-        }
         let mut query = flags::table
             .inner_join(
                 flag_configs::table.on(flag_configs::project_id
@@ -541,24 +502,7 @@ impl FlagRepository for SqlRepository<'_> {
             .store()?;
         rows.into_iter()
             .map(|(key, creation_date, archived, environment, config)| {
-                let config: ConfigFacts =
-                    serde_json::from_str(&config).map_err(|e| corrupt("flag configuration", e))?;
-                let facts = StatusFacts {
-                    creation_date,
-                    archived: archived || config.archived,
-                    on: config.on,
-                    version: config.version,
-                    last_modified: config.last_modified,
-                    target_values: config
-                        .targets
-                        .iter()
-                        .chain(&config.context_targets)
-                        .map(|t| t.values.len())
-                        .sum(),
-                    rules: config.rules.len(),
-                    prerequisites: config.prerequisites.len(),
-                    fallthrough: config.fallthrough,
-                };
+                let facts = stored::flag::read_status_facts(&config, creation_date, archived)?;
                 Ok(FlagEnvironmentFacts {
                     flag_key: key,
                     environment_key: environment,
@@ -569,15 +513,6 @@ impl FlagRepository for SqlRepository<'_> {
     }
 
     fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
-        #[derive(serde::Deserialize)]
-        struct VariationId {
-            #[serde(rename = "_id")]
-            id: String,
-        }
-        #[derive(serde::Deserialize)]
-        struct Variations {
-            variations: Vec<VariationId>,
-        }
         let rows: Vec<(String, bool, String)> = flags::table
             .filter(flags::project_id.eq(project_id))
             .select((flags::key, flags::archived, flags::settings))
@@ -604,11 +539,9 @@ impl FlagRepository for SqlRepository<'_> {
         }
         rows.into_iter()
             .map(|(key, archived, settings)| {
-                let variations: Variations =
-                    serde_json::from_str(&settings).map_err(|e| corrupt("flag", e))?;
                 Ok(FlagFacts {
                     prerequisites: by_flag.remove(&key).unwrap_or_default(),
-                    variation_ids: variations.variations.into_iter().map(|v| v.id).collect(),
+                    variation_ids: stored::flag::read_variation_ids(&settings)?,
                     archived,
                     key,
                 })

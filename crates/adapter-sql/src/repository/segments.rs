@@ -3,13 +3,14 @@
 use diesel::prelude::*;
 use domain::query::{SegmentQuery, SegmentSortField};
 use domain::segment::Segment;
-use ports::{Listed, Locked, SegmentRepository, SegmentUser, StoreError, StoreResult};
+use ports::{Listed, Locked, SegmentRepository, SegmentUser, StoreResult};
 
 use crate::schema::{flag_segment_refs, flags, segment_tags, segments};
 use crate::DbConnection;
 
 use super::query::*;
 use super::SqlRepository;
+use crate::stored;
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = segments)]
@@ -49,12 +50,12 @@ impl SegmentRow {
             creation_date: segment.creation_date,
             last_modified: segment.last_modified_date,
             version: segment.version,
-            doc: serde_json::to_string(segment).map_err(|e| StoreError::Other(e.to_string()))?,
+            doc: stored::segment::doc_json(segment)?,
         })
     }
 
     fn into_segment(self) -> StoreResult<Segment> {
-        serde_json::from_str(&self.doc).map_err(|e| corrupt("segment", e))
+        stored::segment::read_doc(&self.doc)
     }
 }
 

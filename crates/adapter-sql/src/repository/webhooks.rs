@@ -3,8 +3,7 @@
 use diesel::prelude::*;
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{
-    ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, StoreError, StoreResult,
-    WebhookRepository,
+    ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, StoreResult, WebhookRepository,
 };
 
 use crate::schema::{webhook_attempts, webhook_deliveries, webhooks};
@@ -12,6 +11,7 @@ use crate::DbConnection;
 
 use super::query::*;
 use super::SqlRepository;
+use crate::stored;
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = webhook_attempts)]
@@ -27,7 +27,7 @@ struct AttemptRow {
 
 impl WebhookRepository for SqlRepository<'_> {
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {
-        let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
+        let doc = stored::webhook::doc_json(webhook)?;
         diesel::insert_into(webhooks::table)
             .values((
                 webhooks::id.eq(&webhook.id),
@@ -46,8 +46,7 @@ impl WebhookRepository for SqlRepository<'_> {
             .first(self.conn)
             .optional()
             .store()?;
-        doc.map(|d| serde_json::from_str(&d).map_err(|e| corrupt("webhook", e)))
-            .transpose()
+        doc.map(|d| stored::webhook::read_doc(&d)).transpose()
     }
 
     fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
@@ -63,14 +62,12 @@ impl WebhookRepository for SqlRepository<'_> {
             .select(webhooks::doc)
             .load(self.conn)
             .store()?;
-        docs.iter()
-            .map(|d| serde_json::from_str(d).map_err(|e| corrupt("webhook", e)))
-            .collect()
+        docs.iter().map(|d| stored::webhook::read_doc(d)).collect()
     }
 
     fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
         let webhook: &Webhook = webhook;
-        let doc = serde_json::to_string(webhook).map_err(|e| StoreError::Other(e.to_string()))?;
+        let doc = stored::webhook::doc_json(webhook)?;
         diesel::update(webhooks::table.find(&webhook.id))
             .set(webhooks::doc.eq(doc))
             .execute(self.conn)
@@ -148,7 +145,7 @@ impl WebhookRepository for SqlRepository<'_> {
                     id,
                     webhook_id,
                     entry_id,
-                    webhook: serde_json::from_str(&doc).map_err(|e| corrupt("webhook", e))?,
+                    webhook: stored::webhook::read_doc(&doc)?,
                     payload,
                     attempts: u32::try_from(attempts).unwrap_or(0),
                 })

@@ -80,6 +80,7 @@ mod concurrency;
 mod http_edge;
 mod openapi;
 mod permissions;
+mod previous_release;
 mod storage;
 mod storage_audit;
 mod storage_large;

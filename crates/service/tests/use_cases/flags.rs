@@ -153,13 +153,13 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
 
     let refused = fx.service.delete_flag(&fx.owner, "web", "base");
     assert!(
-        matches!(refused, Err(ServiceError::VersionConflict(_))),
+        matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
     );
     let delete = semantic(json!({"instructions": [{"kind": "deleteFlag"}]}));
     let refused = fx.service.patch_flag(&fx.owner, "web", "base", &delete);
     assert!(
-        matches!(refused, Err(ServiceError::VersionConflict(_))),
+        matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
     );
     let archive = FlagChange::JsonPatch(json_patch(
@@ -167,7 +167,7 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     ));
     let refused = fx.service.patch_flag(&fx.owner, "web", "base", &archive);
     assert!(
-        matches!(refused, Err(ServiceError::VersionConflict(_))),
+        matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
     );
     let kept = stored(&fx, &project, "base").unwrap();
@@ -208,7 +208,7 @@ fn a_variation_in_use_as_a_prerequisite_stays_where_it_is() {
         .patch_flag(&fx.owner, "web", "base", &reorder)
         .unwrap_err();
     assert!(
-        matches!(refused, ServiceError::VersionConflict(_)),
+        matches!(refused, ServiceError::StillReferenced(_)),
         "{refused:?}"
     );
     assert!(

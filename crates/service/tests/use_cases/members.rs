@@ -38,7 +38,7 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
     );
     let refused = fx.service.delete_member(&admin, &owner_id);
     assert!(
-        matches!(refused, Err(ServiceError::VersionConflict(_))),
+        matches!(refused, Err(ServiceError::WrongState(_))),
         "{refused:?}"
     );
 
@@ -82,7 +82,7 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     // Nor delete the new owner.
     let refused = fx.service.delete_member(&fx.owner, &ann);
     assert!(
-        matches!(refused, Err(ServiceError::VersionConflict(_))),
+        matches!(refused, Err(ServiceError::WrongState(_))),
         "{refused:?}"
     );
     assert_eq!(owners(&fx), [ann]);

@@ -6,7 +6,6 @@ use actix_web::{web, HttpRequest};
 use domain::environment::Environment;
 use domain::flag::Flag;
 use domain::link::{Link, Links};
-use domain::project::Project;
 use domain::token::Token;
 use serde::Serialize;
 use serde_json::Value;
@@ -14,6 +13,12 @@ use service::{Service, ServiceResult};
 
 use crate::error::ApiError;
 use crate::AppState;
+
+mod projects;
+mod representations;
+
+pub use projects::{ProjectExpanded, ProjectRep, Projects};
+pub use representations::ApiRepresentations;
 
 /// Runs a use case on the blocking pool (diesel is synchronous) and maps its error.
 ///
@@ -131,42 +136,6 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Lin
         links.insert("last".to_owned(), href((total - 1) / limit64 * limit64));
     }
     links
-}
-
-/// A page of projects.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Projects {
-    /// The projects.
-    pub items: Vec<ProjectExpanded>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// A project, with its environments as a collection when `expand=environments` was asked.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ProjectExpanded {
-    /// The project.
-    #[serde(flatten)]
-    pub project: Project,
-    /// Its environments (only with `expand=environments`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub environments: Option<Environments>,
-}
-
-/// A project with its environments as a plain array (create and patch responses).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ProjectRep {
-    /// The project.
-    #[serde(flatten)]
-    pub project: Project,
-    /// All its environments.
-    pub environments: Vec<Environment>,
 }
 
 /// A page of environments.

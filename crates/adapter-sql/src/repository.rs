@@ -523,9 +523,8 @@ impl ProjectRow {
                 case,
                 prefix: self.naming_prefix,
             });
-        let mut project = Project {
+        Ok(Project {
             id: self.id,
-            links: Links::new(),
             key: self.key,
             name: self.name,
             tags,
@@ -536,9 +535,7 @@ impl ProjectRow {
             },
             naming_convention,
             creation_date: self.creation_date,
-        };
-        project.refresh_links();
-        Ok(project)
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use ports::{Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
-use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::{object_id, ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult};
 use domain::IdSource;
 
 /// A project, with its environments when they were asked for.
@@ -144,8 +144,8 @@ impl Service {
                     "createProject",
                     resource::project(&project.key),
                 )
-                .links(format!("/api/v2/projects/{}", project.key))
-                .versions(None, json(&project));
+                .links(self.shown.href(ApiResource::Project { key: &project.key }))
+                .versions(None, Some(self.shown.project(&project)));
                 for env in &environments {
                     change.accesses.push(Access {
                         action: "createEnvironment".into(),
@@ -208,10 +208,13 @@ impl Service {
                 let at = resource::project(&next.key);
                 let mut change =
                     Change::new("project", &next.key, "updated", "updateProject", at.clone())
-                        .links(format!("/api/v2/projects/{}", next.key))
+                        .links(self.shown.href(ApiResource::Project { key: &next.key }))
                         .comment(patch.comment.clone())
                         .delta(json(&patch.operations))
-                        .versions(json(&project), json(&next));
+                        .versions(
+                            Some(self.shown.project(&project)),
+                            Some(self.shown.project(next)),
+                        );
                 change.accesses = [
                     (project.name != next.name, "updateName"),
                     (project.tags != next.tags, "updateTags"),
@@ -254,7 +257,7 @@ impl Service {
                 "deleteProject",
                 resource::project(&project.key),
             )
-            .versions(json(&*project), None);
+            .versions(Some(self.shown.project(&project)), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

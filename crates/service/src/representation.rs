@@ -1,0 +1,43 @@
+//! How the API shows resources, for what the service records in that shape: the
+//! `previousVersion`/`currentVersion` and target links of audit entries (and so webhook
+//! payloads). The HTTP adapter owns the wire shapes and implements [`Representations`]; the
+//! service never writes an API path itself.
+
+use domain::project::Project;
+use serde_json::Value;
+
+/// A resource the API has an address for (what the audit log links to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiResource<'a> {
+    /// A project, by key.
+    Project {
+        /// The project's key.
+        key: &'a str,
+    },
+}
+
+/// Renders domain values as the API shows them.
+pub trait Representations: Send + Sync {
+    /// A project as `GET /projects/{projectKey}` shows it (without expansions).
+    fn project(&self, project: &Project) -> Value;
+
+    /// The API path of `resource` (its `self` link).
+    fn href(&self, resource: ApiResource<'_>) -> String;
+}
+
+/// Domain values as their own JSON, without links: for tests of the use cases that do not
+/// look at what the audit log records. A deployment uses the HTTP adapter's representations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlainRepresentations;
+
+impl Representations for PlainRepresentations {
+    fn project(&self, project: &Project) -> Value {
+        serde_json::to_value(project).unwrap_or(Value::Null)
+    }
+
+    fn href(&self, resource: ApiResource<'_>) -> String {
+        match resource {
+            ApiResource::Project { key } => format!("project/{key}"),
+        }
+    }
+}

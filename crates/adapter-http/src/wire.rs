@@ -3,7 +3,6 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
-use domain::environment::Environment;
 use domain::flag::Flag;
 use domain::link::{Link, Links};
 use domain::token::Token;
@@ -14,9 +13,11 @@ use service::{Service, ServiceResult};
 use crate::error::ApiError;
 use crate::AppState;
 
+mod environments;
 mod projects;
 mod representations;
 
+pub use environments::{Environment, Environments};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
 
@@ -136,20 +137,6 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Lin
         links.insert("last".to_owned(), href((total - 1) / limit64 * limit64));
     }
     links
-}
-
-/// A page of environments.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Environments {
-    /// The environments.
-    pub items: Vec<Environment>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
 }
 
 /// A page of flags. In summary mode (the default) each environment's `targets`,

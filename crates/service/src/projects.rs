@@ -123,12 +123,7 @@ impl Service {
             .enumerate()
             .map(|(i, env)| {
                 // Creation order is the listing order: keep the request's order.
-                Environment::create(
-                    &project.key,
-                    env,
-                    new_credentials(),
-                    now + i64::try_from(i).unwrap_or(0),
-                )
+                Environment::create(env, new_credentials(), now + i64::try_from(i).unwrap_or(0))
             })
             .collect();
         self.store

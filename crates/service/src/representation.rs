@@ -3,6 +3,7 @@
 //! payloads). The HTTP adapter owns the wire shapes and implements [`Representations`]; the
 //! service never writes an API path itself.
 
+use domain::environment::Environment;
 use domain::project::Project;
 use serde_json::Value;
 
@@ -14,12 +15,23 @@ pub enum ApiResource<'a> {
         /// The project's key.
         key: &'a str,
     },
+    /// An environment, by its project's key and its own.
+    Environment {
+        /// The project's key.
+        project_key: &'a str,
+        /// The environment's key.
+        key: &'a str,
+    },
 }
 
 /// Renders domain values as the API shows them.
 pub trait Representations: Send + Sync {
     /// A project as `GET /projects/{projectKey}` shows it (without expansions).
     fn project(&self, project: &Project) -> Value;
+
+    /// An environment of project `project_key` as
+    /// `GET /projects/{projectKey}/environments/{environmentKey}` shows it.
+    fn environment(&self, project_key: &str, environment: &Environment) -> Value;
 
     /// The API path of `resource` (its `self` link).
     fn href(&self, resource: ApiResource<'_>) -> String;
@@ -35,9 +47,16 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(project).unwrap_or(Value::Null)
     }
 
+    fn environment(&self, _project_key: &str, environment: &Environment) -> Value {
+        serde_json::to_value(environment).unwrap_or(Value::Null)
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => format!("project/{key}"),
+            ApiResource::Environment { project_key, key } => {
+                format!("project/{project_key}/environment/{key}")
+            }
         }
     }
 }

@@ -5,8 +5,7 @@ use domain::link::{Link, Links};
 use domain::project::{ClientSideAvailability, NamingConvention};
 use serde::Serialize;
 
-use super::Environments;
-use domain::environment::Environment;
+use super::environments::{Environment, Environments};
 
 /// The API path of the project `key`.
 pub fn project_href(key: &str) -> String {
@@ -98,7 +97,7 @@ impl From<service::ProjectWithEnvironments> for ProjectExpanded {
     fn from(item: service::ProjectWithEnvironments) -> Self {
         let environments = item.environments.map(|items| Environments {
             total_count: items.len() as u64,
-            items,
+            items: Environment::all_of(&item.project.key, &items),
             links: Links::from([(
                 "self".to_owned(),
                 Link::api(environments_href(&item.project.key)),
@@ -124,8 +123,11 @@ pub struct ProjectRep {
 impl From<service::ProjectWithEnvironments> for ProjectRep {
     fn from(item: service::ProjectWithEnvironments) -> Self {
         Self {
+            environments: Environment::all_of(
+                &item.project.key,
+                item.environments.as_deref().unwrap_or_default(),
+            ),
             project: Project::from(&item.project),
-            environments: item.environments.unwrap_or_default(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::projects;
+use super::{environments, projects};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -20,9 +20,20 @@ impl Representations for ApiRepresentations {
         to_json(&projects::Project::from(project))
     }
 
+    fn environment(
+        &self,
+        project_key: &str,
+        environment: &domain::environment::Environment,
+    ) -> Value {
+        to_json(&environments::Environment::of(project_key, environment))
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => projects::project_href(key),
+            ApiResource::Environment { project_key, key } => {
+                environments::environment_href(project_key, key)
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //! service never writes an API path itself.
 
 use domain::environment::Environment;
+use domain::member::Member;
 use domain::project::Project;
 use serde_json::Value;
 
@@ -14,6 +15,16 @@ pub enum ApiResource<'a> {
     Project {
         /// The project's key.
         key: &'a str,
+    },
+    /// A member, by `_id`.
+    Member {
+        /// The member's `_id`.
+        id: &'a str,
+    },
+    /// An access token, by `_id`.
+    Token {
+        /// The token's `_id`.
+        id: &'a str,
     },
     /// An environment, by its project's key and its own.
     Environment {
@@ -33,6 +44,9 @@ pub trait Representations: Send + Sync {
     /// `GET /projects/{projectKey}/environments/{environmentKey}` shows it.
     fn environment(&self, project_key: &str, environment: &Environment) -> Value;
 
+    /// A member as `GET /members/{id}` shows it.
+    fn member(&self, member: &Member) -> Value;
+
     /// The API path of `resource` (its `self` link).
     fn href(&self, resource: ApiResource<'_>) -> String;
 }
@@ -51,12 +65,18 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(environment).unwrap_or(Value::Null)
     }
 
+    fn member(&self, member: &Member) -> Value {
+        serde_json::to_value(member).unwrap_or(Value::Null)
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => format!("project/{key}"),
             ApiResource::Environment { project_key, key } => {
                 format!("project/{project_key}/environment/{key}")
             }
+            ApiResource::Member { id } => format!("member/{id}"),
+            ApiResource::Token { id } => format!("token/{id}"),
         }
     }
 }

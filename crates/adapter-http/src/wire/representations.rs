@@ -4,7 +4,7 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::{environments, projects};
+use super::{environments, members, projects, tokens};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,12 +28,18 @@ impl Representations for ApiRepresentations {
         to_json(&environments::Environment::of(project_key, environment))
     }
 
+    fn member(&self, member: &domain::member::Member) -> Value {
+        to_json(&members::Member::from(member))
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => projects::project_href(key),
             ApiResource::Environment { project_key, key } => {
                 environments::environment_href(project_key, key)
             }
+            ApiResource::Member { id } => members::member_href(id),
+            ApiResource::Token { id } => tokens::token_href(id),
         }
     }
 }

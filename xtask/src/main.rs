@@ -2,7 +2,8 @@
 //!
 //! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
-//! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio.
+//! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio,
+//!   or a crate other than `adapter-http` writes an API path (`/api/v2`) it is not yet allowed to.
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
@@ -30,7 +31,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
-        Some("check-deps") => check_deps().and_then(|()| check_locks()),
+        Some("check-deps") => check_deps()
+            .and_then(|()| check_locks())
+            .and_then(|()| check_api_paths()),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
@@ -151,6 +154,90 @@ fn check_locks() -> Result<()> {
     Ok(())
 }
 
+/// Files outside `adapter-http` that still write API paths, until their resources' wire shapes
+/// move there (issue 10). The list only shrinks: a file that no longer writes one must leave it.
+const STILL_WRITING_API_PATHS: [&str; 11] = [
+    "crates/domain/src/audit.rs",
+    "crates/domain/src/flag/mod.rs",
+    "crates/domain/src/link.rs",
+    "crates/domain/src/member.rs",
+    "crates/domain/src/segment.rs",
+    "crates/domain/src/webhook.rs",
+    "crates/service/src/audit.rs",
+    "crates/service/src/auth.rs",
+    "crates/service/src/flags.rs",
+    "crates/service/src/segments.rs",
+    "crates/service/src/webhooks.rs",
+];
+
+/// Only `adapter-http` writes API paths (`/api/v2`): it owns the wire shapes and their links.
+/// Production sources of every other crate are checked (tests, examples and xtask may name
+/// paths; so may a source file's own `#[cfg(test)]` module).
+fn check_api_paths() -> Result<()> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut offending = vec![];
+    let mut cleaned = vec![];
+    for entry in std::fs::read_dir(root.join("crates")).context("reading crates")? {
+        let krate = entry?.path();
+        if krate.file_name().is_some_and(|name| name == "adapter-http") {
+            continue;
+        }
+        let mut dirs = vec![krate.join("src")];
+        while let Some(dir) = dirs.pop() {
+            if !dir.is_dir() {
+                continue;
+            }
+            for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {dir:?}"))? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let relative = path
+                    .strip_prefix(&root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                if name.is_some_and(|n| n == "tests.rs" || n.ends_with("_tests.rs")) {
+                    continue;
+                }
+                // A file's unit tests (its `#[cfg(test)]` module, at the end) may name paths,
+                // e.g. stored documents of an earlier format.
+                let source = std::fs::read_to_string(&path)?;
+                let production = source.split("#[cfg(test)]").next().unwrap_or_default();
+                let writes = production.contains("/api/v2");
+                let allowed = STILL_WRITING_API_PATHS.contains(&relative.as_str());
+                if writes && !allowed {
+                    offending.push(relative);
+                } else if allowed && !writes {
+                    cleaned.push(relative);
+                }
+            }
+        }
+    }
+    if !offending.is_empty() {
+        bail!(
+            "only adapter-http writes API paths (/api/v2); found in {}",
+            offending.join(", ")
+        );
+    }
+    if !cleaned.is_empty() {
+        bail!(
+            "{} no longer write API paths: remove them from STILL_WRITING_API_PATHS in xtask",
+            cleaned.join(", ")
+        );
+    }
+    println!(
+        "check-deps: only adapter-http writes API paths ({} files still to move)",
+        STILL_WRITING_API_PATHS.len()
+    );
+    Ok(())
+}
+
 /// The public API of `domain` is documented, and its docs build cleanly.
 fn doc() -> Result<()> {
     run(cargo()
@@ -163,6 +250,7 @@ fn doc() -> Result<()> {
 fn test(extra: &[String]) -> Result<()> {
     check_deps()?;
     check_locks()?;
+    check_api_paths()?;
     doc()?;
     let server = postgres::find_or_start()?;
     println!("xtask: PostgreSQL tests use {}", server.describe());

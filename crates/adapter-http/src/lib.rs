@@ -34,6 +34,7 @@ pub use error::{ApiError, ErrorBody};
 pub use limits::RateLimits;
 pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
+pub use wire::ApiRepresentations;
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone, PartialEq, Eq)]

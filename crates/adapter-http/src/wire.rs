@@ -3,17 +3,26 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
-use domain::environment::Environment;
 use domain::flag::Flag;
 use domain::link::{Link, Links};
-use domain::project::Project;
-use domain::token::Token;
 use serde::Serialize;
 use serde_json::Value;
 use service::{Service, ServiceResult};
 
 use crate::error::ApiError;
 use crate::AppState;
+
+mod environments;
+mod members;
+mod projects;
+mod representations;
+mod tokens;
+
+pub use environments::{Environment, Environments};
+pub use members::{Member, Members};
+pub use projects::{ProjectExpanded, ProjectRep, Projects};
+pub use representations::ApiRepresentations;
+pub use tokens::{TokenRep, Tokens};
 
 /// Runs a use case on the blocking pool (diesel is synchronous) and maps its error.
 ///
@@ -133,56 +142,6 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Lin
     links
 }
 
-/// A page of projects.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Projects {
-    /// The projects.
-    pub items: Vec<ProjectExpanded>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// A project, with its environments as a collection when `expand=environments` was asked.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ProjectExpanded {
-    /// The project.
-    #[serde(flatten)]
-    pub project: Project,
-    /// Its environments (only with `expand=environments`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub environments: Option<Environments>,
-}
-
-/// A project with its environments as a plain array (create and patch responses).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ProjectRep {
-    /// The project.
-    #[serde(flatten)]
-    pub project: Project,
-    /// All its environments.
-    pub environments: Vec<Environment>,
-}
-
-/// A page of environments.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Environments {
-    /// The environments.
-    pub items: Vec<Environment>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
 /// A page of flags. In summary mode (the default) each environment's `targets`,
 /// `contextTargets`, `rules` and `prerequisites` are left out.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -191,86 +150,6 @@ pub struct FeatureFlags {
     #[schema(value_type = Vec<Flag>)]
     pub items: Vec<Value>,
     /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
-}
-
-/// An access token. `token` is the full secret only in the create response; otherwise its last
-/// four characters.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenRep {
-    /// 24 hex.
-    #[serde(rename = "_id")]
-    pub id: String,
-    /// The member who owns it.
-    pub owner_id: String,
-    /// The member who created it.
-    pub member_id: String,
-    /// Creation time (epoch ms).
-    pub creation_date: i64,
-    /// Last change (epoch ms).
-    pub last_modified: i64,
-    /// `parent`, `self`.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
-    /// Label.
-    pub name: String,
-    /// Free text.
-    pub description: String,
-    /// `reader`, `writer` or `admin`.
-    pub role: String,
-    /// Service token or personal.
-    pub service_token: bool,
-    /// Version used without `Svc-API-Version`.
-    pub default_api_version: i32,
-    /// The secret (create) or its last four characters.
-    pub token: String,
-    /// Last use (epoch ms); absent until the token is first used.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub last_used: Option<i64>,
-}
-
-impl TokenRep {
-    /// The representation of `token`, showing `secret` when given (only on create).
-    pub fn new(token: Token, secret: Option<String>) -> Self {
-        let links = Links::from([
-            ("parent".to_owned(), Link::api("/api/v2/tokens")),
-            (
-                "self".to_owned(),
-                Link::api(format!("/api/v2/tokens/{}", token.id)),
-            ),
-        ]);
-        Self {
-            owner_id: token.member_id.clone(),
-            member_id: token.member_id,
-            creation_date: token.creation_date,
-            last_modified: token.last_modified,
-            links,
-            name: token.name,
-            description: token.description,
-            role: token.role.as_str().to_owned(),
-            service_token: token.service_token,
-            default_api_version: token.default_api_version,
-            token: secret.unwrap_or(token.ending),
-            last_used: token.last_used,
-            id: token.id,
-        }
-    }
-}
-
-/// A page of tokens.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Tokens {
-    /// The tokens.
-    pub items: Vec<TokenRep>,
-    /// All visible tokens.
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
@@ -514,20 +393,6 @@ pub struct DependentFlags {
     /// The dependent flags, by key.
     pub items: Vec<DependentFlagRep>,
     /// `self`.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
-}
-
-/// A page of members.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Members {
-    /// The members.
-    pub items: Vec<domain::member::Member>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
     #[serde(rename = "_links")]
     #[schema(value_type = domain::link::LinksSchema)]
     pub links: Links,

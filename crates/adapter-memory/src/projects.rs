@@ -43,11 +43,9 @@ fn environment_order(
     }
 }
 
-/// A project as read back: `_links` made anew, and a naming convention with neither a case nor
-/// a prefix read as none (the SQL stores keep the two as columns that are then both empty).
+/// A project as read back: a naming convention with neither a case nor a prefix read as none (the SQL stores keep the two as columns that are then both empty).
 fn project_as_read(stored: &Project) -> Project {
     let mut project = stored.clone();
-    project.refresh_links();
     if project
         .naming_convention
         .as_ref()
@@ -59,19 +57,9 @@ fn project_as_read(stored: &Project) -> Project {
 }
 
 impl Tables {
-    /// The key of the project with `_id` `project_id` (empty for none).
-    pub(crate) fn project_key(&self, project_id: &str) -> String {
-        self.projects
-            .get(project_id)
-            .map(|p| p.key.clone())
-            .unwrap_or_default()
-    }
-
-    /// An environment as read back: `_links` made anew, pointing at its project.
+    /// An environment as read back.
     fn environment_as_read(&self, row: &EnvironmentRow) -> Environment {
-        let mut environment = row.environment.clone();
-        environment.refresh_links(&self.project_key(&row.project_id));
-        environment
+        row.environment.clone()
     }
 
     /// Checks the project's unique columns against the other projects and stores it.

@@ -108,7 +108,9 @@ async fn main() -> anyhow::Result<()> {
         },
     };
     let service = Arc::new(
-        Service::new(store, Arc::new(SystemClock::default())).with_webhook_settings(webhooks),
+        Service::new(store, Arc::new(SystemClock::default()))
+            .with_webhook_settings(webhooks)
+            .with_representations(Arc::new(adapter_http::ApiRepresentations)),
     );
     match service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::key::EnvironmentKey;
-use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_name, validate_tags, FieldError, ValidationError};
 
@@ -18,24 +17,18 @@ use crate::{normalize_tags, validate_name, validate_tags, FieldError, Validation
 ///     api_key: "sdk-1".into(),
 ///     mobile_key: "mob-1".into(),
 /// };
-/// let env = Environment::create("web", post.validate().unwrap(), creds, 1);
-/// assert_eq!(env.links["self"].href, "/api/v2/projects/web/environments/staging");
+/// let env = Environment::create(post.validate().unwrap(), creds, 1);
+/// assert_eq!(env.color, "00FF00");
 /// ```
+///
+/// Its JSON (serde) is the document JSON Patches apply to: the fields a client reads, without
+/// what the HTTP adapter adds to show it (`_links`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(
-    feature = "openapi",
-    schema(description = "An environment of a project, where its flags are configured.")
-)]
 pub struct Environment {
     /// 24 lowercase hex characters; also the environment's client-side ID.
     #[serde(rename = "_id")]
     pub id: String,
-    /// `self`, `project`.
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    #[serde(rename = "_links")]
-    pub links: Links,
     /// Unique within the project; never changes.
     pub key: String,
     /// Display name.
@@ -59,7 +52,6 @@ pub struct Environment {
     /// Marks an environment as critical.
     pub critical: bool,
     /// Sorted, unique tags.
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Creation time (epoch ms); used for sorting.
     #[serde(skip)]
@@ -219,20 +211,14 @@ impl EnvironmentPost {
 }
 
 impl Environment {
-    /// A new environment of project `project_key`.
-    pub fn create(
-        project_key: &str,
-        new: NewEnvironment,
-        creds: EnvironmentCredentials,
-        now: i64,
-    ) -> Self {
+    /// A new environment.
+    pub fn create(new: NewEnvironment, creds: EnvironmentCredentials, now: i64) -> Self {
         let post = new.post;
         let mut tags = post.tags;
         normalize_tags(&mut tags);
         let key = new.key.into_string();
         Self {
             id: creds.id,
-            links: environment_links(project_key, &key),
             key,
             name: post.name,
             api_key: creds.api_key,
@@ -247,11 +233,6 @@ impl Environment {
             tags,
             creation_date: now,
         }
-    }
-
-    /// Recomputes `_links` (after loading from storage).
-    pub fn refresh_links(&mut self, project_key: &str) {
-        self.links = environment_links(project_key, &self.key);
     }
 
     /// Applies a JSON Patch. Patchable: `/name`, `/color`, `/defaultTtl`, `/secureMode`,
@@ -283,17 +264,4 @@ impl Environment {
         next.creation_date = self.creation_date;
         Ok(next)
     }
-}
-
-fn environment_links(project_key: &str, key: &str) -> Links {
-    Links::from([
-        (
-            "self".to_owned(),
-            Link::api(format!("/api/v2/projects/{project_key}/environments/{key}")),
-        ),
-        (
-            "project".to_owned(),
-            Link::api(format!("/api/v2/projects/{project_key}")),
-        ),
-    ])
 }

@@ -17,30 +17,25 @@ pub const MAX_INVITES: usize = 50;
 /// use domain::role::Role;
 /// let owner = Member::owner("5f0c0e0c0e0c0e0c0e0c0e0c".into(), "owner@example.com".into(), 1);
 /// assert_eq!(owner.role, Role::Owner);
-/// assert_eq!(owner.links["self"].href, "/api/v2/members/5f0c0e0c0e0c0e0c0e0c0e0c");
 /// ```
+///
+/// Its JSON (serde) is the document JSON Patches apply to: the fields a client reads, without
+/// what the HTTP adapter adds to show it (`_links`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Member {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
     pub id: String,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
     /// Unique within the account (compared case-insensitively).
     pub email: String,
     /// The member's base role.
     pub role: Role,
     /// Given name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub first_name: Option<String>,
     /// Family name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub last_name: Option<String>,
     /// Custom roles (always empty here).
     pub custom_roles: Vec<String>,
@@ -109,7 +104,6 @@ impl Member {
     /// The account owner, created on first start.
     pub fn owner(id: String, email: String, now: i64) -> Self {
         Self {
-            links: member_links(&id),
             id,
             email,
             role: Role::Owner,
@@ -127,7 +121,6 @@ impl Member {
     /// A member invited by `invite`.
     pub fn invited(id: String, invite: NewMember, now: i64) -> Self {
         Self {
-            links: member_links(&id),
             id,
             email: invite.email,
             role: invite.role,
@@ -140,11 +133,6 @@ impl Member {
             creation_date: now,
             mfa: "disabled".into(),
         }
-    }
-
-    /// Recomputes `_links` (after loading from storage).
-    pub fn refresh_links(&mut self) {
-        self.links = member_links(&self.id);
     }
 
     /// The name members are sorted by: first and last name, else the email.

@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::environment::EnvironmentPost;
 use crate::key::ProjectKey;
-use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_name, validate_tags, FieldError, ValidationError};
 
@@ -27,29 +26,22 @@ pub struct ClientSideAvailability {
 /// let post: ProjectPost = serde_json::from_value(serde_json::json!({"key": "web", "name": "Web"})).unwrap();
 /// let new = post.validate().unwrap();
 /// let project = Project::create(new.project, "0123456789abcdef01234567".into(), 1);
-/// assert_eq!(project.links["self"].href, "/api/v2/projects/web");
+/// assert_eq!(project.key, "web");
 /// ```
+///
+/// Its JSON (serde) is the document JSON Patches apply to: the fields a client reads, without
+/// what the HTTP adapter adds to show it (`_links`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(
-    feature = "openapi",
-    schema(description = "A project: the container of environments and flags.")
-)]
 pub struct Project {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
     pub id: String,
-    /// `self` and `environments`.
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    #[serde(rename = "_links")]
-    pub links: Links,
     /// Unique in the account; never changes.
     pub key: String,
     /// Display name.
     pub name: String,
     /// Sorted, unique tags.
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Legacy mirror of `defaultClientSideAvailability.usingEnvironmentId`.
     pub include_in_snippet_by_default: bool,
@@ -57,7 +49,6 @@ pub struct Project {
     pub default_client_side_availability: ClientSideAvailability,
     /// The rule new flag keys must follow (created or cloned); absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub naming_convention: Option<NamingConvention>,
     /// Creation time (epoch ms); used for sorting.
     #[serde(skip)]
@@ -376,7 +367,6 @@ impl Project {
         let key = new.key.into_string();
         Self {
             id,
-            links: project_links(&key),
             include_in_snippet_by_default: new
                 .default_client_side_availability
                 .using_environment_id,
@@ -400,11 +390,6 @@ impl Project {
                 .map_err(|reason| ValidationError::single("key", reason)),
             None => Ok(()),
         }
-    }
-
-    /// Recomputes `_links` from the key (after loading from storage).
-    pub fn refresh_links(&mut self) {
-        self.links = project_links(&self.key);
     }
 
     /// Applies a JSON Patch. Patchable: `/name`, `/tags`, `/defaultClientSideAvailability`,
@@ -453,17 +438,4 @@ impl Project {
         next.creation_date = self.creation_date;
         Ok(next)
     }
-}
-
-fn project_links(key: &str) -> Links {
-    Links::from([
-        (
-            "self".to_owned(),
-            Link::api(format!("/api/v2/projects/{key}")),
-        ),
-        (
-            "environments".to_owned(),
-            Link::api(format!("/api/v2/projects/{key}/environments")),
-        ),
-    ])
 }

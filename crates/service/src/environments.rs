@@ -11,7 +11,7 @@ use ports::{FlagDefaults, KeyedFlagConfig, Listed, Locked, Repository, StoreExt}
 use crate::audit::{json, Change};
 
 use crate::projects::{load_project, lock_project, new_credentials};
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
+use crate::{ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
 
 /// One page of environments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl Service {
                     ),
                     None => None,
                 };
-                let env = Environment::create(&project.key, new.clone(), new_credentials(), now);
+                let env = Environment::create(new.clone(), new_credentials(), now);
                 repo.insert_environment(&project.id, &env)?;
                 match &source {
                     Some(source) => {
@@ -139,11 +139,8 @@ impl Service {
                     "createEnvironment",
                     resource::environment(&project.key, &env.key),
                 )
-                .links(format!(
-                    "/api/v2/projects/{}/environments/{}",
-                    project.key, env.key
-                ))
-                .versions(None, masked(&env));
+                .links(self.shown.href(ApiResource::Environment { project_key: &project.key, key: &env.key }))
+                .versions(None, masked(self.shown.environment(&project.key, &env)));
                 if let Some(source) = &source {
                     change.delta = Some(serde_json::json!({"source": {"key": source.key}}));
                     change.accesses.push(Access {
@@ -267,13 +264,16 @@ impl Service {
                     "updateEnvironment",
                     at.clone(),
                 )
-                .links(format!(
-                    "/api/v2/projects/{}/environments/{}",
-                    project.key, next.key
-                ))
+                .links(self.shown.href(ApiResource::Environment {
+                    project_key: &project.key,
+                    key: &next.key,
+                }))
                 .comment(patch.comment.clone())
                 .delta(masked_operations(&patch.operations))
-                .versions(masked(&env), masked(next));
+                .versions(
+                    masked(self.shown.environment(&project.key, &env)),
+                    masked(self.shown.environment(&project.key, next)),
+                );
                 change.accesses = [
                     (env.name != next.name, "updateName"),
                     (env.color != next.color, "updateColor"),
@@ -329,7 +329,7 @@ impl Service {
                 "deleteEnvironment",
                 resource::environment(&project.key, &env.key),
             )
-            .versions(masked(&env), None);
+            .versions(masked(self.shown.environment(&project.key, &env)), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })
@@ -392,7 +392,7 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_environment(repo, &project.id, project_key, key)?;
-            let before = masked(&held);
+            let before = masked(self.shown.environment(&project.key, &held));
             let env = held.get_mut();
             let fresh = new_credentials();
             let old = match kind {
@@ -419,11 +419,11 @@ impl Service {
                 action,
                 resource::environment(&project.key, &env.key),
             )
-            .links(format!(
-                "/api/v2/projects/{}/environments/{}",
-                project.key, env.key
-            ))
-            .versions(before, masked(env));
+            .links(self.shown.href(ApiResource::Environment {
+                project_key: &project.key,
+                key: &env.key,
+            }))
+            .versions(before, masked(self.shown.environment(&project.key, env)));
             self.audit(repo, caller, change)?;
             Ok(held.into_inner())
         })
@@ -452,8 +452,7 @@ fn masked_operations(operations: &[domain::patch::Operation]) -> Option<serde_js
 }
 
 /// An environment as JSON for the audit log, its SDK and mobile keys masked.
-fn masked(env: &Environment) -> Option<serde_json::Value> {
-    let mut value = json(env)?;
+fn masked(mut value: serde_json::Value) -> Option<serde_json::Value> {
     for field in ["apiKey", "mobileKey"] {
         if let Some(serde_json::Value::String(key)) = value.get_mut(field) {
             *key = domain::audit::mask(key);

@@ -9,6 +9,7 @@ mod flags;
 mod ids;
 mod members;
 mod projects;
+mod representation;
 mod segments;
 mod statuses;
 mod tokens;
@@ -27,6 +28,7 @@ pub use flags::{DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagL
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
+pub use representation::{ApiResource, PlainRepresentations, Representations};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
 pub use tokens::{CreatedToken, TokenPage};
@@ -183,6 +185,8 @@ pub struct Service {
     clock: Arc<dyn Clock>,
     tokens: auth::TokenCache,
     webhooks: WebhookSettings,
+    /// How the API shows resources (for audit entries).
+    shown: Arc<dyn Representations>,
     /// The account's `_id`, once read (it never changes).
     account_id: std::sync::OnceLock<String>,
 }
@@ -201,6 +205,7 @@ impl Service {
             clock,
             tokens: auth::TokenCache::default(),
             webhooks: WebhookSettings::default(),
+            shown: Arc::new(PlainRepresentations),
             account_id: std::sync::OnceLock::new(),
         }
     }
@@ -208,6 +213,13 @@ impl Service {
     /// The same service, delivering webhooks as `settings` say.
     pub fn with_webhook_settings(mut self, settings: WebhookSettings) -> Self {
         self.webhooks = settings;
+        self
+    }
+
+    /// The same service, recording resources in audit entries as `representations` show them
+    /// (the HTTP adapter's, in a deployment; without it, entries hold plain domain JSON).
+    pub fn with_representations(mut self, representations: Arc<dyn Representations>) -> Self {
+        self.shown = representations;
         self
     }
 

@@ -11,7 +11,7 @@ use crate::audit::{json, Change};
 
 use crate::auth::hold_members;
 use crate::error::Detail;
-use crate::{object_id, Caller, Service, ServiceError, ServiceResult, UseCase};
+use crate::{object_id, ApiResource, Caller, Service, ServiceError, ServiceResult, UseCase};
 
 /// One page of members.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,8 +136,8 @@ impl Service {
                     "createMember",
                     resource::member(&member.id),
                 )
-                .links(format!("/api/v2/members/{}", member.id))
-                .versions(None, json(member));
+                .links(self.shown.href(ApiResource::Member { id: &member.id }))
+                .versions(None, Some(self.shown.member(member)));
                 self.audit(repo, caller, change)?;
             }
             Ok(members.clone())
@@ -175,10 +175,13 @@ impl Service {
                 "updateMember",
                 resource::member(&member.id),
             )
-            .links(format!("/api/v2/members/{}", member.id))
+            .links(self.shown.href(ApiResource::Member { id: &member.id }))
             .comment(patch.comment.clone())
             .delta(json(&patch.operations))
-            .versions(json(&*member), json(&next));
+            .versions(
+                Some(self.shown.member(&member)),
+                Some(self.shown.member(&next)),
+            );
             audit.accesses.clear();
             if member.role != next.role {
                 audit.accesses.push(Access {
@@ -255,7 +258,7 @@ impl Service {
                 "deleteMember",
                 resource::member(&member.id),
             )
-            .versions(json(&*member), None);
+            .versions(Some(self.shown.member(&member)), None);
             self.audit(repo, &caller, change)?;
             Ok(member.id.clone())
         })?;

@@ -12,7 +12,9 @@ use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, StoreExt};
 
 use crate::audit::{json, Change};
 
-use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
+use crate::{
+    object_id, ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase,
+};
 use domain::IdSource;
 
 /// A project, with its environments when they were asked for.
@@ -133,12 +135,7 @@ impl Service {
             .enumerate()
             .map(|(i, env)| {
                 // Creation order is the listing order: keep the request's order.
-                Environment::create(
-                    &project.key,
-                    env,
-                    new_credentials(),
-                    now + i64::try_from(i).unwrap_or(0),
-                )
+                Environment::create(env, new_credentials(), now + i64::try_from(i).unwrap_or(0))
             })
             .collect();
         self.store
@@ -154,8 +151,8 @@ impl Service {
                     "createProject",
                     resource::project(&project.key),
                 )
-                .links(format!("/api/v2/projects/{}", project.key))
-                .versions(None, json(&project));
+                .links(self.shown.href(ApiResource::Project { key: &project.key }))
+                .versions(None, Some(self.shown.project(&project)));
                 for env in &environments {
                     change.accesses.push(Access {
                         action: "createEnvironment".into(),
@@ -219,10 +216,13 @@ impl Service {
                 let at = resource::project(&next.key);
                 let mut change =
                     Change::new("project", &next.key, "updated", "updateProject", at.clone())
-                        .links(format!("/api/v2/projects/{}", next.key))
+                        .links(self.shown.href(ApiResource::Project { key: &next.key }))
                         .comment(patch.comment.clone())
                         .delta(json(&patch.operations))
-                        .versions(json(&project), json(&next));
+                        .versions(
+                            Some(self.shown.project(&project)),
+                            Some(self.shown.project(next)),
+                        );
                 change.accesses = [
                     (project.name != next.name, "updateName"),
                     (project.tags != next.tags, "updateTags"),
@@ -265,7 +265,7 @@ impl Service {
                 "deleteProject",
                 resource::project(&project.key),
             )
-            .versions(json(&*project), None);
+            .versions(Some(self.shown.project(&project)), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

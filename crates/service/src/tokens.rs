@@ -10,7 +10,9 @@ use ports::{Listed, Locked, Repository, StoreExt, TokenRepository};
 use crate::audit::Change;
 
 use crate::auth::{ending, hash_secret, hold_members, new_secret};
-use crate::{object_id, Caller, Service, ServiceError, ServiceResult, UseCase};
+use crate::{
+    object_id, ApiResource, Caller, Representations, Service, ServiceError, ServiceResult, UseCase,
+};
 
 /// A token with its secret: the only times the secret is shown (create and reset).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +50,7 @@ fn token_json(token: &Token) -> Option<serde_json::Value> {
 }
 
 fn token_change(
+    shown: &dyn Representations,
     token: &Token,
     verb: &'static str,
     action: &str,
@@ -61,7 +64,7 @@ fn token_change(
         action,
         resource::token(&token.member_id, &token.name),
     )
-    .links(format!("/api/v2/tokens/{}", token.id))
+    .links(shown.href(ApiResource::Token { id: &token.id }))
     .versions(before.and_then(token_json), after.and_then(token_json))
 }
 
@@ -178,7 +181,14 @@ impl Service {
             self.audit(
                 repo,
                 caller,
-                token_change(&token, "created", "createAccessToken", None, Some(&token)),
+                token_change(
+                    &*self.shown,
+                    &token,
+                    "created",
+                    "createAccessToken",
+                    None,
+                    Some(&token),
+                ),
             )?;
             Ok(())
         })?;
@@ -255,6 +265,7 @@ impl Service {
             let token = held.replace(next);
             repo.update_token(&held)?;
             let change = token_change(
+                &*self.shown,
                 &held,
                 "updated",
                 "updateAccessToken",
@@ -301,6 +312,7 @@ impl Service {
                 repo,
                 &caller,
                 token_change(
+                    &*self.shown,
                     &token,
                     "reset the secret of",
                     "resetAccessToken",
@@ -326,7 +338,14 @@ impl Service {
             self.audit(
                 repo,
                 &caller,
-                token_change(&token, "deleted", "deleteAccessToken", Some(&token), None),
+                token_change(
+                    &*self.shown,
+                    &token,
+                    "deleted",
+                    "deleteAccessToken",
+                    Some(&token),
+                    None,
+                ),
             )?;
             Ok(())
         })?;

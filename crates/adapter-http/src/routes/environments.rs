@@ -1,14 +1,15 @@
 //! `/api/v2/projects/{projectKey}/environments`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::environment::{Environment, EnvironmentPost};
+use domain::environment::EnvironmentPost;
 use domain::query::EnvironmentQuery;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
-    call, expiry_param, json_body, json_patch_only, page_links, Environments, QueryParams,
+    call, expiry_param, json_body, json_patch_only, page_links, Environment, Environments,
+    QueryParams,
 };
 use crate::AppState;
 use service::UseCase;
@@ -43,14 +44,12 @@ pub async fn list_environments(
     )?;
     let page = query.page;
     let project = path.into_inner();
-    let list = call(&state, move |s| {
-        s.list_environments(&caller, &project, &query)
-    })
-    .await?;
+    let key = project.clone();
+    let list = call(&state, move |s| s.list_environments(&caller, &key, &query)).await?;
     Ok(web::Json(Environments {
         links: page_links(&req, page.limit, page.offset, list.total),
         total_count: list.total,
-        items: list.items,
+        items: Environment::all_of(&project, &list.items),
     }))
 }
 
@@ -82,11 +81,9 @@ pub async fn create_environment(
     caller.may(UseCase::CreateEnvironment)?;
     let post: EnvironmentPost = json_body(&req, &body)?;
     let project = path.into_inner();
-    let env = call(&state, move |s| {
-        s.create_environment(&caller, &project, post)
-    })
-    .await?;
-    Ok(HttpResponse::Created().json(env))
+    let key = project.clone();
+    let env = call(&state, move |s| s.create_environment(&caller, &key, post)).await?;
+    Ok(HttpResponse::Created().json(Environment::of(&project, &env)))
 }
 
 /// One environment.
@@ -102,9 +99,12 @@ pub async fn get_environment(
     path: web::Path<(String, String)>,
 ) -> Result<web::Json<Environment>, ApiError> {
     let (project, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.get_environment(&caller, &project, &key)).await?,
-    ))
+    let project_key = project.clone();
+    let env = call(&state, move |s| {
+        s.get_environment(&caller, &project_key, &key)
+    })
+    .await?;
+    Ok(web::Json(Environment::of(&project, &env)))
 }
 
 /// Changes an environment by JSON Patch (`/name`, `/color`, `/defaultTtl`, `/secureMode`,
@@ -132,12 +132,12 @@ pub async fn patch_environment(
     caller.may(UseCase::PatchEnvironment)?;
     let patch = json_patch_only(&req, &body)?;
     let (project, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| {
-            s.patch_environment(&caller, &project, &key, &patch)
-        })
-        .await?,
-    ))
+    let project_key = project.clone();
+    let env = call(&state, move |s| {
+        s.patch_environment(&caller, &project_key, &key, &patch)
+    })
+    .await?;
+    Ok(web::Json(Environment::of(&project, &env)))
 }
 
 /// Deletes an environment and every flag's configuration in it.
@@ -180,12 +180,12 @@ pub async fn reset_sdk_key(
 ) -> Result<web::Json<Environment>, ApiError> {
     let expiry = expiry_param(&req)?;
     let (project, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| {
-            s.reset_sdk_key(&caller, &project, &key, expiry)
-        })
-        .await?,
-    ))
+    let project_key = project.clone();
+    let env = call(&state, move |s| {
+        s.reset_sdk_key(&caller, &project_key, &key, expiry)
+    })
+    .await?;
+    Ok(web::Json(Environment::of(&project, &env)))
 }
 
 /// Gives the environment a new mobile key; the old one stops at once.
@@ -201,7 +201,10 @@ pub async fn reset_mobile_key(
     path: web::Path<(String, String)>,
 ) -> Result<web::Json<Environment>, ApiError> {
     let (project, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.reset_mobile_key(&caller, &project, &key)).await?,
-    ))
+    let project_key = project.clone();
+    let env = call(&state, move |s| {
+        s.reset_mobile_key(&caller, &project_key, &key)
+    })
+    .await?;
+    Ok(web::Json(Environment::of(&project, &env)))
 }

@@ -1,13 +1,13 @@
 //! `/api/v2/members`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::member::{Member, NewMemberForm};
+use domain::member::NewMemberForm;
 use domain::query::MemberQuery;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
-use crate::wire::{call, json_body, json_patch_only, page_links, Members, QueryParams};
+use crate::wire::{call, json_body, json_patch_only, page_links, Member, Members, QueryParams};
 use crate::AppState;
 use service::UseCase;
 
@@ -40,7 +40,7 @@ pub async fn list_members(
     Ok(web::Json(Members {
         links: page_links(&req, page.limit, page.offset, list.total),
         total_count: list.total,
-        items: list.items,
+        items: Member::all_of(&list.items),
     }))
 }
 
@@ -70,7 +70,7 @@ pub async fn invite_members(
             total,
         ),
         total_count: total,
-        items: members,
+        items: Member::all_of(&members),
     }))
 }
 
@@ -87,9 +87,8 @@ pub async fn get_member(
     path: web::Path<String>,
 ) -> Result<web::Json<Member>, ApiError> {
     let id = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.get_member(&caller, &id)).await?,
-    ))
+    let member = call(&state, move |s| s.get_member(&caller, &id)).await?;
+    Ok(web::Json(Member::from(&member)))
 }
 
 /// Changes a member by JSON Patch: `/role`, `/firstName`, `/lastName`. Nobody gives a role above
@@ -117,9 +116,8 @@ pub async fn patch_member(
     caller.may(UseCase::PatchMember)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.patch_member(&caller, &id, &patch)).await?,
-    ))
+    let member = call(&state, move |s| s.patch_member(&caller, &id, &patch)).await?;
+    Ok(web::Json(Member::from(&member)))
 }
 
 /// Deletes a member with its personal tokens (its service tokens pass to the owner). The owner

@@ -1,7 +1,6 @@
 //! `/api/v2/projects`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::link::Links;
 use domain::project::ProjectPost;
 use domain::query::ProjectQuery;
 
@@ -9,8 +8,8 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
-    call, json_body, json_patch_only, page_links, Environments, ProjectExpanded, ProjectRep,
-    Projects, QueryParams,
+    call, json_body, json_patch_only, page_links, ProjectExpanded, ProjectRep, Projects,
+    QueryParams,
 };
 use crate::AppState;
 use service::UseCase;
@@ -27,23 +26,6 @@ fn wants_environments(params: &QueryParams) -> Result<bool, ApiError> {
         )));
     }
     Ok(!expand.is_empty())
-}
-
-fn expanded(item: service::ProjectWithEnvironments) -> ProjectExpanded {
-    let environments = item.environments.map(|items| {
-        let self_link = item.project.links.get("environments").cloned();
-        Environments {
-            total_count: items.len() as u64,
-            items,
-            links: self_link
-                .map(|l| Links::from([("self".to_owned(), l)]))
-                .unwrap_or_default(),
-        }
-    });
-    ProjectExpanded {
-        project: item.project,
-        environments,
-    }
 }
 
 /// Lists projects.
@@ -77,7 +59,7 @@ pub async fn list_projects(
     Ok(web::Json(Projects {
         links: page_links(&req, page.limit, page.offset, list.total),
         total_count: list.total,
-        items: list.items.into_iter().map(expanded).collect(),
+        items: list.items.into_iter().map(ProjectExpanded::from).collect(),
     }))
 }
 
@@ -99,10 +81,7 @@ pub async fn create_project(
     caller.may(UseCase::CreateProject)?;
     let post: ProjectPost = json_body(&req, &body)?;
     let created = call(&state, move |s| s.create_project(&caller, post)).await?;
-    Ok(HttpResponse::Created().json(ProjectRep {
-        project: created.project,
-        environments: created.environments.unwrap_or_default(),
-    }))
+    Ok(HttpResponse::Created().json(ProjectRep::from(created)))
 }
 
 /// One project.
@@ -124,7 +103,7 @@ pub async fn get_project(
     let expand = wants_environments(&QueryParams::of(&req))?;
     let key = path.into_inner();
     let project = call(&state, move |s| s.get_project(&caller, &key, expand)).await?;
-    Ok(web::Json(expanded(project)))
+    Ok(web::Json(ProjectExpanded::from(project)))
 }
 
 /// Changes a project by JSON Patch (`/name`, `/tags`, `/defaultClientSideAvailability`,
@@ -153,10 +132,7 @@ pub async fn patch_project(
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
     let updated = call(&state, move |s| s.patch_project(&caller, &key, &patch)).await?;
-    Ok(web::Json(ProjectRep {
-        project: updated.project,
-        environments: updated.environments.unwrap_or_default(),
-    }))
+    Ok(web::Json(ProjectRep::from(updated)))
 }
 
 /// Deletes a project with all its environments and flags.

@@ -4,12 +4,11 @@ use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::environment::Environment;
-use domain::link::Links;
 use domain::query::{Direction, EnvironmentQuery, EnvironmentSortField};
 use domain::token::EnvironmentCredential;
 use ports::{EnvironmentRepository, Listed, Locked, ProjectEnvironment, StoreResult};
 
-use crate::schema::{environment_old_keys, environment_tags, environments, projects};
+use crate::schema::{environment_old_keys, environment_tags, environments};
 
 use super::query::*;
 use super::SqlRepository;
@@ -55,11 +54,10 @@ impl EnvironmentRow {
         }
     }
 
-    /// The environment, with `_links` pointing at `project_key`.
-    fn into_environment(self, project_key: &str, tags: Vec<String>) -> Environment {
-        let mut env = Environment {
+    /// The environment, with its tags.
+    fn into_environment(self, tags: Vec<String>) -> Environment {
+        Environment {
             id: self.id,
-            links: Links::new(),
             key: self.key,
             name: self.name,
             api_key: self.api_key,
@@ -73,9 +71,7 @@ impl EnvironmentRow {
             critical: self.critical,
             tags,
             creation_date: self.creation_date,
-        };
-        env.refresh_links(project_key);
-        env
+        }
     }
 }
 
@@ -138,19 +134,10 @@ impl SqlRepository<'_> {
         Ok(())
     }
 
-    fn project_key(&mut self, project_id: &str) -> StoreResult<String> {
-        projects::table
-            .find(project_id)
-            .select(projects::key)
-            .first(self.conn)
-            .store()
-    }
-
     /// Environments with their tags, for rows already loaded.
     fn environments_from_rows(
         &mut self,
         rows: Vec<EnvironmentRow>,
-        project_keys: &BTreeMap<String, String>,
     ) -> StoreResult<Vec<ProjectEnvironment>> {
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let mut tags = self.environment_tags_of(&ids)?;
@@ -158,13 +145,9 @@ impl SqlRepository<'_> {
             .into_iter()
             .map(|row| {
                 let project_id = row.project_id.clone();
-                let project_key = project_keys
-                    .get(&project_id)
-                    .map(String::as_str)
-                    .unwrap_or_default();
                 let env_tags = tags.remove(&row.id).unwrap_or_default();
                 ProjectEnvironment {
-                    environment: row.into_environment(project_key, env_tags),
+                    environment: row.into_environment(env_tags),
                     project_id,
                 }
             })
@@ -263,9 +246,8 @@ impl EnvironmentRepository for SqlRepository<'_> {
         if rows.is_empty() {
             return Ok(None);
         }
-        let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
         Ok(self
-            .environments_from_rows(rows, &project_keys)?
+            .environments_from_rows(rows)?
             .pop()
             .map(|found| found.environment))
     }
@@ -317,9 +299,8 @@ impl EnvironmentRepository for SqlRepository<'_> {
             )),
         };
         let rows = load_page!(self.conn, query, q.page, EnvironmentRow);
-        let project_keys = BTreeMap::from([(project_id.to_owned(), self.project_key(project_id)?)]);
         let envs = self
-            .environments_from_rows(rows, &project_keys)?
+            .environments_from_rows(rows)?
             .into_iter()
             .map(|found| found.environment)
             .collect();
@@ -332,27 +313,19 @@ impl EnvironmentRepository for SqlRepository<'_> {
         ids.sort();
         ids.dedup();
         let conn = &mut *self.conn;
-        let rows: Vec<(EnvironmentRow, String)> = chunked(&ids, |ids| {
+        let rows: Vec<EnvironmentRow> = chunked(&ids, |ids| {
             environments::table
-                .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
                 .filter(environments::project_id.eq_any(ids))
                 .order((
                     environments::project_id,
                     environments::creation_date,
                     environments::id,
                 ))
-                .select((EnvironmentRow::as_select(), projects::key))
+                .select(EnvironmentRow::as_select())
                 .load(conn)
                 .store()
         })?;
-        let project_keys: BTreeMap<String, String> = rows
-            .iter()
-            .map(|(row, key)| (row.project_id.clone(), key.clone()))
-            .collect();
-        self.environments_from_rows(
-            rows.into_iter().map(|(row, _)| row).collect(),
-            &project_keys,
-        )
+        self.environments_from_rows(rows)
     }
 
     fn update_environment(

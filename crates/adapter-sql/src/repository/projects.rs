@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
-use domain::link::Links;
 use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
 use domain::query::{ProjectQuery, ProjectSortField};
 use ports::{Listed, Locked, ProjectRepository, StoreResult};
@@ -62,9 +61,8 @@ impl ProjectRow {
                 case,
                 prefix: self.naming_prefix,
             });
-        let mut project = Project {
+        Ok(Project {
             id: self.id,
-            links: Links::new(),
             key: self.key,
             name: self.name,
             tags,
@@ -75,9 +73,7 @@ impl ProjectRow {
             },
             naming_convention,
             creation_date: self.creation_date,
-        };
-        project.refresh_links();
-        Ok(project)
+        })
     }
 }
 

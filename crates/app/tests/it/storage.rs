@@ -33,7 +33,7 @@ fn project(key: &str, n: u64, tags: &[&str]) -> Project {
     )
 }
 
-fn environment(project_key: &str, key: &str, n: u64) -> Environment {
+fn environment(key: &str, n: u64) -> Environment {
     let post = EnvironmentPost {
         key: key.into(),
         name: key.to_uppercase(),
@@ -45,12 +45,7 @@ fn environment(project_key: &str, key: &str, n: u64) -> Environment {
         api_key: format!("sdk-{key}-{n}"),
         mobile_key: format!("mob-{key}-{n}"),
     };
-    Environment::create(
-        project_key,
-        post.validate().unwrap(),
-        creds,
-        i64::try_from(n).unwrap(),
-    )
+    Environment::create(post.validate().unwrap(), creds, i64::try_from(n).unwrap())
 }
 
 fn flag_in(envs: &[&Environment], key: &str, now: i64) -> Flag {
@@ -138,7 +133,7 @@ fn failed_units_of_work_roll_back(backend: Backend) {
     );
     // A failure half-way through a multi-row write leaves nothing either.
     let p = project("p", 2, &[]);
-    let env = environment("p", "prod", 1);
+    let env = environment("prod", 1);
     let result = db.store.write_tx(|repo| -> Result<()> {
         repo.insert_project(&p)?;
         repo.insert_environment(&p.id, &env)?;
@@ -156,8 +151,8 @@ fn failed_units_of_work_roll_back(backend: Backend) {
 fn environments_and_flag_configs(backend: Backend) {
     let db = open(backend);
     let p = project("p", 1, &[]);
-    let test = environment("p", "test", 1);
-    let prod = environment("p", "prod", 2);
+    let test = environment("test", 1);
+    let prod = environment("prod", 2);
     let mut flag = flag_in(&[&test, &prod], "f", 10);
     db.store
         .write_tx(|repo| -> Result<()> {
@@ -204,7 +199,7 @@ fn environments_and_flag_configs(backend: Backend) {
     );
 
     // A new environment gets configurations for every flag.
-    let staging = environment("p", "staging", 3);
+    let staging = environment("staging", 3);
     db.store
         .write_tx(|repo| -> Result<()> {
             repo.insert_environment(&p.id, &staging)?;
@@ -343,7 +338,7 @@ fn tokens_and_credentials(backend: Backend) {
         ending: "abcd".into(),
     };
     let p = project("p", 1, &[]);
-    let env = environment("p", "prod", 1);
+    let env = environment("prod", 1);
     db.store
         .write_tx(|repo| -> Result<()> {
             repo.insert_member(&owner)?;

@@ -40,7 +40,7 @@ fn environment(key: &str) -> Environment {
         api_key: format!("sdk-{key}"),
         mobile_key: format!("mob-{key}"),
     };
-    Environment::create("p", post.validate().unwrap(), creds, 1)
+    Environment::create(post.validate().unwrap(), creds, 1)
 }
 
 fn multi_row_inserts_past_the_parameter_limit_are_chunked(backend: Backend) {

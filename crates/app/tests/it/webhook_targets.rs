@@ -179,6 +179,7 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
         ..Default::default()
     };
     let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
+        .with_representations(Arc::new(adapter_http::ApiRepresentations))
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
@@ -248,6 +249,7 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
         ..Default::default()
     };
     let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
+        .with_representations(Arc::new(adapter_http::ApiRepresentations))
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
@@ -322,6 +324,7 @@ impl HostResolver for FakeDns {
 
 fn service_with(db: &crate::common::Db, settings: WebhookSettings) -> Arc<Service> {
     let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
+        .with_representations(Arc::new(adapter_http::ApiRepresentations))
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     Arc::new(service)

@@ -96,6 +96,7 @@ fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
         ..Default::default()
     };
     let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
+        .with_representations(Arc::new(adapter_http::ApiRepresentations))
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     Arc::new(service)
@@ -343,6 +344,7 @@ fn allowed_hosts_are_enforced(backend: Backend) {
         ..Default::default()
     };
     let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
+        .with_representations(Arc::new(adapter_http::ApiRepresentations))
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();

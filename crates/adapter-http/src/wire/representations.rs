@@ -1,0 +1,45 @@
+//! The service's view of the wire shapes: what audit entries record of a resource is what the
+//! API shows of it.
+
+use serde_json::Value;
+use service::{ApiResource, Representations};
+
+use super::{environments, members, projects, tokens};
+
+/// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiRepresentations;
+
+/// A wire shape as JSON; they all serialise infallibly (string keys, no custom serialisers).
+fn to_json<T: serde::Serialize>(shape: &T) -> Value {
+    serde_json::to_value(shape).unwrap_or(Value::Null)
+}
+
+impl Representations for ApiRepresentations {
+    fn project(&self, project: &domain::project::Project) -> Value {
+        to_json(&projects::Project::from(project))
+    }
+
+    fn environment(
+        &self,
+        project_key: &str,
+        environment: &domain::environment::Environment,
+    ) -> Value {
+        to_json(&environments::Environment::of(project_key, environment))
+    }
+
+    fn member(&self, member: &domain::member::Member) -> Value {
+        to_json(&members::Member::from(member))
+    }
+
+    fn href(&self, resource: ApiResource<'_>) -> String {
+        match resource {
+            ApiResource::Project { key } => projects::project_href(key),
+            ApiResource::Environment { project_key, key } => {
+                environments::environment_href(project_key, key)
+            }
+            ApiResource::Member { id } => members::member_href(id),
+            ApiResource::Token { id } => tokens::token_href(id),
+        }
+    }
+}

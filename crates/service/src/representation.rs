@@ -1,0 +1,82 @@
+//! How the API shows resources, for what the service records in that shape: the
+//! `previousVersion`/`currentVersion` and target links of audit entries (and so webhook
+//! payloads). The HTTP adapter owns the wire shapes and implements [`Representations`]; the
+//! service never writes an API path itself.
+
+use domain::environment::Environment;
+use domain::member::Member;
+use domain::project::Project;
+use serde_json::Value;
+
+/// A resource the API has an address for (what the audit log links to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiResource<'a> {
+    /// A project, by key.
+    Project {
+        /// The project's key.
+        key: &'a str,
+    },
+    /// A member, by `_id`.
+    Member {
+        /// The member's `_id`.
+        id: &'a str,
+    },
+    /// An access token, by `_id`.
+    Token {
+        /// The token's `_id`.
+        id: &'a str,
+    },
+    /// An environment, by its project's key and its own.
+    Environment {
+        /// The project's key.
+        project_key: &'a str,
+        /// The environment's key.
+        key: &'a str,
+    },
+}
+
+/// Renders domain values as the API shows them.
+pub trait Representations: Send + Sync {
+    /// A project as `GET /projects/{projectKey}` shows it (without expansions).
+    fn project(&self, project: &Project) -> Value;
+
+    /// An environment of project `project_key` as
+    /// `GET /projects/{projectKey}/environments/{environmentKey}` shows it.
+    fn environment(&self, project_key: &str, environment: &Environment) -> Value;
+
+    /// A member as `GET /members/{id}` shows it.
+    fn member(&self, member: &Member) -> Value;
+
+    /// The API path of `resource` (its `self` link).
+    fn href(&self, resource: ApiResource<'_>) -> String;
+}
+
+/// Domain values as their own JSON, without links: for tests of the use cases that do not
+/// look at what the audit log records. A deployment uses the HTTP adapter's representations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlainRepresentations;
+
+impl Representations for PlainRepresentations {
+    fn project(&self, project: &Project) -> Value {
+        serde_json::to_value(project).unwrap_or(Value::Null)
+    }
+
+    fn environment(&self, _project_key: &str, environment: &Environment) -> Value {
+        serde_json::to_value(environment).unwrap_or(Value::Null)
+    }
+
+    fn member(&self, member: &Member) -> Value {
+        serde_json::to_value(member).unwrap_or(Value::Null)
+    }
+
+    fn href(&self, resource: ApiResource<'_>) -> String {
+        match resource {
+            ApiResource::Project { key } => format!("project/{key}"),
+            ApiResource::Environment { project_key, key } => {
+                format!("project/{project_key}/environment/{key}")
+            }
+            ApiResource::Member { id } => format!("member/{id}"),
+            ApiResource::Token { id } => format!("token/{id}"),
+        }
+    }
+}

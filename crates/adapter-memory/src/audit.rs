@@ -1,5 +1,7 @@
 //! The audit log, webhooks and their delivery outbox.
 
+use std::sync::Arc;
+
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{ClaimedDelivery, DeliveryOutcome, QueuedDelivery, StoreResult};
@@ -23,7 +25,7 @@ impl Tables {
         if self.audit.contains_key(&entry.id) {
             return Err(duplicate("audit_log.id"));
         }
-        rows(&mut self.audit).insert(entry.id.clone(), entry.clone());
+        rows(&mut self.audit).insert(entry.id.clone(), Arc::new(entry.clone()));
         Ok(())
     }
 
@@ -32,6 +34,7 @@ impl Tables {
         let mut found: Vec<&AuditEntry> = self
             .audit
             .values()
+            .map(|entry| &**entry)
             .filter(|e| q.before.is_none_or(|before| e.date < before))
             .filter(|e| q.after.is_none_or(|after| e.date > after))
             .filter(|e| {
@@ -50,7 +53,7 @@ impl Tables {
     }
 
     pub(crate) fn get_audit_entry(&self, id: &str) -> Option<AuditEntry> {
-        self.audit.get(id).cloned()
+        self.audit.get(id).map(|entry| AuditEntry::clone(entry))
     }
 
     pub(crate) fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()> {

@@ -187,8 +187,9 @@ struct Tables {
     /// Which segments each flag's rules name, per environment.
     segment_refs: Arc<BTreeSet<EdgeId>>,
     segments: Table<SegmentId, Segment>,
-    /// Whole entries, detail included.
-    audit: Table<String, AuditEntry>,
+    /// Whole entries, detail included; shared, so that copying the log (which only grows) for a
+    /// write copies no entry.
+    audit: Table<String, Arc<AuditEntry>>,
     /// By `_id`, with their creation time.
     webhooks: Table<String, (i64, Webhook)>,
     deliveries: Table<String, DeliveryRow>,

@@ -1,5 +1,6 @@
-//! Concurrent writers of one object, through the service on a real store: every acknowledged
-//! change is kept, and the audit log holds exactly one entry per acknowledged change.
+//! Concurrent writers of one object, through the service on every store (the in-memory one too):
+//! every acknowledged change is kept, and the audit log holds exactly one entry per acknowledged
+//! change.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -569,7 +570,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
     }
 }
 
-storage_on_both_backends!(
+storage_on_every_store!(
     project_counter_loses_nothing,
     environment_counter_loses_nothing,
     segment_counter_loses_nothing,

@@ -185,6 +185,9 @@ impl From<ServiceError> for ApiError {
                 message,
             ),
             ServiceError::Unauthenticated(_) => ApiError::unauthorized(message),
+            ServiceError::NotAnAccessToken(_) => ApiError::unauthorized(format!(
+                "{message}; create an access token with POST /api/v2/tokens"
+            )),
             ServiceError::NotPermitted(_) => ApiError::forbidden(message),
             ServiceError::NotFound(_) => ApiError::not_found(message),
             ServiceError::KeyTaken(_) => ApiError::new(StatusCode::CONFLICT, "key_exists", message),
@@ -264,6 +267,11 @@ mod tests {
                 401,
                 "unauthorized",
             ),
+            (
+                ServiceError::NotAnAccessToken(domain::token::EnvironmentCredential::SdkKey),
+                401,
+                "unauthorized",
+            ),
             (ServiceError::NotPermitted("no".into()), 403, "forbidden"),
             (ServiceError::NotFound("gone".into()), 404, "not_found"),
             (ServiceError::KeyTaken(detail()), 409, "key_exists"),
@@ -297,6 +305,7 @@ mod tests {
                 | ServiceError::DuplicateEmail(_)
                 | ServiceError::EmailTaken(_)
                 | ServiceError::Unauthenticated(_)
+                | ServiceError::NotAnAccessToken(_)
                 | ServiceError::NotPermitted(_)
                 | ServiceError::NotFound(_)
                 | ServiceError::KeyTaken(_)

@@ -176,8 +176,10 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
                 "the server is overloaded".into(),
             )
         })?;
-    if let (Err(ServiceError::Unauthenticated(_)), Some((throttle, client))) =
-        (&authenticated, throttle)
+    if let (
+        Err(ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_)),
+        Some((throttle, client)),
+    ) = (&authenticated, throttle)
     {
         throttle.record_failure(client, Instant::now());
     }

@@ -227,10 +227,7 @@ impl Service {
                     .put(hash.to_owned(), caller.clone(), previous_secret_expires_at);
                 Ok(caller)
             }
-            Err(Some(credential)) => Err(ServiceError::Unauthenticated(format!(
-                "this is {}, which cannot be used as an API access token; create an access token with POST /api/v2/tokens",
-                credential.describe()
-            ))),
+            Err(Some(credential)) => Err(ServiceError::NotAnAccessToken(credential)),
             Err(None) => Err(ServiceError::Unauthenticated("invalid access token".into())),
         }
     }

@@ -96,6 +96,10 @@ pub enum ServiceError {
     /// The caller is not who they claim: no such access token, or its member is gone.
     #[error("{0}")]
     Unauthenticated(String),
+    /// The secret presented as an access token is one of an environment's credentials (an SDK
+    /// key, a mobile key, a client-side ID), which never authenticate a caller.
+    #[error("this is {}, which cannot be used as an API access token", .0.describe())]
+    NotAnAccessToken(domain::token::EnvironmentCredential),
     /// The caller is known but may not do this; the message says why.
     #[error("{0}")]
     NotPermitted(String),

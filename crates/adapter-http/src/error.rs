@@ -334,6 +334,15 @@ mod tests {
             errors: vec![FieldError::new("name", "empty")],
         });
         assert_eq!((api.message.as_str(), api.errors.len()), ("name: empty", 1));
+        // The service names the credential; the adapter adds where an access token comes from.
+        let api = ApiError::from(ServiceError::NotAnAccessToken(
+            domain::token::EnvironmentCredential::MobileKey,
+        ));
+        assert_eq!(
+            api.message,
+            "this is an environment's mobile key, which cannot be used as an API access token; \
+             create an access token with POST /api/v2/tokens"
+        );
     }
 
     #[test]

@@ -17,12 +17,14 @@ mod members;
 mod projects;
 mod representations;
 mod tokens;
+mod webhooks;
 
 pub use environments::{Environment, Environments};
 pub use members::{Member, Members};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
 pub use tokens::{TokenRep, Tokens};
+pub use webhooks::{Webhook, Webhooks};
 
 /// Runs a use case on the blocking pool (diesel is synchronous) and maps its error.
 ///

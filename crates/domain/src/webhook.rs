@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{glob, specifier_matches, Access, AuditEntry};
-use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_tags, FieldError, ValidationError};
 
@@ -94,36 +93,28 @@ impl Statement {
     }
 }
 
-/// A webhook.
+/// A webhook. How the API shows it (with its links) is the HTTP adapter's business; this JSON
+/// (the serde names) is what JSON Patch paths address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Webhook {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
     pub id: String,
-    /// `self`, `parent`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
     /// Where entries are POSTed (`http` or `https`; a public host unless the service allows
     /// private networks or lists the host).
-    #[cfg_attr(feature = "openapi", schema(format = "uri"))]
     pub url: String,
     /// Whether deliveries are made.
     pub on: bool,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub name: Option<String>,
     /// The HMAC-SHA256 key of `X-Svc-Signature`; deliveries are signed when it is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub secret: Option<String>,
     /// Which changes it wants; none = every change.
     pub statements: Vec<Statement>,
     /// Sorted, unique tags.
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -171,7 +162,6 @@ impl Webhook {
             (false, secret) => secret,
         };
         let mut webhook = Self {
-            links: Links::new(),
             id,
             url: post.url,
             on: post.on,
@@ -182,19 +172,7 @@ impl Webhook {
         };
         webhook.validate()?;
         normalize_tags(&mut webhook.tags);
-        webhook.refresh_links();
         Ok(webhook)
-    }
-
-    /// Recomputes `_links`.
-    pub fn refresh_links(&mut self) {
-        self.links = Links::from([
-            (
-                "self".to_owned(),
-                Link::api(format!("/api/v2/webhooks/{}", self.id)),
-            ),
-            ("parent".to_owned(), Link::api("/api/v2/webhooks")),
-        ]);
     }
 
     /// Checks the URL, statements and tags.

@@ -6,6 +6,7 @@
 use domain::environment::Environment;
 use domain::member::Member;
 use domain::project::Project;
+use domain::webhook::Webhook;
 use serde_json::Value;
 
 /// A resource the API has an address for (what the audit log links to).
@@ -24,6 +25,11 @@ pub enum ApiResource<'a> {
     /// An access token, by `_id`.
     Token {
         /// The token's `_id`.
+        id: &'a str,
+    },
+    /// A webhook, by `_id`.
+    Webhook {
+        /// The webhook's `_id`.
         id: &'a str,
     },
     /// An environment, by its project's key and its own.
@@ -47,6 +53,9 @@ pub trait Representations: Send + Sync {
     /// A member as `GET /members/{id}` shows it.
     fn member(&self, member: &Member) -> Value;
 
+    /// A webhook as `GET /webhooks/{id}` shows it.
+    fn webhook(&self, webhook: &Webhook) -> Value;
+
     /// The API path of `resource` (its `self` link).
     fn href(&self, resource: ApiResource<'_>) -> String;
 }
@@ -69,6 +78,10 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(member).unwrap_or(Value::Null)
     }
 
+    fn webhook(&self, webhook: &Webhook) -> Value {
+        serde_json::to_value(webhook).unwrap_or(Value::Null)
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => format!("project/{key}"),
@@ -77,6 +90,7 @@ impl Representations for PlainRepresentations {
             }
             ApiResource::Member { id } => format!("member/{id}"),
             ApiResource::Token { id } => format!("token/{id}"),
+            ApiResource::Webhook { id } => format!("webhook/{id}"),
         }
     }
 }

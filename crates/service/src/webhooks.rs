@@ -17,9 +17,12 @@ use ports::{
 use rand::Rng;
 use sha2::Sha256;
 
-use crate::audit::{json, Change};
+use crate::audit::Change;
 use crate::error::{Cause, Detail};
-use crate::{object_id, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
+use crate::{
+    object_id, ApiResource, Caller, RandomIds, Representations, Service, ServiceError,
+    ServiceResult, UseCase,
+};
 
 /// How webhooks are delivered, and where they may point.
 #[derive(Debug, Clone, Default)]
@@ -87,7 +90,12 @@ impl WebhookSettings {
     }
 }
 
-fn webhook_change(webhook: &Webhook, verb: &'static str, action: &str) -> Change {
+fn webhook_change(
+    shown: &dyn Representations,
+    webhook: &Webhook,
+    verb: &'static str,
+    action: &str,
+) -> Change {
     Change::new(
         "webhook",
         webhook.name.clone().unwrap_or_else(|| webhook.url.clone()),
@@ -95,7 +103,7 @@ fn webhook_change(webhook: &Webhook, verb: &'static str, action: &str) -> Change
         action,
         resource::webhook(&webhook.id),
     )
-    .links(format!("/api/v2/webhooks/{}", webhook.id))
+    .links(shown.href(ApiResource::Webhook { id: &webhook.id }))
 }
 
 impl Service {
@@ -153,8 +161,8 @@ impl Service {
             self.audit(
                 repo,
                 caller,
-                webhook_change(&webhook, "created", "createWebhook")
-                    .versions(None, json(&webhook.masked())),
+                webhook_change(&*self.shown, &webhook, "created", "createWebhook")
+                    .versions(None, Some(self.shown.webhook(&webhook.masked()))),
             )?;
             Ok(webhook.clone())
         })
@@ -206,9 +214,12 @@ impl Service {
             if next != *held {
                 let webhook = held.replace(next);
                 repo.update_webhook(&held)?;
-                let change = webhook_change(&held, "updated", "updateWebhook")
+                let change = webhook_change(&*self.shown, &held, "updated", "updateWebhook")
                     .comment(patch.comment.clone())
-                    .versions(json(&webhook.masked()), json(&held.masked()));
+                    .versions(
+                        Some(self.shown.webhook(&webhook.masked())),
+                        Some(self.shown.webhook(&held.masked())),
+                    );
                 self.audit(repo, caller, change)?;
             }
             Ok(held.into_inner())
@@ -227,8 +238,8 @@ impl Service {
             self.audit(
                 repo,
                 caller,
-                webhook_change(&webhook, "deleted", "deleteWebhook")
-                    .versions(json(&webhook.masked()), None),
+                webhook_change(&*self.shown, &webhook, "deleted", "deleteWebhook")
+                    .versions(Some(self.shown.webhook(&webhook.masked())), None),
             )?;
             Ok(())
         })

@@ -1,26 +1,14 @@
 //! `/api/v2/webhooks`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::link::{Link, Links};
-use domain::webhook::{DeliveryAttempt, Webhook, WebhookPost};
+use domain::webhook::{DeliveryAttempt, WebhookPost};
 use serde::Serialize;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
-use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation};
+use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation, Webhook, Webhooks};
 use crate::AppState;
 use service::UseCase;
-
-/// The webhooks (not paged).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Webhooks {
-    /// Every webhook.
-    pub items: Vec<Webhook>,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
-}
 
 /// A webhook's recent delivery attempts.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -42,11 +30,8 @@ pub async fn list_webhooks(
     state: web::Data<AppState>,
     Auth(caller): Auth,
 ) -> Result<web::Json<Webhooks>, ApiError> {
-    let items = call(&state, move |s| s.list_webhooks(&caller)).await?;
-    Ok(web::Json(Webhooks {
-        items,
-        links: Links::from([("self".to_owned(), Link::api("/api/v2/webhooks"))]),
-    }))
+    let webhooks = call(&state, move |s| s.list_webhooks(&caller)).await?;
+    Ok(web::Json(Webhooks::of(&webhooks)))
 }
 
 /// Creates a webhook (200, not 201). With `sign` and no `secret`, a secret is generated. Every
@@ -67,7 +52,9 @@ pub async fn create_webhook(
     caller.may(UseCase::CreateWebhook)?;
     let post: WebhookPost = json_body(&req, &body)?;
     Ok(web::Json(
-        call(&state, move |s| s.create_webhook(&caller, post)).await?,
+        call(&state, move |s| s.create_webhook(&caller, post))
+            .await?
+            .into(),
     ))
 }
 
@@ -85,7 +72,9 @@ pub async fn get_webhook(
 ) -> Result<web::Json<Webhook>, ApiError> {
     let id = path.into_inner();
     Ok(web::Json(
-        call(&state, move |s| s.get_webhook(&caller, &id)).await?,
+        call(&state, move |s| s.get_webhook(&caller, &id))
+            .await?
+            .into(),
     ))
 }
 
@@ -113,7 +102,9 @@ pub async fn patch_webhook(
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
     Ok(web::Json(
-        call(&state, move |s| s.patch_webhook(&caller, &id, &patch)).await?,
+        call(&state, move |s| s.patch_webhook(&caller, &id, &patch))
+            .await?
+            .into(),
     ))
 }
 

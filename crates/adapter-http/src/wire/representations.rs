@@ -4,7 +4,7 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::{environments, members, projects, tokens};
+use super::{environments, members, projects, tokens, webhooks};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +32,10 @@ impl Representations for ApiRepresentations {
         to_json(&members::Member::from(member))
     }
 
+    fn webhook(&self, webhook: &domain::webhook::Webhook) -> Value {
+        to_json(&webhooks::Webhook::from(webhook))
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => projects::project_href(key),
@@ -40,6 +44,7 @@ impl Representations for ApiRepresentations {
             }
             ApiResource::Member { id } => members::member_href(id),
             ApiResource::Token { id } => tokens::token_href(id),
+            ApiResource::Webhook { id } => webhooks::webhook_href(id),
         }
     }
 }

@@ -1,6 +1,5 @@
-//! Webhooks (`webhooks.doc`). Not stored: `_links` (derived from the id when read).
+//! Webhooks (`webhooks.doc`).
 
-use domain::link::Links;
 use domain::webhook::{Statement, Webhook};
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -52,21 +51,17 @@ impl From<&Webhook> for StoredWebhook {
     }
 }
 
-/// The webhook, with its `_links` derived from its id.
 impl From<StoredWebhook> for Webhook {
     fn from(stored: StoredWebhook) -> Self {
-        let mut webhook = Webhook {
+        Webhook {
             id: stored.id,
-            links: Links::new(),
             url: stored.url,
             on: stored.on,
             name: stored.name,
             secret: stored.secret,
             statements: stored.statements,
             tags: stored.tags,
-        };
-        webhook.refresh_links();
-        webhook
+        }
     }
 }
 
@@ -87,9 +82,8 @@ mod tests {
     use super::*;
 
     fn full_webhook() -> Webhook {
-        let mut webhook = Webhook {
+        Webhook {
             id: "0123456789abcdef01234567".into(),
-            links: Links::new(),
             url: "https://example.com/hook".into(),
             on: true,
             name: Some("Hook".into()),
@@ -111,9 +105,7 @@ mod tests {
                 },
             ],
             tags: vec!["ops".into()],
-        };
-        webhook.refresh_links();
-        webhook
+        }
     }
 
     /// The stored format of [`full_webhook`]: a change here is a change of the stored format.

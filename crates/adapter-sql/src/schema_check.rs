@@ -25,6 +25,29 @@ pub struct Column {
     pub primary_key: Option<usize>,
 }
 
+impl Column {
+    /// A column as an engine's catalogue describes it: `engine_type` in the engine's words
+    /// (translated by [`diesel_type`]) and `primary_key` as the catalogue gives the position
+    /// (none, or 0, when the column is not part of the key).
+    pub fn from_catalogue(
+        table: String,
+        name: String,
+        engine_type: &str,
+        nullable: bool,
+        primary_key: Option<i64>,
+    ) -> Self {
+        Self {
+            table,
+            name,
+            sql_type: diesel_type(engine_type),
+            nullable,
+            primary_key: primary_key
+                .and_then(|p| usize::try_from(p).ok())
+                .filter(|&p| p > 0),
+        }
+    }
+}
+
 /// The diesel name of an engine's type name (`TEXT`, `bigint`, `int8`, `BOOLEAN`, ...), or the
 /// name itself upper-cased when it is none of the portable types the migrations use (so that it
 /// shows up as a difference).
@@ -85,6 +108,30 @@ fn parse(source: &str) -> Vec<Column> {
         }
     }
     columns
+}
+
+/// Checks an engine's catalogue (read after running every migration) against `schema.rs`.
+///
+/// # Errors
+/// A report of every difference, one per line, or of a catalogue that looks unread (too few
+/// columns to be the migrated schema).
+pub fn check(actual: &[Column]) -> Result<(), String> {
+    let declared = declared().len();
+    if actual.len() < declared / 2 {
+        return Err(format!(
+            "the catalogue query found {} columns; schema.rs declares {declared}",
+            actual.len()
+        ));
+    }
+    let found = differences(actual);
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "schema.rs and the migrations differ:\n{}",
+            found.join("\n")
+        ))
+    }
 }
 
 /// What differs between the columns `schema.rs` declares and `actual` (an engine's catalogue

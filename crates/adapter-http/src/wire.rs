@@ -3,7 +3,6 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
-use domain::flag::Flag;
 use domain::link::{Link, Links};
 use serde::Serialize;
 use serde_json::Value;
@@ -13,6 +12,7 @@ use crate::error::ApiError;
 use crate::AppState;
 
 mod environments;
+mod flags;
 mod members;
 mod projects;
 mod representations;
@@ -20,6 +20,7 @@ mod tokens;
 mod webhooks;
 
 pub use environments::{Environment, Environments};
+pub use flags::{DependentFlags, FeatureFlags, Flag};
 pub use members::{Member, Members};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
@@ -142,22 +143,6 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Lin
         links.insert("last".to_owned(), href((total - 1) / limit64 * limit64));
     }
     links
-}
-
-/// A page of flags. In summary mode (the default) each environment's `targets`,
-/// `contextTargets`, `rules` and `prerequisites` are left out.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct FeatureFlags {
-    /// The flags.
-    #[schema(value_type = Vec<Flag>)]
-    pub items: Vec<Value>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
-    #[serde(rename = "_links")]
-    pub links: Links,
 }
 
 /// The form of a PATCH body, from its `Content-Type`.
@@ -372,32 +357,6 @@ pub struct JsonPatchOperation {
     pub value: Option<Value>,
     /// The source (`move`, `copy`).
     pub from: Option<String>,
-}
-
-/// A flag that uses another as a prerequisite.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DependentFlagRep {
-    /// Its key.
-    pub key: String,
-    /// Its name.
-    pub name: String,
-    /// Environments where it has the prerequisite.
-    pub environments: Vec<String>,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
-}
-
-/// Flags that use a flag as a prerequisite.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DependentFlags {
-    /// The dependent flags, by key.
-    pub items: Vec<DependentFlagRep>,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
 }
 
 /// Reads an optional `expiry` query parameter (epoch ms).

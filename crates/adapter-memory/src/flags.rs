@@ -39,13 +39,12 @@ impl Tables {
         self.environment_row(project_id, key).is_some()
     }
 
-    /// Stores the flag's own fields (no configurations, no `_maintainer`, which is derived on
-    /// every read), checking its tags as the tag table would.
+    /// Stores the flag's own fields (no configurations), checking its tags as the tag table
+    /// would.
     fn save_flag_row(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
         tag_rows(&flag.tags, "flag_tags")?;
         let mut stored = flag.clone();
         stored.environments.clear();
-        stored.maintainer = None;
         rows(&mut self.flags).insert(flag_id(project_id, &flag.key), stored);
         Ok(())
     }

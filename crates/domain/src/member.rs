@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::role::Role;
 use crate::{FieldError, ValidationError};
@@ -52,52 +51,6 @@ pub struct Member {
     pub creation_date: i64,
     /// Multi-factor authentication (`disabled` here).
     pub mfa: String,
-}
-
-/// A member in brief, as other resources show it (a flag's `_maintainer`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MemberSummary {
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
-    /// The member's `_id`.
-    #[serde(rename = "_id")]
-    pub id: String,
-    /// Given name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
-    pub first_name: Option<String>,
-    /// Family name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
-    pub last_name: Option<String>,
-    /// The member's base role.
-    pub role: Role,
-    /// Email.
-    pub email: String,
-}
-
-impl From<&Member> for MemberSummary {
-    fn from(member: &Member) -> Self {
-        Self {
-            links: member_links(&member.id),
-            id: member.id.clone(),
-            first_name: member.first_name.clone(),
-            last_name: member.last_name.clone(),
-            role: member.role,
-            email: member.email.clone(),
-        }
-    }
-}
-
-fn member_links(id: &str) -> Links {
-    Links::from([(
-        "self".to_owned(),
-        Link::api(format!("/api/v2/members/{id}")),
-    )])
 }
 
 impl Member {

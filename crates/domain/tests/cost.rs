@@ -23,7 +23,6 @@ fn flag() -> (Flag, SequentialIds) {
         let config = flag.new_config(env, 1, &mut ids);
         flag.environments.insert(env.to_owned(), config);
     }
-    flag.refresh_links("p", &Default::default());
     (flag, ids)
 }
 

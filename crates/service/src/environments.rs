@@ -201,7 +201,6 @@ impl Service {
                 None => flag.new_config(&target.name, now, &mut RandomIds),
             };
             flag.environments.insert(target.key.clone(), config.clone());
-            flag.refresh_links(project_key, &crate::flags::no_names());
             crate::flags::check_new_size(
                 &format!(
                     "cloning environment '{}' into flag '{}'",

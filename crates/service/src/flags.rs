@@ -1,11 +1,9 @@
 //! Feature flags.
 
-use std::collections::BTreeMap;
-
 use domain::audit::resource;
 use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags};
 use domain::instruction::SemanticPatch;
-use domain::member::MemberSummary;
+use domain::member::Member;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
 use domain::role::Action;
@@ -15,7 +13,17 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::{load_project, lock_project};
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+use crate::{ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+
+/// A flag as the use cases return it: the aggregate, and the member its `maintainerId` names
+/// when it names one (the API shows it as `_maintainer`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagView {
+    /// The flag.
+    pub flag: Flag,
+    /// The maintaining member.
+    pub maintainer: Option<Member>,
+}
 
 /// A change to a flag, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +65,7 @@ pub struct FlagListRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlagList {
     /// The page.
-    pub items: Vec<Flag>,
+    pub items: Vec<FlagView>,
     /// All matches.
     pub total: u64,
 }
@@ -162,29 +170,40 @@ fn refuse_if_depended_on(
     ))
 }
 
-/// Fills each flag's `_maintainer` from the members its `maintainerId` names (one query for
-/// all; a `maintainerId` that names no member leaves it out).
-fn fill_maintainers(repo: &mut dyn Repository, flags: &mut [Flag]) -> ServiceResult<()> {
-    let mut ids: Vec<String> = flags
+/// Each flag with the member its `maintainerId` names (one query for all; a `maintainerId`
+/// that names no member gives none).
+fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResult<Vec<FlagView>> {
+    let mut ids: Vec<&str> = flags
         .iter()
-        .filter_map(|f| f.maintainer_id.clone())
+        .filter_map(|f| f.maintainer_id.as_deref())
         .collect();
-    ids.sort();
+    ids.sort_unstable();
     ids.dedup();
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let members = repo.get_members(&ids)?;
-    for flag in flags {
-        flag.maintainer = flag
-            .maintainer_id
-            .as_ref()
-            .and_then(|id| members.iter().find(|m| &m.id == id))
-            .map(MemberSummary::from);
-    }
-    Ok(())
+    let members = if ids.is_empty() {
+        Vec::new()
+    } else {
+        repo.get_members(&ids)?
+    };
+    Ok(flags
+        .into_iter()
+        .map(|flag| FlagView {
+            maintainer: flag
+                .maintainer_id
+                .as_ref()
+                .and_then(|id| members.iter().find(|m| &m.id == id))
+                .cloned(),
+            flag,
+        })
+        .collect())
 }
 
-pub(crate) fn no_names() -> BTreeMap<String, String> {
-    BTreeMap::new()
+/// One flag with its maintaining member (see [`with_maintainers`]).
+fn with_maintainer(repo: &mut dyn Repository, flag: Flag) -> ServiceResult<FlagView> {
+    let maintainer = match flag.maintainer_id.as_deref() {
+        Some(id) => repo.get_members(&[id])?.into_iter().next(),
+        None => None,
+    };
+    Ok(FlagView { flag, maintainer })
 }
 
 fn load_flag(
@@ -193,11 +212,8 @@ fn load_flag(
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Flag> {
-    let mut flag = repo
-        .get_flag(project_id, key)?
-        .ok_or_else(|| flag_not_found(project_key, key))?;
-    flag.refresh_links(project_key, &no_names());
-    Ok(flag)
+    repo.get_flag(project_id, key)?
+        .ok_or_else(|| flag_not_found(project_key, key))
 }
 
 /// `Invalid` when a new flag or segment (created or cloned) would be larger than the resource size
@@ -214,11 +230,8 @@ fn lock_flag(
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Locked<Flag>> {
-    let mut held = repo
-        .lock_flag(project_id, key)?
-        .ok_or_else(|| flag_not_found(project_key, key))?;
-    held.get_mut().refresh_links(project_key, &no_names());
-    Ok(held)
+    repo.lock_flag(project_id, key)?
+        .ok_or_else(|| flag_not_found(project_key, key))
 }
 
 impl Service {
@@ -235,7 +248,7 @@ impl Service {
         caller: &Caller,
         project_key: &str,
         post: FlagPost,
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         caller.may(UseCase::CreateFlag)?;
         let new = post.validate()?;
         let key = new.key.to_string();
@@ -263,21 +276,29 @@ impl Service {
                     flag.validate()?;
                     flag.validate_in_project(&flag, &others)?;
                 }
-                flag.refresh_links(&project.key, &no_names());
-                fill_maintainers(repo, std::slice::from_mut(&mut flag))?;
                 check_new_size("the new flag", &flag)?;
                 repo.insert_flag(&project.id, &flag)?;
+                let view = with_maintainer(repo, flag)?;
                 let change = Change::new(
                     "flag",
-                    &flag.key,
+                    &view.flag.key,
                     "created",
                     "createFlag",
-                    resource::flag(&project.key, None, &flag.key),
+                    resource::flag(&project.key, None, &view.flag.key),
                 )
-                .links(format!("/api/v2/flags/{}/{}", project.key, flag.key))
-                .versions(None, json(&flag));
+                .links(self.shown.href(ApiResource::Flag {
+                    project_key: &project.key,
+                    key: &view.flag.key,
+                }))
+                .versions(
+                    None,
+                    Some(
+                        self.shown
+                            .flag(&project.key, &view.flag, view.maintainer.as_ref()),
+                    ),
+                );
                 self.audit(repo, caller, change)?;
-                Ok(flag)
+                Ok(view)
             })
             .map_err(|e| {
                 e.key_taken(|| {
@@ -296,14 +317,11 @@ impl Service {
         project_key: &str,
         key: &str,
         environments: &[String],
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         caller.require(Action::ViewResources)?;
-        let mut flag = self.store.read_tx(|repo| -> ServiceResult<_> {
+        let mut view = self.store.read_tx(|repo| -> ServiceResult<_> {
             match repo.find_flag(project_key, key)? {
-                Some(mut flag) => {
-                    fill_maintainers(repo, std::slice::from_mut(&mut flag))?;
-                    Ok(flag)
-                }
+                Some(flag) => with_maintainer(repo, flag),
                 // Only on the way to `NotFound`: say which of the two is missing.
                 None => {
                     load_project(repo, project_key)?;
@@ -311,12 +329,12 @@ impl Service {
                 }
             }
         })?;
-        flag.refresh_links(project_key, &no_names());
         if !environments.is_empty() {
-            flag.environments
+            view.flag
+                .environments
                 .retain(|env, _| environments.contains(env));
         }
-        Ok(flag)
+        Ok(view)
     }
 
     /// Lists flags.
@@ -341,13 +359,12 @@ impl Service {
                     .map(|found| found.environment.key)
                     .collect(),
             };
-            let Listed { mut items, total } =
+            let Listed { items, total } =
                 repo.list_flags(&project.id, &request.query, &environments)?;
-            for flag in &mut items {
-                flag.refresh_links(&project.key, &no_names());
-            }
-            fill_maintainers(repo, &mut items)?;
-            Ok(FlagList { items, total })
+            Ok(FlagList {
+                items: with_maintainers(repo, items)?,
+                total,
+            })
         })
     }
 
@@ -362,7 +379,7 @@ impl Service {
         project_key: &str,
         key: &str,
         change: &FlagChange,
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         self.patch_flag_as(caller, project_key, key, change, Write::Commit)
     }
 
@@ -379,7 +396,7 @@ impl Service {
         project_key: &str,
         key: &str,
         change: &FlagChange,
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         self.patch_flag_as(caller, project_key, key, change, Write::DryRun)
     }
 
@@ -390,7 +407,7 @@ impl Service {
         key: &str,
         change: &FlagChange,
         write: Write,
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         caller.may(UseCase::PatchFlag)?;
         self.write(write, |repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
@@ -451,14 +468,17 @@ impl Service {
                 let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                     .comment(comment)
                     .delta(delta)
-                    .versions(json(&*held), None);
+                    .versions(Some(self.shown.flag(&project.key, &held, None)), None);
                 self.audit(repo, caller, change)?;
             } else if next.version != flag.version {
                 let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
-                    .links(format!("/api/v2/flags/{}/{key}", project.key))
+                    .links(self.shown.href(ApiResource::Flag { project_key: &project.key, key }))
                     .comment(comment)
                     .delta(delta)
-                    .versions(json(flag), json(&next));
+                    .versions(
+                        Some(self.shown.flag(&project.key, flag, None)),
+                        Some(self.shown.flag(&project.key, &next, None)),
+                    );
                 audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
                 audit.resources = resources_of(&audit.accesses);
                 audit.verb = switch_verb(flag, &next, &audit.accesses);
@@ -477,9 +497,7 @@ impl Service {
                 repo.update_flag(&project.id, &held, &changed)?;
                 next = held.into_inner();
             }
-            next.refresh_links(&project.key, &no_names());
-            fill_maintainers(repo, std::slice::from_mut(&mut next))?;
-            Ok(next)
+            with_maintainer(repo, next)
         })
     }
 
@@ -495,7 +513,7 @@ impl Service {
         project_key: &str,
         key: &str,
         post: &FlagCopyPost,
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         caller.may(UseCase::CopyFlagConfig)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
@@ -521,10 +539,16 @@ impl Service {
                     "copyFlagConfigFrom",
                     resource::flag(&project.key, Some(&post.source.key), key),
                 )
-                .links(format!("/api/v2/flags/{}/{key}", project.key))
+                .links(self.shown.href(ApiResource::Flag {
+                    project_key: &project.key,
+                    key,
+                }))
                 .comment(post.comment.clone())
                 .delta(json(post))
-                .versions(json(flag), json(&next));
+                .versions(
+                    Some(self.shown.flag(&project.key, flag, None)),
+                    Some(self.shown.flag(&project.key, &next, None)),
+                );
                 audit.accesses.push(domain::audit::Access {
                     action: "copyFlagConfigTo".into(),
                     resource: resource::flag(&project.key, Some(&post.target.key), key),
@@ -537,9 +561,7 @@ impl Service {
                 repo.update_flag(&project.id, &held, std::slice::from_ref(&post.target.key))?;
                 next = held.into_inner();
             }
-            next.refresh_links(&project.key, &no_names());
-            fill_maintainers(repo, std::slice::from_mut(&mut next))?;
-            Ok(next)
+            with_maintainer(repo, next)
         })
     }
 
@@ -556,7 +578,7 @@ impl Service {
         project_key: &str,
         source: &str,
         post: FlagPost,
-    ) -> ServiceResult<Flag> {
+    ) -> ServiceResult<FlagView> {
         caller.may(UseCase::CloneFlag)?;
         let new = post.validate()?;
         let key = new.key.to_string();
@@ -567,20 +589,28 @@ impl Service {
                 let project = lock_project(repo, project_key)?;
                 project.check_flag_key(new.key.as_str())?;
                 let original = load_flag(repo, &project.id, project_key, source)?;
-                let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
-                clone.refresh_links(&project.key, &no_names());
-                fill_maintainers(repo, std::slice::from_mut(&mut clone))?;
+                let clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 check_new_size("the clone", &clone)?;
                 repo.insert_flag(&project.id, &clone)?;
+                let clone = with_maintainer(repo, clone)?;
                 let mut change = Change::new(
                     "flag",
-                    &clone.key,
+                    &clone.flag.key,
                     "cloned",
                     "createFlag",
-                    resource::flag(&project.key, None, &clone.key),
+                    resource::flag(&project.key, None, &clone.flag.key),
                 )
-                .links(format!("/api/v2/flags/{}/{}", project.key, clone.key))
-                .versions(None, json(&clone));
+                .links(self.shown.href(ApiResource::Flag {
+                    project_key: &project.key,
+                    key: &clone.flag.key,
+                }))
+                .versions(
+                    None,
+                    Some(
+                        self.shown
+                            .flag(&project.key, &clone.flag, clone.maintainer.as_ref()),
+                    ),
+                );
                 change.accesses.push(domain::audit::Access {
                     action: "cloneFlag".into(),
                     resource: resource::flag(&project.key, None, source),
@@ -649,7 +679,7 @@ impl Service {
                 "deleteFlag",
                 resource::flag(&project.key, None, key),
             )
-            .versions(json(&*flag), None);
+            .versions(Some(self.shown.flag(&project.key, &flag, None)), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

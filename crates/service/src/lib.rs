@@ -24,7 +24,9 @@ use ports::{Clock, Repository, Store, StoreExt};
 pub use auth::BootstrapOutcome;
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError};
-pub use flags::{DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest};
+pub use flags::{
+    DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest, FlagView,
+};
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};

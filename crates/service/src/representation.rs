@@ -4,6 +4,7 @@
 //! service never writes an API path itself.
 
 use domain::environment::Environment;
+use domain::flag::Flag;
 use domain::member::Member;
 use domain::project::Project;
 use domain::webhook::Webhook;
@@ -39,6 +40,13 @@ pub enum ApiResource<'a> {
         /// The environment's key.
         key: &'a str,
     },
+    /// A flag, by its project's key and its own.
+    Flag {
+        /// The project's key.
+        project_key: &'a str,
+        /// The flag's key.
+        key: &'a str,
+    },
 }
 
 /// Renders domain values as the API shows them.
@@ -52,6 +60,10 @@ pub trait Representations: Send + Sync {
 
     /// A member as `GET /members/{id}` shows it.
     fn member(&self, member: &Member) -> Value;
+
+    /// A flag of project `project_key` as `GET /flags/{projectKey}/{flagKey}` shows it, with
+    /// `maintainer` as its `_maintainer`.
+    fn flag(&self, project_key: &str, flag: &Flag, maintainer: Option<&Member>) -> Value;
 
     /// A webhook as `GET /webhooks/{id}` shows it.
     fn webhook(&self, webhook: &Webhook) -> Value;
@@ -78,6 +90,10 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(member).unwrap_or(Value::Null)
     }
 
+    fn flag(&self, _project_key: &str, flag: &Flag, _maintainer: Option<&Member>) -> Value {
+        serde_json::to_value(flag).unwrap_or(Value::Null)
+    }
+
     fn webhook(&self, webhook: &Webhook) -> Value {
         serde_json::to_value(webhook).unwrap_or(Value::Null)
     }
@@ -88,6 +104,7 @@ impl Representations for PlainRepresentations {
             ApiResource::Environment { project_key, key } => {
                 format!("project/{project_key}/environment/{key}")
             }
+            ApiResource::Flag { project_key, key } => format!("project/{project_key}/flag/{key}"),
             ApiResource::Member { id } => format!("member/{id}"),
             ApiResource::Token { id } => format!("token/{id}"),
             ApiResource::Webhook { id } => format!("webhook/{id}"),

@@ -1,9 +1,8 @@
 //! `/api/v2/flags/{projectKey}`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::flag::{Flag, FlagCopyPost, FlagPost};
+use domain::flag::{FlagCopyPost, FlagPost};
 use domain::instruction::SemanticPatch;
-use domain::link::{Link, Links};
 use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
 use domain::version::ApiVersion;
@@ -14,27 +13,10 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, DependentFlagRep, DependentFlags,
-    FeatureFlags, JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
+    call, json_body, page_links, parse_json, patch_form, DependentFlags, FeatureFlags, Flag,
+    JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
 };
 use crate::AppState;
-
-/// Per-environment fields left out of summary listings.
-const DETAIL_FIELDS: [&str; 4] = ["targets", "contextTargets", "rules", "prerequisites"];
-
-fn summarise(flag: &Flag) -> Result<Value, ApiError> {
-    let mut value = serde_json::to_value(flag).map_err(|e| ApiError::unserializable(&e))?;
-    if let Some(Value::Object(environments)) = value.get_mut("environments") {
-        for config in environments.values_mut() {
-            if let Value::Object(fields) = config {
-                for field in DETAIL_FIELDS {
-                    fields.remove(field);
-                }
-            }
-        }
-    }
-    Ok(value)
-}
 
 /// Creates a flag; it appears in every environment of the project with targeting off (on with
 /// `isFlagOn`), with `initialPrerequisites` in every environment. Its key must follow the
@@ -62,6 +44,7 @@ pub async fn create_flag(
     caller.may(UseCase::CreateFlag)?;
     let post: FlagPost = json_body(&req, &body)?;
     let project = path.into_inner();
+    let key = project.clone();
     let flag = match QueryParams::of(&req).get("clone").map(str::to_owned) {
         Some(source) => {
             call(&state, move |s| {
@@ -71,7 +54,7 @@ pub async fn create_flag(
         }
         None => call(&state, move |s| s.create_flag(&caller, &project, post)).await?,
     };
-    Ok(HttpResponse::Created().json(flag))
+    Ok(HttpResponse::Created().json(Flag::from((key.as_str(), flag))))
 }
 
 /// Copies parts of one environment's configuration of a flag onto another environment.
@@ -96,11 +79,12 @@ pub async fn copy_flag(
     caller.may(UseCase::CopyFlagConfig)?;
     let post: FlagCopyPost = json_body(&req, &body)?;
     let (project, key) = path.into_inner();
+    let project_key = project.clone();
     let flag = call(&state, move |s| {
         s.copy_flag_config(&caller, &project, &key, &post)
     })
     .await?;
-    Ok(HttpResponse::Created().json(flag))
+    Ok(HttpResponse::Created().json(Flag::from((project_key.as_str(), flag))))
 }
 
 /// Flags that use this flag as a prerequisite. Beta: needs `Svc-API-Version: beta`.
@@ -123,22 +107,11 @@ pub async fn dependent_flags(
     let (project, key) = path.into_inner();
     let project_key = project.clone();
     let dependents = call(&state, move |s| s.dependent_flags(&caller, &project, &key)).await?;
-    let items = dependents
-        .into_iter()
-        .map(|d| DependentFlagRep {
-            links: Links::from([(
-                "self".to_owned(),
-                Link::api(format!("/api/v2/flags/{project_key}/{}", d.key)),
-            )]),
-            key: d.key,
-            name: d.name,
-            environments: d.environments,
-        })
-        .collect();
-    Ok(web::Json(DependentFlags {
-        items,
-        links: Links::from([("self".to_owned(), Link::api(req.path().to_owned()))]),
-    }))
+    Ok(web::Json(DependentFlags::of(
+        &project_key,
+        req.path(),
+        dependents,
+    )))
 }
 
 /// Lists a project's flags.
@@ -185,6 +158,7 @@ pub async fn list_flags(
     };
     let summary = params.flag("summary", true)?;
     let project = path.into_inner();
+    let project_key = project.clone();
     let request = FlagListRequest {
         query,
         environments,
@@ -192,13 +166,11 @@ pub async fn list_flags(
     let list = call(&state, move |s| s.list_flags(&caller, &project, &request)).await?;
     let items = list
         .items
-        .iter()
-        .map(|flag| {
-            if summary {
-                summarise(flag)
-            } else {
-                serde_json::to_value(flag).map_err(|e| ApiError::unserializable(&e))
-            }
+        .into_iter()
+        .map(|view| {
+            Flag::from((project_key.as_str(), view))
+                .list_item(summary)
+                .map_err(|e| ApiError::unserializable(&e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let (limit, offset) = if paged {
@@ -232,9 +204,9 @@ pub async fn get_flag(
 ) -> Result<web::Json<Flag>, ApiError> {
     let envs = QueryParams::of(&req).list("env")?;
     let (project, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.get_flag(&caller, &project, &key, &envs)).await?,
-    ))
+    let project_key = project.clone();
+    let flag = call(&state, move |s| s.get_flag(&caller, &project, &key, &envs)).await?;
+    Ok(web::Json(Flag::from((project_key.as_str(), flag))))
 }
 
 fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {
@@ -314,16 +286,16 @@ pub async fn patch_flag(
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| {
-            if dry_run {
-                s.dry_run_patch_flag(&caller, &project, &key, &change)
-            } else {
-                s.patch_flag(&caller, &project, &key, &change)
-            }
-        })
-        .await?,
-    ))
+    let project_key = project.clone();
+    let flag = call(&state, move |s| {
+        if dry_run {
+            s.dry_run_patch_flag(&caller, &project, &key, &change)
+        } else {
+            s.patch_flag(&caller, &project, &key, &change)
+        }
+    })
+    .await?;
+    Ok(web::Json(Flag::from((project_key.as_str(), flag))))
 }
 
 /// Deletes a flag in every environment.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::{environments, members, projects, tokens, webhooks};
+use super::{environments, flags, members, projects, tokens, webhooks};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +32,15 @@ impl Representations for ApiRepresentations {
         to_json(&members::Member::from(member))
     }
 
+    fn flag(
+        &self,
+        project_key: &str,
+        flag: &domain::flag::Flag,
+        maintainer: Option<&domain::member::Member>,
+    ) -> Value {
+        to_json(&flags::Flag::of(project_key, flag.clone(), maintainer))
+    }
+
     fn webhook(&self, webhook: &domain::webhook::Webhook) -> Value {
         to_json(&webhooks::Webhook::from(webhook))
     }
@@ -42,6 +51,7 @@ impl Representations for ApiRepresentations {
             ApiResource::Environment { project_key, key } => {
                 environments::environment_href(project_key, key)
             }
+            ApiResource::Flag { project_key, key } => flags::flag_href(project_key, key),
             ApiResource::Member { id } => members::member_href(id),
             ApiResource::Token { id } => tokens::token_href(id),
             ApiResource::Webhook { id } => webhooks::webhook_href(id),

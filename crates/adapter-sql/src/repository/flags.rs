@@ -273,7 +273,6 @@ impl SqlRepository<'_> {
                 }
             }
         }
-        flags.iter_mut().for_each(stored::flag::fill_derived);
         Ok(flags)
     }
 }
@@ -390,7 +389,6 @@ impl FlagRepository for SqlRepository<'_> {
                     .insert(env_key, read_config(&config, env_name)?);
             }
         }
-        flag.iter_mut().for_each(stored::flag::fill_derived);
         Ok(flag)
     }
 

@@ -1,9 +1,10 @@
 //! A flag's settings (`flags.settings`) and its configuration in each environment
 //! (`flag_configs.config`).
 //!
-//! Not stored (derived when read, or presentation): the flag's `_links` and `_maintainer`,
-//! its `environments` (rows of their own), and a configuration's `_site`, `_environmentName`
-//! (the environment's name, joined in) and `_summary` (recomputed from the configuration).
+//! Not stored: the flag's `environments` (rows of their own) and a configuration's
+//! `_environmentName` (the environment's name, joined in). The API's presentation (`_links`,
+//! `_maintainer`, `_site`, `_summary`) is not part of the flag at all; rows of earlier releases
+//! that carry it are still read.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +12,6 @@ use domain::flag::{
     CustomProperty, Defaults, Experiments, Flag, FlagConfig, FlagKind, Prerequisite, Rule,
     StatusFacts, Target, Variation, VariationOrRollout,
 };
-use domain::link::{Link, Links};
 use domain::project::ClientSideAvailability;
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -286,7 +286,7 @@ impl From<&Flag> for StoredFlag {
     }
 }
 
-/// The flag without configurations, `_links` or `_maintainer` (the service fills those in).
+/// The flag without configurations (rows of their own).
 impl From<StoredFlag> for Flag {
     fn from(stored: StoredFlag) -> Self {
         Flag {
@@ -340,8 +340,6 @@ impl From<StoredFlag> for Flag {
                 off_variation: stored.defaults.off_variation,
             },
             maintainer_id: stored.maintainer_id,
-            maintainer: None,
-            links: Links::new(),
             environments: BTreeMap::new(),
         }
     }
@@ -370,8 +368,7 @@ impl From<&FlagConfig> for StoredFlagConfig {
 }
 
 impl StoredFlagConfig {
-    /// The configuration in the environment named `environment_name`, with an empty `_site`
-    /// and `_summary` (see [`fill_derived`]; the service sets `_site`).
+    /// The configuration in the environment named `environment_name`.
     pub fn into_config(self, environment_name: String) -> FlagConfig {
         FlagConfig {
             on: self.on,
@@ -388,9 +385,7 @@ impl StoredFlagConfig {
             prerequisites: self.prerequisites,
             track_events: self.track_events,
             track_events_fallthrough: self.track_events_fallthrough,
-            site: Link::site(String::new()),
             environment_name,
-            summary: Default::default(),
         }
     }
 }
@@ -414,14 +409,6 @@ pub fn config_json(config: &FlagConfig) -> StoreResult<String> {
 pub fn read_config(text: &str, environment_name: String) -> StoreResult<FlagConfig> {
     read::<StoredFlagConfig>(text, "flag configuration")
         .map(|stored| stored.into_config(environment_name))
-}
-
-/// Computes what a flag read with its configurations derives from them (each `_summary`).
-pub fn fill_derived(flag: &mut Flag) {
-    let variations = flag.variations.len();
-    for config in flag.environments.values_mut() {
-        config.refresh_summary(variations);
-    }
 }
 
 /// The parts of a stored configuration a flag status needs; target values are counted, not
@@ -573,11 +560,9 @@ mod tests {
             }],
             track_events: true,
             track_events_fallthrough: true,
-            site: Link::site("/p/production/features/f"),
             environment_name: "Production".into(),
-            summary: Default::default(),
         };
-        let mut flag = Flag {
+        Flag {
             key: "f".into(),
             name: "F".into(),
             description: "d".into(),
@@ -622,12 +607,8 @@ mod tests {
                 off_variation: 0,
             },
             maintainer_id: Some("m1".into()),
-            maintainer: None,
-            links: Links::new(),
             environments: BTreeMap::from([("production".into(), config)]),
-        };
-        flag.refresh_links("p", &BTreeMap::new());
-        flag
+        }
     }
 
     /// The stored format of [`full_flag`]: a change here is a change of the stored format, which
@@ -646,15 +627,11 @@ mod tests {
     }
 
     #[test]
-    fn a_flag_reads_back_without_presentation_data() {
+    fn a_flag_reads_back_as_it_was_written() {
         let flag = full_flag();
         let mut read = read_settings(&settings_json(&flag).unwrap()).unwrap();
-        assert!(read.links.is_empty());
         let config = read_config(CONFIG, "Production".into()).unwrap();
-        assert_eq!(config.site.href, "");
         read.environments.insert("production".into(), config);
-        fill_derived(&mut read);
-        read.refresh_links("p", &BTreeMap::new());
         assert_eq!(read, flag);
     }
 
@@ -668,8 +645,6 @@ mod tests {
             "production".into(),
             read_config(config, "Production".into()).unwrap(),
         );
-        fill_derived(&mut read);
-        read.refresh_links("p", &BTreeMap::new());
         assert_eq!(read, full_flag());
         assert_eq!(read_variation_ids(settings).unwrap(), ["v0", "v1"]);
         let facts = read_status_facts(config, 10, false).unwrap();

@@ -334,7 +334,8 @@ fn flag_targets_lose_nothing(backend: Backend) {
             "p",
             serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
         )
-        .unwrap();
+        .unwrap()
+        .flag;
     let variation = flag.variations[0].id.clone();
     let acknowledged = hammer(|t, i| {
         let patch = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
@@ -345,7 +346,7 @@ fn flag_targets_lose_nothing(backend: Backend) {
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
-    let after = service.get_flag(&caller, "p", "f", &[]).unwrap();
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
     let targets = &after.environments["production"].targets;
     assert_eq!(targets.len(), 1);
     assert_eq!(targets[0].values.len(), 400);
@@ -477,7 +478,7 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
     };
     let flags = service.list_flags(&caller, "p", &request).unwrap();
     assert_eq!(flags.items.len(), 36);
-    for flag in &flags.items {
+    for flag in flags.items.iter().map(|view| &view.flag) {
         assert_eq!(
             flag.environments.len(),
             14,
@@ -509,7 +510,8 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
                     "p",
                     serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
                 )
-                .unwrap();
+                .unwrap()
+                .flag;
             variations.push(flag.variations[0].id.clone());
         }
         let barrier = std::sync::Barrier::new(2);
@@ -541,7 +543,8 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
                 "p",
                 serde_json::from_value(json!({"key": gone, "name": "G"})).unwrap(),
             )
-            .unwrap();
+            .unwrap()
+            .flag;
         service
             .create_flag(
                 &caller,

@@ -4,12 +4,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Defaults;
-use crate::link::Link;
 use crate::IdSource;
 
 /// A flag's configuration in one environment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlagConfig {
     /// Targeting on or off.
@@ -37,30 +35,19 @@ pub struct FlagConfig {
     pub fallthrough: VariationOrRollout,
     /// Index served when targeting is off; without it SDKs serve their fallback value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub off_variation: Option<usize>,
     /// Flags that must serve a given variation before this one is evaluated (at most 100).
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub prerequisites: Vec<Prerequisite>,
     /// Send full events for every evaluation.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events: bool,
     /// Send full events for fallthrough evaluations.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events_fallthrough: bool,
-    /// The UI page of this configuration.
-    #[serde(rename = "_site")]
-    pub site: Link,
     /// The environment's display name.
     #[serde(rename = "_environmentName", default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub environment_name: String,
-    /// How the configuration uses each variation (derived; recomputed after every change).
-    #[serde(rename = "_summary", default)]
-    pub summary: ConfigSummary,
 }
 
 /// How one configuration uses its flag's variations.
@@ -104,8 +91,18 @@ pub struct VariationSummary {
 }
 
 impl FlagConfig {
-    /// Recomputes `_summary` for a flag with `variations` variations.
-    pub fn refresh_summary(&mut self, variations: usize) {
+    /// How this configuration uses each of its flag's `variations` variations (the API shows it
+    /// as `_summary`).
+    ///
+    /// ```
+    /// # use domain::flag::{Defaults, FlagConfig};
+    /// let mut ids = domain::SequentialIds::default();
+    /// let config = FlagConfig::new(Defaults { on_variation: 0, off_variation: 1 }, "Test", 1, &mut ids);
+    /// let summary = config.summary(2);
+    /// assert!(summary.variations["0"].is_fallthrough);
+    /// assert!(summary.variations["1"].is_off);
+    /// ```
+    pub fn summary(&self, variations: usize) -> ConfigSummary {
         let mut summary = ConfigSummary {
             variations: Default::default(),
             prerequisites: self.prerequisites.len(),
@@ -144,7 +141,7 @@ impl FlagConfig {
             };
             summary.variations.insert(index.to_string(), entry);
         }
-        self.summary = summary;
+        summary
     }
 }
 
@@ -174,9 +171,7 @@ impl FlagConfig {
             prerequisites: Vec::new(),
             track_events: false,
             track_events_fallthrough: false,
-            site: Link::site(String::new()),
             environment_name: environment_name.to_owned(),
-            summary: ConfigSummary::default(),
         }
     }
 

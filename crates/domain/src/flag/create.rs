@@ -9,7 +9,6 @@ use super::{
     CustomProperty, Defaults, Experiments, Flag, FlagKind, Prerequisite, ProjectFlags, Variation,
 };
 use crate::key::FlagKey;
-use crate::link::Links;
 use crate::project::ClientSideAvailability;
 use crate::{normalize_tags, FieldError, IdSource, ValidationError, MAX_PREREQUISITES};
 
@@ -377,8 +376,6 @@ impl Flag {
             include_in_snippet: availability.using_environment_id,
             defaults,
             maintainer_id: post.maintainer_id,
-            maintainer: None,
-            links: Links::new(),
             environments: BTreeMap::new(),
         };
         flag.validate()?;

@@ -26,7 +26,6 @@ pub use validate::MAX_VARIATIONS;
 
 pub use crate::rules::{MAX_CLAUSE_VALUES, MAX_REGEXES, MAX_REGEX_BYTES};
 
-use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::project::ClientSideAvailability;
 use crate::IdSource;
@@ -98,10 +97,10 @@ pub struct Experiments {
 
 /// A feature flag with its configuration in each environment of its project.
 ///
-/// Its serde representation is the API's: a client reads it, JSON-patches it, and the patched
-/// document deserializes back (see [`Flag::apply_patch`]).
+/// Its serde representation is the document a JSON Patch or merge patch applies to (see
+/// [`Flag::apply_patch`]): the API's representation without what the HTTP adapter derives for
+/// it (`_links`, `_maintainer`, and each configuration's `_site` and `_summary`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Flag {
     /// Unique within the project; never changes.
@@ -120,24 +119,20 @@ pub struct Flag {
     pub creation_date: i64,
     /// The values the flag can serve; rules and targets refer to them by index. At most
     /// [`MAX_VARIATIONS`].
-    #[cfg_attr(feature = "openapi", schema(min_items = 2, max_items = 1000))]
     pub variations: Vec<Variation>,
     /// Temporary flags are meant to be removed after a release.
     pub temporary: bool,
     /// Sorted, unique tags.
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Archived flags are hidden from the live list.
     pub archived: bool,
     /// When it was archived (epoch ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub archived_date: Option<i64>,
     /// Deprecated flags are on their way out.
     pub deprecated: bool,
     /// When it was deprecated (epoch ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub deprecated_date: Option<i64>,
     /// Custom properties by key.
     pub custom_properties: BTreeMap<String, CustomProperty>,
@@ -151,21 +146,7 @@ pub struct Flag {
     pub defaults: Defaults,
     /// The maintaining member's `_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub maintainer_id: Option<String>,
-    /// The maintaining member, when `maintainerId` names a member of the account (derived: filled
-    /// in by the service on every read, never stored).
-    #[serde(
-        rename = "_maintainer",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
-    pub maintainer: Option<crate::member::MemberSummary>,
-    /// `parent` and `self`.
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    #[serde(rename = "_links")]
-    pub links: Links,
     /// Per-environment configuration, by environment key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub environments: BTreeMap<String, FlagConfig>,
@@ -247,33 +228,6 @@ fn version_tests_as_flag_version(
 }
 
 impl Flag {
-    /// Recomputes the derived fields: `_links`, each configuration's `_site`, and
-    /// `_environmentName` from `environment_names` (environment key -> name).
-    pub fn refresh_links(
-        &mut self,
-        project_key: &str,
-        environment_names: &BTreeMap<String, String>,
-    ) {
-        self.links = Links::from([
-            (
-                "parent".to_owned(),
-                Link::api(format!("/api/v2/flags/{project_key}")),
-            ),
-            (
-                "self".to_owned(),
-                Link::api(format!("/api/v2/flags/{project_key}/{}", self.key)),
-            ),
-        ]);
-        let variations = self.variations.len();
-        for (env_key, config) in &mut self.environments {
-            config.refresh_summary(variations);
-            config.site = Link::site(format!("/{project_key}/{env_key}/features/{}", self.key));
-            if let Some(name) = environment_names.get(env_key) {
-                config.environment_name.clone_from(name);
-            }
-        }
-    }
-
     /// A fresh configuration for a new environment: targeting off, serving `defaults`.
     ///
     /// ```
@@ -292,9 +246,7 @@ impl Flag {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> FlagConfig {
-        let mut config = FlagConfig::new(self.defaults, environment_name, now, ids);
-        config.refresh_summary(self.variations.len());
-        config
+        FlagConfig::new(self.defaults, environment_name, now, ids)
     }
 
     /// Settles the bookkeeping of a change from `previous` to `self`: every environment whose
@@ -302,10 +254,9 @@ impl Flag {
     /// `_version + 1` if anything changed; archive and deprecation times follow their flags.
     /// Returns whether anything changed.
     pub fn settle_change(&mut self, previous: &Flag, now: i64) -> bool {
-        let variations = self.variations.len();
-        self.environments
-            .values_mut()
-            .for_each(|c| c.refresh_summary(variations));
+        // A configuration's summary has one entry per variation: a change of their number
+        // changes how every configuration reads, so each one counts as changed.
+        let variations_changed = self.variations.len() != previous.variations.len();
         let mut changed = false;
         for (key, config) in &mut self.environments {
             if let Some(old) = previous.environments.get(key) {
@@ -313,7 +264,7 @@ impl Flag {
                 config.last_modified = old.last_modified;
                 config.salt.clone_from(&old.salt);
                 config.sel.clone_from(&old.sel);
-                if config != old {
+                if config != old || variations_changed {
                     config.version += 1;
                     config.last_modified = now;
                     changed = true;

@@ -18,7 +18,6 @@ fn flag_in(envs: &[&str]) -> (Flag, SequentialIds) {
         let config = flag.new_config(env, 1, &mut ids);
         flag.environments.insert((*env).to_owned(), config);
     }
-    flag.refresh_links("p", &Default::default());
     (flag, ids)
 }
 
@@ -204,7 +203,7 @@ fn summaries_follow_the_configuration() {
         .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())
         .unwrap()
         .flag;
-    let summary = &next.environments["production"].summary;
+    let summary = &next.environments["production"].summary(next.variations.len());
     assert_eq!(summary.prerequisites, 0);
     let first = &summary.variations["0"];
     assert_eq!(
@@ -218,11 +217,6 @@ fn summaries_follow_the_configuration() {
         (2, 1, 1, true, false)
     );
     assert!(summary.variations["1"].is_off);
-    let value = serde_json::to_value(&next).unwrap();
-    assert_eq!(
-        value["environments"]["production"]["_summary"]["variations"]["0"]["targets"],
-        2
-    );
 }
 
 #[test]

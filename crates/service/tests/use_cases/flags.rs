@@ -19,7 +19,9 @@ fn with_project() -> (Fixture, Project) {
 
 fn create(fx: &Fixture, body: Value) -> Result<Flag, ServiceError> {
     let post: FlagPost = serde_json::from_value(body).unwrap();
-    fx.service.create_flag(&fx.owner, "web", post)
+    fx.service
+        .create_flag(&fx.owner, "web", post)
+        .map(|view| view.flag)
 }
 
 fn stored(fx: &Fixture, project: &Project, key: &str) -> Option<Flag> {
@@ -85,7 +87,8 @@ fn prerequisites_must_name_live_flags() {
     let old = fx
         .service
         .patch_flag(&fx.owner, "web", "old", &archive)
-        .unwrap();
+        .unwrap()
+        .flag;
     let refused = create(
         &fx,
         json!({"key": "x4", "name": "X",

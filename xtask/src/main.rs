@@ -3,7 +3,7 @@
 //! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
 //! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio,
-//!   or a crate other than `adapter-http` writes an API path (`/api/v2`) it is not yet allowed to.
+//!   or a crate other than `adapter-http` writes an API path (`/api/v2`).
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
@@ -154,23 +154,12 @@ fn check_locks() -> Result<()> {
     Ok(())
 }
 
-/// Files outside `adapter-http` that still write API paths, until their resources' wire shapes
-/// move there (issue 10). The list only shrinks: a file that no longer writes one must leave it.
-const STILL_WRITING_API_PATHS: [&str; 5] = [
-    "crates/domain/src/audit.rs",
-    "crates/domain/src/link.rs",
-    "crates/domain/src/segment.rs",
-    "crates/service/src/audit.rs",
-    "crates/service/src/segments.rs",
-];
-
 /// Only `adapter-http` writes API paths (`/api/v2`): it owns the wire shapes and their links.
 /// Production sources of every other crate are checked (tests, examples and xtask may name
 /// paths; so may a source file's own `#[cfg(test)]` module).
 fn check_api_paths() -> Result<()> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut offending = vec![];
-    let mut cleaned = vec![];
     for entry in std::fs::read_dir(root.join("crates")).context("reading crates")? {
         let krate = entry?.path();
         if krate.file_name().is_some_and(|name| name == "adapter-http") {
@@ -203,12 +192,8 @@ fn check_api_paths() -> Result<()> {
                 // e.g. stored documents of an earlier format.
                 let source = std::fs::read_to_string(&path)?;
                 let production = source.split("#[cfg(test)]").next().unwrap_or_default();
-                let writes = production.contains("/api/v2");
-                let allowed = STILL_WRITING_API_PATHS.contains(&relative.as_str());
-                if writes && !allowed {
+                if production.contains("/api/v2") {
                     offending.push(relative);
-                } else if allowed && !writes {
-                    cleaned.push(relative);
                 }
             }
         }
@@ -219,16 +204,7 @@ fn check_api_paths() -> Result<()> {
             offending.join(", ")
         );
     }
-    if !cleaned.is_empty() {
-        bail!(
-            "{} no longer write API paths: remove them from STILL_WRITING_API_PATHS in xtask",
-            cleaned.join(", ")
-        );
-    }
-    println!(
-        "check-deps: only adapter-http writes API paths ({} files still to move)",
-        STILL_WRITING_API_PATHS.len()
-    );
+    println!("check-deps: only adapter-http writes API paths");
     Ok(())
 }
 

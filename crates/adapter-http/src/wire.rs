@@ -1,9 +1,9 @@
 //! Wire shapes that are not model types (collections, representations with extra fields), the
 //! request-body readers, paging links, and the bridge to the blocking use cases.
 
+use crate::wire::link::{Link, Links};
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
-use domain::link::{Link, Links};
 use serde::Serialize;
 use serde_json::Value;
 use service::{Service, ServiceResult};
@@ -11,19 +11,24 @@ use service::{Service, ServiceResult};
 use crate::error::ApiError;
 use crate::AppState;
 
+mod audit;
 mod environments;
 mod flags;
+pub(crate) mod link;
 mod members;
 mod projects;
 mod representations;
+mod segments;
 mod tokens;
 mod webhooks;
 
+pub use audit::{AuditEntries, AuditEntry};
 pub use environments::{Environment, Environments};
 pub use flags::{DependentFlags, FeatureFlags, Flag};
 pub use members::{Member, Members};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
+pub use segments::{Segment, SegmentDetail, Segments};
 pub use tokens::{TokenRep, Tokens};
 pub use webhooks::{Webhook, Webhooks};
 

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::flag::Flag;
-use crate::link::Links;
 use crate::query::QueryError;
 
 /// One action on one resource.
@@ -21,7 +20,6 @@ pub struct Access {
 
 /// Who made a change: the member.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditMember {
     /// Member `_id`.
@@ -31,21 +29,14 @@ pub struct AuditMember {
     pub email: String,
     /// Given name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub first_name: Option<String>,
     /// Family name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub last_name: Option<String>,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
 }
 
 /// Who made a change: the access token (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditToken {
     /// Token `_id`.
@@ -57,29 +48,26 @@ pub struct AuditToken {
     pub ending: String,
     /// Whether it is a service token.
     pub service_token: bool,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
 }
 
 /// What a change was made to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AuditTarget {
     /// The resource's name (its key for most kinds).
     pub name: String,
     /// Its resource specifiers.
     pub resources: Vec<String>,
-    /// Where it lives in the API (absent once deleted).
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
+    /// Where it lived in the API when the change was made (its path), if it had an address:
+    /// a record, not derived, so it stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
 }
 
 /// An audit log entry; the detail fields are only in the detail view.
+///
+/// Its serde representation is for tests and tools; the store keeps its own format and the
+/// HTTP adapter its own wire shape (with the `_links` of the entry, its member, token and target).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     /// 24 lowercase hex characters.
@@ -87,12 +75,7 @@ pub struct AuditEntry {
     pub id: String,
     /// The account's `_id` (24 hex; one account per deployment).
     #[serde(rename = "_accountId", default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub account_id: String,
-    /// `self`, `parent`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
     /// When (epoch ms).
     pub date: i64,
     /// `flag`, `project`, `environment`, `segment`, `member`, `token` or `webhook`.
@@ -105,26 +88,21 @@ pub struct AuditEntry {
     pub short_description: String,
     /// What was done, with the kind of resource: `created the flag`, `turned on the flag`.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub title_verb: String,
-    /// Who did what to which resource, in a sentence (Markdown): ``[Ann](mailto:ann@example.com)
-    /// turned on the flag [dark-mode](/api/v2/flags/web/dark-mode) in `production` ``.
+    /// Who did what to which resource, in a sentence (Markdown), with a link to the resource
+    /// (see [`AuditEntry::set_titles`]).
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub title: String,
     /// The comment sent with the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub comment: Option<String>,
     /// Every action, with its resource.
     pub accesses: Vec<Access>,
     /// The member who made the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub member: Option<AuditMember>,
     /// The token used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub token: Option<AuditToken>,
     /// The changed resource.
     pub target: AuditTarget,
@@ -146,11 +124,11 @@ impl AuditEntry {
     /// ```
     /// # use domain::audit::{AuditEntry, AuditTarget};
     /// let entry = AuditEntry {
-    ///     id: "1".into(), account_id: "a".into(), links: Default::default(), date: 1,
+    ///     id: "1".into(), account_id: "a".into(), date: 1,
     ///     kind: "flag".into(), name: "f".into(), description: "d".into(),
     ///     short_description: "s".into(), title_verb: "t".into(), title: "t".into(),
     ///     comment: None, accesses: vec![], member: None, token: None,
-    ///     target: AuditTarget { name: "f".into(), resources: vec![], links: Default::default() },
+    ///     target: AuditTarget { name: "f".into(), resources: vec![], href: None },
     ///     delta: None, previous_version: None, current_version: Some(serde_json::json!({"key": "f"})),
     /// };
     /// let listing = entry.listing();
@@ -161,7 +139,6 @@ impl AuditEntry {
         AuditEntry {
             id: self.id.clone(),
             account_id: self.account_id.clone(),
-            links: self.links.clone(),
             date: self.date,
             kind: self.kind.clone(),
             name: self.name.clone(),
@@ -188,23 +165,22 @@ impl AuditEntry {
     ///
     /// ```
     /// # use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget};
-    /// # use domain::link::{Link, Links};
     /// let mut entry = AuditEntry {
-    ///     id: "1".into(), account_id: "a".into(), links: Links::new(), date: 1,
+    ///     id: "1".into(), account_id: "a".into(), date: 1,
     ///     kind: "flag".into(), name: "dark-mode".into(), description: String::new(),
     ///     short_description: "turned on flag dark-mode".into(), title_verb: String::new(),
     ///     title: String::new(), comment: None,
     ///     accesses: vec![Access { action: "updateOn".into(), resource: "proj/web:env/production:flag/dark-mode".into() }],
     ///     member: Some(AuditMember { id: "m".into(), email: "ann@example.com".into(),
-    ///         first_name: Some("Ann".into()), last_name: None, links: Links::new() }),
+    ///         first_name: Some("Ann".into()), last_name: None }),
     ///     token: None,
     ///     target: AuditTarget { name: "dark-mode".into(), resources: vec![],
-    ///         links: Links::from([("self".to_owned(), Link::api("/api/v2/flags/web/dark-mode"))]) },
+    ///         href: Some("/flags/web/dark-mode".into()) },
     ///     delta: None, previous_version: None, current_version: None,
     /// };
     /// entry.set_titles("turned on");
     /// assert_eq!(entry.title_verb, "turned on the flag");
-    /// assert_eq!(entry.title, "[Ann](mailto:ann@example.com) turned on the flag [dark-mode](/api/v2/flags/web/dark-mode) in `production`");
+    /// assert_eq!(entry.title, "[Ann](mailto:ann@example.com) turned on the flag [dark-mode](/flags/web/dark-mode) in `production`");
     /// ```
     pub fn set_titles(&mut self, verb: &str) {
         self.title_verb = format!("{verb} the {}", self.kind);
@@ -233,8 +209,8 @@ impl AuditEntry {
             (None, Some(token)) => format!("the access token {}", markdown_text(&token.name)),
             (None, None) => "someone".to_owned(),
         };
-        let target = match self.target.links.get("self") {
-            Some(link) => format!("[{}]({})", markdown_text(&self.target.name), link.href),
+        let target = match &self.target.href {
+            Some(href) => format!("[{}]({href})", markdown_text(&self.target.name)),
             None => markdown_text(&self.target.name),
         };
         let mut title = format!("{actor} {} {target}", self.title_verb);
@@ -252,11 +228,11 @@ impl AuditEntry {
     /// ```
     /// # use domain::audit::{AuditEntry, AuditTarget};
     /// # let mut entry = AuditEntry {
-    /// #     id: "1".into(), account_id: "a".into(), links: Default::default(), date: 1,
+    /// #     id: "1".into(), account_id: "a".into(), date: 1,
     /// #     kind: "project".into(), name: "web".into(), description: String::new(),
     /// #     short_description: "created project web".into(), title_verb: String::new(),
     /// #     title: String::new(), comment: None, accesses: vec![], member: None, token: None,
-    /// #     target: AuditTarget { name: "web".into(), resources: vec![], links: Default::default() },
+    /// #     target: AuditTarget { name: "web".into(), resources: vec![], href: None },
     /// #     delta: None, previous_version: None, current_version: None,
     /// # };
     /// entry.fill_titles();

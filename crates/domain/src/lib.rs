@@ -27,7 +27,6 @@ pub mod environment;
 pub mod flag;
 pub mod instruction;
 pub mod key;
-pub mod link;
 pub mod member;
 pub mod patch;
 pub mod project;

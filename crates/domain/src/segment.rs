@@ -9,7 +9,6 @@ use serde_json::Value;
 use crate::flag::Clause;
 use crate::instruction::{ClauseInput, InstructionError};
 use crate::key::FlagKey;
-use crate::link::{Link, Links};
 use crate::patch::{self, PatchError};
 use crate::rules::{self, ClauseRule, Step};
 use crate::{
@@ -85,8 +84,10 @@ impl ClauseRule for SegmentRule {
 }
 
 /// A segment of one environment.
+///
+/// Its serde representation is the document a JSON Patch or merge patch applies to: the API's
+/// representation without the `_links` the HTTP adapter adds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Segment {
     /// Unique within the project and environment; never changes.
@@ -95,10 +96,8 @@ pub struct Segment {
     pub name: String,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
     /// Sorted, unique tags.
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Creation time (epoch ms).
     pub creation_date: i64,
@@ -120,10 +119,6 @@ pub struct Segment {
     pub excluded_contexts: Vec<SegmentTarget>,
     /// Rules, in order.
     pub rules: Vec<SegmentRule>,
-    /// `self`, `parent`.
-    #[serde(rename = "_links")]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::link::LinksSchema))]
-    pub links: Links,
 }
 
 /// `POST /segments/{projectKey}/{environmentKey}` body.
@@ -151,14 +146,13 @@ pub struct SegmentPost {
     pub unbounded_context_kind: Option<String>,
 }
 
-const READ_ONLY: [&str; 7] = [
+const READ_ONLY: [&str; 6] = [
     "key",
     "creationDate",
     "lastModifiedDate",
     "version",
     "deleted",
     "generation",
-    "links",
 ];
 
 fn segment_path_is_read_only(path: &[String]) -> bool {
@@ -173,19 +167,14 @@ impl Segment {
     /// ```
     /// use domain::segment::{Segment, SegmentPost};
     /// let post = SegmentPost { key: "beta".into(), name: "Beta users".into(), ..Default::default() };
-    /// let segment = Segment::create(post, "web", "production", 1).unwrap();
-    /// assert_eq!(segment.links["self"].href, "/api/v2/segments/web/production/beta");
+    /// let segment = Segment::create(post, 1).unwrap();
+    /// assert_eq!(segment.key, "beta");
     /// assert_eq!(segment.version, 1);
     /// ```
     ///
     /// # Errors
     /// [`ValidationError`] for an invalid key, empty name or bad tags.
-    pub fn create(
-        post: SegmentPost,
-        project_key: &str,
-        environment_key: &str,
-        now: i64,
-    ) -> Result<Self, ValidationError> {
+    pub fn create(post: SegmentPost, now: i64) -> Result<Self, ValidationError> {
         let mut refused = Vec::new();
         if post.unbounded == Some(true) {
             refused.push(FieldError::new(
@@ -218,11 +207,9 @@ impl Segment {
             included_contexts: vec![],
             excluded_contexts: vec![],
             rules: vec![],
-            links: Links::new(),
         };
         segment.validate()?;
         normalize_tags(&mut segment.tags);
-        segment.refresh_links(project_key, environment_key);
         Ok(segment)
     }
 
@@ -233,43 +220,19 @@ impl Segment {
     /// ```
     /// use domain::segment::{Segment, SegmentPost};
     /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
-    /// let mut segment = Segment::create(post, "web", "production", 1).unwrap();
+    /// let mut segment = Segment::create(post, 1).unwrap();
     /// segment.version = 4;
-    /// let copy = segment.clone_for_environment("web", "staging", 9);
+    /// let copy = segment.clone_for_environment(9);
     /// assert_eq!((copy.version, copy.creation_date), (1, 9));
-    /// assert_eq!(copy.links["self"].href, "/api/v2/segments/web/staging/beta");
+    /// assert_eq!(copy.name, "Beta");
     /// ```
-    pub fn clone_for_environment(
-        &self,
-        project_key: &str,
-        environment_key: &str,
-        now: i64,
-    ) -> Self {
-        let mut copy = Self {
+    pub fn clone_for_environment(&self, now: i64) -> Self {
+        Self {
             creation_date: now,
             last_modified_date: now,
             version: 1,
             ..self.clone()
-        };
-        copy.refresh_links(project_key, environment_key);
-        copy
-    }
-
-    /// Recomputes `_links` (after loading from storage).
-    pub fn refresh_links(&mut self, project_key: &str, environment_key: &str) {
-        self.links = Links::from([
-            (
-                "parent".to_owned(),
-                Link::api(format!("/api/v2/segments/{project_key}/{environment_key}")),
-            ),
-            (
-                "self".to_owned(),
-                Link::api(format!(
-                    "/api/v2/segments/{project_key}/{environment_key}/{}",
-                    self.key
-                )),
-            ),
-        ]);
+        }
     }
 
     /// Checks every rule: a name, valid tags, no key both included and excluded for one context
@@ -433,7 +396,7 @@ impl Segment {
     /// ```
     /// use domain::segment::{Segment, SegmentPatch, SegmentPost};
     /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
-    /// let segment = Segment::create(post, "web", "production", 1).unwrap();
+    /// let segment = Segment::create(post, 1).unwrap();
     /// let patch = SegmentPatch::parse(serde_json::json!({"environmentKey": "production", "instructions": [
     ///     {"kind": "addIncludedUsers", "values": ["alice"]}]})).unwrap();
     /// let next = segment.apply_instructions(&patch, 2, &mut domain::SequentialIds::default()).unwrap();

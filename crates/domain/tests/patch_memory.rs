@@ -68,8 +68,6 @@ fn refused_amplification_patches_stay_under_10_mib() {
             name: "Beta".into(),
             ..Default::default()
         },
-        "p",
-        "production",
         1,
     )
     .unwrap();

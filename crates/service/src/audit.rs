@@ -1,7 +1,6 @@
 //! The audit log: every change appends one entry in its own transaction.
 
 use domain::audit::{Access, AuditEntry, AuditMember, AuditQuery, AuditTarget, AuditToken};
-use domain::link::{Link, Links};
 use domain::role::Action;
 use ports::{Repository, StoreExt};
 use serde_json::Value;
@@ -21,8 +20,8 @@ pub(crate) struct Change {
     pub accesses: Vec<Access>,
     /// The resource's specifiers.
     pub resources: Vec<String>,
-    /// Where the resource lives in the API.
-    pub links: Links,
+    /// Where the resource lives in the API (its path), if it has an address.
+    pub href: Option<String>,
     /// The comment sent with the change.
     pub comment: Option<String>,
     /// The patch, merge document or instructions sent.
@@ -55,8 +54,8 @@ impl Change {
         }
     }
 
-    pub fn links(mut self, self_href: impl Into<String>) -> Self {
-        self.links = Links::from([("self".to_owned(), Link::api(self_href))]);
+    pub fn href(mut self, href: String) -> Self {
+        self.href = Some(href);
         self
     }
 
@@ -111,7 +110,6 @@ impl Service {
         let id = object_id();
         let mut entry = AuditEntry {
             account_id: self.account_id_in(repo)?,
-            links: Links::new(),
             id,
             date: self.now(),
             kind: change.kind.to_owned(),
@@ -123,14 +121,12 @@ impl Service {
             comment: change.comment.filter(|c| !c.is_empty()),
             accesses: change.accesses,
             member: member.map(|m| AuditMember {
-                links: Links::new(),
                 id: m.id,
                 email: m.email,
                 first_name: m.first_name,
                 last_name: m.last_name,
             }),
             token: token.map(|t| AuditToken {
-                links: Links::new(),
                 id: t.id,
                 name: t.name,
                 ending: t.ending,
@@ -139,13 +135,12 @@ impl Service {
             target: AuditTarget {
                 name: change.name,
                 resources: change.resources,
-                links: change.links,
+                href: change.href,
             },
             delta: change.delta,
             previous_version: change.previous,
             current_version: change.current,
         };
-        refresh_links(&mut entry);
         entry.set_titles(change.verb);
         repo.insert_audit_entry(&entry)?;
         // The outbox: deliveries are queued with the change, and sent after it commits.
@@ -190,35 +185,10 @@ impl Service {
     }
 }
 
-/// Sets the `_links` derived from the ids of the entry, its member and its token (the store
-/// keeps only the target's, which is not derived).
-fn refresh_links(entry: &mut AuditEntry) {
-    entry.links = Links::from([
-        (
-            "self".to_owned(),
-            Link::api(format!("/api/v2/auditlog/{}", entry.id)),
-        ),
-        ("parent".to_owned(), Link::api("/api/v2/auditlog")),
-    ]);
-    if let Some(member) = &mut entry.member {
-        member.links = Links::from([(
-            "self".to_owned(),
-            Link::api(format!("/api/v2/members/{}", member.id)),
-        )]);
-    }
-    if let Some(token) = &mut entry.token {
-        token.links = Links::from([(
-            "self".to_owned(),
-            Link::api(format!("/api/v2/tokens/{}", token.id)),
-        )]);
-    }
-}
-
-/// Completes an entry read from the store: its derived `_links`, and the fields of an entry
-/// stored before they existed: `_accountId` (there is one account) and `titleVerb`/`title`
-/// (from its short description).
+/// Completes an entry read from the store with the fields of an entry stored before they
+/// existed: `_accountId` (there is one account) and `titleVerb`/`title` (from its short
+/// description).
 fn complete_entry(entry: &mut AuditEntry, account_id: &str) {
-    refresh_links(entry);
     if entry.account_id.is_empty() {
         account_id.clone_into(&mut entry.account_id);
     }

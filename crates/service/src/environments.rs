@@ -118,7 +118,7 @@ impl Service {
                 repo.insert_environment(&project.id, &env)?;
                 match &source {
                     Some(source) => {
-                        self.clone_environment_contents(repo, &project.id, &project.key, source, &env, now)?;
+                        self.clone_environment_contents(repo, &project.id, source, &env, now)?;
                     }
                     None => {
                         let configs: Vec<_> = repo
@@ -139,7 +139,7 @@ impl Service {
                     "createEnvironment",
                     resource::environment(&project.key, &env.key),
                 )
-                .links(self.shown.href(ApiResource::Environment { project_key: &project.key, key: &env.key }))
+                .href(self.shown.href(ApiResource::Environment { project_key: &project.key, key: &env.key }))
                 .versions(None, masked(self.shown.environment(&project.key, &env)));
                 if let Some(source) = &source {
                     change.delta = Some(serde_json::json!({"source": {"key": source.key}}));
@@ -182,13 +182,12 @@ impl Service {
         &self,
         repo: &mut dyn Repository,
         project_id: &str,
-        project_key: &str,
         source: &Environment,
         target: &Environment,
         now: i64,
     ) -> ServiceResult<()> {
         for segment in repo.lock_segments(project_id, &source.key)? {
-            let copy = segment.clone_for_environment(project_key, &target.key, now);
+            let copy = segment.clone_for_environment(now);
             repo.insert_segment(project_id, &target.key, &copy)?;
         }
         let mut configs = Vec::new();
@@ -263,7 +262,7 @@ impl Service {
                     "updateEnvironment",
                     at.clone(),
                 )
-                .links(self.shown.href(ApiResource::Environment {
+                .href(self.shown.href(ApiResource::Environment {
                     project_key: &project.key,
                     key: &next.key,
                 }))
@@ -418,7 +417,7 @@ impl Service {
                 action,
                 resource::environment(&project.key, &env.key),
             )
-            .links(self.shown.href(ApiResource::Environment {
+            .href(self.shown.href(ApiResource::Environment {
                 project_key: &project.key,
                 key: &env.key,
             }))

@@ -286,7 +286,7 @@ impl Service {
                     "createFlag",
                     resource::flag(&project.key, None, &view.flag.key),
                 )
-                .links(self.shown.href(ApiResource::Flag {
+                .href(self.shown.href(ApiResource::Flag {
                     project_key: &project.key,
                     key: &view.flag.key,
                 }))
@@ -472,7 +472,7 @@ impl Service {
                 self.audit(repo, caller, change)?;
             } else if next.version != flag.version {
                 let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
-                    .links(self.shown.href(ApiResource::Flag { project_key: &project.key, key }))
+                    .href(self.shown.href(ApiResource::Flag { project_key: &project.key, key }))
                     .comment(comment)
                     .delta(delta)
                     .versions(
@@ -539,7 +539,7 @@ impl Service {
                     "copyFlagConfigFrom",
                     resource::flag(&project.key, Some(&post.source.key), key),
                 )
-                .links(self.shown.href(ApiResource::Flag {
+                .href(self.shown.href(ApiResource::Flag {
                     project_key: &project.key,
                     key,
                 }))
@@ -600,7 +600,7 @@ impl Service {
                     "createFlag",
                     resource::flag(&project.key, None, &clone.flag.key),
                 )
-                .links(self.shown.href(ApiResource::Flag {
+                .href(self.shown.href(ApiResource::Flag {
                     project_key: &project.key,
                     key: &clone.flag.key,
                 }))

@@ -136,7 +136,7 @@ impl Service {
                     "createMember",
                     resource::member(&member.id),
                 )
-                .links(self.shown.href(ApiResource::Member { id: &member.id }))
+                .href(self.shown.href(ApiResource::Member { id: &member.id }))
                 .versions(None, Some(self.shown.member(member)));
                 self.audit(repo, caller, change)?;
             }
@@ -175,7 +175,7 @@ impl Service {
                 "updateMember",
                 resource::member(&member.id),
             )
-            .links(self.shown.href(ApiResource::Member { id: &member.id }))
+            .href(self.shown.href(ApiResource::Member { id: &member.id }))
             .comment(patch.comment.clone())
             .delta(json(&patch.operations))
             .versions(

@@ -151,7 +151,7 @@ impl Service {
                     "createProject",
                     resource::project(&project.key),
                 )
-                .links(self.shown.href(ApiResource::Project { key: &project.key }))
+                .href(self.shown.href(ApiResource::Project { key: &project.key }))
                 .versions(None, Some(self.shown.project(&project)));
                 for env in &environments {
                     change.accesses.push(Access {
@@ -216,7 +216,7 @@ impl Service {
                 let at = resource::project(&next.key);
                 let mut change =
                     Change::new("project", &next.key, "updated", "updateProject", at.clone())
-                        .links(self.shown.href(ApiResource::Project { key: &next.key }))
+                        .href(self.shown.href(ApiResource::Project { key: &next.key }))
                         .comment(patch.comment.clone())
                         .delta(json(&patch.operations))
                         .versions(

@@ -3,10 +3,12 @@
 //! payloads). The HTTP adapter owns the wire shapes and implements [`Representations`]; the
 //! service never writes an API path itself.
 
+use domain::audit::AuditEntry;
 use domain::environment::Environment;
 use domain::flag::Flag;
 use domain::member::Member;
 use domain::project::Project;
+use domain::segment::Segment;
 use domain::webhook::Webhook;
 use serde_json::Value;
 
@@ -40,6 +42,15 @@ pub enum ApiResource<'a> {
         /// The environment's key.
         key: &'a str,
     },
+    /// A segment, by its project's and environment's keys and its own.
+    Segment {
+        /// The project's key.
+        project_key: &'a str,
+        /// The environment's key.
+        environment_key: &'a str,
+        /// The segment's key.
+        key: &'a str,
+    },
     /// A flag, by its project's key and its own.
     Flag {
         /// The project's key.
@@ -67,6 +78,15 @@ pub trait Representations: Send + Sync {
 
     /// A webhook as `GET /webhooks/{id}` shows it.
     fn webhook(&self, webhook: &Webhook) -> Value;
+
+    /// A segment of environment `environment_key` of project `project_key` as
+    /// `GET /segments/{projectKey}/{environmentKey}/{segmentKey}` shows it (without the flags
+    /// that use it).
+    fn segment(&self, project_key: &str, environment_key: &str, segment: &Segment) -> Value;
+
+    /// An audit entry as `GET /auditlog/{id}` shows it (the listing shows
+    /// [`AuditEntry::listing`]); webhook payloads are the listing's.
+    fn audit_entry(&self, entry: &AuditEntry) -> Value;
 
     /// The API path of `resource` (its `self` link).
     fn href(&self, resource: ApiResource<'_>) -> String;
@@ -98,6 +118,14 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(webhook).unwrap_or(Value::Null)
     }
 
+    fn segment(&self, _project_key: &str, _environment_key: &str, segment: &Segment) -> Value {
+        serde_json::to_value(segment).unwrap_or(Value::Null)
+    }
+
+    fn audit_entry(&self, entry: &AuditEntry) -> Value {
+        serde_json::to_value(entry).unwrap_or(Value::Null)
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => format!("project/{key}"),
@@ -105,6 +133,11 @@ impl Representations for PlainRepresentations {
                 format!("project/{project_key}/environment/{key}")
             }
             ApiResource::Flag { project_key, key } => format!("project/{project_key}/flag/{key}"),
+            ApiResource::Segment {
+                project_key,
+                environment_key,
+                key,
+            } => format!("project/{project_key}/environment/{environment_key}/segment/{key}"),
             ApiResource::Member { id } => format!("member/{id}"),
             ApiResource::Token { id } => format!("token/{id}"),
             ApiResource::Webhook { id } => format!("webhook/{id}"),

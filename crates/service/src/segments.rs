@@ -14,7 +14,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+use crate::{ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
 
 /// A change to a segment, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +111,15 @@ pub(crate) fn missing_segments(
 }
 
 impl Service {
+    /// The API path of segment `key` of environment `environment_key` of project `project_key`.
+    fn segment_href(&self, project_key: &str, environment_key: &str, key: &str) -> String {
+        self.shown.href(ApiResource::Segment {
+            project_key,
+            environment_key,
+            key,
+        })
+    }
+
     /// Lists an environment's segments.
     ///
     /// # Errors
@@ -125,11 +134,8 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project_id = environment_of(repo, project_key, environment_key)?;
-            let Listed { mut items, total } =
+            let Listed { items, total } =
                 repo.list_segments(&project_id, environment_key, query)?;
-            items
-                .iter_mut()
-                .for_each(|s| s.refresh_links(project_key, environment_key));
             Ok(SegmentPage { items, total })
         })
     }
@@ -148,7 +154,7 @@ impl Service {
     ) -> ServiceResult<Segment> {
         caller.may(UseCase::CreateSegment)?;
         let key = post.key.clone();
-        let segment = Segment::create(post, project_key, environment_key, self.now())?;
+        let segment = Segment::create(post, self.now())?;
         crate::flags::check_new_size("the new segment", &segment)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
@@ -161,8 +167,8 @@ impl Service {
                     "createSegment",
                     resource::segment(project_key, environment_key, &segment.key),
                 )
-                .links(format!("/api/v2/segments/{project_key}/{environment_key}/{}", segment.key))
-                .versions(None, json(&segment));
+                .href(self.segment_href(project_key, environment_key, &segment.key))
+                .versions(None, Some(self.shown.segment(project_key, environment_key, &segment)));
                 self.audit(repo, caller, change)?;
                 Ok(segment.clone())
             })
@@ -183,10 +189,9 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project_id = environment_of(repo, project_key, environment_key)?;
-            let mut segment = repo
+            let segment = repo
                 .get_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
-            segment.refresh_links(project_key, environment_key);
             let flags = repo
                 .segment_users(&project_id, environment_key, key)?
                 .into_iter()
@@ -267,7 +272,6 @@ impl Service {
             let mut held = repo
                 .lock_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
-            held.get_mut().refresh_links(project_key, environment_key);
             let segment: &Segment = &held;
             let now = self.now();
             let mut next = match change {
@@ -295,12 +299,13 @@ impl Service {
                 };
                 let at = resource::segment(project_key, environment_key, key);
                 let mut audit = Change::new("segment", key, "updated", "updateSegment", at.clone())
-                    .links(format!(
-                        "/api/v2/segments/{project_key}/{environment_key}/{key}"
-                    ))
+                    .href(self.segment_href(project_key, environment_key, key))
                     .comment(comment)
                     .delta(delta)
-                    .versions(json(segment), json(&next));
+                    .versions(
+                        Some(self.shown.segment(project_key, environment_key, segment)),
+                        Some(self.shown.segment(project_key, environment_key, &next)),
+                    );
                 audit.accesses = [
                     (segment.name != next.name, "updateName"),
                     (segment.description != next.description, "updateDescription"),
@@ -329,7 +334,6 @@ impl Service {
                 repo.update_segment(&project_id, environment_key, &held)?;
                 next = held.into_inner();
             }
-            next.refresh_links(project_key, environment_key);
             Ok(next)
         })
     }
@@ -348,12 +352,9 @@ impl Service {
         caller.require(Action::ManageSegments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project_id = environment_of(repo, project_key, environment_key)?;
-            let mut segment = repo
+            let segment = repo
                 .lock_segment(&project_id, environment_key, key)?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
-            segment
-                .get_mut()
-                .refresh_links(project_key, environment_key);
             let users = repo.segment_users(&project_id, environment_key, key)?;
             if !users.is_empty() {
                 let names: Vec<String> = users.into_iter().map(|user| user.flag_key).collect();
@@ -373,7 +374,10 @@ impl Service {
                 "deleteSegment",
                 resource::segment(project_key, environment_key, key),
             )
-            .versions(json(&*segment), None);
+            .versions(
+                Some(self.shown.segment(project_key, environment_key, &segment)),
+                None,
+            );
             self.audit(repo, caller, change)?;
             Ok(())
         })

@@ -64,7 +64,7 @@ fn token_change(
         action,
         resource::token(&token.member_id, &token.name),
     )
-    .links(shown.href(ApiResource::Token { id: &token.id }))
+    .href(shown.href(ApiResource::Token { id: &token.id }))
     .versions(before.and_then(token_json), after.and_then(token_json))
 }
 

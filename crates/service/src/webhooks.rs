@@ -103,7 +103,7 @@ fn webhook_change(
         action,
         resource::webhook(&webhook.id),
     )
-    .links(shown.href(ApiResource::Webhook { id: &webhook.id }))
+    .href(shown.href(ApiResource::Webhook { id: &webhook.id }))
 }
 
 impl Service {
@@ -118,12 +118,14 @@ impl Service {
         if wanted.is_empty() {
             return Ok(());
         }
-        let payload = serde_json::to_string(&entry.listing()).map_err(|e| {
-            ServiceError::Internal(Detail::caused_by(
-                "a webhook payload could not be serialized",
-                Cause::Serialization(e.to_string()),
-            ))
-        })?;
+        // What `GET /auditlog` shows of the entry.
+        let payload =
+            serde_json::to_string(&self.shown.audit_entry(&entry.listing())).map_err(|e| {
+                ServiceError::Internal(Detail::caused_by(
+                    "a webhook payload could not be serialized",
+                    Cause::Serialization(e.to_string()),
+                ))
+            })?;
         for webhook in wanted {
             repo.enqueue_delivery(&QueuedDelivery {
                 id: object_id(),

@@ -1,25 +1,13 @@
 //! `/api/v2/auditlog`.
 
+use crate::wire::link::{Link, Links};
 use actix_web::{get, web, HttpRequest};
-use domain::audit::{AuditEntry, AuditQuery};
-use domain::link::{Link, Links};
-use serde::Serialize;
+use domain::audit::AuditQuery;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
-use crate::wire::{call, QueryParams};
+use crate::wire::{call, AuditEntries, AuditEntry, QueryParams};
 use crate::AppState;
-
-/// A page of audit entries, newest first.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct AuditEntries {
-    /// The entries (listing view: no `delta`, `previousVersion`, `currentVersion`).
-    pub items: Vec<AuditEntry>,
-    /// `self`, and `next` (the entries before the last one) when the page is full.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
-}
 
 /// Lists audit entries, newest first.
 #[utoipa::path(
@@ -71,7 +59,7 @@ pub async fn list_audit_log(
         }
     }
     Ok(web::Json(AuditEntries {
-        items: entries,
+        items: entries.into_iter().map(AuditEntry::from).collect(),
         links,
     }))
 }
@@ -90,7 +78,6 @@ pub async fn get_audit_entry(
     path: web::Path<String>,
 ) -> Result<web::Json<AuditEntry>, ApiError> {
     let id = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.get_audit_entry(&caller, &id)).await?,
-    ))
+    let entry = call(&state, move |s| s.get_audit_entry(&caller, &id)).await?;
+    Ok(web::Json(AuditEntry::from(entry)))
 }

@@ -1,7 +1,7 @@
 //! The API root, versions and the OpenAPI document.
 
+use crate::wire::link::{Link, Links};
 use actix_web::{get, web, HttpResponse};
-use domain::link::{Link, Links};
 use domain::version::ApiVersion;
 use serde::Serialize;
 
@@ -11,7 +11,7 @@ use crate::middleware::Version;
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct RootResponse {
     /// The resource collections.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 

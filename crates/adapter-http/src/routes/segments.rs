@@ -1,9 +1,8 @@
 //! `/api/v2/segments/{projectKey}/{environmentKey}`.
 
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
-use domain::link::{Link, Links};
 use domain::query::SegmentQuery;
-use domain::segment::{Segment, SegmentPatch, SegmentPost};
+use domain::segment::{SegmentPatch, SegmentPost};
 use serde::Serialize;
 use serde_json::Value;
 use service::{SegmentChange, UseCase};
@@ -12,50 +11,10 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, JsonPatchOperation, PatchForm, QueryParams,
+    call, json_body, page_links, parse_json, patch_form, JsonPatchOperation, PatchForm,
+    QueryParams, Segment, SegmentDetail, Segments,
 };
 use crate::AppState;
-
-/// A page of segments.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Segments {
-    /// The segments.
-    pub items: Vec<Segment>,
-    /// All matches.
-    #[serde(rename = "totalCount")]
-    pub total_count: u64,
-    /// Paging links.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
-}
-
-/// A flag whose rules use a segment.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SegmentFlag {
-    /// Flag key.
-    pub key: String,
-    /// Flag name.
-    pub name: String,
-    /// `self`.
-    #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
-    pub links: Links,
-    /// The flag's UI page in this environment.
-    #[serde(rename = "_site")]
-    pub site: Link,
-}
-
-/// A segment with the flags that use it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SegmentDetail {
-    /// The segment.
-    #[serde(flatten)]
-    pub segment: Segment,
-    /// Flags whose rules in this environment use the segment.
-    #[serde(rename = "_flags")]
-    pub flags: Vec<SegmentFlag>,
-}
 
 /// A segment semantic patch (`Content-Type: application/json; domain-model=svc.semanticpatch`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -99,6 +58,7 @@ pub async fn list_segments(
     )?;
     let page = query.page;
     let (project, env) = path.into_inner();
+    let (project_key, env_key) = (project.clone(), env.clone());
     let list = call(&state, move |s| {
         s.list_segments(&caller, &project, &env, &query)
     })
@@ -106,7 +66,11 @@ pub async fn list_segments(
     Ok(web::Json(Segments {
         links: page_links(&req, page.limit, page.offset, list.total),
         total_count: list.total,
-        items: list.items,
+        items: list
+            .items
+            .into_iter()
+            .map(|segment| Segment::of(&project_key, &env_key, segment))
+            .collect(),
     }))
 }
 
@@ -128,11 +92,12 @@ pub async fn create_segment(
     caller.may(UseCase::CreateSegment)?;
     let post: SegmentPost = json_body(&req, &body)?;
     let (project, env) = path.into_inner();
+    let (project_key, env_key) = (project.clone(), env.clone());
     let segment = call(&state, move |s| {
         s.create_segment(&caller, &project, &env, post)
     })
     .await?;
-    Ok(HttpResponse::Created().json(segment))
+    Ok(HttpResponse::Created().json(Segment::of(&project_key, &env_key, segment)))
 }
 
 /// One segment, with `_flags`: the flags whose rules use it.
@@ -157,23 +122,7 @@ pub async fn get_segment(
         s.get_segment(&caller, &project, &env, &key)
     })
     .await?;
-    let flags = found
-        .flags
-        .into_iter()
-        .map(|(key, name)| SegmentFlag {
-            links: Links::from([(
-                "self".to_owned(),
-                Link::api(format!("/api/v2/flags/{project_key}/{key}")),
-            )]),
-            site: Link::site(format!("/{project_key}/{env_key}/features/{key}")),
-            key,
-            name,
-        })
-        .collect();
-    Ok(web::Json(SegmentDetail {
-        segment: found.segment,
-        flags,
-    }))
+    Ok(web::Json(SegmentDetail::of(&project_key, &env_key, found)))
 }
 
 fn segment_change(req: &HttpRequest, body: &[u8]) -> Result<SegmentChange, ApiError> {
@@ -235,16 +184,16 @@ pub async fn patch_segment(
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = segment_change(&req, &body)?;
     let (project, env, key) = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| {
-            if dry_run {
-                s.dry_run_patch_segment(&caller, &project, &env, &key, &change)
-            } else {
-                s.patch_segment(&caller, &project, &env, &key, &change)
-            }
-        })
-        .await?,
-    ))
+    let (project_key, env_key) = (project.clone(), env.clone());
+    let segment = call(&state, move |s| {
+        if dry_run {
+            s.dry_run_patch_segment(&caller, &project, &env, &key, &change)
+        } else {
+            s.patch_segment(&caller, &project, &env, &key, &change)
+        }
+    })
+    .await?;
+    Ok(web::Json(Segment::of(&project_key, &env_key, segment)))
 }
 
 /// Deletes a segment; 409 while a flag's rules use it.

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::wire::link::{Link, Links};
 use actix_web::{get, web, HttpRequest};
 use domain::flag::FlagStatusName;
-use domain::link::{Link, Links};
 use serde::Serialize;
 
 use crate::error::{ApiError, ErrorBody};
@@ -26,7 +26,7 @@ pub struct FlagStatusRep {
     pub last_requested: Option<String>,
     /// `parent` (the statuses of the environment) and `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 
@@ -37,7 +37,7 @@ pub struct FeatureFlagStatuses {
     pub items: Vec<FlagStatusRep>,
     /// `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 
@@ -61,7 +61,7 @@ pub struct FeatureFlagStatusAcrossEnvironments {
     pub key: String,
     /// `parent` (the flag) and `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 

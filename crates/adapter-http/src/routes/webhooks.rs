@@ -21,7 +21,7 @@ pub struct Deliveries {
 /// `GET /auditlog`), with `X-Svc-Signature: <hex HMAC-SHA256 of the body under the secret>` when
 /// the webhook has a secret, and `X-Svc-Delivery: <delivery id>` (the same on every retry).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct WebhookDeliveryPayload(pub domain::audit::AuditEntry);
+pub struct WebhookDeliveryPayload(pub crate::wire::AuditEntry);
 
 /// Lists the webhooks. Admin or owner.
 #[utoipa::path(tag = "Webhooks", responses((status = 200, body = Webhooks)))]

@@ -1,6 +1,6 @@
 //! Environments as the API shows them: `Environment` with its `_links`, and the collection.
 
-use domain::link::{Link, Links};
+use crate::wire::link::{Link, Links};
 use serde::Serialize;
 
 use super::projects::{environments_href, project_href};
@@ -19,7 +19,7 @@ pub struct Environment {
     #[serde(rename = "_id")]
     pub id: String,
     /// `self`, `project`.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Unique within the project; never changes.
@@ -91,7 +91,7 @@ pub struct Environments {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }

@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::wire::link::{Link, Links};
 use domain::flag::{
     ConfigSummary, CustomProperty, Defaults, Experiments, FlagKind, Prerequisite, Rule, Target,
     Variation, VariationOrRollout,
 };
-use domain::link::{Link, Links};
 use domain::project::ClientSideAvailability;
 use domain::role::Role;
 use serde::Serialize;
@@ -26,6 +26,11 @@ pub fn flags_href(project_key: &str) -> String {
 /// The API path of flag `key` of project `project_key`.
 pub fn flag_href(project_key: &str, key: &str) -> String {
     format!("{}/{key}", flags_href(project_key))
+}
+
+/// The UI page of flag `key` in environment `environment_key` of project `project_key`.
+pub fn flag_site(project_key: &str, environment_key: &str, key: &str) -> Link {
+    Link::site(format!("/{project_key}/{environment_key}/features/{key}"))
 }
 
 /// A feature flag with its configuration in each environment of its project.
@@ -90,7 +95,7 @@ pub struct Flag {
     #[schema(nullable = false)]
     pub maintainer: Option<MemberSummary>,
     /// `parent` and `self`.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Per-environment configuration, by environment key.
@@ -110,7 +115,7 @@ impl Flag {
             .environments
             .into_iter()
             .map(|(env_key, config)| {
-                let site = Link::site(format!("/{project_key}/{env_key}/features/{}", flag.key));
+                let site = flag_site(project_key, &env_key, &flag.key);
                 let config = FlagConfig::of(config, site, variations);
                 (env_key, config)
             })
@@ -240,7 +245,7 @@ impl FlagConfig {
 pub struct MemberSummary {
     /// `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
     /// The member's `_id`.
     #[serde(rename = "_id")]
@@ -283,7 +288,7 @@ pub struct FeatureFlags {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }
@@ -325,7 +330,7 @@ pub struct DependentFlagRep {
     pub environments: Vec<String>,
     /// `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 
@@ -336,7 +341,7 @@ pub struct DependentFlags {
     pub items: Vec<DependentFlagRep>,
     /// `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 

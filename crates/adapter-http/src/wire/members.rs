@@ -1,6 +1,6 @@
 //! Account members as the API shows them: `Member` with its `_links`, and the collection.
 
-use domain::link::{Link, Links};
+use crate::wire::link::{Link, Links};
 use domain::role::Role;
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ pub struct Member {
     pub id: String,
     /// `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
     /// Unique within the account (compared case-insensitively).
     pub email: String,
@@ -85,6 +85,6 @@ pub struct Members {
     pub total_count: u64,
     /// Paging links.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }

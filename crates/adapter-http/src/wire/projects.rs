@@ -1,7 +1,7 @@
 //! Projects as the API shows them: `Project` with its `_links`, and the collections and
 //! representations around it.
 
-use domain::link::{Link, Links};
+use crate::wire::link::{Link, Links};
 use domain::project::{ClientSideAvailability, NamingConvention};
 use serde::Serialize;
 
@@ -26,7 +26,7 @@ pub struct Project {
     #[serde(rename = "_id")]
     pub id: String,
     /// `self` and `environments`.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Unique in the account; never changes.
@@ -76,7 +76,7 @@ pub struct Projects {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }

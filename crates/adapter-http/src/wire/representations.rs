@@ -4,7 +4,7 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::{environments, flags, members, projects, tokens, webhooks};
+use super::{audit, environments, flags, members, projects, segments, tokens, webhooks};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,6 +45,23 @@ impl Representations for ApiRepresentations {
         to_json(&webhooks::Webhook::from(webhook))
     }
 
+    fn segment(
+        &self,
+        project_key: &str,
+        environment_key: &str,
+        segment: &domain::segment::Segment,
+    ) -> Value {
+        to_json(&segments::Segment::of(
+            project_key,
+            environment_key,
+            segment.clone(),
+        ))
+    }
+
+    fn audit_entry(&self, entry: &domain::audit::AuditEntry) -> Value {
+        to_json(&audit::AuditEntry::from(entry.clone()))
+    }
+
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
             ApiResource::Project { key } => projects::project_href(key),
@@ -52,6 +69,11 @@ impl Representations for ApiRepresentations {
                 environments::environment_href(project_key, key)
             }
             ApiResource::Flag { project_key, key } => flags::flag_href(project_key, key),
+            ApiResource::Segment {
+                project_key,
+                environment_key,
+                key,
+            } => segments::segment_href(project_key, environment_key, key),
             ApiResource::Member { id } => members::member_href(id),
             ApiResource::Token { id } => tokens::token_href(id),
             ApiResource::Webhook { id } => webhooks::webhook_href(id),

@@ -1,6 +1,6 @@
 //! Access tokens as the API shows them.
 
-use domain::link::{Link, Links};
+use crate::wire::link::{Link, Links};
 use domain::token::Token;
 use serde::Serialize;
 
@@ -29,7 +29,7 @@ pub struct TokenRep {
     /// Last change (epoch ms).
     pub last_modified: i64,
     /// `parent`, `self`.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
     /// Label.
@@ -84,7 +84,7 @@ pub struct Tokens {
     #[serde(rename = "totalCount")]
     pub total_count: u64,
     /// Paging links.
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
     pub links: Links,
 }

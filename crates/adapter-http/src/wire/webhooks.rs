@@ -1,6 +1,6 @@
 //! Webhooks as the API shows them: `Webhook` with its `_links`, and the collection.
 
-use domain::link::{Link, Links};
+use crate::wire::link::{Link, Links};
 use domain::webhook::Statement;
 use serde::Serialize;
 
@@ -22,7 +22,7 @@ pub struct Webhook {
     pub id: String,
     /// `self`, `parent`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
     /// Where entries are POSTed (`http` or `https`; a public host unless the service allows
     /// private networks or lists the host).
@@ -76,7 +76,7 @@ pub struct Webhooks {
     pub items: Vec<Webhook>,
     /// `self`.
     #[serde(rename = "_links")]
-    #[schema(value_type = domain::link::LinksSchema)]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
 

@@ -1,14 +1,13 @@
 //! Audit entries: the listing fields (`audit_log.entry`) and the detail apart
 //! (`audit_details.detail`), so that a listing never reads the detail.
 //!
-//! Not stored: the entry's, its member's and its token's `_links` (derived from their ids; the
-//! service sets them). The target's link is recorded (`href`): it is what the resource was
-//! called when the change was made, and a deleted resource has none.
+//! The API's `_links` of the entry, its member and its token are not part of an entry (the HTTP
+//! adapter derives them from their ids). The target's address is recorded (`href`): it is what
+//! the resource was called when the change was made, and a deleted resource has none.
 
 use std::collections::BTreeMap;
 
 use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget, AuditToken};
-use domain::link::{Link, Links};
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -191,7 +190,7 @@ impl From<&AuditEntry> for StoredAuditEntry {
             target: StoredAuditTarget {
                 name: entry.target.name.clone(),
                 resources: entry.target.resources.clone(),
-                href: entry.target.links.get("self").map(|l| l.href.clone()),
+                href: entry.target.href.clone(),
                 former_links: None,
             },
             former_delta: None,
@@ -201,8 +200,7 @@ impl From<&AuditEntry> for StoredAuditEntry {
     }
 }
 
-/// The entry with empty `_links` (but the target's); the detail fields only for an entry of
-/// version 0 that carried them.
+/// The entry; the detail fields only for an entry of version 0 that carried them.
 impl From<StoredAuditEntry> for AuditEntry {
     fn from(stored: StoredAuditEntry) -> Self {
         let target_href = stored.target.href.or_else(|| {
@@ -215,7 +213,6 @@ impl From<StoredAuditEntry> for AuditEntry {
         AuditEntry {
             id: stored.id,
             account_id: stored.account_id,
-            links: Links::new(),
             date: stored.date,
             kind: stored.kind,
             name: stored.name,
@@ -230,21 +227,17 @@ impl From<StoredAuditEntry> for AuditEntry {
                 email: m.email,
                 first_name: m.first_name,
                 last_name: m.last_name,
-                links: Links::new(),
             }),
             token: stored.token.map(|t| AuditToken {
                 id: t.id,
                 name: t.name,
                 ending: t.ending,
                 service_token: t.service_token,
-                links: Links::new(),
             }),
             target: AuditTarget {
                 name: stored.target.name,
                 resources: stored.target.resources,
-                links: target_href
-                    .map(|href| Links::from([("self".to_owned(), Link::api(href))]))
-                    .unwrap_or_default(),
+                href: target_href,
             },
             delta: stored.former_delta,
             previous_version: stored.former_previous_version,
@@ -293,7 +286,6 @@ mod tests {
         AuditEntry {
             id: "0123456789abcdef01234567".into(),
             account_id: "a".repeat(24),
-            links: Links::new(),
             date: 5,
             kind: "flag".into(),
             name: "f".into(),
@@ -311,19 +303,17 @@ mod tests {
                 email: "ann@example.com".into(),
                 first_name: Some("Ann".into()),
                 last_name: Some("Lee".into()),
-                links: Links::new(),
             }),
             token: Some(AuditToken {
                 id: "t1".into(),
                 name: "ci".into(),
                 ending: "abcd".into(),
                 service_token: true,
-                links: Links::new(),
             }),
             target: AuditTarget {
                 name: "f".into(),
                 resources: vec!["proj/p:env/*:flag/f".into()],
-                links: Links::from([("self".to_owned(), Link::api("/api/v2/flags/p/f"))]),
+                href: Some("/api/v2/flags/p/f".into()),
             },
             delta: Some(json!([{"op": "replace", "path": "/on", "value": true}])),
             previous_version: Some(json!({"on": false})),

@@ -1,6 +1,6 @@
-//! Segments (`segments.doc`). Not stored: `_links` (the service sets them).
+//! Segments (`segments.doc`). The API's `_links` are not part of a segment; rows of earlier
+//! releases that carry them are still read.
 
-use domain::link::Links;
 use domain::segment::{Segment, SegmentRule, SegmentTarget};
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -85,7 +85,6 @@ impl From<&Segment> for StoredSegment {
     }
 }
 
-/// The segment with empty `_links`.
 impl From<StoredSegment> for Segment {
     fn from(stored: StoredSegment) -> Self {
         Segment {
@@ -103,7 +102,6 @@ impl From<StoredSegment> for Segment {
             included_contexts: stored.included_contexts,
             excluded_contexts: stored.excluded_contexts,
             rules: stored.rules,
-            links: Links::new(),
         }
     }
 }
@@ -126,7 +124,7 @@ mod tests {
     use super::*;
 
     fn full_segment() -> Segment {
-        let mut segment = Segment {
+        Segment {
             key: "vip".into(),
             name: "VIP".into(),
             description: Some("d".into()),
@@ -161,10 +159,7 @@ mod tests {
                 rollout_context_kind: Some("user".into()),
                 description: Some("half".into()),
             }],
-            links: Links::new(),
-        };
-        segment.refresh_links("p", "production");
-        segment
+        }
     }
 
     /// The stored format of [`full_segment`]: a change here is a change of the stored format.
@@ -173,19 +168,13 @@ mod tests {
     #[test]
     fn the_stored_json_of_a_full_segment_is_pinned() {
         assert_eq!(doc_json(&full_segment()).unwrap(), DOC);
-        let mut read = read_doc(DOC).unwrap();
-        assert!(read.links.is_empty());
-        read.refresh_links("p", "production");
-        assert_eq!(read, full_segment());
+        assert_eq!(read_doc(DOC).unwrap(), full_segment());
     }
 
     #[test]
     fn the_format_of_earlier_releases_reads() {
         // Written by the release before the stored types: the API's JSON, links included.
         let old = r#"{"key":"vip","name":"VIP","description":"d","tags":["t"],"creationDate":1,"lastModifiedDate":2,"version":3,"deleted":false,"generation":0,"included":["alice"],"excluded":["mallory"],"includedContexts":[{"values":["acme"],"contextKind":"org"}],"excludedContexts":[{"values":["evil"],"contextKind":"org"}],"rules":[{"_id":"r1","clauses":[{"_id":"c1","attribute":"email","op":"endsWith","values":["@example.com"],"negate":false,"contextKind":"user"}],"weight":50000,"bucketBy":"key","rolloutContextKind":"user","description":"half"}],"_links":{"parent":{"href":"/api/v2/segments/p/production","type":"application/json"},"self":{"href":"/api/v2/segments/p/production/vip","type":"application/json"}}}"#;
-        let mut read = read_doc(old).unwrap();
-        assert!(read.links.is_empty());
-        read.refresh_links("p", "production");
-        assert_eq!(read, full_segment());
+        assert_eq!(read_doc(old).unwrap(), full_segment());
     }
 }

@@ -4,7 +4,6 @@
 //! (everything in one row) still list and read in detail.
 
 use domain::audit::{Access, AuditEntry, AuditQuery, AuditTarget};
-use domain::link::Links;
 use ports::{StoreError, StoreExt};
 use serde_json::json;
 
@@ -16,7 +15,6 @@ fn entry(n: i64, version_bytes: usize) -> AuditEntry {
     AuditEntry {
         id: format!("{n:024x}"),
         account_id: "a".repeat(24),
-        links: Links::new(),
         date: 1_700_000_000_000 + n,
         kind: "flag".into(),
         name: format!("f{n}"),
@@ -34,7 +32,7 @@ fn entry(n: i64, version_bytes: usize) -> AuditEntry {
         target: AuditTarget {
             name: format!("f{n}"),
             resources: vec![format!("proj/web:env/*:flag/f{n}")],
-            links: Links::new(),
+            href: None,
         },
         delta: Some(json!([{"op": "replace", "path": "/description", "value": n}])),
         previous_version: Some(json!({"description": "p".repeat(version_bytes)})),

@@ -84,7 +84,7 @@ fn lookups_by_long_key_lists_are_chunked(backend: Backend) {
             name: key.into(),
             ..Default::default()
         };
-        Segment::create(post, "p", "prod", 1).unwrap()
+        Segment::create(post, 1).unwrap()
     };
     db.store
         .write_tx(|repo| -> Result<()> {

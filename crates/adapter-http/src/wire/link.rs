@@ -10,18 +10,8 @@ pub const JSON: &str = "application/json";
 pub const HTML: &str = "text/html";
 
 /// A link: a path (no host) and the media type found there.
-///
-/// ```
-/// use domain::link::Link;
-/// let link = Link::api("/api/v2/projects/p");
-/// assert_eq!(link.kind, "application/json");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(
-    feature = "openapi",
-    schema(description = "A link: a path (no host) and the media type found there.")
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(description = "A link: a path (no host) and the media type found there.")]
 pub struct Link {
     /// The path of the linked resource.
     pub href: String,
@@ -52,7 +42,6 @@ impl Link {
 pub type Links = BTreeMap<String, Link>;
 
 /// The OpenAPI schema of [`Links`] (a named map, so documents say `Links` rather than `BTreeMap`).
-#[cfg(feature = "openapi")]
 #[derive(Debug, utoipa::ToSchema)]
 #[schema(as = Links, description = "Links by name (`self`, `parent`, ...).")]
 pub struct LinksSchema(#[allow(dead_code)] std::collections::BTreeMap<String, Link>);

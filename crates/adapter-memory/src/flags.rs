@@ -253,7 +253,7 @@ impl Tables {
             };
             let id = (
                 project_id.to_owned(),
-                flag.key.clone(),
+                flag.key.to_string(),
                 environment_key.clone(),
             );
             if let Some(stored) = rows(&mut self.flag_configs).get_mut(&id) {

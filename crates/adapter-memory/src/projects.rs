@@ -101,7 +101,7 @@ impl Tables {
                     .is_none_or(|text| search_text(&[&p.key, &p.name]).contains(text))
             })
             .filter(|p| has_all_tags(&p.tags, &q.tags))
-            .filter(|p| q.keys.is_empty() || q.keys.contains(&p.key))
+            .filter(|p| q.keys.is_empty() || q.keys.iter().any(|key| *key == p.key))
             .map(project_as_read)
             .collect();
         found.sort_by(|a, b| directed(q.sort.direction, project_order(q.sort.field, a, b)));

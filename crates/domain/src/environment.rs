@@ -30,7 +30,7 @@ pub struct Environment {
     #[serde(rename = "_id")]
     pub id: String,
     /// Unique within the project; never changes.
-    pub key: String,
+    pub key: EnvironmentKey,
     /// Display name.
     pub name: String,
     /// Server-side SDK key (`sdk-...`).
@@ -216,7 +216,7 @@ impl Environment {
         let post = new.post;
         let mut tags = post.tags;
         normalize_tags(&mut tags);
-        let key = new.key.into_string();
+        let key = new.key;
         Self {
             id: creds.id,
             key,

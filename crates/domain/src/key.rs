@@ -1,15 +1,21 @@
-//! Keys: the stable, human-chosen identifiers of projects, environments and flags.
+//! Keys: the stable, human-chosen identifiers of projects, environments, flags and segments.
 //!
 //! A key matches `^[A-Za-z0-9][A-Za-z0-9._-]*$`, is case-sensitive and never changes.
 //! Project keys are at most 100 characters, other keys at most 256.
+//!
+//! The entities hold their key as its type ([`FlagKey`] in `Flag::key`, ...), so a key of one
+//! kind is never passed where another is meant. A key reads as a `&str` (it dereferences to
+//! one, and compares with one) and serialises as a JSON string; deserialising checks the rules.
 
+use std::borrow::Borrow;
 use std::fmt;
+use std::ops::Deref;
 
 /// A key that does not follow the key rules.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} key '{value}': {reason}")]
 pub struct InvalidKey {
-    /// Which kind of key (`project`, `environment`, `flag`).
+    /// Which kind of key (`project`, `environment`, `flag`, `segment`).
     pub kind: &'static str,
     /// The rejected value.
     pub value: String,
@@ -70,6 +76,13 @@ macro_rules! key_type {
             pub fn into_string(self) -> String {
                 self.0
             }
+
+            /// A key read back from storage, as it was stored: it followed the rules when it
+            /// was created, and names its resource even if the rules have tightened since.
+            /// Only a store calls this; everything else parses.
+            pub fn from_stored(value: String) -> Self {
+                Self(value)
+            }
         }
 
         impl fmt::Display for $name {
@@ -81,6 +94,76 @@ macro_rules! key_type {
         impl AsRef<str> for $name {
             fn as_ref(&self) -> &str {
                 &self.0
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(key: $name) -> String {
+                key.0
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                check($kind, &text, $max).map_err(serde::de::Error::custom)?;
+                Ok(Self(text))
             }
         }
     };
@@ -121,6 +204,21 @@ key_type!(
     /// ```
     FlagKey,
     "flag",
+    crate::text::MAX_KEY_CHARS
+);
+key_type!(
+    /// A segment key (1..=256 characters), unique within its environment. Segment keys follow
+    /// the rules of flag keys.
+    ///
+    /// ```
+    /// use domain::key::SegmentKey;
+    /// let key = SegmentKey::parse("beta-users").unwrap();
+    /// assert_eq!(key, "beta-users");
+    /// assert!(serde_json::from_str::<SegmentKey>("\"no way\"").is_err());
+    /// assert_eq!(serde_json::to_string(&key).unwrap(), "\"beta-users\"");
+    /// ```
+    SegmentKey,
+    "segment",
     crate::text::MAX_KEY_CHARS
 );
 

@@ -38,7 +38,7 @@ pub struct Project {
     #[serde(rename = "_id")]
     pub id: String,
     /// Unique in the account; never changes.
-    pub key: String,
+    pub key: ProjectKey,
     /// Display name.
     pub name: String,
     /// Sorted, unique tags.
@@ -364,7 +364,7 @@ impl ProjectPost {
 impl Project {
     /// A new project with the given `_id` and creation time.
     pub fn create(new: NewProject, id: String, now: i64) -> Self {
-        let key = new.key.into_string();
+        let key = new.key;
         Self {
             id,
             include_in_snippet_by_default: new

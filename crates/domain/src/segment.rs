@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::flag::Clause;
 use crate::instruction::{ClauseInput, InstructionError};
-use crate::key::FlagKey;
+use crate::key::SegmentKey;
 use crate::patch::{self, PatchError};
 use crate::rules::{self, ClauseRule, Step};
 use crate::{
@@ -91,7 +91,7 @@ impl ClauseRule for SegmentRule {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Segment {
     /// Unique within the project and environment; never changes.
-    pub key: String,
+    pub key: SegmentKey,
     /// Display name.
     pub name: String,
     /// Free text.
@@ -189,11 +189,10 @@ impl Segment {
             ));
         }
         ValidationError::check(refused)?;
-        // Segment keys follow the same rules as flag keys.
         let key =
-            FlagKey::parse(&post.key).map_err(|e| ValidationError::single("key", e.reason))?;
+            SegmentKey::parse(&post.key).map_err(|e| ValidationError::single("key", e.reason))?;
         let mut segment = Self {
-            key: key.into_string(),
+            key,
             name: post.name,
             description: post.description.filter(|d| !d.is_empty()),
             tags: post.tags,

@@ -36,14 +36,14 @@ impl Change {
     /// A change with one action on one resource.
     pub fn new(
         kind: &'static str,
-        name: impl Into<String>,
+        name: &str,
         verb: &'static str,
         action: &str,
         resource: String,
     ) -> Self {
         Self {
             kind,
-            name: name.into(),
+            name: name.to_owned(),
             verb,
             accesses: vec![Access {
                 action: action.to_owned(),

@@ -193,13 +193,14 @@ impl Service {
         let mut configs = Vec::new();
         for held in repo.lock_flags(project_id)? {
             let mut flag = held.into_inner();
-            let config = match flag.environments.get(&source.key) {
+            let config = match flag.environments.get(source.key.as_str()) {
                 Some(config) => config.clone_for_environment(&target.name, now, &mut RandomIds),
                 // Every flag has a configuration in every environment; should one be missing,
                 // the new environment gets what an environment created empty would.
                 None => flag.new_config(&target.name, now, &mut RandomIds),
             };
-            flag.environments.insert(target.key.clone(), config.clone());
+            flag.environments
+                .insert(target.key.to_string(), config.clone());
             crate::flags::check_new_size(
                 &format!(
                     "cloning environment '{}' into flag '{}'",
@@ -208,7 +209,7 @@ impl Service {
                 &flag,
             )?;
             configs.push(KeyedFlagConfig {
-                flag_key: flag.key,
+                flag_key: flag.key.into_string(),
                 config,
             });
         }

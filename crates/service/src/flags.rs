@@ -268,7 +268,8 @@ impl Service {
                 {
                     let mut config = flag.new_config(&environment.name, now, &mut RandomIds);
                     config.on = turn_on;
-                    flag.environments.insert(environment.key, config);
+                    flag.environments
+                        .insert(environment.key.into_string(), config);
                 }
                 if !prerequisites.is_empty() {
                     let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
@@ -356,7 +357,7 @@ impl Service {
                 EnvironmentSelection::All => repo
                     .environments_of(std::slice::from_ref(&project.id))?
                     .into_iter()
-                    .map(|found| found.environment.key)
+                    .map(|found| found.environment.key.into_string())
                     .collect(),
             };
             let Listed { items, total } =

@@ -98,7 +98,7 @@ fn webhook_change(
 ) -> Change {
     Change::new(
         "webhook",
-        webhook.name.clone().unwrap_or_else(|| webhook.url.clone()),
+        webhook.name.as_deref().unwrap_or(&webhook.url),
         verb,
         action,
         resource::webhook(&webhook.id),

@@ -61,7 +61,7 @@ impl Environment {
                 ),
                 ("project".to_owned(), Link::api(project_href(project_key))),
             ]),
-            key: env.key.clone(),
+            key: env.key.to_string(),
             name: env.name.clone(),
             api_key: env.api_key.clone(),
             mobile_key: env.mobile_key.clone(),

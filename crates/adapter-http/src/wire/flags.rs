@@ -128,7 +128,7 @@ impl Flag {
                     Link::api(flag_href(project_key, &flag.key)),
                 ),
             ]),
-            key: flag.key,
+            key: flag.key.into_string(),
             name: flag.name,
             description: flag.description,
             kind: flag.kind,

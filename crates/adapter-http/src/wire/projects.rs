@@ -57,7 +57,7 @@ impl From<&domain::project::Project> for Project {
                     Link::api(environments_href(&project.key)),
                 ),
             ]),
-            key: project.key.clone(),
+            key: project.key.to_string(),
             name: project.name.clone(),
             tags: project.tags.clone(),
             include_in_snippet_by_default: project.include_in_snippet_by_default,

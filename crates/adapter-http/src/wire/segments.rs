@@ -72,7 +72,7 @@ impl Segment {
                     Link::api(segment_href(project_key, environment_key, &segment.key)),
                 ),
             ]),
-            key: segment.key,
+            key: segment.key.into_string(),
             name: segment.name,
             description: segment.description,
             tags: segment.tags,

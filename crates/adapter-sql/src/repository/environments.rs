@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::environment::Environment;
+use domain::key::EnvironmentKey;
 use domain::query::{Direction, EnvironmentQuery, EnvironmentSortField};
 use domain::token::EnvironmentCredential;
 use ports::{EnvironmentRepository, Listed, Locked, ProjectEnvironment, StoreResult};
@@ -38,7 +39,7 @@ impl EnvironmentRow {
         Self {
             id: e.id.clone(),
             project_id: project_id.to_owned(),
-            key: e.key.clone(),
+            key: e.key.to_string(),
             name: e.name.clone(),
             search: search_text(&e.key, &e.name),
             api_key: e.api_key.clone(),
@@ -58,7 +59,7 @@ impl EnvironmentRow {
     fn into_environment(self, tags: Vec<String>) -> Environment {
         Environment {
             id: self.id,
-            key: self.key,
+            key: EnvironmentKey::from_stored(self.key),
             name: self.name,
             api_key: self.api_key,
             mobile_key: self.mobile_key,

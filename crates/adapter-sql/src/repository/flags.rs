@@ -42,7 +42,7 @@ impl FlagRow {
     fn from_flag(project_id: &str, flag: &Flag) -> StoreResult<Self> {
         Ok(Self {
             project_id: project_id.to_owned(),
-            key: flag.key.clone(),
+            key: flag.key.to_string(),
             name: flag.name.clone(),
             search: search_text(&flag.key, &flag.name),
             version: flag.version,
@@ -187,7 +187,7 @@ impl SqlRepository<'_> {
         diesel::delete(
             flag_prerequisites::table
                 .filter(flag_prerequisites::project_id.eq(project_id))
-                .filter(flag_prerequisites::flag_key.eq(&flag.key)),
+                .filter(flag_prerequisites::flag_key.eq(flag.key.as_str())),
         )
         .execute(self.conn)
         .store()?;
@@ -195,7 +195,7 @@ impl SqlRepository<'_> {
         diesel::delete(
             flag_segment_refs::table
                 .filter(flag_segment_refs::project_id.eq(project_id))
-                .filter(flag_segment_refs::flag_key.eq(&flag.key)),
+                .filter(flag_segment_refs::flag_key.eq(flag.key.as_str())),
         )
         .execute(self.conn)
         .store()?;
@@ -207,7 +207,7 @@ impl SqlRepository<'_> {
         replace_tags!(
             self.conn,
             flag_tags,
-            [project_id = project_id, flag_key = &flag.key],
+            [project_id = project_id, flag_key = flag.key.as_str()],
             flag.tags
         );
         Ok(())
@@ -263,7 +263,7 @@ impl SqlRepository<'_> {
         if wants_configs && !keys.is_empty() {
             let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
             for (i, flag) in flags.iter().enumerate() {
-                by_key.insert(flag.key.clone(), i);
+                by_key.insert(flag.key.to_string(), i);
             }
             for (flag_key, env_key, config) in
                 self.configs_of(project_id, &keys, environment_keys)?
@@ -291,7 +291,7 @@ impl FlagRepository for SqlRepository<'_> {
             .map(|(env_key, config)| {
                 Ok(FlagConfigRow {
                     project_id: project_id.to_owned(),
-                    flag_key: flag.key.clone(),
+                    flag_key: flag.key.to_string(),
                     environment_key: env_key.clone(),
                     config: config_json(config)?,
                 })
@@ -432,7 +432,7 @@ impl FlagRepository for SqlRepository<'_> {
         diesel::update(
             flags::table
                 .filter(flags::project_id.eq(project_id))
-                .filter(flags::key.eq(&flag.key)),
+                .filter(flags::key.eq(flag.key.as_str())),
         )
         .set(FlagRow::from_flag(project_id, flag)?)
         .execute(self.conn)
@@ -446,7 +446,7 @@ impl FlagRepository for SqlRepository<'_> {
             diesel::update(
                 flag_configs::table
                     .filter(flag_configs::project_id.eq(project_id))
-                    .filter(flag_configs::flag_key.eq(&flag.key))
+                    .filter(flag_configs::flag_key.eq(flag.key.as_str()))
                     .filter(flag_configs::environment_key.eq(env_key)),
             )
             .set(flag_configs::config.eq(config_json(config)?))
@@ -460,7 +460,7 @@ impl FlagRepository for SqlRepository<'_> {
         diesel::delete(
             flags::table
                 .filter(flags::project_id.eq(project_id))
-                .filter(flags::key.eq(&flag.key)),
+                .filter(flags::key.eq(flag.key.as_str())),
         )
         .execute(self.conn)
         .store()?;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
+use domain::key::ProjectKey;
 use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
 use domain::query::{ProjectQuery, ProjectSortField};
 use ports::{Listed, Locked, ProjectRepository, StoreResult};
@@ -32,7 +33,7 @@ impl ProjectRow {
     fn from_project(p: &Project) -> Self {
         Self {
             id: p.id.clone(),
-            key: p.key.clone(),
+            key: p.key.to_string(),
             name: p.name.clone(),
             search: search_text(&p.key, &p.name),
             include_in_snippet_by_default: p.include_in_snippet_by_default,
@@ -63,7 +64,7 @@ impl ProjectRow {
             });
         Ok(Project {
             id: self.id,
-            key: self.key,
+            key: ProjectKey::from_stored(self.key),
             name: self.name,
             tags,
             include_in_snippet_by_default: self.include_in_snippet_by_default,

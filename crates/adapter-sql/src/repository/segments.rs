@@ -35,7 +35,7 @@ impl SegmentRow {
         Ok(Self {
             project_id: project_id.to_owned(),
             environment_key: environment_key.to_owned(),
-            key: segment.key.clone(),
+            key: segment.key.to_string(),
             name: segment.name.clone(),
             search: format!(
                 "{}\n{}\n{}",
@@ -109,7 +109,7 @@ impl SqlRepository<'_> {
             [
                 project_id = project_id,
                 environment_key = environment_key,
-                segment_key = &segment.key
+                segment_key = segment.key.as_str()
             ],
             segment.tags
         );
@@ -231,7 +231,7 @@ impl SegmentRepository for SqlRepository<'_> {
         let segment: &Segment = segment;
         diesel::update(
             environment_segments(project_id, environment_key)
-                .filter(segments::key.eq(&segment.key)),
+                .filter(segments::key.eq(segment.key.as_str())),
         )
         .set(SegmentRow::from_segment(
             project_id,
@@ -251,7 +251,7 @@ impl SegmentRepository for SqlRepository<'_> {
     ) -> StoreResult<()> {
         diesel::delete(
             environment_segments(project_id, environment_key)
-                .filter(segments::key.eq(&segment.key)),
+                .filter(segments::key.eq(segment.key.as_str())),
         )
         .execute(self.conn)
         .store()?;

@@ -12,6 +12,7 @@ use domain::flag::{
     CustomProperty, Defaults, Experiments, Flag, FlagConfig, FlagKind, Prerequisite, Rule,
     StatusFacts, Target, Variation, VariationOrRollout,
 };
+use domain::key::FlagKey;
 use domain::project::ClientSideAvailability;
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -232,7 +233,7 @@ impl From<&Flag> for StoredFlag {
     fn from(flag: &Flag) -> Self {
         Self {
             format: FORMAT_VERSION,
-            key: flag.key.clone(),
+            key: flag.key.to_string(),
             name: flag.name.clone(),
             description: flag.description.clone(),
             kind: match flag.kind {
@@ -290,7 +291,7 @@ impl From<&Flag> for StoredFlag {
 impl From<StoredFlag> for Flag {
     fn from(stored: StoredFlag) -> Self {
         Flag {
-            key: stored.key,
+            key: FlagKey::from_stored(stored.key),
             name: stored.name,
             description: stored.description,
             kind: match stored.kind {
@@ -563,7 +564,7 @@ mod tests {
             environment_name: "Production".into(),
         };
         Flag {
-            key: "f".into(),
+            key: FlagKey::parse("f").unwrap(),
             name: "F".into(),
             description: "d".into(),
             kind: FlagKind::Multivariate,

@@ -1,6 +1,7 @@
 //! Segments (`segments.doc`). The API's `_links` are not part of a segment; rows of earlier
 //! releases that carry them are still read.
 
+use domain::key::SegmentKey;
 use domain::segment::{Segment, SegmentRule, SegmentTarget};
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -67,7 +68,7 @@ impl From<&Segment> for StoredSegment {
     fn from(segment: &Segment) -> Self {
         Self {
             format: FORMAT_VERSION,
-            key: segment.key.clone(),
+            key: segment.key.to_string(),
             name: segment.name.clone(),
             description: segment.description.clone(),
             tags: segment.tags.clone(),
@@ -88,7 +89,7 @@ impl From<&Segment> for StoredSegment {
 impl From<StoredSegment> for Segment {
     fn from(stored: StoredSegment) -> Self {
         Segment {
-            key: stored.key,
+            key: SegmentKey::from_stored(stored.key),
             name: stored.name,
             description: stored.description,
             tags: stored.tags,
@@ -125,7 +126,7 @@ mod tests {
 
     fn full_segment() -> Segment {
         Segment {
-            key: "vip".into(),
+            key: SegmentKey::parse("vip").unwrap(),
             name: "VIP".into(),
             description: Some("d".into()),
             tags: vec!["t".into()],

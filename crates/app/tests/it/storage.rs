@@ -58,7 +58,7 @@ fn flag_in(envs: &[&Environment], key: &str, now: i64) -> Flag {
     .unwrap();
     for env in envs {
         let config = flag.new_config(&env.name, now, &mut ids);
-        flag.environments.insert(env.key.clone(), config);
+        flag.environments.insert(env.key.to_string(), config);
     }
     flag
 }

@@ -57,7 +57,7 @@ fn multi_row_inserts_past_the_parameter_limit_are_chunked(backend: Backend) {
     )
     .unwrap();
     flag.environments
-        .insert(env.key.clone(), flag.new_config(&env.name, 1, &mut ids));
+        .insert(env.key.to_string(), flag.new_config(&env.name, 1, &mut ids));
     flag.tags = many("g", 25_000); // 75,000 parameters
     db.store
         .write_tx(|repo| -> Result<()> {

@@ -206,7 +206,7 @@ impl Flag {
             ));
         }
         let mut clone = self.clone();
-        clone.key = new.key.into_string();
+        clone.key = new.key;
         clone.name = post.name;
         if let Some(description) = post.description {
             clone.description = description;

@@ -357,7 +357,7 @@ impl Flag {
         ValidationError::check(errors)?;
         normalize_tags(&mut tags);
         let flag = Flag {
-            key: new.key.into_string(),
+            key: new.key,
             name: post.name,
             description: post.description.unwrap_or_default(),
             kind,

@@ -26,6 +26,7 @@ pub use validate::MAX_VARIATIONS;
 
 pub use crate::rules::{MAX_CLAUSE_VALUES, MAX_REGEXES, MAX_REGEX_BYTES};
 
+use crate::key::FlagKey;
 use crate::patch::{self, PatchError};
 use crate::project::ClientSideAvailability;
 use crate::IdSource;
@@ -104,7 +105,7 @@ pub struct Experiments {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Flag {
     /// Unique within the project; never changes.
-    pub key: String,
+    pub key: FlagKey,
     /// Display name.
     pub name: String,
     /// Free text.

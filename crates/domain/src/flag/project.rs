@@ -46,7 +46,7 @@ impl FlagFacts {
             })
             .collect();
         Self {
-            key: flag.key.clone(),
+            key: flag.key.to_string(),
             variation_ids: flag.variations.iter().map(|v| v.id.clone()).collect(),
             archived: flag.archived,
             prerequisites,
@@ -202,7 +202,7 @@ impl Flag {
                 }
             }
         }
-        own_edges.remove(&self.key);
+        own_edges.remove(self.key.as_str());
         if let Some(path) = project.path_back(&self.key, &own_edges) {
             errors.push(FieldError::new(
                 "prerequisites",

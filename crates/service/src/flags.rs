@@ -15,7 +15,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::{load_project, lock_project};
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+use crate::{use_case, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write};
 
 /// A change to a flag, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,11 +232,11 @@ impl Service {
     /// unknown project, `KeyTaken` for a taken key.
     pub fn create_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CreateFlag>,
         project_key: &str,
         post: FlagPost,
     ) -> ServiceResult<Flag> {
-        caller.may(UseCase::CreateFlag)?;
+        let caller = permit.caller();
         let new = post.validate()?;
         let key = new.key.to_string();
         let turn_on = new.post.is_flag_on.unwrap_or(false);
@@ -358,12 +358,12 @@ impl Service {
     /// `VersionConflict` for a failed `test`, `PatchFailed` for a patch that cannot be applied.
     pub fn patch_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchFlag>,
         project_key: &str,
         key: &str,
         change: &FlagChange,
     ) -> ServiceResult<Flag> {
-        self.patch_flag_as(caller, project_key, key, change, Write::Commit)
+        self.patch_flag_as(permit, project_key, key, change, Write::Commit)
     }
 
     /// A dry run of [`Service::patch_flag`]: the same checks, locks and writes in one
@@ -375,23 +375,23 @@ impl Service {
     /// Exactly those of [`Service::patch_flag`].
     pub fn dry_run_patch_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchFlag>,
         project_key: &str,
         key: &str,
         change: &FlagChange,
     ) -> ServiceResult<Flag> {
-        self.patch_flag_as(caller, project_key, key, change, Write::DryRun)
+        self.patch_flag_as(permit, project_key, key, change, Write::DryRun)
     }
 
     fn patch_flag_as(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchFlag>,
         project_key: &str,
         key: &str,
         change: &FlagChange,
         write: Write,
     ) -> ServiceResult<Flag> {
-        caller.may(UseCase::PatchFlag)?;
+        let caller = permit.caller();
         self.write(write, |repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
@@ -491,12 +491,12 @@ impl Service {
     /// that does not match.
     pub fn copy_flag_config(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CopyFlagConfig>,
         project_key: &str,
         key: &str,
         post: &FlagCopyPost,
     ) -> ServiceResult<Flag> {
-        caller.may(UseCase::CopyFlagConfig)?;
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
@@ -552,12 +552,12 @@ impl Service {
     /// for a taken key.
     pub fn clone_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CloneFlag>,
         project_key: &str,
         source: &str,
         post: FlagPost,
     ) -> ServiceResult<Flag> {
-        caller.may(UseCase::CloneFlag)?;
+        let caller = permit.caller();
         let new = post.validate()?;
         let key = new.key.to_string();
         let now = self.now();

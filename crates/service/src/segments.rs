@@ -14,7 +14,7 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+use crate::{use_case, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write};
 
 /// A change to a segment, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,12 +141,12 @@ impl Service {
     /// `NotFound`, `KeyTaken` for a taken key.
     pub fn create_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CreateSegment>,
         project_key: &str,
         environment_key: &str,
         post: SegmentPost,
     ) -> ServiceResult<Segment> {
-        caller.may(UseCase::CreateSegment)?;
+        let caller = permit.caller();
         let key = post.key.clone();
         let segment = Segment::create(post, project_key, environment_key, self.now())?;
         crate::flags::check_new_size("the new segment", &segment)?;
@@ -204,14 +204,14 @@ impl Service {
     /// `PatchFailed` for a patch that cannot be applied.
     pub fn patch_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
         change: &SegmentChange,
     ) -> ServiceResult<Segment> {
         self.patch_segment_as(
-            caller,
+            permit,
             project_key,
             environment_key,
             key,
@@ -228,14 +228,14 @@ impl Service {
     /// Exactly those of [`Service::patch_segment`].
     pub fn dry_run_patch_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
         change: &SegmentChange,
     ) -> ServiceResult<Segment> {
         self.patch_segment_as(
-            caller,
+            permit,
             project_key,
             environment_key,
             key,
@@ -246,14 +246,14 @@ impl Service {
 
     fn patch_segment_as(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
         change: &SegmentChange,
         write: Write,
     ) -> ServiceResult<Segment> {
-        caller.may(UseCase::PatchSegment)?;
+        let caller = permit.caller();
         if let SegmentChange::Semantic(patch) = change {
             if patch.environment_key != environment_key {
                 return Err(ServiceError::invalid(format!(

@@ -11,7 +11,9 @@ use ports::{FlagDefaults, KeyedFlagConfig, Listed, Locked, Repository, StoreExt}
 use crate::audit::{json, Change};
 
 use crate::projects::{load_project, lock_project, new_credentials};
-use crate::{ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase};
+use crate::{
+    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
+};
 
 /// One page of environments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,15 +77,15 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` (also for a `source` that is not an environment of the project, or a clone that
-    /// would make a flag larger than the resource size limit), `NotPermitted`, `NotFound` for an
-    /// unknown project, `KeyTaken` for a taken key.
+    /// would make a flag larger than the resource size limit), `NotFound` for an unknown project,
+    /// `KeyTaken` for a taken key.
     pub fn create_environment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CreateEnvironment>,
         project_key: &str,
         post: EnvironmentPost,
     ) -> ServiceResult<Environment> {
-        caller.may(UseCase::CreateEnvironment)?;
+        let caller = permit.caller();
         let new = post.validate()?;
         let env_key = new.key().to_owned();
         let now = self.now();
@@ -237,16 +239,16 @@ impl Service {
     /// Applies a JSON Patch to an environment.
     ///
     /// # Errors
-    /// `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for a
-    /// read-only path or an invalid result.
+    /// `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for a read-only path or an
+    /// invalid result.
     pub fn patch_environment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchEnvironment>,
         project_key: &str,
         key: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Environment> {
-        caller.may(UseCase::PatchEnvironment)?;
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_environment(repo, &project.id, project_key, key)?;

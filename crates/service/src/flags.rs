@@ -13,7 +13,9 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::{load_project, lock_project};
-use crate::{ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+use crate::{
+    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
+};
 
 /// A flag as the use cases return it: the aggregate, and the member its `maintainerId` names
 /// when it names one (the API shows it as `_maintainer`).
@@ -241,15 +243,15 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` (also for a flag larger than the resource size limit, a key against the naming
-    /// convention, or a prerequisite that does not exist), `NotPermitted`, `NotFound` for an
+    /// convention, or a prerequisite that does not exist), `NotFound` for an
     /// unknown project, `KeyTaken` for a taken key.
     pub fn create_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CreateFlag>,
         project_key: &str,
         post: FlagPost,
     ) -> ServiceResult<FlagView> {
-        caller.may(UseCase::CreateFlag)?;
+        let caller = permit.caller();
         let new = post.validate()?;
         let key = new.key.to_string();
         let turn_on = new.post.is_flag_on.unwrap_or(false);
@@ -372,16 +374,16 @@ impl Service {
     /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.
     ///
     /// # Errors
-    /// `Invalid` for a malformed body or an invalid instruction, `NotPermitted`, `NotFound`,
+    /// `Invalid` for a malformed body or an invalid instruction, `NotFound`,
     /// `VersionConflict` for a failed `test`, `PatchFailed` for a patch that cannot be applied.
     pub fn patch_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchFlag>,
         project_key: &str,
         key: &str,
         change: &FlagChange,
     ) -> ServiceResult<FlagView> {
-        self.patch_flag_as(caller, project_key, key, change, Write::Commit)
+        self.patch_flag_as(permit, project_key, key, change, Write::Commit)
     }
 
     /// A dry run of [`Service::patch_flag`]: the same checks, locks and writes in one
@@ -393,23 +395,23 @@ impl Service {
     /// Exactly those of [`Service::patch_flag`].
     pub fn dry_run_patch_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchFlag>,
         project_key: &str,
         key: &str,
         change: &FlagChange,
     ) -> ServiceResult<FlagView> {
-        self.patch_flag_as(caller, project_key, key, change, Write::DryRun)
+        self.patch_flag_as(permit, project_key, key, change, Write::DryRun)
     }
 
     fn patch_flag_as(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchFlag>,
         project_key: &str,
         key: &str,
         change: &FlagChange,
         write: Write,
     ) -> ServiceResult<FlagView> {
-        caller.may(UseCase::PatchFlag)?;
+        let caller = permit.caller();
         self.write(write, |repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
@@ -506,16 +508,16 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` for unknown or identical environments or a copy that would grow the flag past the
-    /// resource size limit, `NotPermitted`, `NotFound`, `VersionConflict` for a `currentVersion`
+    /// resource size limit, `NotFound`, `VersionConflict` for a `currentVersion`
     /// that does not match.
     pub fn copy_flag_config(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CopyFlagConfig>,
         project_key: &str,
         key: &str,
         post: &FlagCopyPost,
     ) -> ServiceResult<FlagView> {
-        caller.may(UseCase::CopyFlagConfig)?;
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
@@ -571,16 +573,16 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` (also for a clone larger than the resource size limit or a key against the naming
-    /// convention), `NotPermitted`, `NotFound` for an unknown project or source flag, `KeyTaken`
+    /// convention), `NotFound` for an unknown project or source flag, `KeyTaken`
     /// for a taken key.
     pub fn clone_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CloneFlag>,
         project_key: &str,
         source: &str,
         post: FlagPost,
     ) -> ServiceResult<FlagView> {
-        caller.may(UseCase::CloneFlag)?;
+        let caller = permit.caller();
         let new = post.validate()?;
         let key = new.key.to_string();
         let now = self.now();

@@ -1,5 +1,6 @@
 //! flagsvc use cases: each loads what it needs, asks `domain` to apply the change, checks the
-//! caller's role, and stores the result, all in one transaction through the `ports`.
+//! caller's role (or takes a [`Permit`] proving it was checked), and stores the result, all in one
+//! transaction through the `ports`.
 
 mod audit;
 mod auth;
@@ -13,6 +14,7 @@ mod representation;
 mod segments;
 mod statuses;
 mod tokens;
+pub mod use_case;
 mod webhooks;
 
 use std::sync::Arc;
@@ -34,6 +36,7 @@ pub use representation::{ApiResource, PlainRepresentations, Representations};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
 pub use tokens::{CreatedToken, TokenPage};
+pub use use_case::{Permit, UseCase};
 pub use webhooks::{sign, WebhookSettings, SIGNATURE_HEADER};
 
 /// The result of a use case.
@@ -42,7 +45,8 @@ pub type ServiceResult<T> = Result<T, ServiceError>;
 /// Who is calling: the access token presented and what it may do.
 ///
 /// Only authentication ([`Service::authenticate`]) makes one, so a use case, which takes the
-/// caller as a parameter, cannot be reached by someone who has not authenticated.
+/// caller (or a [`Permit`] made from it) as a parameter, cannot be reached by someone who has
+/// not authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The token's `_id`.
@@ -57,63 +61,6 @@ pub struct Caller {
     service_token: bool,
     /// The API version for requests that do not name one.
     default_api_version: ApiVersion,
-}
-
-/// A use case whose permission is asked before its input is read: a caller who may not do it
-/// learns that before anything about the input. Each of these use cases asks the same question
-/// of [`Caller::may`] itself, so the answer is decided here, once, whoever calls it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UseCase {
-    /// [`Service::create_project`].
-    CreateProject,
-    /// [`Service::patch_project`].
-    PatchProject,
-    /// [`Service::create_environment`].
-    CreateEnvironment,
-    /// [`Service::patch_environment`].
-    PatchEnvironment,
-    /// [`Service::create_flag`].
-    CreateFlag,
-    /// [`Service::clone_flag`].
-    CloneFlag,
-    /// [`Service::copy_flag_config`].
-    CopyFlagConfig,
-    /// [`Service::patch_flag`] and its dry run.
-    PatchFlag,
-    /// [`Service::create_segment`].
-    CreateSegment,
-    /// [`Service::patch_segment`] and its dry run.
-    PatchSegment,
-    /// [`Service::create_token`].
-    CreateToken,
-    /// [`Service::patch_token`].
-    PatchToken,
-    /// [`Service::create_webhook`].
-    CreateWebhook,
-    /// [`Service::patch_webhook`].
-    PatchWebhook,
-    /// [`Service::invite_members`].
-    InviteMembers,
-    /// [`Service::patch_member`].
-    PatchMember,
-}
-
-impl UseCase {
-    /// What the caller's role must allow (the table of roles is in `domain::role`).
-    fn action(self) -> Action {
-        match self {
-            UseCase::CreateProject | UseCase::PatchProject => Action::ManageProjects,
-            UseCase::CreateEnvironment | UseCase::PatchEnvironment => Action::ManageEnvironments,
-            UseCase::CreateFlag
-            | UseCase::CloneFlag
-            | UseCase::CopyFlagConfig
-            | UseCase::PatchFlag => Action::ManageFlags,
-            UseCase::CreateSegment | UseCase::PatchSegment => Action::ManageSegments,
-            UseCase::CreateToken | UseCase::PatchToken => Action::ManageTokens,
-            UseCase::CreateWebhook | UseCase::PatchWebhook => Action::ManageWebhooks,
-            UseCase::InviteMembers | UseCase::PatchMember => Action::ManageMembers,
-        }
-    }
 }
 
 impl Caller {
@@ -156,12 +103,14 @@ impl Caller {
         }
     }
 
-    /// Refuses a caller who may not do `use_case`.
+    /// A permit for use case `U` (one of the markers in [`use_case`]), if the caller's role
+    /// allows it. This is where the rule is decided: the use case takes the permit and does not
+    /// ask again.
     ///
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
-    pub fn may(&self, use_case: UseCase) -> ServiceResult<()> {
-        self.require(use_case.action())
+    pub fn may<U: UseCase>(&self, _: U) -> ServiceResult<Permit<U>> {
+        Permit::ask(self)
     }
 
     /// Refuses callers whose role may not do `action` (see the table in `domain::role`).
@@ -325,34 +274,52 @@ mod tests {
         }
     }
 
+    /// Which of a reader, a writer and an admin are refused `use_case`; the others get a permit
+    /// that carries them.
+    fn refusals<U: UseCase>(use_case: U) -> [bool; 3] {
+        [Role::Reader, Role::Writer, Role::Admin].map(|role| {
+            let caller = caller_with(role);
+            match caller.may(use_case) {
+                Ok(permit) => {
+                    assert_eq!(permit.caller(), &caller);
+                    false
+                }
+                Err(ServiceError::NotPermitted(_)) => true,
+                Err(other) => panic!("{other:?}"),
+            }
+        })
+    }
+
     #[test]
     fn writers_create_flags_and_only_admins_create_tokens() {
-        let (reader, writer, admin) = (
-            caller_with(Role::Reader),
-            caller_with(Role::Writer),
-            caller_with(Role::Admin),
-        );
-        for use_case in [
-            UseCase::CreateFlag,
-            UseCase::PatchSegment,
-            UseCase::PatchProject,
-        ] {
-            assert!(matches!(
-                reader.may(use_case),
-                Err(ServiceError::NotPermitted(_))
-            ));
-            assert_eq!(writer.may(use_case), Ok(()));
-        }
-        for use_case in [
-            UseCase::CreateToken,
-            UseCase::PatchWebhook,
-            UseCase::InviteMembers,
-        ] {
-            assert!(writer.may(use_case).is_err(), "{use_case:?}");
-            assert_eq!(admin.may(use_case), Ok(()));
-        }
-        let refused = reader.may(UseCase::CreateFlag).unwrap_err().to_string();
+        const WRITER_AND_UP: [bool; 3] = [true, false, false];
+        const ADMIN_AND_UP: [bool; 3] = [true, true, false];
+        assert_eq!(refusals(use_case::CreateFlag), WRITER_AND_UP);
+        assert_eq!(refusals(use_case::PatchSegment), WRITER_AND_UP);
+        assert_eq!(refusals(use_case::PatchProject), WRITER_AND_UP);
+        assert_eq!(refusals(use_case::CreateToken), ADMIN_AND_UP);
+        assert_eq!(refusals(use_case::PatchWebhook), ADMIN_AND_UP);
+        assert_eq!(refusals(use_case::InviteMembers), ADMIN_AND_UP);
+        let refused = caller_with(Role::Reader)
+            .may(use_case::CreateFlag)
+            .unwrap_err()
+            .to_string();
         assert!(refused.starts_with("the role 'reader' cannot"), "{refused}");
+    }
+
+    #[test]
+    fn a_permit_is_asked_again_for_the_caller_as_it_stands_now() {
+        let permit = caller_with(Role::Admin)
+            .may(use_case::InviteMembers)
+            .unwrap();
+        assert_eq!(permit.recheck(&caller_with(Role::Admin)), Ok(()));
+        let demoted = permit.recheck(&caller_with(Role::Writer)).unwrap_err();
+        assert!(
+            demoted
+                .to_string()
+                .starts_with("the role 'writer' cannot invite"),
+            "{demoted}"
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@ use crate::audit::{json, Change};
 
 use crate::auth::hold_members;
 use crate::error::Detail;
-use crate::{object_id, ApiResource, Caller, Service, ServiceError, ServiceResult, UseCase};
+use crate::{
+    object_id, use_case, ApiResource, Caller, Permit, Service, ServiceError, ServiceResult,
+};
 
 /// One page of members.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,10 +96,10 @@ impl Service {
     /// `EmailTaken` for a member's email; `NotPermitted`.
     pub fn invite_members(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::InviteMembers>,
         forms: Vec<NewMemberForm>,
     ) -> ServiceResult<Vec<Member>> {
-        caller.may(UseCase::InviteMembers)?;
+        let caller = permit.caller();
         let invites = validate_invites(forms, caller.role)?;
         let now = self.now();
         let members: Vec<Member> = invites
@@ -106,7 +108,7 @@ impl Service {
             .collect();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let caller = &hold_members(repo, caller, &[])?.caller;
-            caller.may(UseCase::InviteMembers)?;
+            permit.recheck(caller)?;
             if let Some(above) = members.iter().find(|m| m.role > caller.role) {
                 return Err(ServiceError::NotPermitted(format!(
                     "cannot invite a member with role '{}' above your own role '{}'",
@@ -154,16 +156,16 @@ impl Service {
     /// rules refuse.
     pub fn patch_member(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchMember>,
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Member> {
-        caller.may(UseCase::PatchMember)?;
+        let caller = permit.caller();
         let target = member_id(caller, id)?;
         let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &[target])?;
             let caller = held.caller.clone();
-            caller.may(UseCase::PatchMember)?;
+            permit.recheck(&caller)?;
             let mut member = held.take(target).ok_or_else(|| member_not_found(target))?;
             may_change(&caller, &member, "change")?;
             let next = member.apply_patch(&patch.operations, caller.role)?;

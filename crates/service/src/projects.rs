@@ -13,7 +13,8 @@ use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, StoreExt};
 use crate::audit::{json, Change};
 
 use crate::{
-    object_id, ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase,
+    object_id, use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError,
+    ServiceResult,
 };
 use domain::IdSource;
 
@@ -117,14 +118,13 @@ impl Service {
     /// Creates a project with its environments (`test` and `production` unless named).
     ///
     /// # Errors
-    /// `Invalid` for invalid input; `NotPermitted` for a caller who cannot write; `KeyTaken` for a
-    /// taken key.
+    /// `Invalid` for invalid input; `KeyTaken` for a taken key.
     pub fn create_project(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CreateProject>,
         post: ProjectPost,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.may(UseCase::CreateProject)?;
+        let caller = permit.caller();
         let new = post.validate()?;
         let now = self.now();
         let key = new.project.key.to_string();
@@ -197,15 +197,15 @@ impl Service {
     /// Applies a JSON Patch to a project; returns it with its environments.
     ///
     /// # Errors
-    /// `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for a
-    /// read-only path or an invalid result.
+    /// `NotFound`; `VersionConflict` for a failed `test`; `PatchFailed` for a read-only path or an
+    /// invalid result.
     pub fn patch_project(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchProject>,
         key: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.may(UseCase::PatchProject)?;
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = lock_project(repo, key)?;
             let next = held.apply_patch(&patch.operations)?;

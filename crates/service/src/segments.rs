@@ -14,7 +14,9 @@ use crate::audit::{json, Change};
 use serde_json::Value;
 
 use crate::projects::load_project;
-use crate::{ApiResource, Caller, RandomIds, Service, ServiceError, ServiceResult, UseCase, Write};
+use crate::{
+    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
+};
 
 /// A change to a segment, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,16 +145,16 @@ impl Service {
     /// Creates a segment (targets and rules come by patch).
     ///
     /// # Errors
-    /// `Invalid` (also for a segment larger than the resource size limit), `NotPermitted`,
+    /// `Invalid` (also for a segment larger than the resource size limit),
     /// `NotFound`, `KeyTaken` for a taken key.
     pub fn create_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::CreateSegment>,
         project_key: &str,
         environment_key: &str,
         post: SegmentPost,
     ) -> ServiceResult<Segment> {
-        caller.may(UseCase::CreateSegment)?;
+        let caller = permit.caller();
         let key = post.key.clone();
         let segment = Segment::create(post, self.now())?;
         crate::flags::check_new_size("the new segment", &segment)?;
@@ -205,18 +207,18 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` for a malformed body, an invalid instruction or a semantic patch for another
-    /// environment; `NotPermitted`, `NotFound`; `VersionConflict` for a failed `test`;
+    /// environment; `NotFound`; `VersionConflict` for a failed `test`;
     /// `PatchFailed` for a patch that cannot be applied.
     pub fn patch_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
         change: &SegmentChange,
     ) -> ServiceResult<Segment> {
         self.patch_segment_as(
-            caller,
+            permit,
             project_key,
             environment_key,
             key,
@@ -233,14 +235,14 @@ impl Service {
     /// Exactly those of [`Service::patch_segment`].
     pub fn dry_run_patch_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
         change: &SegmentChange,
     ) -> ServiceResult<Segment> {
         self.patch_segment_as(
-            caller,
+            permit,
             project_key,
             environment_key,
             key,
@@ -251,14 +253,14 @@ impl Service {
 
     fn patch_segment_as(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
         change: &SegmentChange,
         write: Write,
     ) -> ServiceResult<Segment> {
-        caller.may(UseCase::PatchSegment)?;
+        let caller = permit.caller();
         if let SegmentChange::Semantic(patch) = change {
             if patch.environment_key != environment_key {
                 return Err(ServiceError::invalid(format!(

@@ -11,7 +11,8 @@ use crate::audit::Change;
 
 use crate::auth::{ending, hash_secret, hold_members, new_secret};
 use crate::{
-    object_id, ApiResource, Caller, Representations, Service, ServiceError, ServiceResult, UseCase,
+    object_id, use_case, ApiResource, Caller, Permit, Representations, Service, ServiceError,
+    ServiceResult,
 };
 
 /// A token with its secret: the only times the secret is shown (create and reset).
@@ -135,8 +136,12 @@ impl Service {
     /// # Errors
     /// `NotPermitted` without token management, or for a role above the caller's; `Invalid` for
     /// invalid input.
-    pub fn create_token(&self, caller: &Caller, post: TokenPost) -> ServiceResult<CreatedToken> {
-        caller.may(UseCase::CreateToken)?;
+    pub fn create_token(
+        &self,
+        permit: &Permit<use_case::CreateToken>,
+        post: TokenPost,
+    ) -> ServiceResult<CreatedToken> {
+        let caller = permit.caller();
         let new = post.validate()?;
         let above_caller = |caller: &Caller| {
             (new.role > caller.role).then(|| {
@@ -173,7 +178,7 @@ impl Service {
         };
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let caller = &hold_members(repo, caller, &[])?.caller;
-            caller.may(UseCase::CreateToken)?;
+            permit.recheck(caller)?;
             if let Some(refused) = above_caller(caller) {
                 return Err(refused);
             }
@@ -231,11 +236,11 @@ impl Service {
     /// path or an invalid value.
     pub fn patch_token(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchToken>,
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Token> {
-        caller.may(UseCase::PatchToken)?;
+        let caller = permit.caller();
         let now = self.now();
         let token = self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken {

@@ -20,8 +20,8 @@ use sha2::Sha256;
 use crate::audit::Change;
 use crate::error::{Cause, Detail};
 use crate::{
-    object_id, ApiResource, Caller, RandomIds, Representations, Service, ServiceError,
-    ServiceResult, UseCase,
+    object_id, use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service,
+    ServiceError, ServiceResult,
 };
 
 /// How webhooks are delivered, and where they may point.
@@ -152,9 +152,13 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` for a bad URL, a host outside the allow-list, a host that is or resolves to a
-    /// non-public address (unless allowed), bad statements; `NotPermitted` below admin.
-    pub fn create_webhook(&self, caller: &Caller, post: WebhookPost) -> ServiceResult<Webhook> {
-        caller.may(UseCase::CreateWebhook)?;
+    /// non-public address (unless allowed), bad statements.
+    pub fn create_webhook(
+        &self,
+        permit: &Permit<use_case::CreateWebhook>,
+        post: WebhookPost,
+    ) -> ServiceResult<Webhook> {
+        let caller = permit.caller();
         let webhook = Webhook::create(object_id(), post, RandomIds.hex(32))?;
         self.webhooks.check_url(&webhook.url)?;
         let now = self.now();
@@ -185,14 +189,14 @@ impl Service {
     ///
     /// # Errors
     /// `Invalid` for a URL to a host outside the allow-list or to a non-public address,
-    /// `NotPermitted`, `NotFound`, `VersionConflict` for a failed `test`, `PatchFailed`.
+    /// `NotFound`, `VersionConflict` for a failed `test`, `PatchFailed`.
     pub fn patch_webhook(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::PatchWebhook>,
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Webhook> {
-        caller.may(UseCase::PatchWebhook)?;
+        let caller = permit.caller();
         // A new URL's host is looked up before the webhook is locked, not while it is held (a
         // lookup may take seconds). Under the lock, only a URL other than the one checked here
         // (a concurrent change made the patch land elsewhere) is looked up again.

@@ -12,7 +12,7 @@ use crate::wire::{
     QueryParams,
 };
 use crate::AppState;
-use service::UseCase;
+use service::use_case;
 
 /// Lists a project's environments.
 #[utoipa::path(
@@ -78,11 +78,11 @@ pub async fn create_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::CreateEnvironment)?;
+    let permit = caller.may(use_case::CreateEnvironment)?;
     let post: EnvironmentPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let key = project.clone();
-    let env = call(&state, move |s| s.create_environment(&caller, &key, post)).await?;
+    let env = call(&state, move |s| s.create_environment(&permit, &key, post)).await?;
     Ok(HttpResponse::Created().json(Environment::of(&project, &env)))
 }
 
@@ -129,12 +129,12 @@ pub async fn patch_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Environment>, ApiError> {
-    caller.may(UseCase::PatchEnvironment)?;
+    let permit = caller.may(use_case::PatchEnvironment)?;
     let patch = json_patch_only(&req, &body)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();
     let env = call(&state, move |s| {
-        s.patch_environment(&caller, &project_key, &key, &patch)
+        s.patch_environment(&permit, &project_key, &key, &patch)
     })
     .await?;
     Ok(web::Json(Environment::of(&project, &env)))

@@ -7,7 +7,7 @@ use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
 use domain::version::ApiVersion;
 use serde_json::Value;
-use service::{EnvironmentSelection, FlagChange, FlagListRequest, UseCase};
+use service::{use_case, EnvironmentSelection, FlagChange, FlagListRequest};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
@@ -41,18 +41,22 @@ pub async fn create_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::CreateFlag)?;
-    let post: FlagPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let key = project.clone();
     let flag = match QueryParams::of(&req).get("clone").map(str::to_owned) {
         Some(source) => {
+            let permit = caller.may(use_case::CloneFlag)?;
+            let post: FlagPost = json_body(&req, &body)?;
             call(&state, move |s| {
-                s.clone_flag(&caller, &project, &source, post)
+                s.clone_flag(&permit, &project, &source, post)
             })
             .await?
         }
-        None => call(&state, move |s| s.create_flag(&caller, &project, post)).await?,
+        None => {
+            let permit = caller.may(use_case::CreateFlag)?;
+            let post: FlagPost = json_body(&req, &body)?;
+            call(&state, move |s| s.create_flag(&permit, &project, post)).await?
+        }
     };
     Ok(HttpResponse::Created().json(Flag::from((key.as_str(), flag))))
 }
@@ -76,12 +80,12 @@ pub async fn copy_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::CopyFlagConfig)?;
+    let permit = caller.may(use_case::CopyFlagConfig)?;
     let post: FlagCopyPost = json_body(&req, &body)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();
     let flag = call(&state, move |s| {
-        s.copy_flag_config(&caller, &project, &key, &post)
+        s.copy_flag_config(&permit, &project, &key, &post)
     })
     .await?;
     Ok(HttpResponse::Created().json(Flag::from((project_key.as_str(), flag))))
@@ -282,16 +286,16 @@ pub async fn patch_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Flag>, ApiError> {
-    caller.may(UseCase::PatchFlag)?;
+    let permit = caller.may(use_case::PatchFlag)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();
     let flag = call(&state, move |s| {
         if dry_run {
-            s.dry_run_patch_flag(&caller, &project, &key, &change)
+            s.dry_run_patch_flag(&permit, &project, &key, &change)
         } else {
-            s.patch_flag(&caller, &project, &key, &change)
+            s.patch_flag(&permit, &project, &key, &change)
         }
     })
     .await?;

@@ -9,7 +9,7 @@ use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::{call, json_body, json_patch_only, page_links, Member, Members, QueryParams};
 use crate::AppState;
-use service::UseCase;
+use service::use_case;
 
 /// Lists the account's members.
 #[utoipa::path(
@@ -58,9 +58,9 @@ pub async fn invite_members(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::InviteMembers)?;
+    let permit = caller.may(use_case::InviteMembers)?;
     let forms: Vec<NewMemberForm> = json_body(&req, &body)?;
-    let members = call(&state, move |s| s.invite_members(&caller, forms)).await?;
+    let members = call(&state, move |s| s.invite_members(&permit, forms)).await?;
     let total = members.len() as u64;
     Ok(HttpResponse::Created().json(Members {
         links: page_links(
@@ -113,10 +113,10 @@ pub async fn patch_member(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Member>, ApiError> {
-    caller.may(UseCase::PatchMember)?;
+    let permit = caller.may(use_case::PatchMember)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    let member = call(&state, move |s| s.patch_member(&caller, &id, &patch)).await?;
+    let member = call(&state, move |s| s.patch_member(&permit, &id, &patch)).await?;
     Ok(web::Json(Member::from(&member)))
 }
 

@@ -12,7 +12,7 @@ use crate::wire::{
     QueryParams,
 };
 use crate::AppState;
-use service::UseCase;
+use service::use_case;
 
 /// Whether `expand` asks for the environments (`expand=environments`, the one value it takes).
 ///
@@ -78,9 +78,9 @@ pub async fn create_project(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::CreateProject)?;
+    let permit = caller.may(use_case::CreateProject)?;
     let post: ProjectPost = json_body(&req, &body)?;
-    let created = call(&state, move |s| s.create_project(&caller, post)).await?;
+    let created = call(&state, move |s| s.create_project(&permit, post)).await?;
     Ok(HttpResponse::Created().json(ProjectRep::from(created)))
 }
 
@@ -128,10 +128,10 @@ pub async fn patch_project(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<ProjectRep>, ApiError> {
-    caller.may(UseCase::PatchProject)?;
+    let permit = caller.may(use_case::PatchProject)?;
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
-    let updated = call(&state, move |s| s.patch_project(&caller, &key, &patch)).await?;
+    let updated = call(&state, move |s| s.patch_project(&permit, &key, &patch)).await?;
     Ok(web::Json(ProjectRep::from(updated)))
 }
 

@@ -5,7 +5,7 @@ use domain::query::SegmentQuery;
 use domain::segment::{SegmentPatch, SegmentPost};
 use serde::Serialize;
 use serde_json::Value;
-use service::{SegmentChange, UseCase};
+use service::{use_case, SegmentChange};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
@@ -89,12 +89,12 @@ pub async fn create_segment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::CreateSegment)?;
+    let permit = caller.may(use_case::CreateSegment)?;
     let post: SegmentPost = json_body(&req, &body)?;
     let (project, env) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
     let segment = call(&state, move |s| {
-        s.create_segment(&caller, &project, &env, post)
+        s.create_segment(&permit, &project, &env, post)
     })
     .await?;
     Ok(HttpResponse::Created().json(Segment::of(&project_key, &env_key, segment)))
@@ -180,16 +180,16 @@ pub async fn patch_segment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Segment>, ApiError> {
-    caller.may(UseCase::PatchSegment)?;
+    let permit = caller.may(use_case::PatchSegment)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = segment_change(&req, &body)?;
     let (project, env, key) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
     let segment = call(&state, move |s| {
         if dry_run {
-            s.dry_run_patch_segment(&caller, &project, &env, &key, &change)
+            s.dry_run_patch_segment(&permit, &project, &env, &key, &change)
         } else {
-            s.patch_segment(&caller, &project, &env, &key, &change)
+            s.patch_segment(&permit, &project, &env, &key, &change)
         }
     })
     .await?;

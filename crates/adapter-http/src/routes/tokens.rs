@@ -11,7 +11,7 @@ use crate::wire::{
     call, expiry_param, json_body, json_patch_only, page_links, QueryParams, TokenRep, Tokens,
 };
 use crate::AppState;
-use service::UseCase;
+use service::use_case;
 
 /// Lists service tokens and the caller's personal tokens (with `showAll`, every member's).
 /// Admin or owner.
@@ -58,9 +58,9 @@ pub async fn create_token(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    caller.may(UseCase::CreateToken)?;
+    let permit = caller.may(use_case::CreateToken)?;
     let post: TokenPost = json_body(&req, &body)?;
-    let created = call(&state, move |s| s.create_token(&caller, post)).await?;
+    let created = call(&state, move |s| s.create_token(&permit, post)).await?;
     Ok(HttpResponse::Created().json(TokenRep::new(created.token, Some(created.secret))))
 }
 
@@ -119,10 +119,10 @@ pub async fn patch_token(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<TokenRep>, ApiError> {
-    caller.may(UseCase::PatchToken)?;
+    let permit = caller.may(use_case::PatchToken)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    let token = call(&state, move |s| s.patch_token(&caller, &id, &patch)).await?;
+    let token = call(&state, move |s| s.patch_token(&permit, &id, &patch)).await?;
     Ok(web::Json(TokenRep::new(token, None)))
 }
 

@@ -8,7 +8,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation, Webhook, Webhooks};
 use crate::AppState;
-use service::UseCase;
+use service::use_case;
 
 /// A webhook's recent delivery attempts.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -49,10 +49,10 @@ pub async fn create_webhook(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Webhook>, ApiError> {
-    caller.may(UseCase::CreateWebhook)?;
+    let permit = caller.may(use_case::CreateWebhook)?;
     let post: WebhookPost = json_body(&req, &body)?;
     Ok(web::Json(
-        call(&state, move |s| s.create_webhook(&caller, post))
+        call(&state, move |s| s.create_webhook(&permit, post))
             .await?
             .into(),
     ))
@@ -98,11 +98,11 @@ pub async fn patch_webhook(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Webhook>, ApiError> {
-    caller.may(UseCase::PatchWebhook)?;
+    let permit = caller.may(use_case::PatchWebhook)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
     Ok(web::Json(
-        call(&state, move |s| s.patch_webhook(&caller, &id, &patch))
+        call(&state, move |s| s.patch_webhook(&permit, &id, &patch))
             .await?
             .into(),
     ))

@@ -10,7 +10,7 @@ use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::role::Role;
 use serde_json::{json, Value};
-use service::{Caller, FlagChange, SegmentChange, Service, ServiceError, SystemClock};
+use service::{use_case, Caller, FlagChange, SegmentChange, Service, ServiceError, SystemClock};
 
 use crate::common::{open, Backend, Db, OWNER};
 
@@ -27,7 +27,7 @@ fn service_on(backend: Backend) -> (Db, Arc<Service>, Caller) {
     let caller = service.authenticate(OWNER).unwrap();
     service
         .create_project(
-            &caller,
+            &caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
@@ -117,6 +117,7 @@ fn name_counter_loses_nothing(
 
 fn project_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
+    let permit = caller.may(use_case::PatchProject).unwrap();
     name_counter_loses_nothing(
         &service,
         &caller,
@@ -128,12 +129,13 @@ fn project_counter_loses_nothing(backend: Backend) {
                 .project
                 .name
         },
-        |body| service.patch_project(&caller, "p", body).map(drop),
+        |body| service.patch_project(&permit, "p", body).map(drop),
     );
 }
 
 fn environment_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
+    let permit = caller.may(use_case::PatchEnvironment).unwrap();
     name_counter_loses_nothing(
         &service,
         &caller,
@@ -146,7 +148,7 @@ fn environment_counter_loses_nothing(backend: Backend) {
         },
         |body| {
             service
-                .patch_environment(&caller, "p", "production", body)
+                .patch_environment(&permit, "p", "production", body)
                 .map(drop)
         },
     );
@@ -156,12 +158,13 @@ fn segment_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     service
         .create_segment(
-            &caller,
+            &caller.may(use_case::CreateSegment).unwrap(),
             "p",
             "production",
             serde_json::from_value(json!({"key": "s", "name": "S"})).unwrap(),
         )
         .unwrap();
+    let permit = caller.may(use_case::PatchSegment).unwrap();
     name_counter_loses_nothing(
         &service,
         &caller,
@@ -176,7 +179,7 @@ fn segment_counter_loses_nothing(backend: Backend) {
         |body| {
             service
                 .patch_segment(
-                    &caller,
+                    &permit,
                     "p",
                     "production",
                     "s",
@@ -192,13 +195,14 @@ fn webhook_counter_loses_nothing(backend: Backend) {
     // An address literal: no name to resolve, and nothing is delivered in this test.
     let webhook = service
         .create_webhook(
-            &caller,
+            &caller.may(use_case::CreateWebhook).unwrap(),
             serde_json::from_value(
                 json!({"url": "https://93.184.216.34/hook", "sign": false, "on": false}),
             )
             .unwrap(),
         )
         .unwrap();
+    let permit = caller.may(use_case::PatchWebhook).unwrap();
     name_counter_loses_nothing(
         &service,
         &caller,
@@ -210,7 +214,7 @@ fn webhook_counter_loses_nothing(backend: Backend) {
                 .name
                 .unwrap_or_default()
         },
-        |body| service.patch_webhook(&caller, &webhook.id, body).map(drop),
+        |body| service.patch_webhook(&permit, &webhook.id, body).map(drop),
     );
 }
 
@@ -219,9 +223,10 @@ fn webhook_counter_loses_nothing(backend: Backend) {
 fn project_tags_lose_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let audited = audit_entries(&service, &caller, "proj/p");
+    let permit = caller.may(use_case::PatchProject).unwrap();
     let acknowledged = hammer_n(6, |t, i| {
         service
-            .patch_project(&caller, "p", &add_tag(t, i))
+            .patch_project(&permit, "p", &add_tag(t, i))
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * 6);
@@ -259,7 +264,7 @@ fn member_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let member = service
         .invite_members(
-            &caller,
+            &caller.may(use_case::InviteMembers).unwrap(),
             vec![
                 serde_json::from_value(json!({"email": "m@example.com", "firstName": "0"}))
                     .unwrap(),
@@ -268,6 +273,7 @@ fn member_counter_loses_nothing(backend: Backend) {
         .unwrap()
         .remove(0);
     let audited = audit_entries(&service, &caller, &format!("member/{}", member.id));
+    let permit = caller.may(use_case::PatchMember).unwrap();
     let acknowledged = hammer(|_, _| {
         increment(
             "/firstName",
@@ -275,7 +281,7 @@ fn member_counter_loses_nothing(backend: Backend) {
                 let m = service.get_member(&caller, &member.id).unwrap();
                 m.first_name.unwrap_or_default()
             },
-            |body| service.patch_member(&caller, &member.id, body).map(drop),
+            |body| service.patch_member(&permit, &member.id, body).map(drop),
         )
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
@@ -291,7 +297,7 @@ fn token_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let token = service
         .create_token(
-            &caller,
+            &caller.may(use_case::CreateToken).unwrap(),
             serde_json::from_value(
                 json!({"name": "counter", "description": "0", "role": "reader"}),
             )
@@ -304,11 +310,12 @@ fn token_counter_loses_nothing(backend: Backend) {
         &caller,
         &domain::audit::resource::token(&token.member_id, "counter"),
     );
+    let permit = caller.may(use_case::PatchToken).unwrap();
     let acknowledged = hammer(|_, _| {
         increment(
             "/description",
             || service.get_token(&caller, &token.id).unwrap().description,
-            |body| service.patch_token(&caller, &token.id, body).map(drop),
+            |body| service.patch_token(&permit, &token.id, body).map(drop),
         )
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
@@ -330,19 +337,20 @@ fn flag_targets_lose_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let flag = service
         .create_flag(
-            &caller,
+            &caller.may(use_case::CreateFlag).unwrap(),
             "p",
             serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
         )
         .unwrap()
         .flag;
     let variation = flag.variations[0].id.clone();
+    let permit = caller.may(use_case::PatchFlag).unwrap();
     let acknowledged = hammer(|t, i| {
         let patch = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
             {"kind": "addTargets", "values": [format!("t{t}-{i}")], "variationId": variation}]}))
         .unwrap();
         service
-            .patch_flag(&caller, "p", "f", &FlagChange::Semantic(patch))
+            .patch_flag(&permit, "p", "f", &FlagChange::Semantic(patch))
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
@@ -364,16 +372,18 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
                 .unwrap()
         })
         .collect();
-    let admins = service.invite_members(&caller, forms).unwrap();
+    let permit = caller.may(use_case::InviteMembers).unwrap();
+    let admins = service.invite_members(&permit, forms).unwrap();
+    let permit = caller.may(use_case::PatchMember).unwrap();
     let outcomes: Vec<Result<(), ServiceError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = admins
             .iter()
             .map(|admin| {
-                let (service, caller) = (&service, &caller);
+                let (service, permit) = (&service, &permit);
                 scope.spawn(move || {
                     service
                         .patch_member(
-                            caller,
+                            permit,
                             &admin.id,
                             &patch(json!([{"op": "replace", "path": "/role", "value": "owner"}])),
                         )
@@ -413,14 +423,15 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
 /// documented 400 `email_already_exists_in_account`, never a 409 with the engine's text.
 fn concurrent_invites_of_one_email(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
+    let permit = caller.may(use_case::InviteMembers).unwrap();
     let outcomes: Vec<Result<(), ServiceError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
             .map(|_| {
-                let (service, caller) = (&service, &caller);
+                let (service, permit) = (&service, &permit);
                 scope.spawn(move || {
                     let form =
                         serde_json::from_value(json!({"email": "same@example.com"})).unwrap();
-                    service.invite_members(caller, vec![form]).map(drop)
+                    service.invite_members(permit, vec![form]).map(drop)
                 })
             })
             .collect();
@@ -449,15 +460,19 @@ fn concurrent_invites_of_one_email(backend: Backend) {
 /// configuration in every environment (neither creation misses the other's row).
 fn concurrent_environment_and_flag_creation(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
+    let new_environment = caller.may(use_case::CreateEnvironment).unwrap();
+    let new_flag = caller.may(use_case::CreateFlag).unwrap();
     std::thread::scope(|scope| {
-        let (service, caller) = (&service, &caller);
+        let (service, new_environment, new_flag) = (&service, &new_environment, &new_flag);
         scope.spawn(move || {
             for n in 0..12 {
                 let post = serde_json::from_value(
                     json!({"key": format!("e{n}"), "name": format!("E{n}"), "color": "aabbcc"}),
                 )
                 .unwrap();
-                service.create_environment(caller, "p", post).unwrap();
+                service
+                    .create_environment(new_environment, "p", post)
+                    .unwrap();
             }
         });
         for thread in 0..3 {
@@ -467,7 +482,7 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
                         json!({"key": format!("f{thread}-{n}"), "name": "F"}),
                     )
                     .unwrap();
-                    service.create_flag(caller, "p", post).unwrap();
+                    service.create_flag(new_flag, "p", post).unwrap();
                 }
             });
         }
@@ -500,13 +515,14 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
         .unwrap();
         (of.to_owned(), FlagChange::Semantic(patch))
     };
+    let permit = caller.may(use_case::PatchFlag).unwrap();
     for round in 0..15 {
         let (a, b) = (format!("a{round}"), format!("b{round}"));
         let mut variations = vec![];
         for key in [&a, &b] {
             let flag = service
                 .create_flag(
-                    &caller,
+                    &caller.may(use_case::CreateFlag).unwrap(),
                     "p",
                     serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
                 )
@@ -515,17 +531,17 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
             variations.push(flag.variations[0].id.clone());
         }
         let barrier = std::sync::Barrier::new(2);
-        let (service, caller, barrier) = (&service, &caller, &barrier);
+        let (service, permit, barrier) = (&service, &permit, &barrier);
         let outcomes: Vec<bool> = std::thread::scope(|scope| {
             let first = scope.spawn(|| {
                 let (of, change) = prerequisite(&b, &a, &variations[1]);
                 barrier.wait();
-                service.patch_flag(caller, "p", &of, &change).is_ok()
+                service.patch_flag(permit, "p", &of, &change).is_ok()
             });
             let second = scope.spawn(|| {
                 let (of, change) = prerequisite(&a, &b, &variations[0]);
                 barrier.wait();
-                service.patch_flag(caller, "p", &of, &change).is_ok()
+                service.patch_flag(permit, "p", &of, &change).is_ok()
             });
             vec![first.join().unwrap(), second.join().unwrap()]
         });
@@ -539,7 +555,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
         let (gone, user) = (format!("gone{round}"), format!("user{round}"));
         let gone_flag = service
             .create_flag(
-                &caller,
+                &caller.may(use_case::CreateFlag).unwrap(),
                 "p",
                 serde_json::from_value(json!({"key": gone, "name": "G"})).unwrap(),
             )
@@ -547,13 +563,13 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
             .flag;
         service
             .create_flag(
-                &caller,
+                &caller.may(use_case::CreateFlag).unwrap(),
                 "p",
                 serde_json::from_value(json!({"key": user, "name": "U"})).unwrap(),
             )
             .unwrap();
         let barrier = std::sync::Barrier::new(2);
-        let (service, caller, barrier) = (&service, &caller, &barrier);
+        let (service, caller, permit, barrier) = (&service, &caller, &permit, &barrier);
         let (deleted, added) = std::thread::scope(|scope| {
             let delete = scope.spawn(|| {
                 barrier.wait();
@@ -562,7 +578,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
             let add = scope.spawn(|| {
                 let (of, change) = prerequisite(&gone, &user, &gone_flag.variations[0].id);
                 barrier.wait();
-                service.patch_flag(caller, "p", &of, &change).is_ok()
+                service.patch_flag(permit, "p", &of, &change).is_ok()
             });
             (delete.join().unwrap(), add.join().unwrap())
         });

@@ -13,7 +13,7 @@ use domain::patch::JsonPatchBody;
 use domain::webhook::{RetryPolicy, WebhookPost};
 use ports::HostResolver;
 use serde_json::{json, Value};
-use service::{Service, ServiceError, SystemClock, WebhookSettings};
+use service::{use_case, Service, ServiceError, SystemClock, WebhookSettings};
 
 use crate::common::{open, spawn, Backend, OWNER};
 use crate::webhooks::{setup, turn_on, Receiver};
@@ -183,6 +183,7 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
+    let permit = caller.may(use_case::CreateWebhook).unwrap();
     let post = |url: &str| WebhookPost {
         url: url.into(),
         on: true,
@@ -195,12 +196,12 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
         "http://127.0.0.1#@hooks.example.com/",
         "http://127.0.0.1?@hooks.example.com/",
     ] {
-        let refused = service.create_webhook(&caller, post(url));
+        let refused = service.create_webhook(&permit, post(url));
         assert!(refused.is_err(), "{url} was accepted");
     }
     assert!(service.list_webhooks(&caller).unwrap().is_empty());
     assert!(service
-        .create_webhook(&caller, post("https://hooks.example.com/x"))
+        .create_webhook(&permit, post("https://hooks.example.com/x"))
         .is_ok());
 }
 
@@ -255,17 +256,18 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
     let caller = service.authenticate(OWNER).unwrap();
     service
         .create_project(
-            &caller,
+            &caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
     service
         .create_flag(
-            &caller,
+            &caller.may(use_case::CreateFlag).unwrap(),
             "p",
             serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
         )
         .unwrap();
+    let permit = caller.may(use_case::CreateWebhook).unwrap();
     let mut ids = Vec::new();
     for port in [closed_port(), hanging_up(), silent()] {
         let post = WebhookPost {
@@ -277,7 +279,7 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
             .unwrap(),
             ..Default::default()
         };
-        ids.push(service.create_webhook(&caller, post).unwrap().id);
+        ids.push(service.create_webhook(&permit, post).unwrap().id);
     }
     turn_on(&service, "production");
     let sender = HttpSender::new(Duration::from_millis(300));
@@ -361,6 +363,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
         },
     );
     let caller = service.authenticate(OWNER).unwrap();
+    let permit = caller.may(use_case::CreateWebhook).unwrap();
     for (name, why) in [
         ("private.example.com", "a private address"),
         ("mixed.example.com", "a loopback address"),
@@ -368,7 +371,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
         ("v6.example.com", "a unique-local address"),
     ] {
         let err = service
-            .create_webhook(&caller, post(&format!("https://{name}/in")))
+            .create_webhook(&permit, post(&format!("https://{name}/in")))
             .unwrap_err();
         let ServiceError::Invalid { message, errors } = &err else {
             panic!("{name}: {err:?}")
@@ -382,15 +385,15 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
     assert!(service.list_webhooks(&caller).unwrap().is_empty());
 
     let hook = service
-        .create_webhook(&caller, post("https://public.example.com/in"))
+        .create_webhook(&permit, post("https://public.example.com/in"))
         .unwrap();
     // A name that does not resolve (yet) is accepted: each delivery resolves it again.
     service
-        .create_webhook(&caller, post("https://later.example.com/in"))
+        .create_webhook(&permit, post("https://later.example.com/in"))
         .unwrap();
     let err = service
         .patch_webhook(
-            &caller,
+            &caller.may(use_case::PatchWebhook).unwrap(),
             &hook.id,
             &set_url("https://private.example.com/in"),
         )
@@ -412,7 +415,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
     );
     open_service
         .patch_webhook(
-            &caller,
+            &caller.may(use_case::PatchWebhook).unwrap(),
             &hook.id,
             &set_url("https://private.example.com/in"),
         )
@@ -509,8 +512,9 @@ fn deliveries_connect_to_the_address_that_was_checked(backend: Backend) {
     );
     // Not listed: refused, however it resolves.
     let caller = service.authenticate(OWNER).unwrap();
+    let permit = caller.may(use_case::CreateWebhook).unwrap();
     assert!(service
-        .create_webhook(&caller, post(&format!("http://127.0.0.1:{port}/hook")))
+        .create_webhook(&permit, post(&format!("http://127.0.0.1:{port}/hook")))
         .is_err());
 }
 

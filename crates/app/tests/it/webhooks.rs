@@ -9,7 +9,7 @@ use adapter_webhooks::HttpSender;
 use domain::instruction::SemanticPatch;
 use domain::webhook::{RetryPolicy, WebhookPost};
 use serde_json::{json, Value};
-use service::{FlagChange, Service, SystemClock, WebhookSettings};
+use service::{use_case, FlagChange, Service, SystemClock, WebhookSettings};
 
 use crate::common::{open, spawn, Backend, OWNER};
 
@@ -104,12 +104,13 @@ fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
 
 pub(crate) fn turn_on(service: &Service, env: &str) {
     let caller = service.authenticate(OWNER).unwrap();
+    let permit = caller.may(use_case::PatchFlag).unwrap();
     let patch = SemanticPatch::parse(
         json!({"environmentKey": env, "instructions": [{"kind": "turnFlagOn"}]}),
     )
     .unwrap();
     service
-        .patch_flag(&caller, "p", "f", &FlagChange::Semantic(patch))
+        .patch_flag(&permit, "p", "f", &FlagChange::Semantic(patch))
         .unwrap();
 }
 
@@ -117,13 +118,13 @@ pub(crate) fn setup(service: &Service, url: &str, statements: Value) {
     let caller = service.authenticate(OWNER).unwrap();
     service
         .create_project(
-            &caller,
+            &caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
     service
         .create_flag(
-            &caller,
+            &caller.may(use_case::CreateFlag).unwrap(),
             "p",
             serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
         )
@@ -136,7 +137,8 @@ pub(crate) fn setup(service: &Service, url: &str, statements: Value) {
         statements: serde_json::from_value(statements).unwrap(),
         ..Default::default()
     };
-    service.create_webhook(&caller, post).unwrap();
+    let permit = caller.may(use_case::CreateWebhook).unwrap();
+    service.create_webhook(&permit, post).unwrap();
 }
 
 /// Delivers until nothing is due (waiting out retry delays), at most `rounds` times.
@@ -348,16 +350,17 @@ fn allowed_hosts_are_enforced(backend: Backend) {
         .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
+    let permit = caller.may(use_case::CreateWebhook).unwrap();
     let post = |url: &str| WebhookPost {
         url: url.into(),
         on: true,
         ..Default::default()
     };
     assert!(service
-        .create_webhook(&caller, post("https://hooks.example.com/x"))
+        .create_webhook(&permit, post("https://hooks.example.com/x"))
         .is_ok());
     let refused = service
-        .create_webhook(&caller, post("http://127.0.0.1:9/x"))
+        .create_webhook(&permit, post("http://127.0.0.1:9/x"))
         .unwrap_err();
     assert!(refused.to_string().contains("127.0.0.1"), "{refused}");
 }

@@ -5,7 +5,7 @@ use domain::flag::{Flag, FlagPost};
 use domain::instruction::SemanticPatch;
 use domain::project::Project;
 use serde_json::{json, Value};
-use service::{FlagChange, ServiceError};
+use service::{use_case, FlagChange, ServiceError};
 
 use crate::{json_patch, Fixture};
 
@@ -13,14 +13,16 @@ use crate::{json_patch, Fixture};
 fn with_project() -> (Fixture, Project) {
     let fx = Fixture::new();
     let post = serde_json::from_value(json!({"key": "web", "name": "Web"})).unwrap();
-    let project = fx.service.create_project(&fx.owner, post).unwrap().project;
+    let permit = fx.owner.may(use_case::CreateProject).unwrap();
+    let project = fx.service.create_project(&permit, post).unwrap().project;
     (fx, project)
 }
 
 fn create(fx: &Fixture, body: Value) -> Result<Flag, ServiceError> {
     let post: FlagPost = serde_json::from_value(body).unwrap();
+    let permit = fx.owner.may(use_case::CreateFlag)?;
     fx.service
-        .create_flag(&fx.owner, "web", post)
+        .create_flag(&permit, "web", post)
         .map(|view| view.flag)
 }
 
@@ -84,9 +86,10 @@ fn prerequisites_must_name_live_flags() {
     let archive = FlagChange::JsonPatch(json_patch(
         json!([{"op": "replace", "path": "/archived", "value": true}]),
     ));
+    let permit = fx.owner.may(use_case::PatchFlag).unwrap();
     let old = fx
         .service
-        .patch_flag(&fx.owner, "web", "old", &archive)
+        .patch_flag(&permit, "web", "old", &archive)
         .unwrap()
         .flag;
     let refused = create(
@@ -112,16 +115,16 @@ fn prerequisites_form_no_cycle() {
         semantic(json!({"environmentKey": "production", "instructions": [
             {"kind": "addPrerequisite", "key": on, "variationId": variation_id}]}))
     };
+    let permit = fx.owner.may(use_case::PatchFlag).unwrap();
     fx.service
-        .patch_flag(&fx.owner, "web", "a", &add("b", &b.variations[0].id))
+        .patch_flag(&permit, "web", "a", &add("b", &b.variations[0].id))
         .unwrap();
 
     // b -> a would close the cycle a -> b -> a; a dry run finds it as the real call does.
     let change = add("a", &a.variations[0].id);
     for refused in [
-        fx.service
-            .dry_run_patch_flag(&fx.owner, "web", "b", &change),
-        fx.service.patch_flag(&fx.owner, "web", "b", &change),
+        fx.service.dry_run_patch_flag(&permit, "web", "b", &change),
+        fx.service.patch_flag(&permit, "web", "b", &change),
     ] {
         let refused = refused.unwrap_err();
         assert!(
@@ -160,7 +163,8 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
         "{refused:?}"
     );
     let delete = semantic(json!({"instructions": [{"kind": "deleteFlag"}]}));
-    let refused = fx.service.patch_flag(&fx.owner, "web", "base", &delete);
+    let permit = fx.owner.may(use_case::PatchFlag).unwrap();
+    let refused = fx.service.patch_flag(&permit, "web", "base", &delete);
     assert!(
         matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
@@ -168,7 +172,7 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     let archive = FlagChange::JsonPatch(json_patch(
         json!([{"op": "replace", "path": "/archived", "value": true}]),
     ));
-    let refused = fx.service.patch_flag(&fx.owner, "web", "base", &archive);
+    let refused = fx.service.patch_flag(&permit, "web", "base", &archive);
     assert!(
         matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
@@ -206,9 +210,10 @@ fn a_variation_in_use_as_a_prerequisite_stays_where_it_is() {
     let reorder = FlagChange::JsonPatch(json_patch(
         json!([{"op": "move", "from": "/variations/1", "path": "/variations/0"}]),
     ));
+    let permit = fx.owner.may(use_case::PatchFlag).unwrap();
     let refused = fx
         .service
-        .patch_flag(&fx.owner, "web", "base", &reorder)
+        .patch_flag(&permit, "web", "base", &reorder)
         .unwrap_err();
     assert!(
         matches!(refused, ServiceError::StillReferenced(_)),

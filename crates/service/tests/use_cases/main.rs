@@ -19,7 +19,7 @@ use domain::role::Role;
 use domain::token::Token;
 use ports::{Repository, StoreError, StoreExt};
 use serde_json::{json, Value};
-use service::{Caller, Service, SystemClock};
+use service::{use_case, Caller, Service, SystemClock};
 use sha2::Digest;
 
 /// The owner's token, made by `bootstrap`.
@@ -58,10 +58,8 @@ impl Fixture {
     pub fn invite(&self, email: &str, role: &str) -> String {
         let form: NewMemberForm =
             serde_json::from_value(json!({"email": email, "role": role})).expect("an invitation");
-        let invited = self
-            .service
-            .invite_members(&self.owner, vec![form])
-            .unwrap();
+        let permit = self.owner.may(use_case::InviteMembers).unwrap();
+        let invited = self.service.invite_members(&permit, vec![form]).unwrap();
         invited[0].id.clone()
     }
 

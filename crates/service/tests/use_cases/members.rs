@@ -4,7 +4,7 @@
 use domain::query::MemberQuery;
 use domain::role::Role;
 use serde_json::json;
-use service::ServiceError;
+use service::{use_case, ServiceError};
 
 use crate::{json_patch, Fixture};
 
@@ -23,15 +23,16 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
     let owner_id = fx.owner.member_id().to_owned();
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
+    let permit = admin.may(use_case::PatchMember).unwrap();
     for target in [&bob, &ann] {
-        let refused = fx.service.patch_member(&admin, target, &make_owner);
+        let refused = fx.service.patch_member(&permit, target, &make_owner);
         assert!(
             matches!(refused, Err(ServiceError::PatchFailed(_))),
             "{refused:?}"
         );
     }
     let demote = json_patch(json!([{"op": "replace", "path": "/role", "value": "reader"}]));
-    let refused = fx.service.patch_member(&admin, &owner_id, &demote);
+    let refused = fx.service.patch_member(&permit, &owner_id, &demote);
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -56,10 +57,8 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     let owner_id = fx.owner.member_id().to_owned();
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
-    let ann_now = fx
-        .service
-        .patch_member(&fx.owner, &ann, &make_owner)
-        .unwrap();
+    let permit = fx.owner.may(use_case::PatchMember).unwrap();
+    let ann_now = fx.service.patch_member(&permit, &ann, &make_owner).unwrap();
     assert_eq!(ann_now.role, Role::Owner);
 
     // One owner, in the store as in the answer; the former owner is an admin.
@@ -73,7 +72,7 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     // The former owner's token now acts as an admin: it cannot transfer ownership again, nor
     // take it back.
     for target in [&bob, &owner_id] {
-        let refused = fx.service.patch_member(&fx.owner, target, &make_owner);
+        let refused = fx.service.patch_member(&permit, target, &make_owner);
         assert!(
             matches!(refused, Err(ServiceError::PatchFailed(_))),
             "{refused:?}"
@@ -101,14 +100,18 @@ fn nobody_gives_a_role_above_their_own() {
     assert_eq!(writer.role(), Role::Writer);
 
     let to_admin = json_patch(json!([{"op": "replace", "path": "/role", "value": "admin"}]));
-    let refused = fx.service.patch_member(&writer, &rae, &to_admin);
+    let refused = writer
+        .may(use_case::PatchMember)
+        .and_then(|permit| fx.service.patch_member(&permit, &rae, &to_admin));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     let form =
         serde_json::from_value(json!({"email": "new@example.com", "role": "reader"})).unwrap();
-    let refused = fx.service.invite_members(&writer, vec![form]);
+    let refused = writer
+        .may(use_case::InviteMembers)
+        .and_then(|permit| fx.service.invite_members(&permit, vec![form]));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -116,7 +119,8 @@ fn nobody_gives_a_role_above_their_own() {
     assert_eq!(fx.member(&rae).role, Role::Reader);
 
     // An admin may raise a reader up to admin, its own role.
-    let raised = fx.service.patch_member(&admin, &rae, &to_admin).unwrap();
+    let permit = admin.may(use_case::PatchMember).unwrap();
+    let raised = fx.service.patch_member(&permit, &rae, &to_admin).unwrap();
     assert_eq!(raised.role, Role::Admin);
     assert_eq!(fx.member(&rae).role, Role::Admin);
 }
@@ -126,7 +130,7 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
     let fx = Fixture::new();
     fx.service
         .create_project(
-            &fx.owner,
+            &fx.owner.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
@@ -135,12 +139,12 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
     let flag = |key: &str| serde_json::from_value(json!({"key": key, "name": key})).unwrap();
     let writer = fx.service.authenticate(&secret).unwrap();
     assert_eq!(writer.role(), Role::Writer);
-    fx.service.create_flag(&writer, "p", flag("f")).unwrap();
+    let permit = writer.may(use_case::CreateFlag).unwrap();
+    fx.service.create_flag(&permit, "p", flag("f")).unwrap();
 
     let to_reader = json_patch(json!([{"op": "replace", "path": "/role", "value": "reader"}]));
-    fx.service
-        .patch_member(&fx.owner, &ann, &to_reader)
-        .unwrap();
+    let permit = fx.owner.may(use_case::PatchMember).unwrap();
+    fx.service.patch_member(&permit, &ann, &to_reader).unwrap();
     assert_eq!(fx.member(&ann).role, Role::Reader);
 
     // The next request with the same token acts as a reader: the demotion dropped what the
@@ -149,7 +153,9 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
     // under lock.)
     let reader = fx.service.authenticate(&secret).unwrap();
     assert_eq!(reader.role(), Role::Reader);
-    let refused = fx.service.create_flag(&reader, "p", flag("g"));
+    let refused = reader
+        .may(use_case::CreateFlag)
+        .and_then(|permit| fx.service.create_flag(&permit, "p", flag("g")));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -170,8 +176,9 @@ fn deleting_a_member_deletes_its_personal_tokens_and_hands_on_its_service_tokens
         )
         .unwrap()
     };
-    let personal = fx.service.create_token(&admin, post(false)).unwrap().token;
-    let shared = fx.service.create_token(&admin, post(true)).unwrap().token;
+    let permit = admin.may(use_case::CreateToken).unwrap();
+    let personal = fx.service.create_token(&permit, post(false)).unwrap().token;
+    let shared = fx.service.create_token(&permit, post(true)).unwrap().token;
 
     fx.service.delete_member(&fx.owner, &ann).unwrap();
 

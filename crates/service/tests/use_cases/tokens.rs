@@ -4,7 +4,7 @@
 use domain::role::Role;
 use domain::token::Token;
 use serde_json::json;
-use service::{Caller, ServiceError};
+use service::{use_case, Caller, ServiceError};
 
 use crate::{json_patch, Fixture};
 
@@ -18,7 +18,10 @@ fn assert_hands_off(fx: &Fixture, caller: &Caller, id: &str) {
     let before: Token = fx.read(|repo| repo.get_token(id)).unwrap();
     let rename = json_patch(json!([{"op": "replace", "path": "/name", "value": "mine"}]));
     let refusals = [
-        fx.service.patch_token(caller, id, &rename).map(|_| ()),
+        caller
+            .may(use_case::PatchToken)
+            .and_then(|permit| fx.service.patch_token(&permit, id, &rename))
+            .map(|_| ()),
         fx.service.reset_token(caller, id, None).map(|_| ()),
         fx.service.delete_token(caller, id),
     ];
@@ -36,9 +39,10 @@ fn an_admin_cannot_touch_the_owners_tokens() {
     let fx = Fixture::new();
     let ann = fx.invite("ann@example.com", "admin");
     let admin = fx.caller_for(&ann, Role::Admin);
+    let permit = fx.owner.may(use_case::CreateToken).unwrap();
     let service_admin = fx
         .service
-        .create_token(&fx.owner, token_post("admin", true))
+        .create_token(&permit, token_post("admin", true))
         .unwrap();
     let service_admin = fx.service.authenticate(&service_admin.secret).unwrap();
     for caller in [&admin, &service_admin] {
@@ -79,8 +83,9 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
 
     // Its own tokens are the admin's to manage.
     let rename = json_patch(json!([{"op": "replace", "path": "/name", "value": "renamed"}]));
+    let permit = admin.may(use_case::PatchToken).unwrap();
     fx.service
-        .patch_token(&admin, admin.token_id(), &rename)
+        .patch_token(&permit, admin.token_id(), &rename)
         .unwrap();
     assert_eq!(
         fx.read(|repo| repo.get_token(admin.token_id()))
@@ -99,9 +104,10 @@ fn no_token_above_your_own_role_or_its_member_s() {
     let writer = fx.caller_for(&wes, Role::Admin);
 
     // A writer manages no tokens at all.
-    let refused = fx
-        .service
-        .create_token(&writer, token_post("reader", false));
+    let refused = writer.may(use_case::CreateToken).and_then(|permit| {
+        fx.service
+            .create_token(&permit, token_post("reader", false))
+    });
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -109,17 +115,18 @@ fn no_token_above_your_own_role_or_its_member_s() {
 
     // Ann's personal token, then Ann demoted to writer: the token cannot become admin, even by
     // the owner, but may become writer.
+    let permit = admin.may(use_case::CreateToken).unwrap();
     let mine = fx
         .service
-        .create_token(&admin, token_post("reader", false))
+        .create_token(&permit, token_post("reader", false))
         .unwrap()
         .token;
     let to_writer = json_patch(json!([{"op": "replace", "path": "/role", "value": "writer"}]));
-    fx.service
-        .patch_member(&fx.owner, &ann, &to_writer)
-        .unwrap();
+    let permit = fx.owner.may(use_case::PatchMember).unwrap();
+    fx.service.patch_member(&permit, &ann, &to_writer).unwrap();
     let to_admin = json_patch(json!([{"op": "replace", "path": "/role", "value": "admin"}]));
-    let refused = fx.service.patch_token(&fx.owner, &mine.id, &to_admin);
+    let permit = fx.owner.may(use_case::PatchToken).unwrap();
+    let refused = fx.service.patch_token(&permit, &mine.id, &to_admin);
     assert!(
         matches!(refused, Err(ServiceError::PatchFailed(_))),
         "{refused:?}"
@@ -130,7 +137,7 @@ fn no_token_above_your_own_role_or_its_member_s() {
     );
     let raised = fx
         .service
-        .patch_token(&fx.owner, &mine.id, &to_writer)
+        .patch_token(&permit, &mine.id, &to_writer)
         .unwrap();
     assert_eq!(raised.role, Role::Writer);
     assert_eq!(
@@ -142,28 +149,30 @@ fn no_token_above_your_own_role_or_its_member_s() {
 #[test]
 fn a_service_token_makes_only_service_tokens_within_its_role() {
     let fx = Fixture::new();
+    let permit = fx.owner.may(use_case::CreateToken).unwrap();
     let created = fx
         .service
-        .create_token(&fx.owner, token_post("writer", true))
+        .create_token(&permit, token_post("writer", true))
         .unwrap();
     let service_writer = fx.service.authenticate(&created.secret).unwrap();
     assert_eq!(service_writer.role(), Role::Writer);
     let service_admin = fx
         .service
-        .create_token(&fx.owner, token_post("admin", true))
+        .create_token(&permit, token_post("admin", true))
         .unwrap();
     let service_admin = fx.service.authenticate(&service_admin.secret).unwrap();
 
+    let permit = service_admin.may(use_case::CreateToken).unwrap();
     let refused = fx
         .service
-        .create_token(&service_admin, token_post("reader", false));
+        .create_token(&permit, token_post("reader", false));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
     let made = fx
         .service
-        .create_token(&service_admin, token_post("admin", true))
+        .create_token(&permit, token_post("admin", true))
         .unwrap()
         .token;
     assert!(made.service_token);

@@ -1,0 +1,134 @@
+//! The use cases whose permission is asked before their input is read, and the [`Permit`] that
+//! proves it was: a caller who may not do one learns that before anything about the input.
+//!
+//! [`Caller::may`] decides, once, whether the caller's role allows a use case and hands out a
+//! `Permit` for it. The use case takes that permit instead of the bare caller and does not ask
+//! again; a permit for another use case does not compile. (The member and token use cases re-read
+//! the caller under lock in their transaction and ask the same rule of it once more: a demotion
+//! committed since authentication counts there.)
+
+use std::marker::PhantomData;
+
+use domain::role::Action;
+
+use crate::Caller;
+
+mod sealed {
+    use domain::role::Action;
+
+    /// Only this crate names use cases, and says what each needs.
+    pub trait Sealed {
+        /// What the caller's role must allow (the table of roles is in `domain::role`).
+        const ACTION: Action;
+    }
+}
+
+/// A use case that takes a [`Permit`]: one of the marker types in this module.
+pub trait UseCase: sealed::Sealed + Copy + std::fmt::Debug {}
+
+macro_rules! use_cases {
+    ($($(#[doc = $doc:literal])* $name:ident => $action:ident,)*) => {$(
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name;
+
+        impl sealed::Sealed for $name {
+            const ACTION: Action = Action::$action;
+        }
+
+        impl UseCase for $name {}
+    )*};
+}
+
+use_cases! {
+    /// [`Service::create_project`](crate::Service::create_project).
+    CreateProject => ManageProjects,
+    /// [`Service::patch_project`](crate::Service::patch_project).
+    PatchProject => ManageProjects,
+    /// [`Service::create_environment`](crate::Service::create_environment).
+    CreateEnvironment => ManageEnvironments,
+    /// [`Service::patch_environment`](crate::Service::patch_environment).
+    PatchEnvironment => ManageEnvironments,
+    /// [`Service::create_flag`](crate::Service::create_flag).
+    CreateFlag => ManageFlags,
+    /// [`Service::clone_flag`](crate::Service::clone_flag).
+    CloneFlag => ManageFlags,
+    /// [`Service::copy_flag_config`](crate::Service::copy_flag_config).
+    CopyFlagConfig => ManageFlags,
+    /// [`Service::patch_flag`](crate::Service::patch_flag) and its dry run.
+    PatchFlag => ManageFlags,
+    /// [`Service::create_segment`](crate::Service::create_segment).
+    CreateSegment => ManageSegments,
+    /// [`Service::patch_segment`](crate::Service::patch_segment) and its dry run.
+    PatchSegment => ManageSegments,
+    /// [`Service::create_token`](crate::Service::create_token).
+    CreateToken => ManageTokens,
+    /// [`Service::patch_token`](crate::Service::patch_token).
+    PatchToken => ManageTokens,
+    /// [`Service::create_webhook`](crate::Service::create_webhook).
+    CreateWebhook => ManageWebhooks,
+    /// [`Service::patch_webhook`](crate::Service::patch_webhook).
+    PatchWebhook => ManageWebhooks,
+    /// [`Service::invite_members`](crate::Service::invite_members).
+    InviteMembers => ManageMembers,
+    /// [`Service::patch_member`](crate::Service::patch_member).
+    PatchMember => ManageMembers,
+}
+
+/// Proof that the caller's role allows use case `U`: only [`Caller::may`] makes one, after
+/// asking. The use case takes it in place of the caller (who acted, for the audit entry, is
+/// [`Permit::caller`]).
+///
+/// ```no_run
+/// # fn create(
+/// #     service: &service::Service,
+/// #     caller: &service::Caller,
+/// #     post: domain::flag::FlagPost,
+/// # ) -> service::ServiceResult<()> {
+/// let permit = caller.may(service::use_case::CreateFlag)?;
+/// service.create_flag(&permit, "shop", post)?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A permit for another use case does not compile:
+///
+/// ```compile_fail
+/// # fn create(
+/// #     service: &service::Service,
+/// #     caller: &service::Caller,
+/// #     post: domain::flag::FlagPost,
+/// # ) -> service::ServiceResult<()> {
+/// let permit = caller.may(service::use_case::PatchFlag)?;
+/// service.create_flag(&permit, "shop", post)?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "a permit is asked for in order to call its use case"]
+pub struct Permit<U: UseCase> {
+    caller: Caller,
+    use_case: PhantomData<U>,
+}
+
+impl<U: UseCase> Permit<U> {
+    /// Asks whether `caller` may do `U`; the only way to a permit.
+    pub(crate) fn ask(caller: &Caller) -> crate::ServiceResult<Self> {
+        caller.require(U::ACTION)?;
+        Ok(Self {
+            caller: caller.clone(),
+            use_case: PhantomData,
+        })
+    }
+
+    /// The caller the permit was given to.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// Asks again for `current`, the caller as re-read under lock inside the use case's
+    /// transaction (`auth::hold_members`): a demotion committed since the permit was given counts.
+    pub(crate) fn recheck(&self, current: &Caller) -> crate::ServiceResult<()> {
+        current.require(U::ACTION)
+    }
+}

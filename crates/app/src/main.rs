@@ -108,9 +108,12 @@ async fn main() -> anyhow::Result<()> {
         },
     };
     let service = Arc::new(
-        Service::new(store, Arc::new(SystemClock::default()))
-            .with_webhook_settings(webhooks)
-            .with_representations(Arc::new(adapter_http::ApiRepresentations)),
+        Service::new(
+            store,
+            Arc::new(SystemClock::default()),
+            Arc::new(adapter_http::ApiRepresentations),
+        )
+        .with_webhook_settings(webhooks),
     );
     match service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)

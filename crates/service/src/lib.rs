@@ -149,14 +149,22 @@ impl std::fmt::Debug for Service {
 }
 
 impl Service {
-    /// A service over `store` telling time by `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    /// A service over `store` telling time by `clock`, recording resources in audit entries
+    /// (and webhook payloads) as `representations` show them: the HTTP adapter's
+    /// (`adapter_http::ApiRepresentations`) in a deployment, so that an entry holds what the API
+    /// showed; [`PlainRepresentations`] only where nothing reads the entries as the API would.
+    /// There is no default: an entry point that forgot would store entries without links, for good.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        representations: Arc<dyn Representations>,
+    ) -> Self {
         Self {
             store,
             clock,
             tokens: auth::TokenCache::default(),
             webhooks: WebhookSettings::default(),
-            shown: Arc::new(PlainRepresentations),
+            shown: representations,
             account_id: std::sync::OnceLock::new(),
         }
     }
@@ -164,13 +172,6 @@ impl Service {
     /// The same service, delivering webhooks as `settings` say.
     pub fn with_webhook_settings(mut self, settings: WebhookSettings) -> Self {
         self.webhooks = settings;
-        self
-    }
-
-    /// The same service, recording resources in audit entries as `representations` show them
-    /// (the HTTP adapter's, in a deployment; without it, entries hold plain domain JSON).
-    pub fn with_representations(mut self, representations: Arc<dyn Representations>) -> Self {
-        self.shown = representations;
         self
     }
 

@@ -41,10 +41,11 @@ async fn spawn_at(
     impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     let db = open(backend);
-    let service = Arc::new(
-        Service::new(db.store.clone(), clock)
-            .with_representations(Arc::new(adapter_http::ApiRepresentations)),
-    );
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        clock,
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
     service
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
@@ -399,8 +400,8 @@ async fn caller_identity_describes_the_token(backend: Backend) {
     let again = Service::new(
         app.db.store.clone(),
         Arc::new(service::SystemClock::default()),
-    )
-    .with_representations(Arc::new(adapter_http::ApiRepresentations));
+        Arc::new(adapter_http::ApiRepresentations),
+    );
     assert_eq!(again.account_id().unwrap(), account);
     again
         .bootstrap(Some(OWNER), "owner@example.com")

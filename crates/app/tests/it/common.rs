@@ -198,10 +198,11 @@ pub async fn spawn_with(
     impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     let db = open(backend);
-    let service = Arc::new(
-        Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-            .with_representations(Arc::new(adapter_http::ApiRepresentations)),
-    );
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
     service
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");

@@ -19,10 +19,11 @@ const PER_THREAD: usize = 25;
 
 fn service_on(backend: Backend) -> (Db, Arc<Service>, Caller) {
     let db = open(backend);
-    let service = Arc::new(
-        Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-            .with_representations(Arc::new(adapter_http::ApiRepresentations)),
-    );
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
     service

@@ -29,10 +29,11 @@ impl Drop for RealServer {
 
 async fn real_server(backend: Backend, config: HttpConfig) -> RealServer {
     let db = open(backend);
-    let service = Arc::new(
-        Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-            .with_representations(Arc::new(adapter_http::ApiRepresentations)),
-    );
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let state = AppState::new(service, config).unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

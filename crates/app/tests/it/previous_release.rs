@@ -42,7 +42,11 @@ async fn a_database_of_the_previous_release_reads_as_it_did() {
     let store = app::StoreUrl::parse(&copy.0.display().to_string())
         .open(2)
         .unwrap();
-    let service = Arc::new(Service::new(store, Arc::new(SystemClock::default())));
+    let service = Arc::new(Service::new(
+        store,
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
     let app = test::init_service(adapter_http::app(
         AppState::new(service, HttpConfig::default()).unwrap(),
     ))

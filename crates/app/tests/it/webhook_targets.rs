@@ -178,9 +178,12 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
         allowed_hosts: Some(vec!["hooks.example.com".into()]),
         ..Default::default()
     };
-    let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-        .with_representations(Arc::new(adapter_http::ApiRepresentations))
-        .with_webhook_settings(settings);
+    let service = Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    )
+    .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
     let permit = caller.may(use_case::CreateWebhook).unwrap();
@@ -249,9 +252,12 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
         },
         ..Default::default()
     };
-    let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-        .with_representations(Arc::new(adapter_http::ApiRepresentations))
-        .with_webhook_settings(settings);
+    let service = Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    )
+    .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
     service
@@ -325,9 +331,12 @@ impl HostResolver for FakeDns {
 }
 
 fn service_with(db: &crate::common::Db, settings: WebhookSettings) -> Arc<Service> {
-    let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-        .with_representations(Arc::new(adapter_http::ApiRepresentations))
-        .with_webhook_settings(settings);
+    let service = Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    )
+    .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     Arc::new(service)
 }

@@ -95,9 +95,12 @@ fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
         },
         ..Default::default()
     };
-    let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-        .with_representations(Arc::new(adapter_http::ApiRepresentations))
-        .with_webhook_settings(settings);
+    let service = Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    )
+    .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     Arc::new(service)
 }
@@ -345,9 +348,12 @@ fn allowed_hosts_are_enforced(backend: Backend) {
         allowed_hosts: Some(vec!["hooks.example.com".into()]),
         ..Default::default()
     };
-    let service = Service::new(db.store.clone(), Arc::new(SystemClock::default()))
-        .with_representations(Arc::new(adapter_http::ApiRepresentations))
-        .with_webhook_settings(settings);
+    let service = Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    )
+    .with_webhook_settings(settings);
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
     let caller = service.authenticate(OWNER).unwrap();
     let permit = caller.may(use_case::CreateWebhook).unwrap();

@@ -42,7 +42,11 @@ impl Default for Fixture {
 impl Fixture {
     pub fn new() -> Self {
         let store = Arc::new(MemoryStore::new());
-        let service = Service::new(store.clone(), Arc::new(SystemClock::default()));
+        let service = Service::new(
+            store.clone(),
+            Arc::new(SystemClock::default()),
+            Arc::new(service::PlainRepresentations),
+        );
         service
             .bootstrap(Some(OWNER_SECRET), "owner@example.com")
             .unwrap();

@@ -3,7 +3,8 @@
 //! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
 //! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio,
-//!   or a crate other than `adapter-http` writes an API path (`/api/v2`).
+//!   a crate other than `adapter-http` depends on utoipa, or a crate other than `adapter-http`
+//!   writes an API path (`/api/v2`).
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
         Some("check-deps") => check_deps()
+            .and_then(|()| check_openapi_deps())
             .and_then(|()| check_locks())
             .and_then(|()| check_api_paths()),
         Some("doc") => doc(),
@@ -115,6 +117,103 @@ fn check_deps() -> Result<()> {
             FORBIDDEN_IN_CORE.join(", ")
         );
     }
+    Ok(())
+}
+
+/// The crate that owns the OpenAPI document, and the crates that speak OpenAPI.
+const OPENAPI_OWNER: &str = "flagsvc-adapter-http";
+const OPENAPI_CRATES: [&str; 2] = ["utoipa", "utoipa-actix-web"];
+
+/// Only `adapter-http` depends on utoipa: it owns the wire shapes and their OpenAPI schemas
+/// (those of the domain's types too, in `wire::model`). No other crate of the workspace may reach
+/// utoipa or utoipa-actix-web, directly or through a crate other than `adapter-http`, with every
+/// feature on and dev-dependencies included (`app` reaches it through `adapter-http`, as it
+/// must).
+fn check_openapi_deps() -> Result<()> {
+    let output = cargo()
+        .args([
+            "metadata",
+            "--quiet",
+            "--format-version",
+            "1",
+            "--all-features",
+        ])
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("reading cargo metadata")?;
+    let mut names = std::collections::HashMap::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        if let (Some(id), Some(name)) = (package["id"].as_str(), package["name"].as_str()) {
+            names.insert(id, name);
+        }
+    }
+    let mut dependencies = std::collections::HashMap::new();
+    for node in metadata["resolve"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(id) = node["id"].as_str() {
+            let deps: Vec<&str> = node["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .collect();
+            dependencies.insert(id, deps);
+        }
+    }
+    let name = |id: &str| names.get(id).copied().unwrap_or(id).to_owned();
+    let members: Vec<&str> = metadata["workspace_members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    let mut offending = vec![];
+    for &member in &members {
+        if name(member) == OPENAPI_OWNER {
+            continue;
+        }
+        // Breadth first, keeping the way each crate was reached; not into other members of the
+        // workspace (each is checked itself, and the owner may).
+        let mut reached_from = std::collections::HashMap::from([(member, member)]);
+        let mut queue = std::collections::VecDeque::from([member]);
+        while let Some(id) = queue.pop_front() {
+            if OPENAPI_CRATES.contains(&name(id).as_str()) {
+                let mut chain = vec![name(id)];
+                let mut at = id;
+                while at != member {
+                    at = reached_from[at];
+                    chain.push(name(at));
+                }
+                chain.reverse();
+                offending.push(chain.join(" -> "));
+                continue;
+            }
+            for dep in dependencies.get(id).into_iter().flatten() {
+                if !members.contains(dep) && !reached_from.contains_key(dep) {
+                    reached_from.insert(dep, id);
+                    queue.push_back(dep);
+                }
+            }
+        }
+    }
+    if !offending.is_empty() {
+        bail!(
+            "only {OPENAPI_OWNER} may depend on {}: found {}",
+            OPENAPI_CRATES.join(" or "),
+            offending.join("; ")
+        );
+    }
+    println!("check-deps: only adapter-http depends on utoipa");
     Ok(())
 }
 
@@ -219,6 +318,7 @@ fn doc() -> Result<()> {
 
 fn test(extra: &[String]) -> Result<()> {
     check_deps()?;
+    check_openapi_deps()?;
     check_locks()?;
     check_api_paths()?;
     doc()?;

@@ -16,6 +16,10 @@ mod environments;
 mod flags;
 pub(crate) mod link;
 mod members;
+// Schemas only, never built: they describe what the domain's types serialise to and parse from
+// (see the module's documentation), so nothing here constructs them.
+#[allow(dead_code)]
+pub(crate) mod model;
 mod projects;
 mod representations;
 mod segments;
@@ -339,7 +343,10 @@ pub fn json_patch_only(
 }
 
 /// A semantic patch body (`Content-Type: application/json; domain-model=svc.semanticpatch`).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+// A schema only (no doc line here: it would join the description): the domain reads the body
+// (`SemanticPatch::parse`).
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(dead_code)]
 #[serde(rename_all = "camelCase")]
 pub struct SemanticPatchBody {
     /// The environment that environment-scoped instructions act on.
@@ -348,7 +355,7 @@ pub struct SemanticPatchBody {
     pub comment: Option<String>,
     /// Applied in order, all or none; at most 1000.
     #[schema(max_items = 1000)]
-    pub instructions: Vec<domain::instruction::Instruction>,
+    pub instructions: Vec<model::Instruction>,
 }
 
 /// One RFC 6902 operation.

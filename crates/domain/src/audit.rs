@@ -10,7 +10,6 @@ use crate::query::QueryError;
 
 /// One action on one resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Access {
     /// What was done (`createFlag`, `updateOn`, ...).
     pub action: String,

@@ -71,7 +71,6 @@ pub struct EnvironmentCredentials {
 
 /// `POST /projects/{projectKey}/environments` body (and items of a project's `environments`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnvironmentPost {
     /// Environment key.
@@ -92,7 +91,6 @@ pub struct EnvironmentPost {
     pub require_comments: Option<bool>,
     /// Tags.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Default false.
     pub critical: Option<bool>,
@@ -103,7 +101,6 @@ pub struct EnvironmentPost {
 
 /// The environment a new environment is cloned from (`source` of an environment request).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnvironmentSource {
     /// Key of an environment of the same project.

@@ -16,7 +16,6 @@ use crate::ValidationError;
 
 /// A clause as sent in an instruction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClauseInput {
     /// Context kind (default `user`).
@@ -30,14 +29,12 @@ pub struct ClauseInput {
     #[serde(default)]
     pub negate: bool,
     /// Values compared against; at most 1000.
-    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub values: Vec<Value>,
 }
 
 /// What a rule or the fallthrough serves: `variationId`, or `rolloutWeights` (variation id ->
 /// weight in thousandths of a percent) with optional `rolloutBucketBy` and `rolloutContextKind`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ServeInput {
     /// A fixed variation, by `_id`.
@@ -56,7 +53,6 @@ pub struct ServeInput {
 
 /// A rule as sent in `replaceRules`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RuleInput {
     /// All must match.
@@ -74,7 +70,6 @@ pub struct RuleInput {
 
 /// Individual targets as sent in `replaceTargets` and `replaceUserTargets`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TargetInput {
     /// Context kind (default `user`).
@@ -88,7 +83,6 @@ pub struct TargetInput {
 
 /// A prerequisite as sent in `replacePrerequisites`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PrerequisiteInput {
     /// The prerequisite flag's key.
@@ -100,7 +94,6 @@ pub struct PrerequisiteInput {
 /// One instruction of a semantic patch, tagged by `kind`. Unknown parameters are refused by
 /// [`SemanticPatch::parse`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum Instruction {
@@ -206,12 +199,10 @@ pub enum Instruction {
         clause: ClauseInput,
     },
     /// Add values to a clause.
-    #[cfg_attr(feature = "openapi", schema(title = "AddValuesToClause"))]
     #[serde(rename_all = "camelCase")]
     AddValuesToClause {
         rule_id: String,
         clause_id: String,
-        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Remove values from a clause.
@@ -219,7 +210,6 @@ pub enum Instruction {
     RemoveValuesFromClause {
         rule_id: String,
         clause_id: String,
-        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Set what the default rule serves.

@@ -177,7 +177,6 @@ impl Member {
 
 /// One invitation in `POST /members`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewMemberForm {
     /// Email address.

@@ -35,7 +35,6 @@ pub const MAX_TARGET_OPERATIONS: usize = 1500;
 
 /// Targets of one context kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentTarget {
     /// Context keys.
@@ -46,7 +45,6 @@ pub struct SegmentTarget {
 
 /// A segment rule: contexts matching every clause are in the segment (or `weight`/100000 of them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentRule {
     /// UUID, assigned by the server.
@@ -54,23 +52,18 @@ pub struct SegmentRule {
     pub id: String,
     /// All must match.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub clauses: Vec<Clause>,
     /// Share of matching contexts included, in thousandths of a percent (0..=100000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub weight: Option<i64>,
     /// Attribute the weight buckets by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
     /// Context kind the weight buckets by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout_context_kind: Option<String>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
 }
 
@@ -123,7 +116,6 @@ pub struct Segment {
 
 /// `POST /segments/{projectKey}/{environmentKey}` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentPost {
     /// Segment key.
@@ -135,7 +127,6 @@ pub struct SegmentPost {
     pub description: Option<String>,
     /// Tags.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
     /// Big segments are not supported: `false` (or absent) only; `true` is a 400 naming the
     /// field.
@@ -574,7 +565,6 @@ fn remove(list: &mut Vec<String>, values: &[String]) {
 
 /// One segment instruction, tagged by `kind` (big-segment kinds are not supported).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum SegmentInstruction {
@@ -659,7 +649,6 @@ pub enum SegmentInstruction {
     AddValuesToClause {
         rule_id: String,
         clause_id: String,
-        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Remove values from a clause.
@@ -667,7 +656,6 @@ pub enum SegmentInstruction {
     RemoveValuesFromClause {
         rule_id: String,
         clause_id: String,
-        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Set a rule's description.

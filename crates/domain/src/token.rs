@@ -35,7 +35,6 @@ pub struct Token {
 
 /// The request to create a token, as sent by a client.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TokenPost {
     /// A label for the token.
@@ -52,7 +51,6 @@ pub struct TokenPost {
     pub custom_role_ids: Option<Vec<String>>,
     /// Inline roles (policy statements instead of a role) are not supported yet: only an empty
     /// list is accepted.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
     pub inline_role: Option<Vec<serde_json::Value>>,
 }
 

@@ -17,7 +17,6 @@ pub mod target;
 
 /// Allow or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Effect {
     /// Selects what it matches.
@@ -42,7 +41,6 @@ pub enum Effect {
 /// assert!(production_flags.matches(&on));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Statement {
     /// `allow` or `deny`.
@@ -120,12 +118,10 @@ pub struct Webhook {
 
 /// `POST /webhooks` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookPost {
     /// Where to POST (`http` or `https`; a public host unless the service allows private
     /// networks or lists the host; no `user@`).
-    #[cfg_attr(feature = "openapi", schema(format = "uri"))]
     pub url: String,
     /// Sign deliveries (a secret is generated when none is given).
     pub sign: bool,
@@ -142,7 +138,6 @@ pub struct WebhookPost {
     pub statements: Vec<Statement>,
     /// Tags.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub tags: Vec<String>,
 }
 
@@ -356,7 +351,6 @@ mod tests {
 
 /// One attempt to deliver an audit entry to a webhook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryAttempt {
     /// The delivery (one per entry and webhook).
@@ -369,11 +363,9 @@ pub struct DeliveryAttempt {
     pub date: i64,
     /// The receiver's HTTP status, if it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub status_code: Option<u16>,
     /// What went wrong, if the receiver did not answer with 2xx.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub error: Option<String>,
     /// How long it took (ms).
     pub duration_ms: i64,

@@ -7,6 +7,7 @@ use domain::query::EnvironmentQuery;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
+use crate::wire::model;
 use crate::wire::{
     call, expiry_param, json_body, json_patch_only, page_links, Environment, Environments,
     QueryParams,
@@ -62,7 +63,7 @@ pub async fn list_environments(
 #[utoipa::path(
     tag = "Environments",
     params(("projectKey" = String, Path, description = "Project key")),
-    request_body = EnvironmentPost,
+    request_body = model::EnvironmentPost,
     responses(
         (status = 201, body = Environment),
         (status = 400, description = "Invalid body, a `source` that is not an environment of the project, `source.version`, or a clone that would make a flag larger than 1 MiB", body = ErrorBody),

@@ -12,6 +12,7 @@ use service::{use_case, EnvironmentSelection, FlagChange, FlagListRequest};
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_FLAGS, OFFSET};
+use crate::wire::model;
 use crate::wire::{
     call, json_body, page_links, parse_json, patch_form, DependentFlags, FeatureFlags, Flag,
     JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
@@ -30,7 +31,7 @@ use crate::AppState;
         ("projectKey" = String, Path, description = "Project key"),
         ("clone" = Option<String>, Query, description = "Key of a flag to clone"),
     ),
-    request_body = FlagPost,
+    request_body = model::FlagPost,
     responses((status = 201, body = Flag), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
 )]
 #[post("/flags/{projectKey}")]
@@ -65,7 +66,7 @@ pub async fn create_flag(
 #[utoipa::path(
     tag = "Feature flags",
     params(("projectKey" = String, Path, description = "Project key"), ("flagKey" = String, Path, description = "Flag key")),
-    request_body = FlagCopyPost,
+    request_body = model::FlagCopyPost,
     responses(
         (status = 201, body = Flag),
         (status = 404, body = ErrorBody),

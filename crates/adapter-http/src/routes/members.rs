@@ -7,6 +7,7 @@ use domain::query::MemberQuery;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
+use crate::wire::model;
 use crate::wire::{call, json_body, json_patch_only, page_links, Member, Members, QueryParams};
 use crate::AppState;
 use service::use_case;
@@ -48,7 +49,7 @@ pub async fn list_members(
 /// 400 with code `email_already_exists_in_account`, an email given twice `duplicate_email`.
 #[utoipa::path(
     tag = "Account members",
-    request_body = Vec<NewMemberForm>,
+    request_body = Vec<model::NewMemberForm>,
     responses((status = 201, body = Members))
 )]
 #[post("/members")]

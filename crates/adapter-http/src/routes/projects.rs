@@ -7,6 +7,7 @@ use domain::query::ProjectQuery;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
+use crate::wire::model;
 use crate::wire::{
     call, json_body, json_patch_only, page_links, ProjectExpanded, ProjectRep, Projects,
     QueryParams,
@@ -68,7 +69,7 @@ pub async fn list_projects(
 /// cloned in it.
 #[utoipa::path(
     tag = "Projects",
-    request_body = ProjectPost,
+    request_body = model::ProjectPost,
     responses((status = 201, body = ProjectRep), (status = 409, description = "The key is taken", body = ErrorBody))
 )]
 #[post("/projects")]

@@ -3,13 +3,13 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::query::SegmentQuery;
 use domain::segment::{SegmentPatch, SegmentPost};
-use serde::Serialize;
 use serde_json::Value;
 use service::{use_case, SegmentChange};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
+use crate::wire::model;
 use crate::wire::{
     call, json_body, page_links, parse_json, patch_form, JsonPatchOperation, PatchForm,
     QueryParams, Segment, SegmentDetail, Segments,
@@ -17,7 +17,10 @@ use crate::wire::{
 use crate::AppState;
 
 /// A segment semantic patch (`Content-Type: application/json; domain-model=svc.semanticpatch`).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+// A schema only (no doc line here: it would join the description): the domain reads the body
+// (`SegmentPatch::parse`).
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(dead_code)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentSemanticPatchBody {
     /// Required: the segment's environment.
@@ -26,7 +29,7 @@ pub struct SegmentSemanticPatchBody {
     pub comment: Option<String>,
     /// Applied in order, all or none; at most 1000 instructions and 1500 target values in all.
     #[schema(max_items = 1000)]
-    pub instructions: Vec<domain::segment::SegmentInstruction>,
+    pub instructions: Vec<model::SegmentInstruction>,
 }
 
 /// Lists an environment's segments.
@@ -78,7 +81,7 @@ pub async fn list_segments(
 #[utoipa::path(
     tag = "Segments",
     params(("projectKey" = String, Path, description = "Project key"), ("environmentKey" = String, Path, description = "Environment key")),
-    request_body = SegmentPost,
+    request_body = model::SegmentPost,
     responses((status = 201, body = Segment), (status = 404, body = ErrorBody), (status = 409, description = "The key is taken", body = ErrorBody))
 )]
 #[post("/segments/{projectKey}/{environmentKey}")]

@@ -20,6 +20,7 @@ use crate::AppState;
 #[serde(rename_all = "camelCase")]
 pub struct FlagStatusRep {
     /// `new`, `inactive`, `active` or `launched` (see docs/api.md, "Flag status").
+    #[schema(value_type = crate::wire::model::FlagStatusName)]
     pub name: FlagStatusName,
     /// When an SDK last evaluated the flag: always `null`, flagsvc receives no evaluations.
     #[schema(required = true, format = DateTime)]
@@ -46,6 +47,7 @@ pub struct FeatureFlagStatuses {
 #[serde(rename_all = "camelCase")]
 pub struct FeatureFlagStatus {
     /// `new`, `inactive`, `active` or `launched`.
+    #[schema(value_type = crate::wire::model::FlagStatusName)]
     pub name: FlagStatusName,
     /// Always `null`: flagsvc receives no evaluations.
     #[schema(required = true, format = DateTime)]

@@ -7,6 +7,7 @@ use domain::token::TokenPost;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_25, OFFSET};
+use crate::wire::model;
 use crate::wire::{
     call, expiry_param, json_body, json_patch_only, page_links, QueryParams, TokenRep, Tokens,
 };
@@ -48,7 +49,7 @@ pub async fn list_tokens(
 /// Creates an access token; the response is the only time its secret is shown. Admin or owner.
 #[utoipa::path(
     tag = "Access tokens",
-    request_body = TokenPost,
+    request_body = model::TokenPost,
     responses((status = 201, body = TokenRep))
 )]
 #[post("/tokens")]

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
+use crate::wire::model;
 use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation, Webhook, Webhooks};
 use crate::AppState;
 use service::use_case;
@@ -14,6 +15,7 @@ use service::use_case;
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Deliveries {
     /// Newest first, at most 50.
+    #[schema(value_type = Vec<model::DeliveryAttempt>)]
     pub items: Vec<DeliveryAttempt>,
 }
 
@@ -39,7 +41,7 @@ pub async fn list_webhooks(
 /// `WebhookDeliveryPayload`), retried with backoff on failure. Admin or owner.
 #[utoipa::path(
     tag = "Webhooks",
-    request_body = WebhookPost,
+    request_body = model::WebhookPost,
     responses((status = 200, body = Webhook))
 )]
 #[post("/webhooks")]

@@ -4,6 +4,8 @@ use crate::wire::link::{Link, Links};
 use domain::role::Role;
 use serde::Serialize;
 
+use super::model;
+
 /// The API path of member `id`.
 pub fn member_href(id: &str) -> String {
     format!("/api/v2/members/{id}")
@@ -23,6 +25,7 @@ pub struct Member {
     /// Unique within the account (compared case-insensitively).
     pub email: String,
     /// The member's base role.
+    #[schema(value_type = model::Role)]
     pub role: Role,
     /// Given name.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,6 +4,8 @@ use crate::wire::link::{Link, Links};
 use domain::webhook::Statement;
 use serde::Serialize;
 
+use super::model;
+
 /// The API path of the webhook collection.
 pub const WEBHOOKS_HREF: &str = "/api/v2/webhooks";
 
@@ -39,6 +41,7 @@ pub struct Webhook {
     #[schema(nullable = false)]
     pub secret: Option<String>,
     /// Which changes it wants; none = every change.
+    #[schema(value_type = Vec<model::Statement>)]
     pub statements: Vec<Statement>,
     /// Sorted, unique tags.
     #[schema(max_items = 100)]

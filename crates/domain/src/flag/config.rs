@@ -52,7 +52,6 @@ pub struct FlagConfig {
 
 /// How one configuration uses its flag's variations.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigSummary {
     /// Per variation index (as a string key).
@@ -63,7 +62,6 @@ pub struct ConfigSummary {
 
 /// How one configuration uses one variation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VariationSummary {
     /// Rules serving it.
@@ -82,11 +80,9 @@ pub struct VariationSummary {
     pub is_off: bool,
     /// Its weight in the default rule's rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<i64>,
     /// The default rule rollout's bucketing attribute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
 }
 
@@ -212,7 +208,6 @@ impl FlagConfig {
 
 /// Individual targets: context keys served one variation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// Context keys.
@@ -230,43 +225,35 @@ pub(crate) fn user_kind() -> String {
 
 /// Either a fixed variation or a percentage rollout (exactly one is set).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VariationOrRollout {
     /// Variation index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub variation: Option<usize>,
     /// Percentage rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<Rollout>,
 }
 
 /// A percentage rollout over variations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rollout {
     /// Weights per variation, in thousandths of a percent, summing to 100000.
     pub variations: Vec<WeightedVariation>,
     /// The attribute used for bucketing (default `key`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
     /// Context kind bucketed by (default `user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub context_kind: Option<String>,
     /// Bucketing seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub seed: Option<i64>,
 }
 
 /// One variation's share of a rollout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WeightedVariation {
     /// Variation index.
@@ -284,7 +271,6 @@ pub struct WeightedVariation {
 
 /// A targeting rule: when all clauses match, serve a variation or rollout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rule {
     /// UUID, assigned by the server.
@@ -292,23 +278,18 @@ pub struct Rule {
     pub id: String,
     /// All must match.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub clauses: Vec<Clause>,
     /// Send full events for matches.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events: bool,
     /// Variation index served (or `rollout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub variation: Option<usize>,
     /// Rollout served (or `variation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<Rollout>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
     /// A disabled rule is skipped.
     #[serde(default)]
@@ -317,7 +298,6 @@ pub struct Rule {
 
 /// A condition on one attribute of a context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Clause {
     /// UUID, assigned by the server.
@@ -329,11 +309,9 @@ pub struct Clause {
     pub op: Operator,
     /// Values compared against (any match); at most 1000. A `matches` value is a regular
     /// expression of at most 64 KiB compiled.
-    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub values: Vec<Value>,
     /// Inverts the result.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub negate: bool,
     /// Context kind (default `user`).
     #[serde(default = "user_kind")]
@@ -342,7 +320,6 @@ pub struct Clause {
 
 /// The 15 clause operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum Operator {
@@ -365,7 +342,6 @@ pub enum Operator {
 
 /// A flag that must serve `variation` before this flag is evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Prerequisite {
     /// The prerequisite flag's key.

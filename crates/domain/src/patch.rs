@@ -206,6 +206,25 @@ pub fn to_document<T: Serialize>(value: &T) -> Result<Value, PatchError> {
     serde_json::to_value(value).map_err(|e| PatchError::InvalidResult(e.to_string()))
 }
 
+/// Removes the members `names` from the object `doc`, if it is one: what a representation adds
+/// to a resource's own document (`_links`, ...). A patch may be applied to a resource as a
+/// client sees it, so that it can `test` and `copy` from those members and send them back
+/// unchanged in a merge patch; every `_` path being read-only, they are still what was shown,
+/// and are removed before the document is read back.
+///
+/// ```
+/// let mut doc = serde_json::json!({"name": "n", "_links": {}});
+/// domain::patch::remove_members(&mut doc, &["_links"]);
+/// assert_eq!(doc, serde_json::json!({"name": "n"}));
+/// ```
+pub fn remove_members(doc: &mut Value, names: &[&str]) {
+    if let Value::Object(fields) = doc {
+        for name in names {
+            fields.remove(*name);
+        }
+    }
+}
+
 /// Reads a patched document back into a model value.
 ///
 /// # Errors

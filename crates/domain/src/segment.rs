@@ -146,6 +146,9 @@ const READ_ONLY: [&str; 6] = [
     "generation",
 ];
 
+/// What the API adds to a segment's document when it shows it.
+const SHOWN_ONLY: [&str; 1] = ["_links"];
+
 fn segment_path_is_read_only(path: &[String]) -> bool {
     path.is_empty()
         || path.iter().any(|s| s.starts_with('_'))
@@ -357,11 +360,23 @@ impl Segment {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Segment, PatchError> {
-        let doc = patch::to_document(self)?;
-        let mut next: Segment =
-            patch::from_document(patch::apply(&doc, ops, segment_path_is_read_only)?)?;
-        next.settle(self, now, ids)?;
-        Ok(next)
+        self.apply_patch_as_shown(patch::to_document(self)?, ops, now, ids)
+    }
+
+    /// [`Segment::apply_patch`] on `shown`, this segment as the API shows it: its document with
+    /// `_links`, which the operations may `test` and `copy` from but not write.
+    ///
+    /// # Errors
+    /// As [`Segment::apply_patch`].
+    pub fn apply_patch_as_shown(
+        &self,
+        shown: Value,
+        ops: &[patch::Operation],
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Segment, PatchError> {
+        let patched = patch::apply(&shown, ops, segment_path_is_read_only)?;
+        self.finish_document_change(patched, now, ids)
     }
 
     /// Applies a JSON Merge Patch with the same rules as [`Segment::apply_patch`].
@@ -374,9 +389,33 @@ impl Segment {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Segment, PatchError> {
-        let doc = patch::to_document(self)?;
-        let mut next: Segment =
-            patch::from_document(patch::merge(&doc, merge, segment_path_is_read_only)?)?;
+        self.apply_merge_as_shown(patch::to_document(self)?, merge, now, ids)
+    }
+
+    /// [`Segment::apply_merge`] on `shown` (see [`Segment::apply_patch_as_shown`]): a segment
+    /// as GET shows it, changed and sent back whole, merges.
+    ///
+    /// # Errors
+    /// As [`Segment::apply_patch`].
+    pub fn apply_merge_as_shown(
+        &self,
+        shown: Value,
+        merge: &Value,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Segment, PatchError> {
+        let patched = patch::merge(&shown, merge, segment_path_is_read_only)?;
+        self.finish_document_change(patched, now, ids)
+    }
+
+    fn finish_document_change(
+        &self,
+        mut patched: Value,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Segment, PatchError> {
+        patch::remove_members(&mut patched, &SHOWN_ONLY);
+        let mut next: Segment = patch::from_document(patched)?;
         next.settle(self, now, ids)?;
         Ok(next)
     }

@@ -279,9 +279,13 @@ impl Service {
                     flag.validate()?;
                     flag.validate_in_project(&flag, &others)?;
                 }
-                check_new_size("the new flag", &flag)?;
-                repo.insert_flag(&project.id, &flag)?;
                 let view = with_maintainer(repo, flag)?;
+                // Measured as the API shows it (`_maintainer` counts; derived links do not).
+                let shown = self
+                    .shown
+                    .flag(&project.key, &view.flag, view.maintainer.as_ref());
+                check_new_size("the new flag", &shown)?;
+                repo.insert_flag(&project.id, &view.flag)?;
                 let change = Change::new(
                     "flag",
                     &view.flag.key,
@@ -293,13 +297,7 @@ impl Service {
                     project_key: &project.key,
                     key: &view.flag.key,
                 }))
-                .versions(
-                    None,
-                    Some(
-                        self.shown
-                            .flag(&project.key, &view.flag, view.maintainer.as_ref()),
-                    ),
-                );
+                .versions(None, Some(shown));
                 self.audit(repo, caller, change)?;
                 Ok(view)
             })
@@ -430,11 +428,20 @@ impl Service {
             };
             let (mut next, delete) = match change {
                 FlagChange::JsonPatch(patch) => (
-                    flag.apply_patch(&patch.operations, now, &mut RandomIds)?,
+                    flag.apply_patch_as_shown(
+                        self.shown.flag(&project.key, flag, None),
+                        &patch.operations,
+                        now,
+                        &mut RandomIds,
+                    )?,
                     false,
                 ),
                 FlagChange::MergePatch { merge, .. } => {
-                    (flag.apply_merge(merge, now, &mut RandomIds)?, false)
+                    let shown = self.shown.flag(&project.key, flag, None);
+                    (
+                        flag.apply_merge_as_shown(shown, merge, now, &mut RandomIds)?,
+                        false,
+                    )
                 }
                 FlagChange::Semantic(patch) => {
                     let outcome = flag.apply_instructions(patch, now, &mut RandomIds, &others)?;
@@ -593,9 +600,12 @@ impl Service {
                 project.check_flag_key(new.key.as_str())?;
                 let original = load_flag(repo, &project.id, project_key, source)?;
                 let clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
-                check_new_size("the clone", &clone)?;
-                repo.insert_flag(&project.id, &clone)?;
                 let clone = with_maintainer(repo, clone)?;
+                let shown = self
+                    .shown
+                    .flag(&project.key, &clone.flag, clone.maintainer.as_ref());
+                check_new_size("the clone", &shown)?;
+                repo.insert_flag(&project.id, &clone.flag)?;
                 let mut change = Change::new(
                     "flag",
                     &clone.flag.key,
@@ -607,13 +617,7 @@ impl Service {
                     project_key: &project.key,
                     key: &clone.flag.key,
                 }))
-                .versions(
-                    None,
-                    Some(
-                        self.shown
-                            .flag(&project.key, &clone.flag, clone.maintainer.as_ref()),
-                    ),
-                );
+                .versions(None, Some(shown));
                 change.accesses.push(domain::audit::Access {
                     action: "cloneFlag".into(),
                     resource: resource::flag(&project.key, None, source),

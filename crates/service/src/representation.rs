@@ -84,9 +84,13 @@ pub trait Representations: Send + Sync {
     /// that use it).
     fn segment(&self, project_key: &str, environment_key: &str, segment: &Segment) -> Value;
 
-    /// An audit entry as `GET /auditlog/{id}` shows it (the listing shows
-    /// [`AuditEntry::listing`]); webhook payloads are the listing's.
-    fn audit_entry(&self, entry: &AuditEntry) -> Value;
+    /// The JSON text of an audit entry as `GET /auditlog/{id}` shows it (the listing shows
+    /// [`AuditEntry::listing`]; a webhook payload is the listing's), its fields in the order the
+    /// API writes them.
+    ///
+    /// # Errors
+    /// When the entry cannot be serialised.
+    fn audit_entry_json(&self, entry: &AuditEntry) -> Result<String, serde_json::Error>;
 
     /// The API path of `resource` (its `self` link).
     fn href(&self, resource: ApiResource<'_>) -> String;
@@ -122,8 +126,8 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(segment).unwrap_or(Value::Null)
     }
 
-    fn audit_entry(&self, entry: &AuditEntry) -> Value {
-        serde_json::to_value(entry).unwrap_or(Value::Null)
+    fn audit_entry_json(&self, entry: &AuditEntry) -> Result<String, serde_json::Error> {
+        serde_json::to_string(entry)
     }
 
     fn href(&self, resource: ApiResource<'_>) -> String {

@@ -277,12 +277,18 @@ impl Service {
             let segment: &Segment = &held;
             let now = self.now();
             let mut next = match change {
-                SegmentChange::JsonPatch(patch) => {
-                    segment.apply_patch(&patch.operations, now, &mut RandomIds)?
-                }
-                SegmentChange::MergePatch { merge, .. } => {
-                    segment.apply_merge(merge, now, &mut RandomIds)?
-                }
+                SegmentChange::JsonPatch(patch) => segment.apply_patch_as_shown(
+                    self.shown.segment(project_key, environment_key, segment),
+                    &patch.operations,
+                    now,
+                    &mut RandomIds,
+                )?,
+                SegmentChange::MergePatch { merge, .. } => segment.apply_merge_as_shown(
+                    self.shown.segment(project_key, environment_key, segment),
+                    merge,
+                    now,
+                    &mut RandomIds,
+                )?,
                 SegmentChange::Semantic(patch) => {
                     segment.apply_instructions(patch, now, &mut RandomIds)?
                 }

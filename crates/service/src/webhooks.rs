@@ -119,13 +119,12 @@ impl Service {
             return Ok(());
         }
         // What `GET /auditlog` shows of the entry.
-        let payload =
-            serde_json::to_string(&self.shown.audit_entry(&entry.listing())).map_err(|e| {
-                ServiceError::Internal(Detail::caused_by(
-                    "a webhook payload could not be serialized",
-                    Cause::Serialization(e.to_string()),
-                ))
-            })?;
+        let payload = self.shown.audit_entry_json(&entry.listing()).map_err(|e| {
+            ServiceError::Internal(Detail::caused_by(
+                "a webhook payload could not be serialized",
+                Cause::Serialization(e.to_string()),
+            ))
+        })?;
         for webhook in wanted {
             repo.enqueue_delivery(&QueuedDelivery {
                 id: object_id(),

@@ -58,8 +58,11 @@ impl Representations for ApiRepresentations {
         ))
     }
 
-    fn audit_entry(&self, entry: &domain::audit::AuditEntry) -> Value {
-        to_json(&audit::AuditEntry::from(entry.clone()))
+    fn audit_entry_json(
+        &self,
+        entry: &domain::audit::AuditEntry,
+    ) -> Result<String, serde_json::Error> {
+        serde_json::to_string(&audit::AuditEntry::from(entry.clone()))
     }
 
     fn href(&self, resource: ApiResource<'_>) -> String {

@@ -73,6 +73,7 @@ mod api_protocol;
 mod api_required_fields;
 mod api_safety;
 mod api_segments;
+mod api_shown;
 mod api_size_cap;
 mod api_tokens;
 mod api_writes;

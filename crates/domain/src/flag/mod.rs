@@ -164,6 +164,11 @@ fn as_pointers(mut err: crate::ValidationError) -> crate::ValidationError {
     err
 }
 
+/// What the API adds to a flag's document when it shows it.
+const SHOWN_ONLY: [&str; 2] = ["_links", "_maintainer"];
+/// What the API adds to each configuration's document when it shows it.
+const SHOWN_ONLY_PER_ENVIRONMENT: [&str; 2] = ["_site", "_summary"];
+
 /// Paths of a flag that no patch may write (besides every `_`-prefixed field).
 const READ_ONLY_FLAG_FIELDS: [&str; 6] = [
     "key",
@@ -323,9 +328,38 @@ impl Flag {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
-        let doc = patch::to_document(self)?;
+        self.apply_patch_as_shown(patch::to_document(self)?, ops, now, ids)
+    }
+
+    /// [`Flag::apply_patch`] on `shown`, this flag as the API shows it: its document with
+    /// `_links`, `_maintainer` and each configuration's `_site` and `_summary`, which the
+    /// operations may `test` and `copy` from but not write (every `_` path is read-only).
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, NewFlag};
+    /// # use domain::key::FlagKey;
+    /// # let mut ids = domain::SequentialIds::default();
+    /// # let flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    /// let mut shown = serde_json::to_value(&flag).unwrap();
+    /// shown["_links"] = serde_json::json!({"self": {"href": "/flags/p/f"}});
+    /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!([
+    ///     {"op": "test", "path": "/_links/self/href", "value": "/flags/p/f"},
+    ///     {"op": "replace", "path": "/name", "value": "G"}])).unwrap();
+    /// let next = flag.apply_patch_as_shown(shown, &ops, 2, &mut ids).unwrap();
+    /// assert_eq!(next.name, "G");
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Flag::apply_patch`].
+    pub fn apply_patch_as_shown(
+        &self,
+        shown: Value,
+        ops: &[patch::Operation],
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Flag, PatchError> {
         let ops = version_tests_as_flag_version(ops);
-        let patched = patch::apply(&doc, &ops, flag_path_is_read_only)?;
+        let patched = patch::apply(&shown, &ops, flag_path_is_read_only)?;
         self.finish_document_change(patched, now, ids)
     }
 
@@ -339,17 +373,37 @@ impl Flag {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
-        let doc = patch::to_document(self)?;
-        let patched = patch::merge(&doc, merge, flag_path_is_read_only)?;
+        self.apply_merge_as_shown(patch::to_document(self)?, merge, now, ids)
+    }
+
+    /// [`Flag::apply_merge`] on `shown` (see [`Flag::apply_patch_as_shown`]): a flag as GET
+    /// shows it, changed and sent back whole, merges.
+    ///
+    /// # Errors
+    /// As [`Flag::apply_patch`].
+    pub fn apply_merge_as_shown(
+        &self,
+        shown: Value,
+        merge: &Value,
+        now: i64,
+        ids: &mut dyn IdSource,
+    ) -> Result<Flag, PatchError> {
+        let patched = patch::merge(&shown, merge, flag_path_is_read_only)?;
         self.finish_document_change(patched, now, ids)
     }
 
     fn finish_document_change(
         &self,
-        patched: Value,
+        mut patched: Value,
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
+        patch::remove_members(&mut patched, &SHOWN_ONLY);
+        if let Some(Value::Object(environments)) = patched.get_mut("environments") {
+            for config in environments.values_mut() {
+                patch::remove_members(config, &SHOWN_ONLY_PER_ENVIRONMENT);
+            }
+        }
         let mut next: Flag = patch::from_document(patched)?;
         next.assign_missing_ids(ids);
         crate::normalize_tags(&mut next.tags);

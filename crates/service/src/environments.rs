@@ -2,6 +2,8 @@
 
 use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentPost};
+use domain::id::ProjectId;
+use domain::key::EnvironmentKey;
 use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
@@ -24,31 +26,38 @@ pub struct EnvironmentPage {
     pub total: u64,
 }
 
+pub(crate) fn environment_not_found(project_key: &str, key: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no environment with key '{key}' in project '{project_key}'"
+    ))
+}
+
+/// The environment key a request names (in its path): text that is not an environment key names
+/// no environment, and gets the same `NotFound` as a key that names none.
+pub(crate) fn environment_key(project_key: &str, key: &str) -> ServiceResult<EnvironmentKey> {
+    EnvironmentKey::parse(key).map_err(|_| environment_not_found(project_key, key))
+}
+
+/// The environment `key` (as a request names it) names in the project.
 pub(crate) fn load_environment(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Environment> {
-    repo.get_environment(project_id, key)?.ok_or_else(|| {
-        ServiceError::NotFound(format!(
-            "no environment with key '{key}' in project '{project_key}'"
-        ))
-    })
+    repo.get_environment(project_id, &environment_key(project_key, key)?)?
+        .ok_or_else(|| environment_not_found(project_key, key))
 }
 
 /// An environment to change, held until the transaction ends.
 fn lock_environment(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Locked<Environment>> {
-    repo.lock_environment(project_id, key)?.ok_or_else(|| {
-        ServiceError::NotFound(format!(
-            "no environment with key '{key}' in project '{project_key}'"
-        ))
-    })
+    repo.lock_environment(project_id, &environment_key(project_key, key)?)?
+        .ok_or_else(|| environment_not_found(project_key, key))
 }
 
 impl Service {
@@ -102,18 +111,22 @@ impl Service {
                     )));
                 }
                 let source = match new.source() {
-                    Some(source_key) => Some(
-                        repo.lock_environment(&project.id, source_key)?
-                            .ok_or_else(|| {
-                                ServiceError::from(domain::ValidationError::single(
-                                    "source.key",
-                                    format!(
-                                        "no environment with key '{source_key}' in project '{project_key}'"
-                                    ),
-                                ))
-                            })?
-                            .into_inner(),
-                    ),
+                    Some(source_key) => {
+                        // Text that is not an environment key names none.
+                        let found = match EnvironmentKey::parse(source_key) {
+                            Ok(parsed) => repo.lock_environment(&project.id, &parsed)?,
+                            Err(_) => None,
+                        };
+                        let held = found.ok_or_else(|| {
+                            ServiceError::from(domain::ValidationError::single(
+                                "source.key",
+                                format!(
+                                    "no environment with key '{source_key}' in project '{project_key}'"
+                                ),
+                            ))
+                        })?;
+                        Some(held.into_inner())
+                    }
                     None => None,
                 };
                 let env = Environment::create(new.clone(), new_credentials(), now);
@@ -183,7 +196,7 @@ impl Service {
     fn clone_environment_contents(
         &self,
         repo: &mut dyn Repository,
-        project_id: &str,
+        project_id: &ProjectId,
         source: &Environment,
         target: &Environment,
         now: i64,

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
+use domain::id::WebhookId;
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{ClaimedDelivery, DeliveryOutcome, QueuedDelivery, StoreResult};
 
@@ -157,7 +158,7 @@ impl Tables {
     pub(crate) fn record_attempt(
         &mut self,
         attempt: &DeliveryAttempt,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         outcome: DeliveryOutcome,
     ) -> StoreResult<()> {
         let id = (attempt.delivery_id.clone(), attempt.attempt);
@@ -178,7 +179,7 @@ impl Tables {
         delivery.attempts = attempt.attempt;
         delivery.next_attempt_at = next;
         let row = AttemptRow {
-            webhook_id: webhook_id.to_owned(),
+            webhook_id: webhook_id.clone(),
             attempt: attempt.clone(),
         };
         rows(&mut self.attempts).insert(id, row);

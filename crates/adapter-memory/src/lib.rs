@@ -39,6 +39,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use domain::audit::AuditEntry;
 use domain::environment::Environment;
 use domain::flag::{Flag, FlagConfig};
+use domain::id::{AuditEntryId, EnvironmentId, MemberId, ProjectId, TokenId, WebhookId};
 use domain::member::Member;
 use domain::project::Project;
 use domain::query::{Direction, Page};
@@ -116,14 +117,14 @@ struct TokenRow {
 /// An environment and the `_id` of its project.
 #[derive(Debug, Clone)]
 struct EnvironmentRow {
-    project_id: String,
+    project_id: ProjectId,
     environment: Environment,
 }
 
 /// An SDK or mobile key replaced by a reset.
 #[derive(Debug, Clone)]
 struct RetiredKey {
-    environment_id: String,
+    environment_id: EnvironmentId,
     kind: EnvironmentCredential,
 }
 
@@ -138,8 +139,8 @@ enum DeliveryState {
 /// A queued webhook delivery; `next_attempt_at` both schedules retries and leases claimed rows.
 #[derive(Debug, Clone)]
 struct DeliveryRow {
-    webhook_id: String,
-    entry_id: String,
+    webhook_id: WebhookId,
+    entry_id: AuditEntryId,
     payload: String,
     state: DeliveryState,
     attempts: u32,
@@ -150,7 +151,7 @@ struct DeliveryRow {
 /// A delivery attempt and the webhook it was for.
 #[derive(Debug, Clone)]
 struct AttemptRow {
-    webhook_id: String,
+    webhook_id: WebhookId,
     attempt: DeliveryAttempt,
 }
 
@@ -170,13 +171,13 @@ type EdgeId = (String, String, String, String);
 struct Tables {
     account: Option<String>,
     /// By `_id`.
-    members: Table<String, Member>,
+    members: Table<MemberId, Member>,
     /// By `_id`.
-    tokens: Table<String, TokenRow>,
+    tokens: Table<TokenId, TokenRow>,
     /// By `_id`, with sorted tags.
-    projects: Table<String, Project>,
+    projects: Table<ProjectId, Project>,
     /// By `_id`, with sorted tags.
-    environments: Table<String, EnvironmentRow>,
+    environments: Table<EnvironmentId, EnvironmentRow>,
     /// By the retired key.
     retired_keys: Table<String, RetiredKey>,
     /// Without configurations (`environments` is empty) and without `_maintainer`.
@@ -189,9 +190,9 @@ struct Tables {
     segments: Table<SegmentId, Segment>,
     /// Whole entries, detail included; shared, so that copying the log (which only grows) for a
     /// write copies no entry.
-    audit: Table<String, Arc<AuditEntry>>,
+    audit: Table<AuditEntryId, Arc<AuditEntry>>,
     /// By `_id`, with their creation time.
-    webhooks: Table<String, (i64, Webhook)>,
+    webhooks: Table<WebhookId, (i64, Webhook)>,
     deliveries: Table<String, DeliveryRow>,
     /// By `(delivery _id, attempt number)`.
     attempts: Table<(String, u32), AttemptRow>,
@@ -265,7 +266,8 @@ mod tests {
         });
         assert_eq!(inner, Ok(None));
         let failed = store.write_tx(|repo| -> StoreResult<()> {
-            repo.insert_member(&Member::owner("a".repeat(24), "o@example.com".into(), 1))?;
+            let owner = domain::id::MemberId::parse(&"a".repeat(24)).unwrap();
+            repo.insert_member(&Member::owner(owner, "o@example.com".into(), 1))?;
             Err(StoreError::Other("changed my mind".into()))
         });
         assert!(failed.is_err());

@@ -2,6 +2,7 @@
 
 use std::cmp::Ordering;
 
+use domain::id::MemberId;
 use domain::member::Member;
 use domain::query::{MemberQuery, MemberSortField, Page};
 use domain::role::Role;
@@ -85,10 +86,10 @@ impl Tables {
     }
 
     /// The members with these `_id`s, in `_id` order.
-    pub(crate) fn get_members(&self, ids: &[&str]) -> Vec<Member> {
+    pub(crate) fn get_members(&self, ids: &[&MemberId]) -> Vec<Member> {
         self.members
             .values()
-            .filter(|m| ids.contains(&m.id.as_str()))
+            .filter(|m| ids.contains(&&m.id))
             .map(as_read)
             .collect()
     }
@@ -136,11 +137,15 @@ impl Tables {
         }
     }
 
-    pub(crate) fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+    pub(crate) fn reassign_service_tokens(
+        &mut self,
+        from: &MemberId,
+        to: &MemberId,
+    ) -> StoreResult<()> {
         let moved = self
             .tokens
             .values()
-            .any(|row| row.token.member_id == from && row.token.service_token);
+            .any(|row| row.token.member_id == *from && row.token.service_token);
         if !moved {
             return Ok(());
         }
@@ -148,8 +153,8 @@ impl Tables {
             return Err(missing("tokens.member_id"));
         }
         for row in rows(&mut self.tokens).values_mut() {
-            if row.token.member_id == from && row.token.service_token {
-                to.clone_into(&mut row.token.member_id);
+            if row.token.member_id == *from && row.token.service_token {
+                row.token.member_id = to.clone();
             }
         }
         Ok(())
@@ -206,12 +211,16 @@ impl Tables {
     }
 
     /// Service tokens and `member_id`'s own (every token when `None`), oldest first.
-    pub(crate) fn list_tokens(&self, member_id: Option<&str>, page: Page) -> (Vec<Token>, u64) {
+    pub(crate) fn list_tokens(
+        &self,
+        member_id: Option<&MemberId>,
+        page: Page,
+    ) -> (Vec<Token>, u64) {
         let mut found: Vec<Token> = self
             .tokens
             .values()
             .map(|row| &row.token)
-            .filter(|t| member_id.is_none_or(|member| t.service_token || t.member_id == member))
+            .filter(|t| member_id.is_none_or(|member| t.service_token || t.member_id == *member))
             .cloned()
             .collect();
         found.sort_by(|a, b| (a.creation_date, &a.id).cmp(&(b.creation_date, &b.id)));

@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 
 use domain::environment::Environment;
+use domain::id::{EnvironmentId, ProjectId};
 use domain::project::Project;
 use domain::query::{
     Direction, EnvironmentQuery, EnvironmentSortField, ProjectQuery, ProjectSortField,
@@ -121,7 +122,7 @@ impl Tables {
         if rows(&mut self.projects).remove(id).is_none() {
             return;
         }
-        let environment_ids: Vec<String> = self
+        let environment_ids: Vec<EnvironmentId> = self
             .environments
             .iter()
             .filter(|(_, row)| row.project_id == id)
@@ -142,7 +143,11 @@ impl Tables {
     }
 
     /// Checks the environment's unique columns and its project, and stores it.
-    fn save_environment(&mut self, project_id: &str, environment: &Environment) -> StoreResult<()> {
+    fn save_environment(
+        &mut self,
+        project_id: &ProjectId,
+        environment: &Environment,
+    ) -> StoreResult<()> {
         let others = || {
             self.environments
                 .iter()
@@ -150,7 +155,7 @@ impl Tables {
                 .map(|(_, row)| row)
         };
         if others()
-            .any(|row| row.project_id == project_id && row.environment.key == environment.key)
+            .any(|row| row.project_id == *project_id && row.environment.key == environment.key)
         {
             return Err(duplicate("environments.project_id, environments.key"));
         }
@@ -166,7 +171,7 @@ impl Tables {
         let mut stored = environment.clone();
         stored.tags = tag_rows(&environment.tags, "environment_tags")?;
         let row = EnvironmentRow {
-            project_id: project_id.to_owned(),
+            project_id: project_id.clone(),
             environment: stored,
         };
         rows(&mut self.environments).insert(environment.id.clone(), row);
@@ -175,7 +180,7 @@ impl Tables {
 
     pub(crate) fn insert_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Environment,
     ) -> StoreResult<()> {
         if self.environments.contains_key(&environment.id) {
@@ -221,8 +226,11 @@ impl Tables {
     }
 
     /// The environments of `project_ids`, by project `_id`, then oldest first.
-    pub(crate) fn environments_of(&self, project_ids: &[String]) -> Vec<(String, Environment)> {
-        let mut found: Vec<(String, Environment)> = self
+    pub(crate) fn environments_of(
+        &self,
+        project_ids: &[ProjectId],
+    ) -> Vec<(ProjectId, Environment)> {
+        let mut found: Vec<(ProjectId, Environment)> = self
             .environments
             .values()
             .filter(|row| project_ids.contains(&row.project_id))
@@ -237,7 +245,7 @@ impl Tables {
 
     pub(crate) fn update_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Environment,
     ) -> StoreResult<()> {
         if !self.environments.contains_key(&environment.id) {
@@ -285,7 +293,7 @@ impl Tables {
 
     pub(crate) fn retire_environment_key(
         &mut self,
-        environment_id: &str,
+        environment_id: &EnvironmentId,
         key: &str,
         kind: EnvironmentCredential,
     ) -> StoreResult<()> {
@@ -303,7 +311,7 @@ impl Tables {
             }
         };
         let old = RetiredKey {
-            environment_id: environment_id.to_owned(),
+            environment_id: environment_id.clone(),
             kind,
         };
         rows(&mut self.retired_keys).insert(key.to_owned(), old);

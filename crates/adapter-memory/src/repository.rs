@@ -4,6 +4,8 @@
 use domain::audit::{AuditEntry, AuditQuery};
 use domain::environment::Environment;
 use domain::flag::{Flag, FlagFacts};
+use domain::id::{AuditEntryId, EnvironmentId, MemberId, ProjectId, TokenId, WebhookId};
+use domain::key::{EnvironmentKey, FlagKey, ProjectKey, SegmentKey};
 use domain::member::Member;
 use domain::project::Project;
 use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery};
@@ -58,15 +60,15 @@ impl MemberRepository for MemoryRepository<'_> {
         self.tables.insert_member(member)
     }
 
-    fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>> {
+    fn get_member(&mut self, id: &MemberId) -> StoreResult<Option<Member>> {
         Ok(self.tables.get_member(id))
     }
 
-    fn get_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Member>> {
+    fn get_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Member>> {
         Ok(self.tables.get_members(ids))
     }
 
-    fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>> {
+    fn lock_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Locked<Member>>> {
         Ok(locked(self.tables.get_members(ids)))
     }
 
@@ -108,15 +110,19 @@ impl TokenRepository for MemoryRepository<'_> {
         ))
     }
 
-    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
+    fn get_token(&mut self, id: &TokenId) -> StoreResult<Option<Token>> {
         Ok(self.tables.get_token(id))
     }
 
-    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>> {
+    fn lock_token(&mut self, id: &TokenId) -> StoreResult<Option<Locked<Token>>> {
         Ok(self.tables.get_token(id).map(Locked::assume_locked))
     }
 
-    fn list_tokens(&mut self, member_id: Option<&str>, page: Page) -> StoreResult<Listed<Token>> {
+    fn list_tokens(
+        &mut self,
+        member_id: Option<&MemberId>,
+        page: Page,
+    ) -> StoreResult<Listed<Token>> {
         Ok(listed(self.tables.list_tokens(member_id, page)))
     }
 
@@ -135,7 +141,12 @@ impl TokenRepository for MemoryRepository<'_> {
             .reset_token_secret(token, secret_hash, previous_valid_until)
     }
 
-    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()> {
+    fn record_token_use(
+        &mut self,
+        token_id: &TokenId,
+        member_id: &MemberId,
+        now: i64,
+    ) -> StoreResult<()> {
         self.tables.record_token_use(token_id, member_id, now);
         Ok(())
     }
@@ -145,7 +156,7 @@ impl TokenRepository for MemoryRepository<'_> {
         Ok(())
     }
 
-    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+    fn reassign_service_tokens(&mut self, from: &MemberId, to: &MemberId) -> StoreResult<()> {
         self.tables.reassign_service_tokens(from, to)
     }
 }
@@ -155,11 +166,11 @@ impl ProjectRepository for MemoryRepository<'_> {
         self.tables.insert_project(project)
     }
 
-    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>> {
+    fn get_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>> {
         Ok(self.tables.get_project(key))
     }
 
-    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>> {
+    fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>> {
         Ok(self.tables.get_project(key).map(Locked::assume_locked))
     }
 
@@ -180,20 +191,24 @@ impl ProjectRepository for MemoryRepository<'_> {
 impl EnvironmentRepository for MemoryRepository<'_> {
     fn insert_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Environment,
     ) -> StoreResult<()> {
         self.tables.insert_environment(project_id, environment)
     }
 
-    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>> {
+    fn get_environment(
+        &mut self,
+        project_id: &ProjectId,
+        key: &EnvironmentKey,
+    ) -> StoreResult<Option<Environment>> {
         Ok(self.tables.get_environment(project_id, key))
     }
 
     fn lock_environment(
         &mut self,
-        project_id: &str,
-        key: &str,
+        project_id: &ProjectId,
+        key: &EnvironmentKey,
     ) -> StoreResult<Option<Locked<Environment>>> {
         Ok(self
             .tables
@@ -203,13 +218,16 @@ impl EnvironmentRepository for MemoryRepository<'_> {
 
     fn list_environments(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         query: &EnvironmentQuery,
     ) -> StoreResult<Listed<Environment>> {
         Ok(listed(self.tables.list_environments(project_id, query)))
     }
 
-    fn environments_of(&mut self, project_ids: &[String]) -> StoreResult<Vec<ProjectEnvironment>> {
+    fn environments_of(
+        &mut self,
+        project_ids: &[ProjectId],
+    ) -> StoreResult<Vec<ProjectEnvironment>> {
         Ok(self
             .tables
             .environments_of(project_ids)
@@ -223,7 +241,7 @@ impl EnvironmentRepository for MemoryRepository<'_> {
 
     fn update_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Locked<Environment>,
     ) -> StoreResult<()> {
         self.tables.update_environment(project_id, environment)
@@ -231,7 +249,7 @@ impl EnvironmentRepository for MemoryRepository<'_> {
 
     fn delete_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Locked<Environment>,
     ) -> StoreResult<()> {
         self.tables.delete_environment(project_id, &environment.id);
@@ -247,7 +265,7 @@ impl EnvironmentRepository for MemoryRepository<'_> {
 
     fn retire_environment_key(
         &mut self,
-        environment_id: &str,
+        environment_id: &EnvironmentId,
         key: &str,
         kind: EnvironmentCredential,
         // The SQL stores keep it, but no method of the port reads it back.
@@ -259,32 +277,36 @@ impl EnvironmentRepository for MemoryRepository<'_> {
 }
 
 impl FlagRepository for MemoryRepository<'_> {
-    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+    fn insert_flag(&mut self, project_id: &ProjectId, flag: &Flag) -> StoreResult<()> {
         self.tables.insert_flag(project_id, flag)
     }
 
-    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>> {
+    fn get_flag(&mut self, project_id: &ProjectId, key: &FlagKey) -> StoreResult<Option<Flag>> {
         Ok(self.tables.get_flag(project_id, key))
     }
 
-    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>> {
+    fn lock_flag(
+        &mut self,
+        project_id: &ProjectId,
+        key: &FlagKey,
+    ) -> StoreResult<Option<Locked<Flag>>> {
         Ok(self
             .tables
             .get_flag(project_id, key)
             .map(Locked::assume_locked))
     }
 
-    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>> {
+    fn lock_flags(&mut self, project_id: &ProjectId) -> StoreResult<Vec<Locked<Flag>>> {
         Ok(locked(self.tables.all_flags(project_id)))
     }
 
-    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
+    fn find_flag(&mut self, project_key: &ProjectKey, key: &FlagKey) -> StoreResult<Option<Flag>> {
         Ok(self.tables.find_flag(project_key, key))
     }
 
     fn list_flags(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         query: &FlagQuery,
         environments: &[String],
     ) -> StoreResult<Listed<Flag>> {
@@ -297,7 +319,7 @@ impl FlagRepository for MemoryRepository<'_> {
 
     fn update_flag(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         flag: &Locked<Flag>,
         changed_environments: &[String],
     ) -> StoreResult<()> {
@@ -305,24 +327,24 @@ impl FlagRepository for MemoryRepository<'_> {
             .update_flag(project_id, flag, changed_environments)
     }
 
-    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()> {
+    fn delete_flag(&mut self, project_id: &ProjectId, flag: &Locked<Flag>) -> StoreResult<()> {
         self.tables.delete_flag(project_id, &flag.key);
         Ok(())
     }
 
-    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
+    fn flag_facts(&mut self, project_id: &ProjectId) -> StoreResult<Vec<FlagFacts>> {
         Ok(self.tables.flag_facts(project_id))
     }
 
     fn flag_status_facts(
         &mut self,
-        project_id: &str,
-        flag: Option<&str>,
+        project_id: &ProjectId,
+        flag: Option<&FlagKey>,
         environments: &[String],
     ) -> StoreResult<Vec<FlagEnvironmentFacts>> {
         Ok(self
             .tables
-            .flag_status_facts(project_id, flag, environments)
+            .flag_status_facts(project_id, flag.map(FlagKey::as_str), environments)
             .into_iter()
             .map(|(flag_key, environment_key, facts)| FlagEnvironmentFacts {
                 flag_key,
@@ -332,7 +354,11 @@ impl FlagRepository for MemoryRepository<'_> {
             .collect())
     }
 
-    fn flag_dependents(&mut self, project_id: &str, key: &str) -> StoreResult<Vec<FlagDependent>> {
+    fn flag_dependents(
+        &mut self,
+        project_id: &ProjectId,
+        key: &FlagKey,
+    ) -> StoreResult<Vec<FlagDependent>> {
         Ok(self
             .tables
             .flag_dependents(project_id, key)
@@ -345,7 +371,7 @@ impl FlagRepository for MemoryRepository<'_> {
             .collect())
     }
 
-    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<FlagDefaults>> {
+    fn flag_defaults(&mut self, project_id: &ProjectId) -> StoreResult<Vec<FlagDefaults>> {
         Ok(self
             .tables
             .flag_defaults(project_id)
@@ -356,8 +382,8 @@ impl FlagRepository for MemoryRepository<'_> {
 
     fn insert_flag_configs(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         configs: &[KeyedFlagConfig],
     ) -> StoreResult<()> {
         self.tables
@@ -368,8 +394,8 @@ impl FlagRepository for MemoryRepository<'_> {
 impl SegmentRepository for MemoryRepository<'_> {
     fn insert_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Segment,
     ) -> StoreResult<()> {
         self.tables
@@ -378,18 +404,18 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn get_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Option<Segment>> {
         Ok(self.tables.get_segment(project_id, environment_key, key))
     }
 
     fn lock_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Option<Locked<Segment>>> {
         Ok(self
             .tables
@@ -399,8 +425,8 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn lock_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
     ) -> StoreResult<Vec<Locked<Segment>>> {
         Ok(locked(
             self.tables.all_segments(project_id, environment_key),
@@ -409,8 +435,8 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn list_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         query: &SegmentQuery,
     ) -> StoreResult<Listed<Segment>> {
         Ok(listed(self.tables.list_segments(
@@ -422,8 +448,8 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn update_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Locked<Segment>,
     ) -> StoreResult<()> {
         self.tables
@@ -432,8 +458,8 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn delete_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Locked<Segment>,
     ) -> StoreResult<()> {
         self.tables
@@ -443,9 +469,9 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn segment_users(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Vec<SegmentUser>> {
         Ok(self
             .tables
@@ -460,8 +486,8 @@ impl SegmentRepository for MemoryRepository<'_> {
 
     fn existing_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         keys: &[String],
     ) -> StoreResult<Vec<String>> {
         Ok(self
@@ -479,7 +505,7 @@ impl AuditRepository for MemoryRepository<'_> {
         Ok(self.tables.list_audit_entries(query))
     }
 
-    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
+    fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>> {
         Ok(self.tables.get_audit_entry(id))
     }
 }
@@ -489,11 +515,11 @@ impl WebhookRepository for MemoryRepository<'_> {
         self.tables.insert_webhook(webhook, now)
     }
 
-    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>> {
+    fn get_webhook(&mut self, id: &WebhookId) -> StoreResult<Option<Webhook>> {
         Ok(self.tables.get_webhook(id))
     }
 
-    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
+    fn lock_webhook(&mut self, id: &WebhookId) -> StoreResult<Option<Locked<Webhook>>> {
         Ok(self.tables.get_webhook(id).map(Locked::assume_locked))
     }
 
@@ -527,13 +553,17 @@ impl WebhookRepository for MemoryRepository<'_> {
     fn record_attempt(
         &mut self,
         attempt: &DeliveryAttempt,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         outcome: DeliveryOutcome,
     ) -> StoreResult<()> {
         self.tables.record_attempt(attempt, webhook_id, outcome)
     }
 
-    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>> {
+    fn list_attempts(
+        &mut self,
+        webhook_id: &WebhookId,
+        limit: u32,
+    ) -> StoreResult<Vec<DeliveryAttempt>> {
         Ok(self.tables.list_attempts(webhook_id, limit))
     }
 }

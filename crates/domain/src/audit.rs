@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::flag::Flag;
+use crate::id::AuditEntryId;
 use crate::query::QueryError;
 
 /// One action on one resource.
@@ -71,7 +72,7 @@ pub struct AuditTarget {
 pub struct AuditEntry {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
-    pub id: String,
+    pub id: AuditEntryId,
     /// The account's `_id` (24 hex; one account per deployment).
     #[serde(rename = "_accountId", default)]
     pub account_id: String,
@@ -123,7 +124,7 @@ impl AuditEntry {
     /// ```
     /// # use domain::audit::{AuditEntry, AuditTarget};
     /// let entry = AuditEntry {
-    ///     id: "1".into(), account_id: "a".into(), date: 1,
+    ///     id: domain::id::AuditEntryId::parse("000000000000000000000001").unwrap(), account_id: "a".into(), date: 1,
     ///     kind: "flag".into(), name: "f".into(), description: "d".into(),
     ///     short_description: "s".into(), title_verb: "t".into(), title: "t".into(),
     ///     comment: None, accesses: vec![], member: None, token: None,
@@ -165,7 +166,7 @@ impl AuditEntry {
     /// ```
     /// # use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget};
     /// let mut entry = AuditEntry {
-    ///     id: "1".into(), account_id: "a".into(), date: 1,
+    ///     id: domain::id::AuditEntryId::parse("000000000000000000000001").unwrap(), account_id: "a".into(), date: 1,
     ///     kind: "flag".into(), name: "dark-mode".into(), description: String::new(),
     ///     short_description: "turned on flag dark-mode".into(), title_verb: String::new(),
     ///     title: String::new(), comment: None,
@@ -227,7 +228,7 @@ impl AuditEntry {
     /// ```
     /// # use domain::audit::{AuditEntry, AuditTarget};
     /// # let mut entry = AuditEntry {
-    /// #     id: "1".into(), account_id: "a".into(), date: 1,
+    /// #     id: domain::id::AuditEntryId::parse("000000000000000000000001").unwrap(), account_id: "a".into(), date: 1,
     /// #     kind: "project".into(), name: "web".into(), description: String::new(),
     /// #     short_description: "created project web".into(), title_verb: String::new(),
     /// #     title: String::new(), comment: None, accesses: vec![], member: None, token: None,

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::EnvironmentId;
 use crate::key::EnvironmentKey;
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_name, validate_tags, FieldError, ValidationError};
@@ -13,7 +14,7 @@ use crate::{normalize_tags, validate_name, validate_tags, FieldError, Validation
 /// let post: EnvironmentPost = serde_json::from_value(serde_json::json!(
 ///     {"key": "staging", "name": "Staging", "color": "00FF00"})).unwrap();
 /// let creds = EnvironmentCredentials {
-///     id: "0123456789abcdef01234567".into(),
+///     id: domain::id::EnvironmentId::parse("0123456789abcdef01234567").unwrap(),
 ///     api_key: "sdk-1".into(),
 ///     mobile_key: "mob-1".into(),
 /// };
@@ -28,7 +29,7 @@ use crate::{normalize_tags, validate_name, validate_tags, FieldError, Validation
 pub struct Environment {
     /// 24 lowercase hex characters; also the environment's client-side ID.
     #[serde(rename = "_id")]
-    pub id: String,
+    pub id: EnvironmentId,
     /// Unique within the project; never changes.
     pub key: EnvironmentKey,
     /// Display name.
@@ -62,7 +63,7 @@ pub struct Environment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvironmentCredentials {
     /// `_id` (24 hex), also the client-side ID.
-    pub id: String,
+    pub id: EnvironmentId,
     /// SDK key.
     pub api_key: String,
     /// Mobile key.

@@ -79,6 +79,14 @@ macro_rules! key_type {
                 self.0
             }
 
+            /// A key as a request names it (in a path), to look a resource up by. It is
+            /// not checked: text that breaks the rules names no resource, and gets the same
+            /// `NotFound` as any other that names none, while a resource stored under older
+            /// rules stays reachable.
+            pub fn lookup(value: &str) -> Self {
+                Self(value.to_owned())
+            }
+
             /// A key read back from storage, as it was stored: it followed the rules when it
             /// was created, and names its resource even if the rules have tightened since.
             /// Only a store calls this; everything else parses.

@@ -25,6 +25,7 @@
 pub mod audit;
 pub mod environment;
 pub mod flag;
+pub mod id;
 pub mod instruction;
 pub mod key;
 pub mod member;

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::MemberId;
 use crate::patch::{self, PatchError};
 use crate::role::Role;
 use crate::{FieldError, ValidationError};
@@ -14,7 +15,7 @@ pub const MAX_INVITES: usize = 50;
 /// ```
 /// use domain::member::Member;
 /// use domain::role::Role;
-/// let owner = Member::owner("5f0c0e0c0e0c0e0c0e0c0e0c".into(), "owner@example.com".into(), 1);
+/// let owner = Member::owner(domain::id::MemberId::parse("5f0c0e0c0e0c0e0c0e0c0e0c").unwrap(), "owner@example.com".into(), 1);
 /// assert_eq!(owner.role, Role::Owner);
 /// ```
 ///
@@ -25,7 +26,7 @@ pub const MAX_INVITES: usize = 50;
 pub struct Member {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
-    pub id: String,
+    pub id: MemberId,
     /// Unique within the account (compared case-insensitively).
     pub email: String,
     /// The member's base role.
@@ -55,7 +56,7 @@ pub struct Member {
 
 impl Member {
     /// The account owner, created on first start.
-    pub fn owner(id: String, email: String, now: i64) -> Self {
+    pub fn owner(id: MemberId, email: String, now: i64) -> Self {
         Self {
             id,
             email,
@@ -72,7 +73,7 @@ impl Member {
     }
 
     /// A member invited by `invite`.
-    pub fn invited(id: String, invite: NewMember, now: i64) -> Self {
+    pub fn invited(id: MemberId, invite: NewMember, now: i64) -> Self {
         Self {
             id,
             email: invite.email,
@@ -108,7 +109,7 @@ impl Member {
     /// ```
     /// # use domain::member::Member;
     /// use domain::role::Role;
-    /// let admin = Member::owner("0".repeat(24), "a@example.com".into(), 1);
+    /// let admin = Member::owner(domain::id::MemberId::parse(&"0".repeat(24)).unwrap(), "a@example.com".into(), 1);
     /// let mut member = admin.clone();
     /// member.role = Role::Reader;
     /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!(
@@ -338,7 +339,11 @@ mod tests {
     use super::*;
 
     fn member(role: Role) -> Member {
-        let mut m = Member::owner("0".repeat(24), "m@example.com".into(), 1);
+        let mut m = Member::owner(
+            crate::id::MemberId::parse(&"0".repeat(24)).unwrap(),
+            "m@example.com".into(),
+            1,
+        );
         m.role = role;
         m
     }

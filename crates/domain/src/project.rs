@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::environment::EnvironmentPost;
+use crate::id::ProjectId;
 use crate::key::ProjectKey;
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_name, validate_tags, FieldError, ValidationError};
@@ -24,7 +25,8 @@ pub struct ClientSideAvailability {
 /// use domain::project::{Project, ProjectPost};
 /// let post: ProjectPost = serde_json::from_value(serde_json::json!({"key": "web", "name": "Web"})).unwrap();
 /// let new = post.validate().unwrap();
-/// let project = Project::create(new.project, "0123456789abcdef01234567".into(), 1);
+/// let id = domain::id::ProjectId::parse("0123456789abcdef01234567").unwrap();
+/// let project = Project::create(new.project, id, 1);
 /// assert_eq!(project.key, "web");
 /// ```
 ///
@@ -35,7 +37,7 @@ pub struct ClientSideAvailability {
 pub struct Project {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
-    pub id: String,
+    pub id: ProjectId,
     /// Unique in the account; never changes.
     pub key: ProjectKey,
     /// Display name.
@@ -353,7 +355,7 @@ impl ProjectPost {
 
 impl Project {
     /// A new project with the given `_id` and creation time.
-    pub fn create(new: NewProject, id: String, now: i64) -> Self {
+    pub fn create(new: NewProject, id: ProjectId, now: i64) -> Self {
         let key = new.key;
         Self {
             id,
@@ -389,7 +391,7 @@ impl Project {
     /// ```
     /// # use domain::project::{Project, ProjectPost};
     /// # let post: ProjectPost = serde_json::from_value(serde_json::json!({"key": "web", "name": "Web"})).unwrap();
-    /// # let project = Project::create(post.validate().unwrap().project, "0123456789abcdef01234567".into(), 1);
+    /// # let project = Project::create(post.validate().unwrap().project, domain::id::ProjectId::parse("0123456789abcdef01234567").unwrap(), 1);
     /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!([{"op": "replace", "path": "/name", "value": "Website"}])).unwrap();
     /// let patched = project.apply_patch(&ops).unwrap();
     /// assert_eq!(patched.name, "Website");

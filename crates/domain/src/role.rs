@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::MemberId;
+
 /// A built-in role of a member or an access token.
 ///
 /// Ordered by power: `NoAccess < Reader < Writer < Admin < Owner`.
@@ -120,25 +122,27 @@ pub fn permission_table_markdown() -> String {
 /// *what* a role may do).
 ///
 /// ```
+/// use domain::id::MemberId;
 /// use domain::role::{Actor, Role};
-/// let admin = Actor { role: Role::Admin, member_id: "a", service_token: false };
+/// let [a, b, o, w] = ["a", "b", "0", "f"].map(|c| MemberId::parse(&c.repeat(24)).unwrap());
+/// let admin = Actor { role: Role::Admin, member_id: &a, service_token: false };
 /// // An admin manages its own tokens and those of members it outranks...
-/// assert!(admin.may_manage_token("a", Role::Admin, false, Role::Admin));
-/// assert!(admin.may_manage_token("w", Role::Writer, false, Role::Writer));
+/// assert!(admin.may_manage_token(&a, Role::Admin, false, Role::Admin));
+/// assert!(admin.may_manage_token(&w, Role::Writer, false, Role::Writer));
 /// // ...but not another admin's, nor the owner's.
-/// assert!(!admin.may_manage_token("b", Role::Admin, false, Role::Admin));
-/// assert!(!admin.may_manage_token("o", Role::Owner, false, Role::Admin));
+/// assert!(!admin.may_manage_token(&b, Role::Admin, false, Role::Admin));
+/// assert!(!admin.may_manage_token(&o, Role::Owner, false, Role::Admin));
 /// // A service token acts for the account, never as the member who created it.
-/// let service = Actor { role: Role::Admin, member_id: "o", service_token: true };
-/// assert!(!service.may_manage_token("o", Role::Owner, false, Role::Admin));
-/// assert!(service.may_manage_token("o", Role::Owner, true, Role::Reader));
+/// let service = Actor { role: Role::Admin, member_id: &o, service_token: true };
+/// assert!(!service.may_manage_token(&o, Role::Owner, false, Role::Admin));
+/// assert!(service.may_manage_token(&o, Role::Owner, true, Role::Reader));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Actor<'a> {
     /// The role in effect.
     pub role: Role,
     /// The member the access token belongs to (its creator, for a service token).
-    pub member_id: &'a str,
+    pub member_id: &'a MemberId,
     /// Whether the access token is a service token.
     pub service_token: bool,
 }
@@ -154,7 +158,7 @@ impl Actor<'_> {
     ///   token's.
     pub fn may_manage_token(
         &self,
-        member_id: &str,
+        member_id: &MemberId,
         member_role: Role,
         service_token: bool,
         token_role: Role,
@@ -170,12 +174,14 @@ impl Actor<'_> {
     /// edits the owner; a service token is no member, so it is never "itself".
     ///
     /// ```
+    /// use domain::id::MemberId;
     /// use domain::role::{Actor, Role};
-    /// let admin = Actor { role: Role::Admin, member_id: "a", service_token: false };
-    /// assert!(admin.may_change_member("b", Role::Admin));
-    /// assert!(!admin.may_change_member("o", Role::Owner));
+    /// let [a, b, o] = ["a", "b", "0"].map(|c| MemberId::parse(&c.repeat(24)).unwrap());
+    /// let admin = Actor { role: Role::Admin, member_id: &a, service_token: false };
+    /// assert!(admin.may_change_member(&b, Role::Admin));
+    /// assert!(!admin.may_change_member(&o, Role::Owner));
     /// ```
-    pub fn may_change_member(&self, member_id: &str, member_role: Role) -> bool {
+    pub fn may_change_member(&self, member_id: &MemberId, member_role: Role) -> bool {
         self.is(member_id) || self.role >= member_role
     }
 
@@ -183,11 +189,13 @@ impl Actor<'_> {
     /// tokens (a service token acts for the account, never as the member who created it).
     ///
     /// ```
+    /// use domain::id::MemberId;
     /// use domain::role::{Actor, Role};
-    /// assert!(Actor { role: Role::Admin, member_id: "a", service_token: false }.is("a"));
-    /// assert!(!Actor { role: Role::Admin, member_id: "a", service_token: true }.is("a"));
+    /// let a = MemberId::parse(&"a".repeat(24)).unwrap();
+    /// assert!(Actor { role: Role::Admin, member_id: &a, service_token: false }.is(&a));
+    /// assert!(!Actor { role: Role::Admin, member_id: &a, service_token: true }.is(&a));
     /// ```
-    pub fn is(&self, member_id: &str) -> bool {
+    pub fn is(&self, member_id: &MemberId) -> bool {
         !self.service_token && self.member_id == member_id
     }
 }

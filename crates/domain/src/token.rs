@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::{MemberId, TokenId};
 use crate::role::Role;
 use crate::version::ApiVersion;
 use crate::{FieldError, ValidationError};
@@ -10,9 +11,9 @@ use crate::{FieldError, ValidationError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
     /// 24 lowercase hex characters.
-    pub id: String,
+    pub id: TokenId,
     /// The member who created it (personal tokens act with at most that member's role).
-    pub member_id: String,
+    pub member_id: MemberId,
     /// A label.
     pub name: String,
     /// Free text.

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{glob, specifier_matches, Access, AuditEntry};
+use crate::id::WebhookId;
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_tags, FieldError, ValidationError};
 
@@ -98,7 +99,7 @@ impl Statement {
 pub struct Webhook {
     /// 24 lowercase hex characters.
     #[serde(rename = "_id")]
-    pub id: String,
+    pub id: WebhookId,
     /// Where entries are POSTed (`http` or `https`; a public host unless the service allows
     /// private networks or lists the host).
     pub url: String,
@@ -147,7 +148,7 @@ impl Webhook {
     /// # Errors
     /// [`ValidationError`] for a bad URL, statements or tags.
     pub fn create(
-        id: String,
+        id: WebhookId,
         post: WebhookPost,
         generated_secret: String,
     ) -> Result<Self, ValidationError> {
@@ -205,9 +206,9 @@ impl Webhook {
     ///
     /// ```
     /// # use domain::webhook::{Webhook, WebhookPost};
-    /// # let hook = Webhook::create("0".repeat(24), WebhookPost { url: "http://x.io".into(), on: true, ..Default::default() }, "s".into()).unwrap();
+    /// # let hook = Webhook::create(domain::id::WebhookId::parse(&"0".repeat(24)).unwrap(), WebhookPost { url: "http://x.io".into(), on: true, ..Default::default() }, "s".into()).unwrap();
     /// # let entry: domain::audit::AuditEntry = serde_json::from_value(serde_json::json!({
-    /// #     "_id": "1", "_links": {}, "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "",
+    /// #     "_id": "000000000000000000000001", "_links": {}, "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "",
     /// #     "accesses": [{"action": "updateOn", "resource": "proj/p:env/test:flag/f"}],
     /// #     "target": {"name": "f", "resources": [], "_links": {}}})).unwrap();
     /// assert!(hook.selects(&entry), "no statements: every change");
@@ -260,9 +261,13 @@ impl Webhook {
 mod tests {
     use super::*;
 
+    fn hook_id() -> WebhookId {
+        WebhookId::parse(&"0".repeat(24)).unwrap()
+    }
+
     fn entry(accesses: &[(&str, &str)]) -> AuditEntry {
         serde_json::from_value(serde_json::json!({
-            "_id": "1", "_links": {}, "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "",
+            "_id": "000000000000000000000001", "_links": {}, "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "",
             "accesses": accesses.iter().map(|(a, r)| serde_json::json!({"action": a, "resource": r})).collect::<Vec<_>>(),
             "target": {"name": "f", "resources": [], "_links": {}}}))
         .unwrap()
@@ -275,7 +280,7 @@ mod tests {
             statements: serde_json::from_value(statements).unwrap(),
             ..Default::default()
         };
-        Webhook::create("0".repeat(24), post, "generated".into()).unwrap()
+        Webhook::create(hook_id(), post, "generated".into()).unwrap()
     }
 
     #[test]
@@ -308,7 +313,7 @@ mod tests {
     #[test]
     fn creation_rules() {
         let signed = Webhook::create(
-            "0".repeat(24),
+            hook_id(),
             WebhookPost {
                 url: "http://x.io".into(),
                 sign: true,
@@ -319,7 +324,7 @@ mod tests {
         .unwrap();
         assert_eq!(signed.secret.as_deref(), Some("gen"));
         let unsigned = Webhook::create(
-            "0".repeat(24),
+            hook_id(),
             WebhookPost {
                 url: "http://x.io".into(),
                 ..Default::default()
@@ -329,7 +334,7 @@ mod tests {
         .unwrap();
         assert_eq!(unsigned.secret, None);
         assert!(Webhook::create(
-            "0".repeat(24),
+            hook_id(),
             WebhookPost {
                 url: "file:///etc".into(),
                 ..Default::default()
@@ -344,7 +349,7 @@ mod tests {
             statements: serde_json::from_value(both).unwrap(),
             ..Default::default()
         };
-        assert!(Webhook::create("0".repeat(24), post, "g".into()).is_err());
+        assert!(Webhook::create(hook_id(), post, "g".into()).is_err());
         assert_eq!(signed.masked().secret.as_deref(), Some("****"));
     }
 }

@@ -1,6 +1,7 @@
 //! The audit log.
 
 use domain::audit::{AuditEntry, AuditQuery};
+use domain::id::AuditEntryId;
 
 use crate::StoreResult;
 
@@ -13,5 +14,5 @@ pub trait AuditRepository {
     /// up to two resources of 1 MiB each per entry, is not read.
     fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
     /// One audit entry, with its detail fields.
-    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>>;
+    fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>>;
 }

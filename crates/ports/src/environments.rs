@@ -1,6 +1,8 @@
 //! Environments of projects, and their SDK credentials.
 
 use domain::environment::Environment;
+use domain::id::{EnvironmentId, ProjectId};
+use domain::key::EnvironmentKey;
 use domain::query::EnvironmentQuery;
 use domain::token::EnvironmentCredential;
 
@@ -10,7 +12,7 @@ use crate::{Listed, Locked, StoreResult};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProjectEnvironment {
     /// The project's `_id`.
-    pub project_id: String,
+    pub project_id: ProjectId,
     /// The environment.
     pub environment: Environment,
 }
@@ -20,35 +22,42 @@ pub trait EnvironmentRepository {
     /// Stores a new environment.
     fn insert_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Environment,
     ) -> StoreResult<()>;
     /// An environment by key.
-    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>>;
+    fn get_environment(
+        &mut self,
+        project_id: &ProjectId,
+        key: &EnvironmentKey,
+    ) -> StoreResult<Option<Environment>>;
     /// An environment by key, locked until the transaction ends.
     fn lock_environment(
         &mut self,
-        project_id: &str,
-        key: &str,
+        project_id: &ProjectId,
+        key: &EnvironmentKey,
     ) -> StoreResult<Option<Locked<Environment>>>;
     /// One page of a project's environments matching `query`, with the total count of matches.
     fn list_environments(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         query: &EnvironmentQuery,
     ) -> StoreResult<Listed<Environment>>;
     /// Every environment of the given projects, in creation order.
-    fn environments_of(&mut self, project_ids: &[String]) -> StoreResult<Vec<ProjectEnvironment>>;
+    fn environments_of(
+        &mut self,
+        project_ids: &[ProjectId],
+    ) -> StoreResult<Vec<ProjectEnvironment>>;
     /// Saves an environment's changed fields.
     fn update_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Locked<Environment>,
     ) -> StoreResult<()>;
     /// Deletes an environment with its flag configurations.
     fn delete_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Locked<Environment>,
     ) -> StoreResult<()>;
     /// Whether `secret` is an environment's SDK key, mobile key or client-side ID (current or
@@ -60,7 +69,7 @@ pub trait EnvironmentRepository {
     /// Remembers an SDK or mobile key replaced by a reset, valid for SDKs until `expires_at`.
     fn retire_environment_key(
         &mut self,
-        environment_id: &str,
+        environment_id: &EnvironmentId,
         key: &str,
         kind: EnvironmentCredential,
         expires_at: i64,

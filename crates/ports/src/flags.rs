@@ -1,6 +1,8 @@
 //! Feature flags and their per-environment configurations.
 
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, StatusFacts};
+use domain::id::ProjectId;
+use domain::key::{EnvironmentKey, FlagKey, ProjectKey};
 use domain::query::FlagQuery;
 
 use crate::{Listed, Locked, StoreResult};
@@ -48,57 +50,65 @@ pub struct KeyedFlagConfig {
 /// Flags of a project (`project_id`), by key, each with a configuration per environment.
 pub trait FlagRepository {
     /// Stores a new flag with a configuration for each entry of `flag.environments`.
-    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()>;
+    fn insert_flag(&mut self, project_id: &ProjectId, flag: &Flag) -> StoreResult<()>;
     /// A flag by key with all its configurations (`_environmentName` filled in).
-    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>>;
+    fn get_flag(&mut self, project_id: &ProjectId, key: &FlagKey) -> StoreResult<Option<Flag>>;
     /// As [`FlagRepository::get_flag`], locked until the transaction ends.
-    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>>;
+    fn lock_flag(
+        &mut self,
+        project_id: &ProjectId,
+        key: &FlagKey,
+    ) -> StoreResult<Option<Locked<Flag>>>;
     /// Every flag of the project with all its configurations, by key, each locked until the
     /// transaction ends (in key order, as [`FlagRepository::lock_flag`] would lock them one by
     /// one).
-    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>>;
+    fn lock_flags(&mut self, project_id: &ProjectId) -> StoreResult<Vec<Locked<Flag>>>;
     /// A flag by project key and flag key with all its configurations, in one query (the read
     /// path of `GET` one flag). `None` when either does not exist.
-    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>>;
+    fn find_flag(&mut self, project_key: &ProjectKey, key: &FlagKey) -> StoreResult<Option<Flag>>;
     /// One page of flags matching `query` (all when it has no page), with the total count; each
     /// flag carries the configurations of the environments named in `environments`.
     fn list_flags(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         query: &FlagQuery,
         environments: &[String],
     ) -> StoreResult<Listed<Flag>>;
     /// Saves a flag's settings and the configurations of `changed_environments`.
     fn update_flag(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         flag: &Locked<Flag>,
         changed_environments: &[String],
     ) -> StoreResult<()>;
     /// Deletes a flag in every environment.
-    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()>;
+    fn delete_flag(&mut self, project_id: &ProjectId, flag: &Locked<Flag>) -> StoreResult<()>;
     /// What cross-flag rules need to know of every flag of the project (variations, archived,
     /// prerequisites).
-    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>>;
+    fn flag_facts(&mut self, project_id: &ProjectId) -> StoreResult<Vec<FlagFacts>>;
     /// What the status of flags in environments is derived from, in one query: each flag's
     /// facts in each environment, ordered by flag key then environment key. `flag` narrows to
     /// one flag, `environments` (when not empty) to those environments.
     fn flag_status_facts(
         &mut self,
-        project_id: &str,
-        flag: Option<&str>,
+        project_id: &ProjectId,
+        flag: Option<&FlagKey>,
         environments: &[String],
     ) -> StoreResult<Vec<FlagEnvironmentFacts>>;
     /// Flags that use `key` as a prerequisite, one entry per environment that does.
-    fn flag_dependents(&mut self, project_id: &str, key: &str) -> StoreResult<Vec<FlagDependent>>;
+    fn flag_dependents(
+        &mut self,
+        project_id: &ProjectId,
+        key: &FlagKey,
+    ) -> StoreResult<Vec<FlagDependent>>;
     /// Key and defaults of every flag of the project.
-    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<FlagDefaults>>;
+    fn flag_defaults(&mut self, project_id: &ProjectId) -> StoreResult<Vec<FlagDefaults>>;
     /// Stores configurations for one environment, with what they refer to (their
     /// prerequisites, the segments their rules match).
     fn insert_flag_configs(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         configs: &[KeyedFlagConfig],
     ) -> StoreResult<()>;
 }

@@ -1,5 +1,6 @@
 //! Members of the account.
 
+use domain::id::MemberId;
 use domain::member::Member;
 use domain::query::MemberQuery;
 
@@ -13,13 +14,13 @@ pub trait MemberRepository {
     /// Stores a new member.
     fn insert_member(&mut self, member: &Member) -> StoreResult<()>;
     /// A member by `_id`.
-    fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>>;
+    fn get_member(&mut self, id: &MemberId) -> StoreResult<Option<Member>>;
     /// The members with these `_id`s (unknown ones are left out), in one query, unlocked.
-    fn get_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Member>>;
+    fn get_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Member>>;
     /// The members with these `_id`s (unknown ones are left out), locked until the transaction
     /// ends. Rows are locked in `_id` order, whatever the order of `ids`, so that two
     /// transactions locking the same members cannot deadlock.
-    fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>>;
+    fn lock_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Locked<Member>>>;
     /// One page of members matching `query`, with the total count of matches.
     fn list_members(&mut self, query: &MemberQuery) -> StoreResult<Listed<Member>>;
     /// Which of `emails` (lower-cased) belong to members already, lower-cased.

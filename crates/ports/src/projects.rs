@@ -1,5 +1,6 @@
 //! Projects.
 
+use domain::key::ProjectKey;
 use domain::project::Project;
 use domain::query::ProjectQuery;
 
@@ -10,9 +11,9 @@ pub trait ProjectRepository {
     /// Stores a new project (without environments).
     fn insert_project(&mut self, project: &Project) -> StoreResult<()>;
     /// A project by key.
-    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>>;
+    fn get_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>>;
     /// A project by key, locked until the transaction ends.
-    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>>;
+    fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>>;
     /// One page of projects matching `query`, with the total count of matches.
     fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<Listed<Project>>;
     /// Saves a project's changed fields.

@@ -1,5 +1,7 @@
 //! Segments of environments.
 
+use domain::id::ProjectId;
+use domain::key::{EnvironmentKey, SegmentKey};
 use domain::query::SegmentQuery;
 use domain::segment::Segment;
 
@@ -19,64 +21,64 @@ pub trait SegmentRepository {
     /// Stores a new segment of an environment.
     fn insert_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Segment,
     ) -> StoreResult<()>;
     /// A segment by key.
     fn get_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Option<Segment>>;
     /// A segment by key, locked until the transaction ends.
     fn lock_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Option<Locked<Segment>>>;
     /// Every segment of an environment, by key, each locked until the transaction ends.
     fn lock_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
     ) -> StoreResult<Vec<Locked<Segment>>>;
     /// One page of an environment's segments matching `query`, with the total count.
     fn list_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         query: &SegmentQuery,
     ) -> StoreResult<Listed<Segment>>;
     /// Saves a segment.
     fn update_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Locked<Segment>,
     ) -> StoreResult<()>;
     /// Deletes a segment.
     fn delete_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Locked<Segment>,
     ) -> StoreResult<()>;
     /// Flags whose rules in the environment use segment `key`.
     fn segment_users(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Vec<SegmentUser>>;
     /// Which of `keys` are segments of the environment; those found cannot be deleted until the
     /// transaction ends.
     fn existing_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         keys: &[String],
     ) -> StoreResult<Vec<String>>;
 }

@@ -1,5 +1,6 @@
 //! API access tokens.
 
+use domain::id::{MemberId, TokenId};
 use domain::query::Page;
 use domain::role::Role;
 use domain::token::Token;
@@ -30,12 +31,16 @@ pub trait TokenRepository {
         now: i64,
     ) -> StoreResult<Option<TokenMatch>>;
     /// A token by `_id`.
-    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>>;
+    fn get_token(&mut self, id: &TokenId) -> StoreResult<Option<Token>>;
     /// A token by `_id`, locked until the transaction ends.
-    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>>;
+    fn lock_token(&mut self, id: &TokenId) -> StoreResult<Option<Locked<Token>>>;
     /// Service tokens and `member_id`'s personal tokens (every token when `None`), oldest first,
     /// with the total count.
-    fn list_tokens(&mut self, member_id: Option<&str>, page: Page) -> StoreResult<Listed<Token>>;
+    fn list_tokens(
+        &mut self,
+        member_id: Option<&MemberId>,
+        page: Page,
+    ) -> StoreResult<Listed<Token>>;
     /// Saves a token's name, description, role, default API version, ending and last change.
     fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()>;
     /// Gives a token a new secret; the old one stays valid until `previous_valid_until` (if any).
@@ -46,10 +51,15 @@ pub trait TokenRepository {
         previous_valid_until: Option<i64>,
     ) -> StoreResult<()>;
     /// Records that a token was used at `now` (its `lastUsed`, its member's `_lastSeen`).
-    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()>;
+    fn record_token_use(
+        &mut self,
+        token_id: &TokenId,
+        member_id: &MemberId,
+        now: i64,
+    ) -> StoreResult<()>;
     /// Deletes a token.
     fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()>;
     /// Hands the service tokens created by member `from` to member `to` (service tokens belong
     /// to the account, not to the member who made them).
-    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()>;
+    fn reassign_service_tokens(&mut self, from: &MemberId, to: &MemberId) -> StoreResult<()>;
 }

@@ -1,5 +1,6 @@
 //! Webhooks and the outbox of their deliveries.
 
+use domain::id::{AuditEntryId, WebhookId};
 use domain::webhook::{DeliveryAttempt, Webhook};
 
 use crate::{Locked, StoreResult};
@@ -10,9 +11,9 @@ pub trait WebhookRepository {
     /// Stores a new webhook created at `now`.
     fn insert_webhook(&mut self, webhook: &Webhook, now: i64) -> StoreResult<()>;
     /// A webhook by `_id`.
-    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>>;
+    fn get_webhook(&mut self, id: &WebhookId) -> StoreResult<Option<Webhook>>;
     /// A webhook by `_id`, locked until the transaction ends.
-    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>>;
+    fn lock_webhook(&mut self, id: &WebhookId) -> StoreResult<Option<Locked<Webhook>>>;
     /// Every webhook, oldest first.
     fn list_webhooks(&mut self) -> StoreResult<Vec<Webhook>>;
     /// Saves a webhook.
@@ -33,11 +34,15 @@ pub trait WebhookRepository {
     fn record_attempt(
         &mut self,
         attempt: &DeliveryAttempt,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         outcome: DeliveryOutcome,
     ) -> StoreResult<()>;
     /// A webhook's most recent attempts, newest first.
-    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>>;
+    fn list_attempts(
+        &mut self,
+        webhook_id: &WebhookId,
+        limit: u32,
+    ) -> StoreResult<Vec<DeliveryAttempt>>;
 }
 
 /// A delivery to queue.
@@ -46,9 +51,9 @@ pub struct QueuedDelivery {
     /// 24 hex.
     pub id: String,
     /// The webhook.
-    pub webhook_id: String,
+    pub webhook_id: WebhookId,
     /// The audit entry.
-    pub entry_id: String,
+    pub entry_id: AuditEntryId,
     /// The request body (the entry's JSON).
     pub payload: String,
     /// When it was queued (and is first due), epoch ms.
@@ -61,9 +66,9 @@ pub struct ClaimedDelivery {
     /// The delivery.
     pub id: String,
     /// The webhook.
-    pub webhook_id: String,
+    pub webhook_id: WebhookId,
     /// The audit entry.
-    pub entry_id: String,
+    pub entry_id: AuditEntryId,
     /// The webhook's URL and secret at claim time.
     pub webhook: Webhook,
     /// The request body.

@@ -1,11 +1,12 @@
 //! The audit log: every change appends one entry in its own transaction.
 
 use domain::audit::{Access, AuditEntry, AuditMember, AuditQuery, AuditTarget, AuditToken};
+use domain::id::AuditEntryId;
 use domain::role::Action;
 use ports::{Repository, StoreExt};
 use serde_json::Value;
 
-use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
 /// What a use case changed, for its audit entry.
 #[derive(Debug, Clone, Default)]
@@ -107,7 +108,7 @@ impl Service {
                 actions.join(", ")
             )
         };
-        let id = object_id();
+        let id = AuditEntryId::generate(&mut RandomIds);
         let mut entry = AuditEntry {
             account_id: self.account_id_in(repo)?,
             id,
@@ -121,13 +122,13 @@ impl Service {
             comment: change.comment.filter(|c| !c.is_empty()),
             accesses: change.accesses,
             member: member.map(|m| AuditMember {
-                id: m.id,
+                id: m.id.into_string(),
                 email: m.email,
                 first_name: m.first_name,
                 last_name: m.last_name,
             }),
             token: token.map(|t| AuditToken {
-                id: t.id,
+                id: t.id.into_string(),
                 name: t.name,
                 ending: t.ending,
                 service_token: t.service_token,
@@ -177,8 +178,10 @@ impl Service {
         caller.require(Action::ViewResources)?;
         let account_id = self.account_id()?;
         let mut entry = self.store.read_tx(|repo| -> ServiceResult<_> {
-            repo.get_audit_entry(id)?
-                .ok_or_else(|| ServiceError::NotFound(format!("no audit entry with id '{id}'")))
+            let not_found = || ServiceError::NotFound(format!("no audit entry with id '{id}'"));
+            // Text that is not an id names no entry.
+            let id = AuditEntryId::parse(id).map_err(|_| not_found())?;
+            repo.get_audit_entry(&id)?.ok_or_else(not_found)
         })?;
         complete_entry(&mut entry, &account_id);
         Ok(entry)

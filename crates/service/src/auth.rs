@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use domain::id::{MemberId, TokenId};
 use domain::member::Member;
 use domain::role::Role;
 use domain::token::Token;
@@ -11,7 +12,7 @@ use domain::version::ApiVersion;
 use ports::{Locked, Repository, StoreExt, TokenMatch};
 use sha2::{Digest, Sha256};
 
-use crate::{object_id, Caller, Service, ServiceError, ServiceResult};
+use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
 /// How long a verified token is trusted without asking the store again. Changes made through
 /// this replica take effect at once (the entry is dropped); other replicas see them within this.
@@ -29,7 +30,7 @@ pub(crate) struct TokenCache {
     /// when it stops being valid.
     entries: Mutex<HashMap<String, CacheEntry>>,
     /// When each token's use was last written to the store.
-    recorded_use: Mutex<HashMap<String, i64>>,
+    recorded_use: Mutex<HashMap<TokenId, i64>>,
 }
 
 type CacheEntry = (Caller, Instant, Option<i64>);
@@ -56,18 +57,18 @@ impl TokenCache {
         entries.insert(hash, (caller, Instant::now(), until));
     }
 
-    pub(crate) fn forget_token(&self, token_id: &str) {
+    pub(crate) fn forget_token(&self, token_id: &TokenId) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.retain(|_, (caller, _, _)| caller.token_id != token_id);
+        entries.retain(|_, (caller, _, _)| caller.token_id != *token_id);
     }
 
-    pub(crate) fn forget_member(&self, member_id: &str) {
+    pub(crate) fn forget_member(&self, member_id: &MemberId) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.retain(|_, (caller, _, _)| caller.member_id != member_id);
+        entries.retain(|_, (caller, _, _)| caller.member_id != *member_id);
     }
 
     /// Whether the use of `token_id` at `now` should be written (at most once a minute).
-    fn should_record_use(&self, token_id: &str, now: i64) -> bool {
+    fn should_record_use(&self, token_id: &TokenId, now: i64) -> bool {
         let mut recorded = self.recorded_use.lock().unwrap_or_else(|p| p.into_inner());
         match recorded.get(token_id) {
             Some(last) if now - last < USE_RECORD_INTERVAL_MS => false,
@@ -75,7 +76,7 @@ impl TokenCache {
                 if recorded.len() > 10_000 {
                     recorded.retain(|_, last| now - *last < USE_RECORD_INTERVAL_MS);
                 }
-                recorded.insert(token_id.to_owned(), now);
+                recorded.insert(token_id.clone(), now);
                 true
             }
         }
@@ -128,8 +129,8 @@ pub(crate) struct HeldMembers {
 
 impl HeldMembers {
     /// Takes member `id` out of the held set (locked all the same).
-    pub(crate) fn take(&mut self, id: &str) -> Option<Locked<Member>> {
-        let at = self.members.iter().position(|m| m.id == id)?;
+    pub(crate) fn take(&mut self, id: &MemberId) -> Option<Locked<Member>> {
+        let at = self.members.iter().position(|m| m.id == *id)?;
         Some(self.members.swap_remove(at))
     }
 }
@@ -143,7 +144,7 @@ impl HeldMembers {
 pub(crate) fn hold_members(
     repo: &mut dyn Repository,
     caller: &Caller,
-    others: &[&str],
+    others: &[&MemberId],
 ) -> ServiceResult<HeldMembers> {
     let mut ids = others.to_vec();
     ids.push(&caller.member_id);
@@ -251,9 +252,9 @@ impl Service {
         let now = self.now();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             self.account_id_in(repo)?;
-            let token_for = |member_id: &str, secret: &str, name: &str| Token {
-                id: object_id(),
-                member_id: member_id.to_owned(),
+            let token_for = |member_id: &MemberId, secret: &str, name: &str| Token {
+                id: TokenId::generate(&mut RandomIds),
+                member_id: member_id.clone(),
                 name: name.to_owned(),
                 description: "created at start-up".to_owned(),
                 role: Role::Admin,
@@ -266,7 +267,11 @@ impl Service {
             };
             match (repo.find_owner()?, bootstrap_token) {
                 (None, given) => {
-                    let owner = Member::owner(object_id(), owner_email.to_owned(), now);
+                    let owner = Member::owner(
+                        MemberId::generate(&mut RandomIds),
+                        owner_email.to_owned(),
+                        now,
+                    );
                     repo.insert_member(&owner)?;
                     let secret = given.map_or_else(new_secret, str::to_owned);
                     repo.insert_token(

@@ -2,6 +2,8 @@
 
 use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentPost};
+use domain::id::ProjectId;
+use domain::key::EnvironmentKey;
 use domain::patch::JsonPatchBody;
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
@@ -24,31 +26,32 @@ pub struct EnvironmentPage {
     pub total: u64,
 }
 
+pub(crate) fn environment_not_found(project_key: &str, key: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no environment with key '{key}' in project '{project_key}'"
+    ))
+}
+
+/// The environment `key` (as a request names it) names in the project.
 pub(crate) fn load_environment(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Environment> {
-    repo.get_environment(project_id, key)?.ok_or_else(|| {
-        ServiceError::NotFound(format!(
-            "no environment with key '{key}' in project '{project_key}'"
-        ))
-    })
+    repo.get_environment(project_id, &EnvironmentKey::lookup(key))?
+        .ok_or_else(|| environment_not_found(project_key, key))
 }
 
 /// An environment to change, held until the transaction ends.
 fn lock_environment(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Locked<Environment>> {
-    repo.lock_environment(project_id, key)?.ok_or_else(|| {
-        ServiceError::NotFound(format!(
-            "no environment with key '{key}' in project '{project_key}'"
-        ))
-    })
+    repo.lock_environment(project_id, &EnvironmentKey::lookup(key))?
+        .ok_or_else(|| environment_not_found(project_key, key))
 }
 
 impl Service {
@@ -102,18 +105,19 @@ impl Service {
                     )));
                 }
                 let source = match new.source() {
-                    Some(source_key) => Some(
-                        repo.lock_environment(&project.id, source_key)?
-                            .ok_or_else(|| {
-                                ServiceError::from(domain::ValidationError::single(
-                                    "source.key",
-                                    format!(
-                                        "no environment with key '{source_key}' in project '{project_key}'"
-                                    ),
-                                ))
-                            })?
-                            .into_inner(),
-                    ),
+                    Some(source_key) => {
+                        let found = repo
+                            .lock_environment(&project.id, &EnvironmentKey::lookup(source_key))?;
+                        let held = found.ok_or_else(|| {
+                            ServiceError::from(domain::ValidationError::single(
+                                "source.key",
+                                format!(
+                                    "no environment with key '{source_key}' in project '{project_key}'"
+                                ),
+                            ))
+                        })?;
+                        Some(held.into_inner())
+                    }
                     None => None,
                 };
                 let env = Environment::create(new.clone(), new_credentials(), now);
@@ -183,7 +187,7 @@ impl Service {
     fn clone_environment_contents(
         &self,
         repo: &mut dyn Repository,
-        project_id: &str,
+        project_id: &ProjectId,
         source: &Environment,
         target: &Environment,
         now: i64,

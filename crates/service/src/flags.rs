@@ -2,7 +2,9 @@
 
 use domain::audit::resource;
 use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags};
+use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
+use domain::key::{FlagKey, ProjectKey};
 use domain::member::Member;
 use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
@@ -12,7 +14,7 @@ use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, Store
 use crate::audit::{json, Change};
 use serde_json::Value;
 
-use crate::projects::{load_project, lock_project};
+use crate::projects::{hold_project, load_project, lock_project};
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
 };
@@ -72,7 +74,7 @@ pub struct FlagList {
     pub total: u64,
 }
 
-fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
+pub(crate) fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
     ServiceError::NotFound(format!(
         "no flag with key '{key}' in project '{project_key}'"
     ))
@@ -131,15 +133,15 @@ pub struct DependentFlag {
 /// prerequisite on the deleted flag) run one after the other.
 fn project_flags(
     repo: &mut dyn Repository,
-    project_key: &str,
-    project_id: &str,
-    key: &str,
+    project_key: &ProjectKey,
+    project_id: &ProjectId,
+    key: &FlagKey,
 ) -> ServiceResult<ProjectFlags> {
-    lock_project(repo, project_key)?;
+    hold_project(repo, project_key)?;
     let facts: Vec<FlagFacts> = repo
         .flag_facts(project_id)?
         .into_iter()
-        .filter(|f| f.key != key)
+        .filter(|f| f.key != *key)
         .collect();
     Ok(ProjectFlags::new(facts))
 }
@@ -149,11 +151,11 @@ fn project_flags(
 /// [`project_flags`] does) so that none starts using it before the delete commits.
 fn refuse_if_depended_on(
     repo: &mut dyn Repository,
-    project_key: &str,
-    project_id: &str,
-    key: &str,
+    project_key: &ProjectKey,
+    project_id: &ProjectId,
+    key: &FlagKey,
 ) -> ServiceResult<()> {
-    lock_project(repo, project_key)?;
+    hold_project(repo, project_key)?;
     let dependents = repo.flag_dependents(project_id, key)?;
     if dependents.is_empty() {
         return Ok(());
@@ -172,19 +174,24 @@ fn refuse_if_depended_on(
     ))
 }
 
+/// The member id a `maintainerId` holds: none when it is not a member id (it then names no
+/// member, as one that names no member).
+fn maintainer_id(flag: &Flag) -> Option<MemberId> {
+    flag.maintainer_id
+        .as_deref()
+        .and_then(|id| MemberId::parse(id).ok())
+}
+
 /// Each flag with the member its `maintainerId` names (one query for all; a `maintainerId`
 /// that names no member gives none).
 fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResult<Vec<FlagView>> {
-    let mut ids: Vec<&str> = flags
-        .iter()
-        .filter_map(|f| f.maintainer_id.as_deref())
-        .collect();
+    let mut ids: Vec<MemberId> = flags.iter().filter_map(maintainer_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let members = if ids.is_empty() {
         Vec::new()
     } else {
-        repo.get_members(&ids)?
+        repo.get_members(&ids.iter().collect::<Vec<_>>())?
     };
     Ok(flags
         .into_iter()
@@ -192,7 +199,7 @@ fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResul
             maintainer: flag
                 .maintainer_id
                 .as_ref()
-                .and_then(|id| members.iter().find(|m| &m.id == id))
+                .and_then(|id| members.iter().find(|m| m.id == *id))
                 .cloned(),
             flag,
         })
@@ -201,20 +208,21 @@ fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResul
 
 /// One flag with its maintaining member (see [`with_maintainers`]).
 fn with_maintainer(repo: &mut dyn Repository, flag: Flag) -> ServiceResult<FlagView> {
-    let maintainer = match flag.maintainer_id.as_deref() {
-        Some(id) => repo.get_members(&[id])?.into_iter().next(),
+    let maintainer = match maintainer_id(&flag) {
+        Some(id) => repo.get_members(&[&id])?.into_iter().next(),
         None => None,
     };
     Ok(FlagView { flag, maintainer })
 }
 
+/// The flag `key` (as a request names it) names in the project.
 fn load_flag(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Flag> {
-    repo.get_flag(project_id, key)?
+    repo.get_flag(project_id, &FlagKey::lookup(key))?
         .ok_or_else(|| flag_not_found(project_key, key))
 }
 
@@ -225,14 +233,14 @@ pub(crate) fn check_new_size<T: serde::Serialize>(what: &str, resource: &T) -> S
         .map_err(|e| ServiceError::invalid(e.to_string()))
 }
 
-/// A flag to change, held until the transaction ends.
+/// The flag `key` (as a request names it) names, to change, held until the transaction ends.
 fn lock_flag(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     project_key: &str,
     key: &str,
 ) -> ServiceResult<Locked<Flag>> {
-    repo.lock_flag(project_id, key)?
+    repo.lock_flag(project_id, &FlagKey::lookup(key))?
         .ok_or_else(|| flag_not_found(project_key, key))
 }
 
@@ -321,7 +329,8 @@ impl Service {
     ) -> ServiceResult<FlagView> {
         caller.require(Action::ViewResources)?;
         let mut view = self.store.read_tx(|repo| -> ServiceResult<_> {
-            match repo.find_flag(project_key, key)? {
+            let found = repo.find_flag(&ProjectKey::lookup(project_key), &FlagKey::lookup(key))?;
+            match found {
                 Some(flag) => with_maintainer(repo, flag),
                 // Only on the way to `NotFound`: say which of the two is missing.
                 None => {
@@ -422,7 +431,7 @@ impl Service {
                 FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
             };
             let mut others = if involves_others {
-                project_flags(repo, &project.key, &project.id, key)?
+                project_flags(repo, &project.key, &project.id, &flag.key)?
             } else {
                 ProjectFlags::default()
             };
@@ -449,7 +458,7 @@ impl Service {
                 }
             };
             if !involves_others && next.needs_project_check(flag) {
-                others = project_flags(repo, &project.key, &project.id, key)?;
+                others = project_flags(repo, &project.key, &project.id, &flag.key)?;
                 next.validate_in_project(flag, &others)
                     .map_err(ServiceError::patched_flag)?;
             }
@@ -473,7 +482,7 @@ impl Service {
             };
             let flag_wide = resource::flag(&project.key, None, key);
             if delete {
-                refuse_if_depended_on(repo, &project.key, &project.id, key)?;
+                refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
                 repo.delete_flag(&project.id, &held)?;
                 let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                     .comment(comment)
@@ -533,7 +542,7 @@ impl Service {
             if next.needs_project_check(flag) {
                 next.validate_in_project(
                     flag,
-                    &project_flags(repo, &project.key, &project.id, key)?,
+                    &project_flags(repo, &project.key, &project.id, &flag.key)?,
                 )?;
             }
             if let Some(missing) =
@@ -645,13 +654,13 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            load_flag(repo, &project.id, project_key, key)?;
+            let flag = load_flag(repo, &project.id, project_key, key)?;
             let mut dependents: Vec<DependentFlag> = Vec::new();
             for FlagDependent {
                 flag_key,
                 flag_name,
                 environment_key,
-            } in repo.flag_dependents(&project.id, key)?
+            } in repo.flag_dependents(&project.id, &flag.key)?
             {
                 match dependents.last_mut() {
                     Some(last) if last.key == flag_key => last.environments.push(environment_key),
@@ -676,7 +685,7 @@ impl Service {
             let project = load_project(repo, project_key)?;
             // Project before flag, the order creations and clones lock in: no deadlock between
             // them, and no dependent can appear until commit.
-            refuse_if_depended_on(repo, &project.key, &project.id, key)?;
+            refuse_if_depended_on(repo, &project.key, &project.id, &FlagKey::lookup(key))?;
             let flag = lock_flag(repo, &project.id, project_key, key)?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new(

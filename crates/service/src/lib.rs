@@ -19,6 +19,7 @@ mod webhooks;
 
 use std::sync::Arc;
 
+use domain::id::{MemberId, TokenId};
 use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
 use ports::{Clock, Repository, Store, StoreExt};
@@ -50,11 +51,11 @@ pub type ServiceResult<T> = Result<T, ServiceError>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The token's `_id`.
-    token_id: String,
+    token_id: TokenId,
     /// The token's name.
     token_name: String,
     /// The member the token belongs to (its creator, for service tokens).
-    member_id: String,
+    member_id: MemberId,
     /// The role in effect: a personal token never exceeds its member's role.
     role: Role,
     /// Whether it is a service token.
@@ -65,7 +66,7 @@ pub struct Caller {
 
 impl Caller {
     /// The `_id` of the access token presented.
-    pub fn token_id(&self) -> &str {
+    pub fn token_id(&self) -> &TokenId {
         &self.token_id
     }
 
@@ -75,7 +76,7 @@ impl Caller {
     }
 
     /// The member the token belongs to (its creator, for service tokens).
-    pub fn member_id(&self) -> &str {
+    pub fn member_id(&self) -> &MemberId {
         &self.member_id
     }
 
@@ -266,9 +267,9 @@ mod tests {
 
     fn caller_with(role: Role) -> Caller {
         Caller {
-            token_id: "t".into(),
+            token_id: TokenId::parse(&"1".repeat(24)).unwrap(),
             token_name: "token".into(),
-            member_id: "m".into(),
+            member_id: MemberId::parse(&"2".repeat(24)).unwrap(),
             role,
             service_token: false,
             default_api_version: ApiVersion::CURRENT,

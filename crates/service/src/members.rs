@@ -1,6 +1,7 @@
 //! Account members.
 
 use domain::audit::{resource, Access};
+use domain::id::MemberId;
 use domain::member::{validate_invites, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::query::MemberQuery;
@@ -12,7 +13,7 @@ use crate::audit::{json, Change};
 use crate::auth::hold_members;
 use crate::error::Detail;
 use crate::{
-    object_id, use_case, ApiResource, Caller, Permit, Service, ServiceError, ServiceResult,
+    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
 };
 
 /// One page of members.
@@ -24,17 +25,43 @@ pub struct MemberPage {
     pub total: u64,
 }
 
+/// The member a request names by `id` (in its path): `me` is the caller's.
+#[derive(Debug)]
+struct Target<'a> {
+    /// The member id, if `id` is one (or `me`): text that is not a member id names no member.
+    id: Option<MemberId>,
+    /// How the request named it (the caller's id for `me`), for a `NotFound`.
+    named: &'a str,
+}
+
+impl Target<'_> {
+    /// The member ids to hold: this one, if it is one.
+    fn ids(&self) -> Vec<&MemberId> {
+        self.id.iter().collect()
+    }
+
+    fn not_found(&self) -> ServiceError {
+        member_not_found(self.named)
+    }
+}
+
 /// The member `id` names: `me` is the caller's.
 ///
 /// # Errors
 /// `NotFound` for `me` with a service token, which acts for the account and is no member.
-fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<&'a str> {
+fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<Target<'a>> {
     match id {
         "me" if caller.service_token => Err(ServiceError::NotFound(
             "a service token belongs to the account, not to a member: there is no 'me'".into(),
         )),
-        "me" => Ok(caller.member_id.as_str()),
-        id => Ok(id),
+        "me" => Ok(Target {
+            id: Some(caller.member_id.clone()),
+            named: caller.member_id.as_str(),
+        }),
+        id => Ok(Target {
+            id: MemberId::parse(id).ok(),
+            named: id,
+        }),
     }
 }
 
@@ -60,8 +87,12 @@ fn load_member(
     caller: &Caller,
     id: &str,
 ) -> ServiceResult<Member> {
-    let id = member_id(caller, id)?;
-    repo.get_member(id)?.ok_or_else(|| member_not_found(id))
+    let target = member_id(caller, id)?;
+    match &target.id {
+        Some(id) => repo.get_member(id)?,
+        None => None,
+    }
+    .ok_or_else(|| target.not_found())
 }
 
 impl Service {
@@ -104,7 +135,7 @@ impl Service {
         let now = self.now();
         let members: Vec<Member> = invites
             .into_iter()
-            .map(|i| Member::invited(object_id(), i, now))
+            .map(|i| Member::invited(MemberId::generate(&mut RandomIds), i, now))
             .collect();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let caller = &hold_members(repo, caller, &[])?.caller;
@@ -163,10 +194,14 @@ impl Service {
         let caller = permit.caller();
         let target = member_id(caller, id)?;
         let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
-            let mut held = hold_members(repo, caller, &[target])?;
+            let mut held = hold_members(repo, caller, &target.ids())?;
             let caller = held.caller.clone();
             permit.recheck(&caller)?;
-            let mut member = held.take(target).ok_or_else(|| member_not_found(target))?;
+            let mut member = target
+                .id
+                .as_ref()
+                .and_then(|id| held.take(id))
+                .ok_or_else(|| target.not_found())?;
             may_change(&caller, &member, "change")?;
             let next = member.apply_patch(&patch.operations, caller.role)?;
             let mut changed = vec![];
@@ -237,10 +272,14 @@ impl Service {
         caller.require(Action::ManageMembers)?;
         let target = member_id(caller, id)?;
         let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
-            let mut held = hold_members(repo, caller, &[target])?;
+            let mut held = hold_members(repo, caller, &target.ids())?;
             let caller = held.caller.clone();
             caller.require(Action::ManageMembers)?;
-            let member = held.take(target).ok_or_else(|| member_not_found(target))?;
+            let member = target
+                .id
+                .as_ref()
+                .and_then(|id| held.take(id))
+                .ok_or_else(|| target.not_found())?;
             if member.role == Role::Owner {
                 return Err(ServiceError::WrongState(
                     "the owner cannot be deleted; transfer ownership to another member first"

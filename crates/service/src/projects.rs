@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentCredentials};
+use domain::id::{EnvironmentId, ProjectId};
+use domain::key::ProjectKey;
 use domain::patch::JsonPatchBody;
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
@@ -13,8 +15,7 @@ use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, StoreExt};
 use crate::audit::{json, Change};
 
 use crate::{
-    object_id, use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError,
-    ServiceResult,
+    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
 };
 use domain::IdSource;
 
@@ -40,14 +41,24 @@ pub(crate) fn project_not_found(key: &str) -> ServiceError {
     ServiceError::NotFound(format!("no project with key '{key}'"))
 }
 
+/// The project `key` (as a request names it) names.
 pub(crate) fn load_project(repo: &mut dyn ProjectRepository, key: &str) -> ServiceResult<Project> {
-    repo.get_project(key)?.ok_or_else(|| project_not_found(key))
+    repo.get_project(&ProjectKey::lookup(key))?
+        .ok_or_else(|| project_not_found(key))
 }
 
-/// A project to change, held until the transaction ends.
+/// The project `key` (as a request names it) names, to change, held until the transaction ends.
 pub(crate) fn lock_project(
     repo: &mut dyn ProjectRepository,
     key: &str,
+) -> ServiceResult<Locked<Project>> {
+    hold_project(repo, &ProjectKey::lookup(key))
+}
+
+/// A project to change, held until the transaction ends.
+pub(crate) fn hold_project(
+    repo: &mut dyn ProjectRepository,
+    key: &ProjectKey,
 ) -> ServiceResult<Locked<Project>> {
     repo.lock_project(key)?
         .ok_or_else(|| project_not_found(key))
@@ -56,7 +67,7 @@ pub(crate) fn lock_project(
 /// New environment credentials: `_id`, `sdk-<uuid>`, `mob-<uuid>`.
 pub(crate) fn new_credentials() -> EnvironmentCredentials {
     EnvironmentCredentials {
-        id: object_id(),
+        id: EnvironmentId::generate(&mut RandomIds),
         api_key: format!("sdk-{}", RandomIds.uuid()),
         mobile_key: format!("mob-{}", RandomIds.uuid()),
     }
@@ -64,10 +75,10 @@ pub(crate) fn new_credentials() -> EnvironmentCredentials {
 
 fn environments_of_one(
     repo: &mut dyn EnvironmentRepository,
-    project_id: &str,
+    project_id: &ProjectId,
 ) -> ServiceResult<Vec<Environment>> {
     Ok(repo
-        .environments_of(&[project_id.to_owned()])?
+        .environments_of(std::slice::from_ref(project_id))?
         .into_iter()
         .map(|found| found.environment)
         .collect())
@@ -90,9 +101,9 @@ impl Service {
                 items: projects,
                 total,
             } = repo.list_projects(query)?;
-            let mut environments: BTreeMap<String, Vec<Environment>> = BTreeMap::new();
+            let mut environments: BTreeMap<ProjectId, Vec<Environment>> = BTreeMap::new();
             if expand_environments && !projects.is_empty() {
-                let ids: Vec<String> = projects.iter().map(|p| p.id.clone()).collect();
+                let ids: Vec<ProjectId> = projects.iter().map(|p| p.id.clone()).collect();
                 for found in repo.environments_of(&ids)? {
                     environments
                         .entry(found.project_id)
@@ -128,7 +139,7 @@ impl Service {
         let new = post.validate()?;
         let now = self.now();
         let key = new.project.key.to_string();
-        let project = Project::create(new.project, object_id(), now);
+        let project = Project::create(new.project, ProjectId::generate(&mut RandomIds), now);
         let environments: Vec<Environment> = new
             .environments
             .into_iter()

@@ -4,6 +4,8 @@ use std::collections::BTreeSet;
 
 use domain::audit::resource;
 use domain::flag::Flag;
+use domain::id::ProjectId;
+use domain::key::{EnvironmentKey, SegmentKey};
 use domain::patch::JsonPatchBody;
 use domain::query::SegmentQuery;
 use domain::role::Action;
@@ -13,6 +15,7 @@ use ports::{Listed, Repository, StoreExt};
 use crate::audit::{json, Change};
 use serde_json::Value;
 
+use crate::environments::load_environment;
 use crate::projects::load_project;
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
@@ -52,20 +55,16 @@ pub struct SegmentWithFlags {
     pub flags: Vec<(String, String)>,
 }
 
-/// Checks an environment exists and returns the project's id.
+/// Checks that the environment a request names exists, and returns the project's id and the
+/// environment's key.
 fn environment_of(
     repo: &mut dyn Repository,
     project_key: &str,
     environment_key: &str,
-) -> ServiceResult<String> {
+) -> ServiceResult<(ProjectId, EnvironmentKey)> {
     let project = load_project(repo, project_key)?;
-    repo.get_environment(&project.id, environment_key)?
-        .ok_or_else(|| {
-            ServiceError::NotFound(format!(
-                "no environment with key '{environment_key}' in project '{project_key}'"
-            ))
-        })?;
-    Ok(project.id)
+    let environment = load_environment(repo, &project.id, project_key, environment_key)?;
+    Ok((project.id, environment.key))
 }
 
 fn segment_not_found(project_key: &str, environment_key: &str, key: &str) -> ServiceError {
@@ -78,7 +77,7 @@ fn segment_not_found(project_key: &str, environment_key: &str, key: &str) -> Ser
 /// exist in their environment: a message naming them, if any.
 pub(crate) fn missing_segments(
     repo: &mut dyn Repository,
-    project_id: &str,
+    project_id: &ProjectId,
     previous: Option<&Flag>,
     next: &Flag,
 ) -> ServiceResult<Option<String>> {
@@ -97,7 +96,7 @@ pub(crate) fn missing_segments(
         if new.is_empty() {
             continue;
         }
-        let existing = repo.existing_segments(project_id, env, &new)?;
+        let existing = repo.existing_segments(project_id, &EnvironmentKey::lookup(env), &new)?;
         missing.extend(
             new.into_iter()
                 .filter(|k| !existing.contains(k))
@@ -135,9 +134,8 @@ impl Service {
     ) -> ServiceResult<SegmentPage> {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
-            let project_id = environment_of(repo, project_key, environment_key)?;
-            let Listed { items, total } =
-                repo.list_segments(&project_id, environment_key, query)?;
+            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
+            let Listed { items, total } = repo.list_segments(&project_id, &env_key, query)?;
             Ok(SegmentPage { items, total })
         })
     }
@@ -160,8 +158,8 @@ impl Service {
         crate::flags::check_new_size("the new segment", &segment)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                let project_id = environment_of(repo, project_key, environment_key)?;
-                repo.insert_segment(&project_id, environment_key, &segment)?;
+                let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
+                repo.insert_segment(&project_id, &env_key, &segment)?;
                 let change = Change::new(
                     "segment",
                     &segment.key,
@@ -190,12 +188,12 @@ impl Service {
     ) -> ServiceResult<SegmentWithFlags> {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
-            let project_id = environment_of(repo, project_key, environment_key)?;
+            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let segment = repo
-                .get_segment(&project_id, environment_key, key)?
+                .get_segment(&project_id, &env_key, &SegmentKey::lookup(key))?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             let flags = repo
-                .segment_users(&project_id, environment_key, key)?
+                .segment_users(&project_id, &env_key, &segment.key)?
                 .into_iter()
                 .map(|user| (user.flag_key, user.flag_name))
                 .collect();
@@ -270,9 +268,9 @@ impl Service {
             }
         }
         self.write(write, |repo| -> ServiceResult<_> {
-            let project_id = environment_of(repo, project_key, environment_key)?;
+            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let mut held = repo
-                .lock_segment(&project_id, environment_key, key)?
+                .lock_segment(&project_id, &env_key, &SegmentKey::lookup(key))?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             let segment: &Segment = &held;
             let now = self.now();
@@ -339,7 +337,7 @@ impl Service {
                 .collect();
                 self.audit(repo, caller, audit)?;
                 held.replace(next);
-                repo.update_segment(&project_id, environment_key, &held)?;
+                repo.update_segment(&project_id, &env_key, &held)?;
                 next = held.into_inner();
             }
             Ok(next)
@@ -359,11 +357,11 @@ impl Service {
     ) -> ServiceResult<()> {
         caller.require(Action::ManageSegments)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            let project_id = environment_of(repo, project_key, environment_key)?;
+            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let segment = repo
-                .lock_segment(&project_id, environment_key, key)?
+                .lock_segment(&project_id, &env_key, &SegmentKey::lookup(key))?
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
-            let users = repo.segment_users(&project_id, environment_key, key)?;
+            let users = repo.segment_users(&project_id, &env_key, &segment.key)?;
             if !users.is_empty() {
                 let names: Vec<String> = users.into_iter().map(|user| user.flag_key).collect();
                 return Err(ServiceError::StillReferenced(
@@ -374,7 +372,7 @@ impl Service {
                     .into(),
                 ));
             }
-            repo.delete_segment(&project_id, environment_key, &segment)?;
+            repo.delete_segment(&project_id, &env_key, &segment)?;
             let change = Change::new(
                 "segment",
                 key,

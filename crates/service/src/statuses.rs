@@ -2,12 +2,15 @@
 //! at the service clock's "now" by [`domain::flag::flag_status`].
 
 use domain::flag::{flag_status, FlagStatusName};
+use domain::id::ProjectId;
+use domain::key::FlagKey;
 use domain::role::Action;
 use ports::{FlagRepository, StoreExt};
 
 use crate::environments::load_environment;
+use crate::flags::flag_not_found;
 use crate::projects::load_project;
-use crate::{Caller, Service, ServiceError, ServiceResult};
+use crate::{Caller, Service, ServiceResult};
 
 /// The status of one flag in one environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,20 +23,14 @@ pub struct FlagStatus {
     pub name: FlagStatusName,
 }
 
-fn flag_not_found(project_key: &str, key: &str) -> ServiceError {
-    ServiceError::NotFound(format!(
-        "no flag with key '{key}' in project '{project_key}'"
-    ))
-}
-
 impl Service {
     /// The statuses of `flag` (every flag when `None`) in `environments` (every environment
     /// when empty) of project `project_id`, in one query.
     fn statuses(
         &self,
         repo: &mut dyn FlagRepository,
-        project_id: &str,
-        flag: Option<&str>,
+        project_id: &ProjectId,
+        flag: Option<&FlagKey>,
         environments: &[String],
     ) -> ServiceResult<Vec<FlagStatus>> {
         let now = self.now();
@@ -89,7 +86,7 @@ impl Service {
             self.statuses(
                 repo,
                 &project.id,
-                Some(key),
+                Some(&FlagKey::lookup(key)),
                 std::slice::from_ref(&environment_key.to_owned()),
             )?
             .pop()
@@ -112,9 +109,10 @@ impl Service {
         caller.require(Action::ViewResources)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
-            let statuses = self.statuses(repo, &project.id, Some(key), environments)?;
+            let key_named = FlagKey::lookup(key);
+            let statuses = self.statuses(repo, &project.id, Some(&key_named), environments)?;
             // Nothing found: the flag is missing, or none of the environments asked for exists.
-            if statuses.is_empty() && repo.get_flag(&project.id, key)?.is_none() {
+            if statuses.is_empty() && repo.get_flag(&project.id, &key_named)?.is_none() {
                 return Err(flag_not_found(project_key, key));
             }
             Ok(statuses)

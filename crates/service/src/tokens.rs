@@ -1,6 +1,7 @@
 //! Access tokens.
 
 use domain::audit::resource;
+use domain::id::TokenId;
 use domain::patch::JsonPatchBody;
 use domain::query::Page;
 use domain::role::{Action, Role};
@@ -11,7 +12,7 @@ use crate::audit::Change;
 
 use crate::auth::{ending, hash_secret, hold_members, new_secret};
 use crate::{
-    object_id, use_case, ApiResource, Caller, Permit, Representations, Service, ServiceError,
+    use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service, ServiceError,
     ServiceResult,
 };
 
@@ -69,8 +70,11 @@ fn token_change(
     .versions(before.and_then(token_json), after.and_then(token_json))
 }
 
+/// The token `id` (as a request names it) names: text that is not a token id names none, and
+/// gets the same `NotFound` as an id that names none.
 fn load_token(repo: &mut dyn TokenRepository, id: &str) -> ServiceResult<Token> {
-    repo.get_token(id)?.ok_or_else(|| not_found(id))
+    let parsed = TokenId::parse(id).map_err(|_| not_found(id))?;
+    repo.get_token(&parsed)?.ok_or_else(|| not_found(id))
 }
 
 /// A token to change, held until the transaction ends, with the caller re-read under the lock of
@@ -90,11 +94,15 @@ struct HeldToken {
 /// management or authority over this token; `NotFound` for an unknown id; `VersionConflict` when a
 /// concurrent change moved the token.
 fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<HeldToken> {
-    let member_id = load_token(repo, id)?.member_id;
+    let Token {
+        id: token_id,
+        member_id,
+        ..
+    } = load_token(repo, id)?;
     let mut held = hold_members(repo, caller, &[&member_id])?;
     let caller = held.caller.clone();
     caller.require(Action::ManageTokens)?;
-    let token = repo.lock_token(id)?.ok_or_else(|| not_found(id))?;
+    let token = repo.lock_token(&token_id)?.ok_or_else(|| not_found(id))?;
     let member_role = match held.take(&token.member_id) {
         Some(member) if token.member_id == member_id => member.role,
         _ => {
@@ -164,7 +172,7 @@ impl Service {
         let now = self.now();
         let secret = new_secret();
         let token = Token {
-            id: object_id(),
+            id: TokenId::generate(&mut RandomIds),
             member_id: caller.member_id.clone(),
             name: new.name,
             description: new.description,
@@ -211,7 +219,7 @@ impl Service {
         show_all: bool,
     ) -> ServiceResult<TokenPage> {
         caller.require(Action::ManageTokens)?;
-        let member = (!show_all).then_some(caller.member_id.as_str());
+        let member = (!show_all).then_some(&caller.member_id);
         let Listed { items, total } = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_tokens(member, page)?) })?;
@@ -282,7 +290,7 @@ impl Service {
             self.audit(repo, &caller, change)?;
             Ok(held.into_inner())
         })?;
-        self.tokens.forget_token(id);
+        self.tokens.forget_token(&token.id);
         Ok(token)
     }
 
@@ -327,7 +335,7 @@ impl Service {
             )?;
             Ok(token)
         })?;
-        self.tokens.forget_token(id);
+        self.tokens.forget_token(&token.id);
         Ok(CreatedToken { token, secret })
     }
 
@@ -337,7 +345,7 @@ impl Service {
     /// `NotPermitted` without token management; `NotFound` for an unknown id.
     pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageTokens)?;
-        self.store.write_tx(|repo| -> ServiceResult<()> {
+        let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken { caller, token, .. } = hold_token(repo, caller, id)?;
             repo.delete_token(&token)?;
             self.audit(
@@ -352,9 +360,9 @@ impl Service {
                     None,
                 ),
             )?;
-            Ok(())
+            Ok(token.into_inner().id)
         })?;
-        self.tokens.forget_token(id);
+        self.tokens.forget_token(&deleted);
         Ok(())
     }
 }

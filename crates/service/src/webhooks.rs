@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use domain::audit::{resource, AuditEntry};
+use domain::id::WebhookId;
 use domain::patch::JsonPatchBody;
 use domain::role::Action;
 use domain::webhook::target::{TargetHost, TargetPolicy, WebhookTarget};
@@ -57,6 +58,12 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
 
 fn not_found(id: &str) -> ServiceError {
     ServiceError::NotFound(format!("no webhook with id '{id}'"))
+}
+
+/// The webhook id a request names (in its path): text that is not a webhook id names no
+/// webhook, and gets the same `NotFound` as an id that names none.
+fn webhook_id(id: &str) -> ServiceResult<WebhookId> {
+    WebhookId::parse(id).map_err(|_| not_found(id))
 }
 
 fn url_refused(reason: String) -> ServiceError {
@@ -158,7 +165,8 @@ impl Service {
         post: WebhookPost,
     ) -> ServiceResult<Webhook> {
         let caller = permit.caller();
-        let webhook = Webhook::create(object_id(), post, RandomIds.hex(32))?;
+        let webhook =
+            Webhook::create(WebhookId::generate(&mut RandomIds), post, RandomIds.hex(32))?;
         self.webhooks.check_url(&webhook.url)?;
         let now = self.now();
         self.store.write_tx(|repo| -> ServiceResult<_> {
@@ -180,7 +188,8 @@ impl Service {
     pub fn get_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<Webhook> {
         caller.require(Action::ManageWebhooks)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
-            repo.get_webhook(id)?.ok_or_else(|| not_found(id))
+            repo.get_webhook(&webhook_id(id)?)?
+                .ok_or_else(|| not_found(id))
         })
     }
 
@@ -200,7 +209,9 @@ impl Service {
         // lookup may take seconds). Under the lock, only a URL other than the one checked here
         // (a concurrent change made the patch land elsewhere) is looked up again.
         let preview = self.store.read_tx(|repo| -> ServiceResult<_> {
-            let webhook = repo.get_webhook(id)?.ok_or_else(|| not_found(id))?;
+            let webhook = repo
+                .get_webhook(&webhook_id(id)?)?
+                .ok_or_else(|| not_found(id))?;
             Ok((webhook.apply_patch(&patch.operations).ok(), webhook.url))
         })?;
         let checked_url = match preview {
@@ -211,7 +222,9 @@ impl Service {
             _ => None,
         };
         self.store.write_tx(|repo| -> ServiceResult<_> {
-            let mut held = repo.lock_webhook(id)?.ok_or_else(|| not_found(id))?;
+            let mut held = repo
+                .lock_webhook(&webhook_id(id)?)?
+                .ok_or_else(|| not_found(id))?;
             let next = held.apply_patch(&patch.operations)?;
             if next.url != held.url && checked_url.as_ref() != Some(&next.url) {
                 self.webhooks.check_url(&next.url)?;
@@ -238,7 +251,9 @@ impl Service {
     pub fn delete_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageWebhooks)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            let webhook = repo.lock_webhook(id)?.ok_or_else(|| not_found(id))?;
+            let webhook = repo
+                .lock_webhook(&webhook_id(id)?)?
+                .ok_or_else(|| not_found(id))?;
             repo.delete_webhook(&webhook)?;
             self.audit(
                 repo,
@@ -261,8 +276,10 @@ impl Service {
     ) -> ServiceResult<Vec<DeliveryAttempt>> {
         caller.require(Action::ManageWebhooks)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
-            repo.get_webhook(id)?.ok_or_else(|| not_found(id))?;
-            Ok(repo.list_attempts(id, 50)?)
+            let webhook = repo
+                .get_webhook(&webhook_id(id)?)?
+                .ok_or_else(|| not_found(id))?;
+            Ok(repo.list_attempts(&webhook.id, 50)?)
         })
     }
 
@@ -329,7 +346,7 @@ impl Service {
         };
         let attempt = DeliveryAttempt {
             delivery_id: delivery.id.clone(),
-            entry_id: delivery.entry_id.clone(),
+            entry_id: delivery.entry_id.to_string(),
             attempt: attempt_number,
             date,
             status_code,

@@ -50,8 +50,8 @@ pub async fn caller_identity(
         }
         .to_owned(),
         token_name: caller.token_name().to_owned(),
-        token_id: caller.token_id().to_owned(),
-        member_id: (!caller.service_token()).then(|| caller.member_id().to_owned()),
+        token_id: caller.token_id().to_string(),
+        member_id: (!caller.service_token()).then(|| caller.member_id().to_string()),
         service_token: caller.service_token(),
     }))
 }

@@ -150,7 +150,7 @@ impl From<domain::audit::AuditEntry> for AuditEntry {
                 ("self".to_owned(), Link::api(audit_entry_href(&entry.id))),
                 ("parent".to_owned(), Link::api(audit_log_href())),
             ]),
-            id: entry.id,
+            id: entry.id.into(),
             account_id: entry.account_id,
             date: entry.date,
             kind: entry.kind,

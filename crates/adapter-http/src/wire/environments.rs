@@ -53,7 +53,7 @@ impl Environment {
     /// How the API shows `env`, an environment of project `project_key`.
     pub fn of(project_key: &str, env: &domain::environment::Environment) -> Self {
         Self {
-            id: env.id.clone(),
+            id: env.id.to_string(),
             links: Links::from([
                 (
                     "self".to_owned(),

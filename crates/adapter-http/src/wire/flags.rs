@@ -281,7 +281,7 @@ impl From<&domain::member::Member> for MemberSummary {
     fn from(member: &domain::member::Member) -> Self {
         Self {
             links: Links::from([("self".to_owned(), Link::api(member_href(&member.id)))]),
-            id: member.id.clone(),
+            id: member.id.to_string(),
             first_name: member.first_name.clone(),
             last_name: member.last_name.clone(),
             role: member.role,

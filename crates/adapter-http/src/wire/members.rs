@@ -55,7 +55,7 @@ pub struct Member {
 impl From<&domain::member::Member> for Member {
     fn from(member: &domain::member::Member) -> Self {
         Self {
-            id: member.id.clone(),
+            id: member.id.to_string(),
             links: Links::from([("self".to_owned(), Link::api(member_href(&member.id)))]),
             email: member.email.clone(),
             role: member.role,

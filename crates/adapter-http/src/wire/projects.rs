@@ -52,7 +52,7 @@ pub struct Project {
 impl From<&domain::project::Project> for Project {
     fn from(project: &domain::project::Project) -> Self {
         Self {
-            id: project.id.clone(),
+            id: project.id.to_string(),
             links: Links::from([
                 ("self".to_owned(), Link::api(project_href(&project.key))),
                 (

@@ -58,8 +58,8 @@ impl TokenRep {
             ("self".to_owned(), Link::api(token_href(&token.id))),
         ]);
         Self {
-            owner_id: token.member_id.clone(),
-            member_id: token.member_id,
+            owner_id: token.member_id.to_string(),
+            member_id: token.member_id.into(),
             creation_date: token.creation_date,
             last_modified: token.last_modified,
             links,
@@ -70,7 +70,7 @@ impl TokenRep {
             default_api_version: token.default_api_version,
             token: secret.unwrap_or(token.ending),
             last_used: token.last_used,
-            id: token.id,
+            id: token.id.into(),
         }
     }
 }

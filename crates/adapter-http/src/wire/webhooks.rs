@@ -51,7 +51,7 @@ pub struct Webhook {
 impl From<&domain::webhook::Webhook> for Webhook {
     fn from(webhook: &domain::webhook::Webhook) -> Self {
         Self {
-            id: webhook.id.clone(),
+            id: webhook.id.to_string(),
             links: Links::from([
                 ("self".to_owned(), Link::api(webhook_href(&webhook.id))),
                 ("parent".to_owned(), Link::api(WEBHOOKS_HREF)),

@@ -2,6 +2,7 @@
 
 use diesel::prelude::*;
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
+use domain::id::AuditEntryId;
 use ports::{AuditRepository, StoreResult};
 
 use crate::schema::{audit_details, audit_log, audit_resources};
@@ -16,7 +17,7 @@ impl AuditRepository for SqlRepository<'_> {
         let json = stored::audit::listing_json(entry)?;
         diesel::insert_into(audit_log::table)
             .values((
-                audit_log::id.eq(&entry.id),
+                audit_log::id.eq(entry.id.as_str()),
                 audit_log::date.eq(entry.date),
                 audit_log::kind.eq(&entry.kind),
                 audit_log::search.eq(format!(
@@ -35,7 +36,7 @@ impl AuditRepository for SqlRepository<'_> {
             let detail = stored::audit::detail_json(entry)?;
             diesel::insert_into(audit_details::table)
                 .values((
-                    audit_details::entry_id.eq(&entry.id),
+                    audit_details::entry_id.eq(entry.id.as_str()),
                     audit_details::detail.eq(detail),
                 ))
                 .execute(self.conn)
@@ -53,7 +54,7 @@ impl AuditRepository for SqlRepository<'_> {
             .into_iter()
             .map(|r| {
                 (
-                    audit_resources::entry_id.eq(&entry.id),
+                    audit_resources::entry_id.eq(entry.id.as_str()),
                     audit_resources::resource.eq(r),
                 )
             })
@@ -138,10 +139,10 @@ impl AuditRepository for SqlRepository<'_> {
         }
     }
 
-    fn get_audit_entry(&mut self, id: &str) -> StoreResult<Option<AuditEntry>> {
+    fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>> {
         let row: Option<(String, Option<String>)> = audit_log::table
             .left_join(audit_details::table)
-            .filter(audit_log::id.eq(id))
+            .filter(audit_log::id.eq(id.as_str()))
             .select((audit_log::entry, audit_details::detail.nullable()))
             .first(self.conn)
             .optional()

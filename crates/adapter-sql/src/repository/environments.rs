@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::environment::Environment;
+use domain::id::{EnvironmentId, ProjectId};
 use domain::key::EnvironmentKey;
 use domain::query::{Direction, EnvironmentQuery, EnvironmentSortField};
 use domain::token::EnvironmentCredential;
@@ -37,7 +38,7 @@ struct EnvironmentRow {
 impl EnvironmentRow {
     fn from_environment(project_id: &str, e: &Environment) -> Self {
         Self {
-            id: e.id.clone(),
+            id: e.id.to_string(),
             project_id: project_id.to_owned(),
             key: e.key.to_string(),
             name: e.name.clone(),
@@ -58,7 +59,7 @@ impl EnvironmentRow {
     /// The environment, with its tags.
     fn into_environment(self, tags: Vec<String>) -> Environment {
         Environment {
-            id: self.id,
+            id: EnvironmentId::from_stored(self.id),
             key: EnvironmentKey::from_stored(self.key),
             name: self.name,
             api_key: self.api_key,
@@ -129,7 +130,7 @@ impl SqlRepository<'_> {
         replace_tags!(
             self.conn,
             environment_tags,
-            [environment_id = &environment.id],
+            [environment_id = environment.id.as_str()],
             environment.tags
         );
         Ok(())
@@ -145,7 +146,7 @@ impl SqlRepository<'_> {
         Ok(rows
             .into_iter()
             .map(|row| {
-                let project_id = row.project_id.clone();
+                let project_id = ProjectId::from_stored(row.project_id.clone());
                 let env_tags = tags.remove(&row.id).unwrap_or_default();
                 ProjectEnvironment {
                     environment: row.into_environment(env_tags),
@@ -204,7 +205,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
 
     fn retire_environment_key(
         &mut self,
-        environment_id: &str,
+        environment_id: &EnvironmentId,
         key: &str,
         kind: EnvironmentCredential,
         expires_at: i64,
@@ -216,7 +217,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
         diesel::insert_into(environment_old_keys::table)
             .values((
                 environment_old_keys::key.eq(key),
-                environment_old_keys::environment_id.eq(environment_id),
+                environment_old_keys::environment_id.eq(environment_id.as_str()),
                 environment_old_keys::kind.eq(kind),
                 environment_old_keys::expires_at.eq(expires_at),
             ))
@@ -227,7 +228,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
 
     fn insert_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Environment,
     ) -> StoreResult<()> {
         diesel::insert_into(environments::table)
@@ -237,10 +238,14 @@ impl EnvironmentRepository for SqlRepository<'_> {
         self.replace_environment_tags(environment)
     }
 
-    fn get_environment(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Environment>> {
+    fn get_environment(
+        &mut self,
+        project_id: &ProjectId,
+        key: &EnvironmentKey,
+    ) -> StoreResult<Option<Environment>> {
         let rows: Vec<EnvironmentRow> = environments::table
-            .filter(environments::project_id.eq(project_id))
-            .filter(environments::key.eq(key))
+            .filter(environments::project_id.eq(project_id.as_str()))
+            .filter(environments::key.eq(key.as_str()))
             .select(EnvironmentRow::as_select())
             .load(self.conn)
             .store()?;
@@ -255,14 +260,14 @@ impl EnvironmentRepository for SqlRepository<'_> {
 
     fn lock_environment(
         &mut self,
-        project_id: &str,
-        key: &str,
+        project_id: &ProjectId,
+        key: &EnvironmentKey,
     ) -> StoreResult<Option<Locked<Environment>>> {
         let locked = lock_rows!(
             self.conn,
             environments::table
-                .filter(environments::project_id.eq(project_id))
-                .filter(environments::key.eq(key))
+                .filter(environments::project_id.eq(project_id.as_str()))
+                .filter(environments::key.eq(key.as_str()))
                 .select(environments::id)
         );
         held(&locked, || self.get_environment(project_id, key))
@@ -270,7 +275,7 @@ impl EnvironmentRepository for SqlRepository<'_> {
 
     fn list_environments(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         q: &EnvironmentQuery,
     ) -> StoreResult<Listed<Environment>> {
         let total: i64 = filtered_environments(project_id, q)
@@ -308,10 +313,13 @@ impl EnvironmentRepository for SqlRepository<'_> {
         Ok(Listed::new(envs, count(total)))
     }
 
-    fn environments_of(&mut self, project_ids: &[String]) -> StoreResult<Vec<ProjectEnvironment>> {
+    fn environments_of(
+        &mut self,
+        project_ids: &[ProjectId],
+    ) -> StoreResult<Vec<ProjectEnvironment>> {
         // Sorted ids make the chunks' results one list ordered by project.
-        let mut ids = project_ids.to_vec();
-        ids.sort();
+        let mut ids: Vec<&str> = project_ids.iter().map(|id| id.as_str()).collect();
+        ids.sort_unstable();
         ids.dedup();
         let conn = &mut *self.conn;
         let rows: Vec<EnvironmentRow> = chunked(&ids, |ids| {
@@ -331,10 +339,10 @@ impl EnvironmentRepository for SqlRepository<'_> {
 
     fn update_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Locked<Environment>,
     ) -> StoreResult<()> {
-        diesel::update(environments::table.find(&environment.id))
+        diesel::update(environments::table.find(environment.id.as_str()))
             .set(EnvironmentRow::from_environment(project_id, environment))
             .execute(self.conn)
             .store()?;
@@ -343,13 +351,13 @@ impl EnvironmentRepository for SqlRepository<'_> {
 
     fn delete_environment(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         environment: &Locked<Environment>,
     ) -> StoreResult<()> {
         diesel::delete(
             environments::table
-                .filter(environments::project_id.eq(project_id))
-                .filter(environments::id.eq(&environment.id)),
+                .filter(environments::project_id.eq(project_id.as_str()))
+                .filter(environments::id.eq(environment.id.as_str())),
         )
         .execute(self.conn)
         .store()?;

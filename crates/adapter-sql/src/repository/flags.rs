@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
+use domain::id::ProjectId;
+use domain::key::{EnvironmentKey, FlagKey, ProjectKey};
 use domain::query::{Direction, FlagQuery, FlagSortField, FlagState};
 use domain::segment::Segment;
 use ports::{
@@ -278,7 +280,7 @@ impl SqlRepository<'_> {
 }
 
 impl FlagRepository for SqlRepository<'_> {
-    fn insert_flag(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
+    fn insert_flag(&mut self, project_id: &ProjectId, flag: &Flag) -> StoreResult<()> {
         diesel::insert_into(flags::table)
             .values(FlagRow::from_flag(project_id, flag)?)
             .execute(self.conn)
@@ -290,7 +292,7 @@ impl FlagRepository for SqlRepository<'_> {
             .iter()
             .map(|(env_key, config)| {
                 Ok(FlagConfigRow {
-                    project_id: project_id.to_owned(),
+                    project_id: project_id.to_string(),
                     flag_key: flag.key.to_string(),
                     environment_key: env_key.clone(),
                     config: config_json(config)?,
@@ -301,10 +303,10 @@ impl FlagRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn get_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Flag>> {
+    fn get_flag(&mut self, project_id: &ProjectId, key: &FlagKey) -> StoreResult<Option<Flag>> {
         let Some(row) = flags::table
-            .filter(flags::project_id.eq(project_id))
-            .filter(flags::key.eq(key))
+            .filter(flags::project_id.eq(project_id.as_str()))
+            .filter(flags::key.eq(key.as_str()))
             .select(FlagRow::as_select())
             .first(self.conn)
             .optional()
@@ -315,22 +317,26 @@ impl FlagRepository for SqlRepository<'_> {
         Ok(self.finish_flags(project_id, vec![row], None)?.pop())
     }
 
-    fn lock_flag(&mut self, project_id: &str, key: &str) -> StoreResult<Option<Locked<Flag>>> {
+    fn lock_flag(
+        &mut self,
+        project_id: &ProjectId,
+        key: &FlagKey,
+    ) -> StoreResult<Option<Locked<Flag>>> {
         let locked = lock_rows!(
             self.conn,
             flags::table
-                .filter(flags::project_id.eq(project_id))
-                .filter(flags::key.eq(key))
+                .filter(flags::project_id.eq(project_id.as_str()))
+                .filter(flags::key.eq(key.as_str()))
                 .select(flags::key)
         );
         held(&locked, || self.get_flag(project_id, key))
     }
 
-    fn lock_flags(&mut self, project_id: &str) -> StoreResult<Vec<Locked<Flag>>> {
+    fn lock_flags(&mut self, project_id: &ProjectId) -> StoreResult<Vec<Locked<Flag>>> {
         let locked = lock_rows!(
             self.conn,
             flags::table
-                .filter(flags::project_id.eq(project_id))
+                .filter(flags::project_id.eq(project_id.as_str()))
                 .order(flags::key.asc())
                 .select(flags::key)
         );
@@ -338,7 +344,7 @@ impl FlagRepository for SqlRepository<'_> {
             return Ok(Vec::new());
         }
         let rows: Vec<FlagRow> = flags::table
-            .filter(flags::project_id.eq(project_id))
+            .filter(flags::project_id.eq(project_id.as_str()))
             .order(flags::key.asc())
             .select(FlagRow::as_select())
             .load(self.conn)
@@ -350,7 +356,7 @@ impl FlagRepository for SqlRepository<'_> {
             .collect())
     }
 
-    fn find_flag(&mut self, project_key: &str, key: &str) -> StoreResult<Option<Flag>> {
+    fn find_flag(&mut self, project_key: &ProjectKey, key: &FlagKey) -> StoreResult<Option<Flag>> {
         let rows: Vec<FlagWithConfigRow> = flags::table
             .inner_join(projects::table.on(projects::id.eq(flags::project_id)))
             .left_join(
@@ -368,8 +374,8 @@ impl FlagRepository for SqlRepository<'_> {
                             .eq(flag_configs::environment_key.nullable()),
                     )),
             )
-            .filter(projects::key.eq(project_key))
-            .filter(flags::key.eq(key))
+            .filter(projects::key.eq(project_key.as_str()))
+            .filter(flags::key.eq(key.as_str()))
             .select((
                 FlagRow::as_select(),
                 flag_configs::environment_key.nullable(),
@@ -394,7 +400,7 @@ impl FlagRepository for SqlRepository<'_> {
 
     fn list_flags(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         q: &FlagQuery,
         environments: &[String],
     ) -> StoreResult<Listed<Flag>> {
@@ -424,14 +430,14 @@ impl FlagRepository for SqlRepository<'_> {
 
     fn update_flag(
         &mut self,
-        project_id: &str,
+        project_id: &ProjectId,
         flag: &Locked<Flag>,
         changed_environments: &[String],
     ) -> StoreResult<()> {
         let flag: &Flag = flag;
         diesel::update(
             flags::table
-                .filter(flags::project_id.eq(project_id))
+                .filter(flags::project_id.eq(project_id.as_str()))
                 .filter(flags::key.eq(flag.key.as_str())),
         )
         .set(FlagRow::from_flag(project_id, flag)?)
@@ -445,7 +451,7 @@ impl FlagRepository for SqlRepository<'_> {
             };
             diesel::update(
                 flag_configs::table
-                    .filter(flag_configs::project_id.eq(project_id))
+                    .filter(flag_configs::project_id.eq(project_id.as_str()))
                     .filter(flag_configs::flag_key.eq(flag.key.as_str()))
                     .filter(flag_configs::environment_key.eq(env_key)),
             )
@@ -456,10 +462,10 @@ impl FlagRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn delete_flag(&mut self, project_id: &str, flag: &Locked<Flag>) -> StoreResult<()> {
+    fn delete_flag(&mut self, project_id: &ProjectId, flag: &Locked<Flag>) -> StoreResult<()> {
         diesel::delete(
             flags::table
-                .filter(flags::project_id.eq(project_id))
+                .filter(flags::project_id.eq(project_id.as_str()))
                 .filter(flags::key.eq(flag.key.as_str())),
         )
         .execute(self.conn)
@@ -469,8 +475,8 @@ impl FlagRepository for SqlRepository<'_> {
 
     fn flag_status_facts(
         &mut self,
-        project_id: &str,
-        flag: Option<&str>,
+        project_id: &ProjectId,
+        flag: Option<&FlagKey>,
         environments: &[String],
     ) -> StoreResult<Vec<FlagEnvironmentFacts>> {
         let mut query = flags::table
@@ -479,10 +485,10 @@ impl FlagRepository for SqlRepository<'_> {
                     .eq(flags::project_id)
                     .and(flag_configs::flag_key.eq(flags::key))),
             )
-            .filter(flags::project_id.eq(project_id))
+            .filter(flags::project_id.eq(project_id.as_str()))
             .into_boxed::<Backend>();
         if let Some(flag) = flag {
-            query = query.filter(flags::key.eq(flag));
+            query = query.filter(flags::key.eq(flag.as_str()));
         }
         if !environments.is_empty() {
             query = query.filter(flag_configs::environment_key.eq_any(environments));
@@ -510,14 +516,14 @@ impl FlagRepository for SqlRepository<'_> {
             .collect()
     }
 
-    fn flag_facts(&mut self, project_id: &str) -> StoreResult<Vec<FlagFacts>> {
+    fn flag_facts(&mut self, project_id: &ProjectId) -> StoreResult<Vec<FlagFacts>> {
         let rows: Vec<(String, bool, String)> = flags::table
-            .filter(flags::project_id.eq(project_id))
+            .filter(flags::project_id.eq(project_id.as_str()))
             .select((flags::key, flags::archived, flags::settings))
             .load(self.conn)
             .store()?;
         let edges: Vec<(String, String, String, i32)> = flag_prerequisites::table
-            .filter(flag_prerequisites::project_id.eq(project_id))
+            .filter(flag_prerequisites::project_id.eq(project_id.as_str()))
             .select((
                 flag_prerequisites::flag_key,
                 flag_prerequisites::environment_key,
@@ -547,15 +553,19 @@ impl FlagRepository for SqlRepository<'_> {
             .collect()
     }
 
-    fn flag_dependents(&mut self, project_id: &str, key: &str) -> StoreResult<Vec<FlagDependent>> {
+    fn flag_dependents(
+        &mut self,
+        project_id: &ProjectId,
+        key: &FlagKey,
+    ) -> StoreResult<Vec<FlagDependent>> {
         let rows: Vec<(String, String, String)> = flag_prerequisites::table
             .inner_join(
                 flags::table.on(flags::project_id
                     .eq(flag_prerequisites::project_id)
                     .and(flags::key.eq(flag_prerequisites::flag_key))),
             )
-            .filter(flag_prerequisites::project_id.eq(project_id))
-            .filter(flag_prerequisites::prerequisite_key.eq(key))
+            .filter(flag_prerequisites::project_id.eq(project_id.as_str()))
+            .filter(flag_prerequisites::prerequisite_key.eq(key.as_str()))
             .order((
                 flag_prerequisites::flag_key,
                 flag_prerequisites::environment_key,
@@ -577,9 +587,9 @@ impl FlagRepository for SqlRepository<'_> {
             .collect())
     }
 
-    fn flag_defaults(&mut self, project_id: &str) -> StoreResult<Vec<FlagDefaults>> {
+    fn flag_defaults(&mut self, project_id: &ProjectId) -> StoreResult<Vec<FlagDefaults>> {
         let rows: Vec<(String, i32, i32)> = flags::table
-            .filter(flags::project_id.eq(project_id))
+            .filter(flags::project_id.eq(project_id.as_str()))
             .select((flags::key, flags::default_on, flags::default_off))
             .load(self.conn)
             .store()?;
@@ -599,17 +609,17 @@ impl FlagRepository for SqlRepository<'_> {
 
     fn insert_flag_configs(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         configs: &[KeyedFlagConfig],
     ) -> StoreResult<()> {
         let rows = configs
             .iter()
             .map(|KeyedFlagConfig { flag_key, config }| {
                 Ok(FlagConfigRow {
-                    project_id: project_id.to_owned(),
+                    project_id: project_id.to_string(),
                     flag_key: flag_key.clone(),
-                    environment_key: environment_key.to_owned(),
+                    environment_key: environment_key.to_string(),
                     config: config_json(config)?,
                 })
             })

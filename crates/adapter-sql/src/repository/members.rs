@@ -1,6 +1,7 @@
 //! [`MemberRepository`] on diesel.
 
 use diesel::prelude::*;
+use domain::id::MemberId;
 use domain::member::Member;
 use domain::query::{MemberQuery, MemberSortField};
 use domain::role::Role;
@@ -35,7 +36,7 @@ impl MemberRow {
             .collect::<Vec<_>>()
             .join(" ");
         Self {
-            id: m.id.clone(),
+            id: m.id.to_string(),
             email: m.email.clone(),
             role: m.role.as_str().to_owned(),
             first_name: m.first_name.clone(),
@@ -50,7 +51,11 @@ impl MemberRow {
     }
 
     fn into_member(self) -> StoreResult<Member> {
-        let mut member = Member::owner(self.id, self.email, self.creation_date);
+        let mut member = Member::owner(
+            MemberId::from_stored(self.id),
+            self.email,
+            self.creation_date,
+        );
         member.role = parse_role(&self.role)?;
         member.first_name = self.first_name;
         member.last_name = self.last_name;
@@ -94,9 +99,9 @@ impl MemberRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn get_member(&mut self, id: &str) -> StoreResult<Option<Member>> {
+    fn get_member(&mut self, id: &MemberId) -> StoreResult<Option<Member>> {
         let row: Option<MemberRow> = members::table
-            .find(id)
+            .find(id.as_str())
             .select(MemberRow::as_select())
             .first(self.conn)
             .optional()
@@ -104,12 +109,12 @@ impl MemberRepository for SqlRepository<'_> {
         row.map(MemberRow::into_member).transpose()
     }
 
-    fn get_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Member>> {
+    fn get_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Member>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let rows: Vec<MemberRow> = members::table
-            .filter(members::id.eq_any(ids))
+            .filter(members::id.eq_any(ids.iter().map(|id| id.as_str())))
             .order(members::id)
             .select(MemberRow::as_select())
             .load(self.conn)
@@ -117,11 +122,11 @@ impl MemberRepository for SqlRepository<'_> {
         rows.into_iter().map(MemberRow::into_member).collect()
     }
 
-    fn lock_members(&mut self, ids: &[&str]) -> StoreResult<Vec<Locked<Member>>> {
+    fn lock_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Locked<Member>>> {
         let locked = lock_rows!(
             self.conn,
             members::table
-                .filter(members::id.eq_any(ids))
+                .filter(members::id.eq_any(ids.iter().map(|id| id.as_str())))
                 .order(members::id)
                 .select(members::id)
         );
@@ -169,7 +174,7 @@ impl MemberRepository for SqlRepository<'_> {
 
     fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
         let row = MemberRow::from_member(member);
-        diesel::update(members::table.find(&member.id))
+        diesel::update(members::table.find(member.id.as_str()))
             .set((
                 members::role.eq(row.role),
                 members::first_name.eq(row.first_name),
@@ -185,7 +190,7 @@ impl MemberRepository for SqlRepository<'_> {
     }
 
     fn delete_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
-        diesel::delete(members::table.find(&member.id))
+        diesel::delete(members::table.find(member.id.as_str()))
             .execute(self.conn)
             .store()?;
         Ok(())

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
+use domain::id::ProjectId;
 use domain::key::ProjectKey;
 use domain::project::{ClientSideAvailability, NamingCase, NamingConvention, Project};
 use domain::query::{ProjectQuery, ProjectSortField};
@@ -32,7 +33,7 @@ struct ProjectRow {
 impl ProjectRow {
     fn from_project(p: &Project) -> Self {
         Self {
-            id: p.id.clone(),
+            id: p.id.to_string(),
             key: p.key.to_string(),
             name: p.name.clone(),
             search: search_text(&p.key, &p.name),
@@ -63,7 +64,7 @@ impl ProjectRow {
                 prefix: self.naming_prefix,
             });
         Ok(Project {
-            id: self.id,
+            id: ProjectId::from_stored(self.id),
             key: ProjectKey::from_stored(self.key),
             name: self.name,
             tags,
@@ -96,7 +97,7 @@ impl SqlRepository<'_> {
         replace_tags!(
             self.conn,
             project_tags,
-            [project_id = &project.id],
+            [project_id = project.id.as_str()],
             project.tags
         );
         Ok(())
@@ -124,9 +125,9 @@ impl ProjectRepository for SqlRepository<'_> {
         self.replace_project_tags(project)
     }
 
-    fn get_project(&mut self, key: &str) -> StoreResult<Option<Project>> {
+    fn get_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>> {
         let Some(row) = projects::table
-            .filter(projects::key.eq(key))
+            .filter(projects::key.eq(key.as_str()))
             .select(ProjectRow::as_select())
             .first(self.conn)
             .optional()
@@ -141,11 +142,11 @@ impl ProjectRepository for SqlRepository<'_> {
         Ok(Some(row.into_project(tags)?))
     }
 
-    fn lock_project(&mut self, key: &str) -> StoreResult<Option<Locked<Project>>> {
+    fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>> {
         let locked = lock_rows!(
             self.conn,
             projects::table
-                .filter(projects::key.eq(key))
+                .filter(projects::key.eq(key.as_str()))
                 .select(projects::id)
         );
         held(&locked, || self.get_project(key))
@@ -176,7 +177,7 @@ impl ProjectRepository for SqlRepository<'_> {
     }
 
     fn update_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
-        diesel::update(projects::table.find(&project.id))
+        diesel::update(projects::table.find(project.id.as_str()))
             .set(ProjectRow::from_project(project))
             .execute(self.conn)
             .store()?;
@@ -184,7 +185,7 @@ impl ProjectRepository for SqlRepository<'_> {
     }
 
     fn delete_project(&mut self, project: &Locked<Project>) -> StoreResult<()> {
-        diesel::delete(projects::table.find(&project.id))
+        diesel::delete(projects::table.find(project.id.as_str()))
             .execute(self.conn)
             .store()?;
         Ok(())

@@ -1,6 +1,8 @@
 //! [`SegmentRepository`] on diesel.
 
 use diesel::prelude::*;
+use domain::id::ProjectId;
+use domain::key::{EnvironmentKey, SegmentKey};
 use domain::query::{SegmentQuery, SegmentSortField};
 use domain::segment::Segment;
 use ports::{Listed, Locked, SegmentRepository, SegmentUser, StoreResult};
@@ -120,8 +122,8 @@ impl SqlRepository<'_> {
 impl SegmentRepository for SqlRepository<'_> {
     fn insert_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Segment,
     ) -> StoreResult<()> {
         diesel::insert_into(segments::table)
@@ -137,12 +139,12 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn get_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Option<Segment>> {
         let row: Option<SegmentRow> = environment_segments(project_id, environment_key)
-            .filter(segments::key.eq(key))
+            .filter(segments::key.eq(key.as_str()))
             .select(SegmentRow::as_select())
             .first(self.conn)
             .optional()
@@ -152,14 +154,14 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn lock_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Option<Locked<Segment>>> {
         let locked = lock_rows!(
             self.conn,
             environment_segments(project_id, environment_key)
-                .filter(segments::key.eq(key))
+                .filter(segments::key.eq(key.as_str()))
                 .select(segments::key)
         );
         held(&locked, || {
@@ -169,8 +171,8 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn lock_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
     ) -> StoreResult<Vec<Locked<Segment>>> {
         let locked = lock_rows!(
             self.conn,
@@ -193,8 +195,8 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn list_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         q: &SegmentQuery,
     ) -> StoreResult<Listed<Segment>> {
         let total: i64 = filtered_segments(project_id, environment_key, q)
@@ -224,8 +226,8 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn update_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Locked<Segment>,
     ) -> StoreResult<()> {
         let segment: &Segment = segment;
@@ -245,8 +247,8 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn delete_segment(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         segment: &Locked<Segment>,
     ) -> StoreResult<()> {
         diesel::delete(
@@ -260,9 +262,9 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn segment_users(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
-        key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+        key: &SegmentKey,
     ) -> StoreResult<Vec<SegmentUser>> {
         let rows: Vec<(String, String)> = flag_segment_refs::table
             .inner_join(
@@ -270,9 +272,9 @@ impl SegmentRepository for SqlRepository<'_> {
                     .eq(flag_segment_refs::project_id)
                     .and(flags::key.eq(flag_segment_refs::flag_key))),
             )
-            .filter(flag_segment_refs::project_id.eq(project_id))
-            .filter(flag_segment_refs::environment_key.eq(environment_key))
-            .filter(flag_segment_refs::segment_key.eq(key))
+            .filter(flag_segment_refs::project_id.eq(project_id.as_str()))
+            .filter(flag_segment_refs::environment_key.eq(environment_key.as_str()))
+            .filter(flag_segment_refs::segment_key.eq(key.as_str()))
             .order(flags::key)
             .select((flags::key, flags::name))
             .load(self.conn)
@@ -288,8 +290,8 @@ impl SegmentRepository for SqlRepository<'_> {
 
     fn existing_segments(
         &mut self,
-        project_id: &str,
-        environment_key: &str,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
         keys: &[String],
     ) -> StoreResult<Vec<String>> {
         // Shared locks: a segment found here cannot be deleted (which locks it for update first)

@@ -1,6 +1,7 @@
 //! [`TokenRepository`] on diesel.
 
 use diesel::prelude::*;
+use domain::id::{MemberId, TokenId};
 use domain::query::Page;
 use domain::token::Token;
 use ports::{Listed, Locked, StoreResult, TokenMatch, TokenRepository};
@@ -32,9 +33,9 @@ struct TokenRow {
 impl TokenRow {
     fn from_token(t: &Token, secret_hash: &str) -> Self {
         Self {
-            id: t.id.clone(),
+            id: t.id.to_string(),
             secret_hash: secret_hash.to_owned(),
-            member_id: t.member_id.clone(),
+            member_id: t.member_id.to_string(),
             name: t.name.clone(),
             description: t.description.clone(),
             role: t.role.as_str().to_owned(),
@@ -52,8 +53,8 @@ impl TokenRow {
     fn into_token(self) -> StoreResult<Token> {
         Ok(Token {
             role: parse_role(&self.role)?,
-            id: self.id,
-            member_id: self.member_id,
+            id: TokenId::from_stored(self.id),
+            member_id: MemberId::from_stored(self.member_id),
             name: self.name,
             description: self.description,
             service_token: self.service_token,
@@ -67,13 +68,13 @@ impl TokenRow {
 }
 
 impl TokenRepository for SqlRepository<'_> {
-    fn reassign_service_tokens(&mut self, from: &str, to: &str) -> StoreResult<()> {
+    fn reassign_service_tokens(&mut self, from: &MemberId, to: &MemberId) -> StoreResult<()> {
         diesel::update(
             tokens::table
-                .filter(tokens::member_id.eq(from))
+                .filter(tokens::member_id.eq(from.as_str()))
                 .filter(tokens::service_token.eq(true)),
         )
-        .set(tokens::member_id.eq(to))
+        .set(tokens::member_id.eq(to.as_str()))
         .execute(self.conn)
         .store()?;
         Ok(())
@@ -118,9 +119,9 @@ impl TokenRepository for SqlRepository<'_> {
         .transpose()
     }
 
-    fn get_token(&mut self, id: &str) -> StoreResult<Option<Token>> {
+    fn get_token(&mut self, id: &TokenId) -> StoreResult<Option<Token>> {
         let row: Option<TokenRow> = tokens::table
-            .find(id)
+            .find(id.as_str())
             .select(TokenRow::as_select())
             .first(self.conn)
             .optional()
@@ -128,21 +129,30 @@ impl TokenRepository for SqlRepository<'_> {
         row.map(TokenRow::into_token).transpose()
     }
 
-    fn lock_token(&mut self, id: &str) -> StoreResult<Option<Locked<Token>>> {
-        if lock_rows!(self.conn, tokens::table.find(id).select(tokens::id)).is_empty() {
+    fn lock_token(&mut self, id: &TokenId) -> StoreResult<Option<Locked<Token>>> {
+        if lock_rows!(
+            self.conn,
+            tokens::table.find(id.as_str()).select(tokens::id)
+        )
+        .is_empty()
+        {
             return Ok(None);
         }
         Ok(self.get_token(id)?.map(Locked::assume_locked))
     }
 
-    fn list_tokens(&mut self, member_id: Option<&str>, page: Page) -> StoreResult<Listed<Token>> {
+    fn list_tokens(
+        &mut self,
+        member_id: Option<&MemberId>,
+        page: Page,
+    ) -> StoreResult<Listed<Token>> {
         let visible = || {
             let query = tokens::table.into_boxed::<Backend>();
             match member_id {
                 Some(member) => query.filter(
                     tokens::service_token
                         .eq(true)
-                        .or(tokens::member_id.eq(member)),
+                        .or(tokens::member_id.eq(member.as_str())),
                 ),
                 None => query,
             }
@@ -163,7 +173,7 @@ impl TokenRepository for SqlRepository<'_> {
     }
 
     fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
-        diesel::update(tokens::table.find(&token.id))
+        diesel::update(tokens::table.find(token.id.as_str()))
             .set((
                 tokens::name.eq(&token.name),
                 tokens::description.eq(&token.description),
@@ -184,11 +194,11 @@ impl TokenRepository for SqlRepository<'_> {
         previous_valid_until: Option<i64>,
     ) -> StoreResult<()> {
         let current: String = tokens::table
-            .find(&token.id)
+            .find(token.id.as_str())
             .select(tokens::secret_hash)
             .first(self.conn)
             .store()?;
-        diesel::update(tokens::table.find(&token.id))
+        diesel::update(tokens::table.find(token.id.as_str()))
             .set((
                 tokens::secret_hash.eq(secret_hash),
                 tokens::ending.eq(&token.ending),
@@ -201,12 +211,17 @@ impl TokenRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn record_token_use(&mut self, token_id: &str, member_id: &str, now: i64) -> StoreResult<()> {
-        diesel::update(tokens::table.find(token_id))
+    fn record_token_use(
+        &mut self,
+        token_id: &TokenId,
+        member_id: &MemberId,
+        now: i64,
+    ) -> StoreResult<()> {
+        diesel::update(tokens::table.find(token_id.as_str()))
             .set(tokens::last_used.eq(now))
             .execute(self.conn)
             .store()?;
-        diesel::update(members::table.find(member_id))
+        diesel::update(members::table.find(member_id.as_str()))
             .set(members::last_seen.eq(now))
             .execute(self.conn)
             .store()?;
@@ -214,7 +229,7 @@ impl TokenRepository for SqlRepository<'_> {
     }
 
     fn delete_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
-        diesel::delete(tokens::table.find(&token.id))
+        diesel::delete(tokens::table.find(token.id.as_str()))
             .execute(self.conn)
             .store()?;
         Ok(())

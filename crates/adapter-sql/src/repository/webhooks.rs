@@ -1,6 +1,7 @@
 //! [`WebhookRepository`] on diesel: webhooks and the outbox of their deliveries.
 
 use diesel::prelude::*;
+use domain::id::{AuditEntryId, WebhookId};
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{
     ClaimedDelivery, DeliveryOutcome, Locked, QueuedDelivery, StoreResult, WebhookRepository,
@@ -30,7 +31,7 @@ impl WebhookRepository for SqlRepository<'_> {
         let doc = stored::webhook::doc_json(webhook)?;
         diesel::insert_into(webhooks::table)
             .values((
-                webhooks::id.eq(&webhook.id),
+                webhooks::id.eq(webhook.id.as_str()),
                 webhooks::creation_date.eq(now),
                 webhooks::doc.eq(doc),
             ))
@@ -39,9 +40,9 @@ impl WebhookRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn get_webhook(&mut self, id: &str) -> StoreResult<Option<Webhook>> {
+    fn get_webhook(&mut self, id: &WebhookId) -> StoreResult<Option<Webhook>> {
         let doc: Option<String> = webhooks::table
-            .find(id)
+            .find(id.as_str())
             .select(webhooks::doc)
             .first(self.conn)
             .optional()
@@ -49,8 +50,13 @@ impl WebhookRepository for SqlRepository<'_> {
         doc.map(|d| stored::webhook::read_doc(&d)).transpose()
     }
 
-    fn lock_webhook(&mut self, id: &str) -> StoreResult<Option<Locked<Webhook>>> {
-        if lock_rows!(self.conn, webhooks::table.find(id).select(webhooks::id)).is_empty() {
+    fn lock_webhook(&mut self, id: &WebhookId) -> StoreResult<Option<Locked<Webhook>>> {
+        if lock_rows!(
+            self.conn,
+            webhooks::table.find(id.as_str()).select(webhooks::id)
+        )
+        .is_empty()
+        {
             return Ok(None);
         }
         Ok(self.get_webhook(id)?.map(Locked::assume_locked))
@@ -68,7 +74,7 @@ impl WebhookRepository for SqlRepository<'_> {
     fn update_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
         let webhook: &Webhook = webhook;
         let doc = stored::webhook::doc_json(webhook)?;
-        diesel::update(webhooks::table.find(&webhook.id))
+        diesel::update(webhooks::table.find(webhook.id.as_str()))
             .set(webhooks::doc.eq(doc))
             .execute(self.conn)
             .store()?;
@@ -76,7 +82,7 @@ impl WebhookRepository for SqlRepository<'_> {
     }
 
     fn delete_webhook(&mut self, webhook: &Locked<Webhook>) -> StoreResult<()> {
-        diesel::delete(webhooks::table.find(&webhook.id))
+        diesel::delete(webhooks::table.find(webhook.id.as_str()))
             .execute(self.conn)
             .store()?;
         Ok(())
@@ -86,8 +92,8 @@ impl WebhookRepository for SqlRepository<'_> {
         diesel::insert_into(webhook_deliveries::table)
             .values((
                 webhook_deliveries::id.eq(&delivery.id),
-                webhook_deliveries::webhook_id.eq(&delivery.webhook_id),
-                webhook_deliveries::entry_id.eq(&delivery.entry_id),
+                webhook_deliveries::webhook_id.eq(delivery.webhook_id.as_str()),
+                webhook_deliveries::entry_id.eq(delivery.entry_id.as_str()),
                 webhook_deliveries::payload.eq(&delivery.payload),
                 webhook_deliveries::state.eq("pending"),
                 webhook_deliveries::attempts.eq(0),
@@ -143,8 +149,8 @@ impl WebhookRepository for SqlRepository<'_> {
             .map(|(id, webhook_id, entry_id, payload, attempts, doc)| {
                 Ok(ClaimedDelivery {
                     id,
-                    webhook_id,
-                    entry_id,
+                    webhook_id: WebhookId::from_stored(webhook_id),
+                    entry_id: AuditEntryId::from_stored(entry_id),
                     webhook: stored::webhook::read_doc(&doc)?,
                     payload,
                     attempts: u32::try_from(attempts).unwrap_or(0),
@@ -156,13 +162,13 @@ impl WebhookRepository for SqlRepository<'_> {
     fn record_attempt(
         &mut self,
         attempt: &DeliveryAttempt,
-        webhook_id: &str,
+        webhook_id: &WebhookId,
         outcome: DeliveryOutcome,
     ) -> StoreResult<()> {
         diesel::insert_into(webhook_attempts::table)
             .values((
                 webhook_attempts::delivery_id.eq(&attempt.delivery_id),
-                webhook_attempts::webhook_id.eq(webhook_id),
+                webhook_attempts::webhook_id.eq(webhook_id.as_str()),
                 webhook_attempts::entry_id.eq(&attempt.entry_id),
                 webhook_attempts::attempt.eq(i32::try_from(attempt.attempt).unwrap_or(i32::MAX)),
                 webhook_attempts::date.eq(attempt.date),
@@ -188,9 +194,13 @@ impl WebhookRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn list_attempts(&mut self, webhook_id: &str, limit: u32) -> StoreResult<Vec<DeliveryAttempt>> {
+    fn list_attempts(
+        &mut self,
+        webhook_id: &WebhookId,
+        limit: u32,
+    ) -> StoreResult<Vec<DeliveryAttempt>> {
         let rows: Vec<AttemptRow> = webhook_attempts::table
-            .filter(webhook_attempts::webhook_id.eq(webhook_id))
+            .filter(webhook_attempts::webhook_id.eq(webhook_id.as_str()))
             .order((
                 webhook_attempts::date.desc(),
                 webhook_attempts::attempt.desc(),

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget, AuditToken};
+use domain::id::AuditEntryId;
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -164,7 +165,7 @@ impl From<&AuditEntry> for StoredAuditEntry {
     fn from(entry: &AuditEntry) -> Self {
         Self {
             format: FORMAT_VERSION,
-            id: entry.id.clone(),
+            id: entry.id.to_string(),
             account_id: entry.account_id.clone(),
             date: entry.date,
             kind: entry.kind.clone(),
@@ -211,7 +212,7 @@ impl From<StoredAuditEntry> for AuditEntry {
                 .map(|link| link.href)
         });
         AuditEntry {
-            id: stored.id,
+            id: AuditEntryId::from_stored(stored.id),
             account_id: stored.account_id,
             date: stored.date,
             kind: stored.kind,
@@ -284,7 +285,7 @@ mod tests {
 
     fn full_entry() -> AuditEntry {
         AuditEntry {
-            id: "0123456789abcdef01234567".into(),
+            id: AuditEntryId::from_stored("0123456789abcdef01234567".into()),
             account_id: "a".repeat(24),
             date: 5,
             kind: "flag".into(),

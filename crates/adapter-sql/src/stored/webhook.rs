@@ -1,5 +1,6 @@
 //! Webhooks (`webhooks.doc`).
 
+use domain::id::WebhookId;
 use domain::webhook::{Statement, Webhook};
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -40,7 +41,7 @@ impl From<&Webhook> for StoredWebhook {
     fn from(webhook: &Webhook) -> Self {
         Self {
             format: FORMAT_VERSION,
-            id: webhook.id.clone(),
+            id: webhook.id.to_string(),
             url: webhook.url.clone(),
             on: webhook.on,
             name: webhook.name.clone(),
@@ -54,7 +55,7 @@ impl From<&Webhook> for StoredWebhook {
 impl From<StoredWebhook> for Webhook {
     fn from(stored: StoredWebhook) -> Self {
         Webhook {
-            id: stored.id,
+            id: WebhookId::from_stored(stored.id),
             url: stored.url,
             on: stored.on,
             name: stored.name,
@@ -83,7 +84,7 @@ mod tests {
 
     fn full_webhook() -> Webhook {
         Webhook {
-            id: "0123456789abcdef01234567".into(),
+            id: WebhookId::from_stored("0123456789abcdef01234567".into()),
             url: "https://example.com/hook".into(),
             on: true,
             name: Some("Hook".into()),

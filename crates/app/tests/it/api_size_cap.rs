@@ -146,8 +146,12 @@ async fn clones_cannot_be_larger_than_the_size_limit(backend: Backend) {
     app.db
         .store
         .write_tx(|repo| -> Result<(), ports::StoreError> {
-            let project = repo.get_project("web")?.unwrap();
-            let mut held = repo.lock_flag(&project.id, "big")?.unwrap();
+            let project = repo
+                .get_project(&domain::key::ProjectKey::parse("web").unwrap())?
+                .unwrap();
+            let mut held = repo
+                .lock_flag(&project.id, &domain::key::FlagKey::parse("big").unwrap())?
+                .unwrap();
             held.get_mut().description = "d".repeat(400_000);
             repo.update_flag(&project.id, &held, &[])
         })

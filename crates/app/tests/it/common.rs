@@ -306,8 +306,8 @@ where
         use sha2::Digest;
         let secret = format!("api-{}", uuid::Uuid::new_v4());
         let token = domain::token::Token {
-            id: service::object_id(),
-            member_id: member_id.to_owned(),
+            id: domain::id::TokenId::generate(&mut service::RandomIds),
+            member_id: domain::id::MemberId::parse(member_id).unwrap(),
             name: "test".into(),
             description: String::new(),
             role,

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use domain::environment::{Environment, EnvironmentCredentials, EnvironmentPost};
 use domain::flag::{Flag, FlagConfig, NewFlag};
-use domain::key::FlagKey;
+use domain::id::{EnvironmentId, MemberId, ProjectId, TokenId};
+use domain::key::{EnvironmentKey, FlagKey, InvalidKey, ProjectKey};
 use domain::member::Member;
 use domain::project::{Project, ProjectPost};
 use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
@@ -19,6 +20,11 @@ fn hex_id(n: u64) -> String {
     format!("{n:024x}")
 }
 
+/// A key of the kind `K` given as text.
+fn key<K>(parse: fn(&str) -> std::result::Result<K, InvalidKey>, text: &str) -> K {
+    parse(text).unwrap()
+}
+
 fn project(key: &str, n: u64, tags: &[&str]) -> Project {
     let post = ProjectPost {
         key: key.into(),
@@ -28,7 +34,7 @@ fn project(key: &str, n: u64, tags: &[&str]) -> Project {
     };
     Project::create(
         post.validate().unwrap().project,
-        hex_id(n),
+        ProjectId::parse(&hex_id(n)).unwrap(),
         i64::try_from(n).unwrap(),
     )
 }
@@ -41,7 +47,7 @@ fn environment(key: &str, n: u64) -> Environment {
         ..Default::default()
     };
     let creds = EnvironmentCredentials {
-        id: hex_id(1000 + n),
+        id: EnvironmentId::parse(&hex_id(1000 + n)).unwrap(),
         api_key: format!("sdk-{key}-{n}"),
         mobile_key: format!("mob-{key}-{n}"),
     };
@@ -83,7 +89,7 @@ fn projects_round_trip_and_filter(backend: Backend) {
     );
 
     let loaded = store
-        .read_tx(|repo| -> Result<_> { repo.get_project("alpha") })
+        .read_tx(|repo| -> Result<_> { repo.get_project(&key(ProjectKey::parse, "alpha")) })
         .unwrap()
         .unwrap();
     assert_eq!(loaded, project("alpha", 1, &["a", "b"]));
@@ -127,7 +133,7 @@ fn failed_units_of_work_roll_back(backend: Backend) {
     assert_eq!(result, Err(Outcome::ChangedMyMind));
     assert_eq!(
         db.store
-            .read_tx(|repo| -> Result<_> { repo.get_project("gone") })
+            .read_tx(|repo| -> Result<_> { repo.get_project(&key(ProjectKey::parse, "gone")) })
             .unwrap(),
         None
     );
@@ -142,7 +148,7 @@ fn failed_units_of_work_roll_back(backend: Backend) {
     assert!(matches!(result, Err(StoreError::Duplicate(_))));
     assert_eq!(
         db.store
-            .read_tx(|repo| -> Result<_> { repo.get_project("p") })
+            .read_tx(|repo| -> Result<_> { repo.get_project(&key(ProjectKey::parse, "p")) })
             .unwrap(),
         None
     );
@@ -171,7 +177,7 @@ fn environments_and_flag_configs(backend: Backend) {
 
     let stored = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
         .unwrap()
         .unwrap();
     assert_eq!(stored, flag);
@@ -179,20 +185,26 @@ fn environments_and_flag_configs(backend: Backend) {
     // The one-query read by keys sees the same flag.
     let found = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.find_flag("p", "f") })
+        .read_tx(|repo| -> Result<_> {
+            repo.find_flag(&key(ProjectKey::parse, "p"), &key(FlagKey::parse, "f"))
+        })
         .unwrap()
         .unwrap();
     assert_eq!(found.environments, flag.environments);
     assert_eq!(found.version, flag.version);
     assert_eq!(
         db.store
-            .read_tx(|repo| -> Result<_> { repo.find_flag("p", "g") })
+            .read_tx(|repo| -> Result<_> {
+                repo.find_flag(&key(ProjectKey::parse, "p"), &key(FlagKey::parse, "g"))
+            })
             .unwrap(),
         None
     );
     assert_eq!(
         db.store
-            .read_tx(|repo| -> Result<_> { repo.find_flag("q", "f") })
+            .read_tx(|repo| -> Result<_> {
+                repo.find_flag(&key(ProjectKey::parse, "q"), &key(FlagKey::parse, "f"))
+            })
             .unwrap(),
         None
     );
@@ -217,7 +229,7 @@ fn environments_and_flag_configs(backend: Backend) {
         .unwrap();
     let stored = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -233,14 +245,14 @@ fn environments_and_flag_configs(backend: Backend) {
     next.settle_change(&stored, 20);
     db.store
         .write_tx(|repo| -> Result<()> {
-            let mut held = repo.lock_flag(&p.id, "f")?.unwrap();
+            let mut held = repo.lock_flag(&p.id, &key(FlagKey::parse, "f"))?.unwrap();
             held.replace(next.clone());
             repo.update_flag(&p.id, &held, &["prod".to_owned()])
         })
         .unwrap();
     let reloaded = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
         .unwrap()
         .unwrap();
     assert_eq!(reloaded.name, "Renamed");
@@ -271,13 +283,15 @@ fn environments_and_flag_configs(backend: Backend) {
     // Deleting an environment removes its configurations; deleting the project removes all.
     db.store
         .write_tx(|repo| -> Result<()> {
-            let held = repo.lock_environment(&p.id, "test")?.unwrap();
+            let held = repo
+                .lock_environment(&p.id, &key(EnvironmentKey::parse, "test"))?
+                .unwrap();
             repo.delete_environment(&p.id, &held)
         })
         .unwrap();
     let stored = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
         .unwrap()
         .unwrap();
     assert!(!stored.environments.contains_key("test"));
@@ -289,7 +303,7 @@ fn environments_and_flag_configs(backend: Backend) {
         .unwrap();
     assert_eq!(
         db.store
-            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, "f") })
+            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
             .unwrap(),
         None
     );
@@ -313,7 +327,9 @@ fn flags_of_a_project_without_environments(backend: Backend) {
         .unwrap();
     let found = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.find_flag("bare", "f") })
+        .read_tx(|repo| -> Result<_> {
+            repo.find_flag(&key(ProjectKey::parse, "bare"), &key(FlagKey::parse, "f"))
+        })
         .unwrap()
         .unwrap();
     assert!(found.environments.is_empty());
@@ -322,9 +338,13 @@ fn flags_of_a_project_without_environments(backend: Backend) {
 
 fn tokens_and_credentials(backend: Backend) {
     let db = open(backend);
-    let owner = Member::owner(hex_id(1), "o@example.com".into(), 1);
+    let owner = Member::owner(
+        MemberId::parse(&hex_id(1)).unwrap(),
+        "o@example.com".into(),
+        1,
+    );
     let token = Token {
-        id: hex_id(2),
+        id: TokenId::parse(&hex_id(2)).unwrap(),
         member_id: owner.id.clone(),
         name: "t".into(),
         description: String::new(),

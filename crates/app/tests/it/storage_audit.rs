@@ -4,6 +4,7 @@
 //! (everything in one row) still list and read in detail.
 
 use domain::audit::{Access, AuditEntry, AuditQuery, AuditTarget};
+use domain::id::AuditEntryId;
 use ports::{StoreError, StoreExt};
 use serde_json::json;
 
@@ -13,7 +14,7 @@ type Result<T> = std::result::Result<T, StoreError>;
 
 fn entry(n: i64, version_bytes: usize) -> AuditEntry {
     AuditEntry {
-        id: format!("{n:024x}"),
+        id: AuditEntryId::parse(&format!("{n:024x}")).unwrap(),
         account_id: "a".repeat(24),
         date: 1_700_000_000_000 + n,
         kind: "flag".into(),
@@ -85,7 +86,9 @@ fn audit_listings_carry_no_detail(backend: Backend) {
     }
     assert_eq!(
         db.store
-            .read_tx(|repo| repo.get_audit_entry(&format!("{:024x}", 99)))
+            .read_tx(
+                |repo| repo.get_audit_entry(&AuditEntryId::parse(&format!("{:024x}", 99)).unwrap())
+            )
             .unwrap(),
         None
     );

@@ -3,6 +3,7 @@
 
 use domain::environment::{Environment, EnvironmentCredentials, EnvironmentPost};
 use domain::flag::{Flag, NewFlag};
+use domain::id::{EnvironmentId, ProjectId};
 use domain::key::FlagKey;
 use domain::project::{Project, ProjectPost};
 use domain::segment::{Segment, SegmentPost};
@@ -25,7 +26,11 @@ fn project(key: &str) -> Project {
         name: key.into(),
         ..Default::default()
     };
-    Project::create(post.validate().unwrap().project, format!("{:024x}", 1), 1)
+    Project::create(
+        post.validate().unwrap().project,
+        ProjectId::parse(&format!("{:024x}", 1)).unwrap(),
+        1,
+    )
 }
 
 fn environment(key: &str) -> Environment {
@@ -36,7 +41,7 @@ fn environment(key: &str) -> Environment {
         ..Default::default()
     };
     let creds = EnvironmentCredentials {
-        id: format!("{:024x}", 2),
+        id: EnvironmentId::parse(&format!("{:024x}", 2)).unwrap(),
         api_key: format!("sdk-{key}"),
         mobile_key: format!("mob-{key}"),
     };
@@ -68,7 +73,12 @@ fn multi_row_inserts_past_the_parameter_limit_are_chunked(backend: Backend) {
         .unwrap();
     let (stored_project, stored_flag) = db
         .store
-        .read_tx(|repo| -> Result<_> { Ok((repo.get_project("p")?, repo.get_flag(&p.id, "f")?)) })
+        .read_tx(|repo| -> Result<_> {
+            Ok((
+                repo.get_project(&p.key)?,
+                repo.get_flag(&p.id, &FlagKey::parse("f").unwrap())?,
+            ))
+        })
         .unwrap();
     assert_eq!(stored_project.unwrap().tags, p.tags);
     assert_eq!(stored_flag.unwrap().tags, flag.tags);
@@ -90,14 +100,14 @@ fn lookups_by_long_key_lists_are_chunked(backend: Backend) {
         .write_tx(|repo| -> Result<()> {
             repo.insert_project(&p)?;
             repo.insert_environment(&p.id, &env)?;
-            repo.insert_segment(&p.id, "prod", &segment("s1"))?;
-            repo.insert_segment(&p.id, "prod", &segment("s69999"))
+            repo.insert_segment(&p.id, &env.key, &segment("s1"))?;
+            repo.insert_segment(&p.id, &env.key, &segment("s69999"))
         })
         .unwrap();
     let keys: Vec<String> = (0..70_000).map(|i| format!("s{i}")).collect();
     let mut found = db
         .store
-        .read_tx(|repo| -> Result<_> { repo.existing_segments(&p.id, "prod", &keys) })
+        .read_tx(|repo| -> Result<_> { repo.existing_segments(&p.id, &env.key, &keys) })
         .unwrap();
     found.sort();
     assert_eq!(found, ["s1", "s69999"]);

@@ -3,6 +3,7 @@
 
 use domain::flag::{Flag, FlagPost};
 use domain::instruction::SemanticPatch;
+use domain::key::FlagKey;
 use domain::project::Project;
 use serde_json::{json, Value};
 use service::{use_case, FlagChange, ServiceError};
@@ -27,7 +28,7 @@ fn create(fx: &Fixture, body: Value) -> Result<Flag, ServiceError> {
 }
 
 fn stored(fx: &Fixture, project: &Project, key: &str) -> Option<Flag> {
-    fx.read(|repo| repo.get_flag(&project.id, key))
+    fx.read(|repo| repo.get_flag(&project.id, &FlagKey::parse(key).unwrap()))
 }
 
 fn semantic(body: Value) -> FlagChange {
@@ -186,7 +187,7 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     fx.service.delete_flag(&fx.owner, "web", "base").unwrap();
     assert!(stored(&fx, &project, "base").is_none());
     assert!(fx
-        .read(|repo| repo.flag_dependents(&project.id, "base"))
+        .read(|repo| repo.flag_dependents(&project.id, &FlagKey::parse("base").unwrap()))
         .is_empty());
 }
 

@@ -9,11 +9,13 @@
 
 mod flags;
 mod members;
+mod paths;
 mod tokens;
 
 use std::sync::Arc;
 
 use adapter_memory::MemoryStore;
+use domain::id::{MemberId, TokenId};
 use domain::member::{Member, NewMemberForm};
 use domain::role::Role;
 use domain::token::Token;
@@ -64,7 +66,7 @@ impl Fixture {
             serde_json::from_value(json!({"email": email, "role": role})).expect("an invitation");
         let permit = self.owner.may(use_case::InviteMembers).unwrap();
         let invited = self.service.invite_members(&permit, vec![form]).unwrap();
-        invited[0].id.clone()
+        invited[0].id.to_string()
     }
 
     /// The caller presenting a new personal token of member `member_id` carrying `role`.
@@ -79,8 +81,8 @@ impl Fixture {
     pub fn token_for(&self, member_id: &str, role: Role) -> String {
         let secret = format!("api-{}", service::object_id());
         let token = Token {
-            id: service::object_id(),
-            member_id: member_id.to_owned(),
+            id: TokenId::generate(&mut service::RandomIds),
+            member_id: MemberId::parse(member_id).expect("a member id"),
             name: "test".into(),
             description: String::new(),
             role,
@@ -105,7 +107,8 @@ impl Fixture {
 
     /// A member as stored.
     pub fn member(&self, id: &str) -> Member {
-        self.read(|repo| repo.get_member(id)).expect("a member")
+        self.read(|repo| repo.get_member(&MemberId::parse(id).expect("a member id")))
+            .expect("a member")
     }
 }
 

@@ -1,6 +1,8 @@
 //! Ownership (one owner; an admin cannot become, demote or delete it; the owner transfers it) and
 //! role caps on members (no role above your own; a member's role bounds its tokens).
 
+use domain::id::MemberId;
+use domain::key::{FlagKey, ProjectKey};
 use domain::query::MemberQuery;
 use domain::role::Role;
 use serde_json::json;
@@ -11,7 +13,7 @@ use crate::{json_patch, Fixture};
 fn owners(fx: &Fixture) -> Vec<String> {
     let query = MemberQuery::parse(Some("role:owner"), None, None, None).unwrap();
     let owners = fx.read(|repo| repo.list_members(&query)).items;
-    owners.into_iter().map(|m| m.id).collect()
+    owners.into_iter().map(|m| m.id.to_string()).collect()
 }
 
 #[test]
@@ -20,7 +22,7 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
     let ann = fx.invite("ann@example.com", "admin");
     let bob = fx.invite("bob@example.com", "reader");
     let admin = fx.caller_for(&ann, Role::Admin);
-    let owner_id = fx.owner.member_id().to_owned();
+    let owner_id = fx.owner.member_id().to_string();
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
     let permit = admin.may(use_case::PatchMember).unwrap();
@@ -54,7 +56,7 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     let fx = Fixture::new();
     let ann = fx.invite("ann@example.com", "reader");
     let bob = fx.invite("bob@example.com", "reader");
-    let owner_id = fx.owner.member_id().to_owned();
+    let owner_id = fx.owner.member_id().to_string();
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
     let permit = fx.owner.may(use_case::PatchMember).unwrap();
@@ -65,7 +67,7 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     assert_eq!(owners(&fx), std::slice::from_ref(&ann));
     assert_eq!(fx.member(&owner_id).role, Role::Admin);
     assert_eq!(
-        fx.read(|repo| repo.find_owner()).map(|m| m.id),
+        fx.read(|repo| repo.find_owner()).map(|m| m.id.to_string()),
         Some(ann.clone())
     );
 
@@ -160,9 +162,12 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
-    let project = fx.read(|repo| repo.get_project("p")).unwrap();
-    assert!(fx.read(|repo| repo.get_flag(&project.id, "g")).is_none());
-    assert!(fx.read(|repo| repo.get_flag(&project.id, "f")).is_some());
+    let project = fx
+        .read(|repo| repo.get_project(&ProjectKey::parse("p").unwrap()))
+        .unwrap();
+    let [g, f] = ["g", "f"].map(|key| FlagKey::parse(key).unwrap());
+    assert!(fx.read(|repo| repo.get_flag(&project.id, &g)).is_none());
+    assert!(fx.read(|repo| repo.get_flag(&project.id, &f)).is_some());
 }
 
 #[test]
@@ -182,6 +187,7 @@ fn deleting_a_member_deletes_its_personal_tokens_and_hands_on_its_service_tokens
 
     fx.service.delete_member(&fx.owner, &ann).unwrap();
 
+    let ann = MemberId::parse(&ann).unwrap();
     assert!(fx.read(|repo| repo.get_member(&ann)).is_none());
     assert!(fx.read(|repo| repo.get_token(&personal.id)).is_none());
     assert!(fx.read(|repo| repo.get_token(admin.token_id())).is_none());

@@ -1,6 +1,7 @@
 //! Role caps on tokens: no token above your own role or its member's, and acting on another
 //! member's token needs a role above theirs.
 
+use domain::id::TokenId;
 use domain::role::Role;
 use domain::token::Token;
 use serde_json::json;
@@ -14,7 +15,7 @@ fn token_post(role: &str, service_token: bool) -> domain::token::TokenPost {
 }
 
 /// Every way of acting on token `id` that must be refused to `caller`, and the token unchanged.
-fn assert_hands_off(fx: &Fixture, caller: &Caller, id: &str) {
+fn assert_hands_off(fx: &Fixture, caller: &Caller, id: &TokenId) {
     let before: Token = fx.read(|repo| repo.get_token(id)).unwrap();
     let rename = json_patch(json!([{"op": "replace", "path": "/name", "value": "mine"}]));
     let refusals = [

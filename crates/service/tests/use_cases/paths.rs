@@ -1,0 +1,130 @@
+//! Keys and ids as a request's path names them: text that is not a key or id of the kind names
+//! nothing, and gets exactly the `NotFound` an unknown key or id gets (never an input error).
+
+use serde_json::json;
+use service::{use_case, ServiceError};
+
+use crate::{json_patch, Fixture};
+
+/// The message of the `NotFound` a call answered.
+fn not_found<T: std::fmt::Debug>(answer: Result<T, ServiceError>) -> String {
+    match answer {
+        Err(ServiceError::NotFound(message)) => message.to_string(),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+}
+
+/// A fixture with project `web` (environments `test` and `production`).
+fn with_project() -> Fixture {
+    let fx = Fixture::new();
+    let post = serde_json::from_value(json!({"key": "web", "name": "Web"})).unwrap();
+    let permit = fx.owner.may(use_case::CreateProject).unwrap();
+    fx.service.create_project(&permit, post).unwrap();
+    fx
+}
+
+#[test]
+fn text_that_is_no_key_names_no_project_environment_flag_or_segment() {
+    let fx = with_project();
+    let owner = &fx.owner;
+    let s = &fx.service;
+    assert_eq!(
+        not_found(s.get_project(owner, "no such key", false)),
+        "no project with key 'no such key'"
+    );
+    assert_eq!(
+        not_found(s.get_environment(owner, "web", "-prod")),
+        "no environment with key '-prod' in project 'web'"
+    );
+    // The project is looked up first, as for a well-formed key.
+    assert_eq!(
+        not_found(s.get_environment(owner, "-web", "-prod")),
+        "no project with key '-web'"
+    );
+    assert_eq!(
+        not_found(s.get_flag(owner, "web", "a/b", &[])),
+        "no flag with key 'a/b' in project 'web'"
+    );
+    assert_eq!(
+        not_found(s.get_flag(owner, "w b", "a/b", &[])),
+        "no project with key 'w b'"
+    );
+    assert_eq!(
+        not_found(s.delete_flag(owner, "web", "")),
+        "no flag with key '' in project 'web'"
+    );
+    assert_eq!(
+        not_found(s.dependent_flags(owner, "web", "a b")),
+        "no flag with key 'a b' in project 'web'"
+    );
+    assert_eq!(
+        not_found(s.flag_status(owner, "web", "test", "a b")),
+        "no flag with key 'a b' in project 'web'"
+    );
+    assert_eq!(
+        not_found(s.flag_status_across_environments(owner, "web", "a b", &[])),
+        "no flag with key 'a b' in project 'web'"
+    );
+    assert_eq!(
+        not_found(s.get_segment(owner, "web", "test", "_s")),
+        "no segment with key '_s' in web/test"
+    );
+    assert_eq!(
+        not_found(s.get_segment(owner, "web", "te st", "_s")),
+        "no environment with key 'te st' in project 'web'"
+    );
+    let permit = owner.may(use_case::PatchFlag).unwrap();
+    let change = service::FlagChange::JsonPatch(json_patch(json!([])));
+    assert_eq!(
+        not_found(s.patch_flag(&permit, "web", "é", &change)),
+        "no flag with key 'é' in project 'web'"
+    );
+}
+
+#[test]
+fn text_that_is_no_id_names_no_member_token_webhook_or_audit_entry() {
+    let fx = Fixture::new();
+    let owner = &fx.owner;
+    let s = &fx.service;
+    for id in [
+        "nope",
+        "65F1C0FFEE0123456789ABCD",
+        "65f1c0ffee0123456789abc",
+    ] {
+        assert_eq!(
+            not_found(s.get_member(owner, id)),
+            format!("no member with id '{id}'")
+        );
+        let permit = owner.may(use_case::PatchMember).unwrap();
+        assert_eq!(
+            not_found(s.patch_member(&permit, id, &json_patch(json!([])))),
+            format!("no member with id '{id}'")
+        );
+        assert_eq!(
+            not_found(s.delete_member(owner, id)),
+            format!("no member with id '{id}'")
+        );
+        assert_eq!(
+            not_found(s.get_token(owner, id)),
+            format!("no access token with id '{id}'")
+        );
+        assert_eq!(
+            not_found(s.delete_token(owner, id)),
+            format!("no access token with id '{id}'")
+        );
+        assert_eq!(
+            not_found(s.get_webhook(owner, id)),
+            format!("no webhook with id '{id}'")
+        );
+        assert_eq!(
+            not_found(s.webhook_deliveries(owner, id)),
+            format!("no webhook with id '{id}'")
+        );
+        assert_eq!(
+            not_found(s.get_audit_entry(owner, id)),
+            format!("no audit entry with id '{id}'")
+        );
+    }
+    // `me` is still the caller's member.
+    assert_eq!(s.get_member(owner, "me").unwrap().id, *owner.member_id());
+}

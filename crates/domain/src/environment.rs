@@ -239,6 +239,20 @@ impl Environment {
     /// # Errors
     /// [`PatchError`] when an op touches another path, a `test` fails, or the result is invalid.
     pub fn apply_patch(&self, ops: &[patch::Operation]) -> Result<Environment, PatchError> {
+        self.apply_patch_as_shown(&serde_json::Value::Null, ops)
+    }
+
+    /// [`Environment::apply_patch`] on this environment as the API shows it: with the `_links` of `shown` (its
+    /// representation; nothing else is taken from it), which the operations may `test` and
+    /// `copy` from but not write.
+    ///
+    /// # Errors
+    /// As [`Environment::apply_patch`].
+    pub fn apply_patch_as_shown(
+        &self,
+        shown: &serde_json::Value,
+        ops: &[patch::Operation],
+    ) -> Result<Environment, PatchError> {
         const WRITABLE: [&str; 9] = [
             "name",
             "color",
@@ -250,7 +264,8 @@ impl Environment {
             "critical",
             "tags",
         ];
-        let mut next = patch::apply_to_fields(self, ops, &WRITABLE)?;
+        let mut next =
+            patch::apply_to_fields_as_shown(self, shown, &patch::LINKS_ONLY, ops, &WRITABLE)?;
         let mut errors = Vec::new();
         validate_name("name", &next.name, &mut errors);
         validate_color(&next.color, &mut errors);

@@ -124,8 +124,24 @@ impl Member {
     /// [`PatchError`] for another path, an invalid name, a role above `by`, making someone owner
     /// (ownership moves only by transfer, see [`Member::role_change`]), or demoting the owner.
     pub fn apply_patch(&self, ops: &[patch::Operation], by: Role) -> Result<Member, PatchError> {
+        self.apply_patch_as_shown(&serde_json::Value::Null, ops, by)
+    }
+
+    /// [`Member::apply_patch`] on this member as the API shows it: with the `_links` of `shown` (its
+    /// representation; nothing else is taken from it), which the operations may `test` and
+    /// `copy` from but not write.
+    ///
+    /// # Errors
+    /// As [`Member::apply_patch`].
+    pub fn apply_patch_as_shown(
+        &self,
+        shown: &serde_json::Value,
+        ops: &[patch::Operation],
+        by: Role,
+    ) -> Result<Member, PatchError> {
         const WRITABLE: [&str; 3] = ["role", "firstName", "lastName"];
-        let mut next: Member = patch::apply_to_fields(self, ops, &WRITABLE)?;
+        let mut next: Member =
+            patch::apply_to_fields_as_shown(self, shown, &patch::LINKS_ONLY, ops, &WRITABLE)?;
         next.first_name = next.first_name.filter(|n| !n.trim().is_empty());
         next.last_name = next.last_name.filter(|n| !n.trim().is_empty());
         let mut errors = Vec::new();

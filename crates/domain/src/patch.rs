@@ -206,11 +206,31 @@ pub fn to_document<T: Serialize>(value: &T) -> Result<Value, PatchError> {
     serde_json::to_value(value).map_err(|e| PatchError::InvalidResult(e.to_string()))
 }
 
-/// Removes the members `names` from the object `doc`, if it is one: what a representation adds
-/// to a resource's own document (`_links`, ...). A patch may be applied to a resource as a
-/// client sees it, so that it can `test` and `copy` from those members and send them back
-/// unchanged in a merge patch; every `_` path being read-only, they are still what was shown,
-/// and are removed before the document is read back.
+/// Copies the members `names` of the object `shown` (those it has) into the object `own`: what
+/// a representation adds to a resource's own document (`_links`, ...). A patch applies to a
+/// resource as a client sees it, so that it can `test` and `copy` from those members and send
+/// them back unchanged in a merge patch; only those members come from the representation, every
+/// other value is the resource's own.
+///
+/// ```
+/// let mut doc = serde_json::json!({"name": "n"});
+/// let shown = serde_json::json!({"name": "shown", "_links": {}});
+/// domain::patch::copy_members(&mut doc, &shown, &["_links"]);
+/// assert_eq!(doc, serde_json::json!({"name": "n", "_links": {}}));
+/// ```
+pub fn copy_members(own: &mut Value, shown: &Value, names: &[&str]) {
+    if let (Value::Object(fields), Value::Object(shown)) = (own, shown) {
+        for name in names {
+            if let Some(value) = shown.get(*name) {
+                fields.insert((*name).to_owned(), value.clone());
+            }
+        }
+    }
+}
+
+/// Removes the members `names` from the object `doc`, if it is one: after a patch of a resource
+/// as shown (see [`copy_members`]), every `_` path being read-only, they are still what was
+/// shown, and are removed before the document is read back.
 ///
 /// ```
 /// let mut doc = serde_json::json!({"name": "n", "_links": {}});
@@ -711,13 +731,35 @@ pub fn apply_to_fields<T: Serialize + DeserializeOwned>(
     ops: &[Operation],
     writable: &[&str],
 ) -> Result<T, PatchError> {
-    let doc = to_document(value)?;
-    let patched = apply(&doc, ops, |path| {
+    apply_to_fields_as_shown(value, &Value::Null, &[], ops, writable)
+}
+
+/// [`apply_to_fields`] on `value` as the API shows it: with the members `shown_only` of `shown`
+/// (its representation, e.g. `_links`), which the operations may `test` and `copy` from but not
+/// write (see [`copy_members`]).
+///
+/// # Errors
+/// As [`apply_to_fields`].
+pub fn apply_to_fields_as_shown<T: Serialize + DeserializeOwned>(
+    value: &T,
+    shown: &Value,
+    shown_only: &[&str],
+    ops: &[Operation],
+    writable: &[&str],
+) -> Result<T, PatchError> {
+    let mut doc = to_document(value)?;
+    copy_members(&mut doc, shown, shown_only);
+    let mut patched = apply(&doc, ops, |path| {
         path.first()
             .is_none_or(|first| !writable.contains(&first.as_str()))
     })?;
+    remove_members(&mut patched, shown_only);
     from_document(patched)
 }
+
+/// What the API adds to the document of a project, environment, member or webhook when it shows
+/// it.
+pub const LINKS_ONLY: [&str; 1] = ["_links"];
 
 /// Applies a JSON Merge Patch (RFC 7386) to a copy of `doc`, refusing it when any path it sets or
 /// removes is read-only.

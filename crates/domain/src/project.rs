@@ -402,6 +402,20 @@ impl Project {
     /// # Errors
     /// [`PatchError`] when an op touches another path, a `test` fails, or the result is invalid.
     pub fn apply_patch(&self, ops: &[patch::Operation]) -> Result<Project, PatchError> {
+        self.apply_patch_as_shown(&serde_json::Value::Null, ops)
+    }
+
+    /// [`Project::apply_patch`] on this project as the API shows it: with the `_links` of `shown` (its
+    /// representation; nothing else is taken from it), which the operations may `test` and
+    /// `copy` from but not write.
+    ///
+    /// # Errors
+    /// As [`Project::apply_patch`].
+    pub fn apply_patch_as_shown(
+        &self,
+        shown: &serde_json::Value,
+        ops: &[patch::Operation],
+    ) -> Result<Project, PatchError> {
         const WRITABLE: [&str; 5] = [
             "name",
             "tags",
@@ -409,7 +423,8 @@ impl Project {
             "includeInSnippetByDefault",
             "namingConvention",
         ];
-        let mut next = patch::apply_to_fields(self, ops, &WRITABLE)?;
+        let mut next =
+            patch::apply_to_fields_as_shown(self, shown, &patch::LINKS_ONLY, ops, &WRITABLE)?;
         let mut errors = Vec::new();
         validate_name("name", &next.name, &mut errors);
         validate_tags("tags", &next.tags, &mut errors);

@@ -360,22 +360,27 @@ impl Segment {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Segment, PatchError> {
-        self.apply_patch_as_shown(patch::to_document(self)?, ops, now, ids)
+        self.apply_patch_as_shown(&Value::Null, ops, now, ids)
     }
 
-    /// [`Segment::apply_patch`] on `shown`, this segment as the API shows it: its document with
-    /// `_links`, which the operations may `test` and `copy` from but not write.
+    /// [`Segment::apply_patch`] on this segment as the API shows it: its document with the
+    /// `_links` of `shown` (its representation; nothing else is taken from it), which the
+    /// operations may `test` and `copy` from but not write.
     ///
     /// # Errors
     /// As [`Segment::apply_patch`].
     pub fn apply_patch_as_shown(
         &self,
-        shown: Value,
+        shown: &Value,
         ops: &[patch::Operation],
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Segment, PatchError> {
-        let patched = patch::apply(&shown, ops, segment_path_is_read_only)?;
+        let patched = patch::apply(
+            &self.document_as_shown(shown)?,
+            ops,
+            segment_path_is_read_only,
+        )?;
         self.finish_document_change(patched, now, ids)
     }
 
@@ -389,7 +394,7 @@ impl Segment {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Segment, PatchError> {
-        self.apply_merge_as_shown(patch::to_document(self)?, merge, now, ids)
+        self.apply_merge_as_shown(&Value::Null, merge, now, ids)
     }
 
     /// [`Segment::apply_merge`] on `shown` (see [`Segment::apply_patch_as_shown`]): a segment
@@ -399,13 +404,24 @@ impl Segment {
     /// As [`Segment::apply_patch`].
     pub fn apply_merge_as_shown(
         &self,
-        shown: Value,
+        shown: &Value,
         merge: &Value,
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Segment, PatchError> {
-        let patched = patch::merge(&shown, merge, segment_path_is_read_only)?;
+        let patched = patch::merge(
+            &self.document_as_shown(shown)?,
+            merge,
+            segment_path_is_read_only,
+        )?;
         self.finish_document_change(patched, now, ids)
+    }
+
+    /// The segment's document with the members of `shown` that the API adds to it.
+    fn document_as_shown(&self, shown: &Value) -> Result<Value, PatchError> {
+        let mut doc = patch::to_document(self)?;
+        patch::copy_members(&mut doc, shown, &SHOWN_ONLY);
+        Ok(doc)
     }
 
     fn finish_document_change(

@@ -238,8 +238,24 @@ impl Webhook {
     /// # Errors
     /// [`PatchError`] for another path, a failed `test`, or an invalid result.
     pub fn apply_patch(&self, ops: &[patch::Operation]) -> Result<Webhook, PatchError> {
-        let mut next: Webhook = patch::apply_to_fields(
+        self.apply_patch_as_shown(&serde_json::Value::Null, ops)
+    }
+
+    /// [`Webhook::apply_patch`] on this webhook as the API shows it: with the `_links` of `shown` (its
+    /// representation; nothing else is taken from it), which the operations may `test` and
+    /// `copy` from but not write.
+    ///
+    /// # Errors
+    /// As [`Webhook::apply_patch`].
+    pub fn apply_patch_as_shown(
+        &self,
+        shown: &serde_json::Value,
+        ops: &[patch::Operation],
+    ) -> Result<Webhook, PatchError> {
+        let mut next: Webhook = patch::apply_to_fields_as_shown(
             self,
+            shown,
+            &patch::LINKS_ONLY,
             ops,
             &["on", "url", "name", "secret", "tags", "statements"],
         )?;

@@ -256,7 +256,8 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_environment(repo, &project.id, project_key, key)?;
-            let next = held.apply_patch(&patch.operations)?;
+            let shown = self.shown.environment(&project.key, &held);
+            let next = held.apply_patch_as_shown(&shown, &patch.operations)?;
             if next != *held {
                 let env = held.replace(next);
                 repo.update_environment(&project.id, &held)?;

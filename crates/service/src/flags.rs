@@ -438,7 +438,7 @@ impl Service {
             let (mut next, delete) = match change {
                 FlagChange::JsonPatch(patch) => (
                     flag.apply_patch_as_shown(
-                        self.shown.flag(&project.key, flag, None),
+                        &self.shown.flag(&project.key, flag, None),
                         &patch.operations,
                         now,
                         &mut RandomIds,
@@ -448,7 +448,7 @@ impl Service {
                 FlagChange::MergePatch { merge, .. } => {
                     let shown = self.shown.flag(&project.key, flag, None);
                     (
-                        flag.apply_merge_as_shown(shown, merge, now, &mut RandomIds)?,
+                        flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
                         false,
                     )
                 }

@@ -203,7 +203,8 @@ impl Service {
                 .and_then(|id| held.take(id))
                 .ok_or_else(|| target.not_found())?;
             may_change(&caller, &member, "change")?;
-            let next = member.apply_patch(&patch.operations, caller.role)?;
+            let shown = self.shown.member(&member);
+            let next = member.apply_patch_as_shown(&shown, &patch.operations, caller.role)?;
             let mut changed = vec![];
             let mut audit = Change::new(
                 "member",

@@ -219,7 +219,7 @@ impl Service {
         let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = lock_project(repo, key)?;
-            let next = held.apply_patch(&patch.operations)?;
+            let next = held.apply_patch_as_shown(&self.shown.project(&held), &patch.operations)?;
             if next != *held {
                 let project = held.replace(next);
                 repo.update_project(&held)?;

@@ -276,13 +276,13 @@ impl Service {
             let now = self.now();
             let mut next = match change {
                 SegmentChange::JsonPatch(patch) => segment.apply_patch_as_shown(
-                    self.shown.segment(project_key, environment_key, segment),
+                    &self.shown.segment(project_key, environment_key, segment),
                     &patch.operations,
                     now,
                     &mut RandomIds,
                 )?,
                 SegmentChange::MergePatch { merge, .. } => segment.apply_merge_as_shown(
-                    self.shown.segment(project_key, environment_key, segment),
+                    &self.shown.segment(project_key, environment_key, segment),
                     merge,
                     now,
                     &mut RandomIds,

@@ -212,7 +212,11 @@ impl Service {
             let webhook = repo
                 .get_webhook(&webhook_id(id)?)?
                 .ok_or_else(|| not_found(id))?;
-            Ok((webhook.apply_patch(&patch.operations).ok(), webhook.url))
+            let shown = self.shown.webhook(&webhook);
+            Ok((
+                webhook.apply_patch_as_shown(&shown, &patch.operations).ok(),
+                webhook.url,
+            ))
         })?;
         let checked_url = match preview {
             (Some(next), current) if next.url != current => {
@@ -225,7 +229,7 @@ impl Service {
             let mut held = repo
                 .lock_webhook(&webhook_id(id)?)?
                 .ok_or_else(|| not_found(id))?;
-            let next = held.apply_patch(&patch.operations)?;
+            let next = held.apply_patch_as_shown(&self.shown.webhook(&held), &patch.operations)?;
             if next.url != held.url && checked_url.as_ref() != Some(&next.url) {
                 self.webhooks.check_url(&next.url)?;
             }

@@ -123,7 +123,53 @@ async fn keys_stored_under_older_rules_still_patch(backend: Backend) {
     assert_eq!(patched.body["key"], "_beta");
 }
 
+async fn json_patches_read_links_of_projects_environments_and_members(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    let member = app.member("ann@example.com", "reader").await;
+    for (path, href, field) in [
+        (
+            "/api/v2/projects/web",
+            "/api/v2/projects/web".to_owned(),
+            "/name",
+        ),
+        (
+            "/api/v2/projects/web/environments/production",
+            "/api/v2/projects/web/environments/production".to_owned(),
+            "/name",
+        ),
+        (
+            &format!("/api/v2/members/{member}") as &str,
+            format!("/api/v2/members/{member}"),
+            "/firstName",
+        ),
+    ] {
+        let ok = app
+            .patch(
+                path,
+                json!([{"op": "test", "path": "/_links/self/href", "value": href},
+                       {"op": "add", "path": field, "value": "Renamed"}]),
+            )
+            .await;
+        assert_eq!(ok.status, 200, "{path}: {}", ok.body);
+        assert_eq!(ok.body["_links"]["self"]["href"], href.as_str(), "{path}");
+        app.patch(
+            path,
+            json!([{"op": "test", "path": "/_links/self/href", "value": "/elsewhere"}]),
+        )
+        .await
+        .assert_error(409, "optimistic_locking_error");
+        app.patch(
+            path,
+            json!([{"op": "replace", "path": "/_links/self/href", "value": "/elsewhere"}]),
+        )
+        .await
+        .assert_error(422, "patch_failed");
+    }
+}
+
 on_both_backends!(
     patches_read_the_resource_as_shown,
-    keys_stored_under_older_rules_still_patch
+    keys_stored_under_older_rules_still_patch,
+    json_patches_read_links_of_projects_environments_and_members
 );

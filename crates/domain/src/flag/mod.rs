@@ -328,12 +328,13 @@ impl Flag {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
-        self.apply_patch_as_shown(patch::to_document(self)?, ops, now, ids)
+        self.apply_patch_as_shown(&Value::Null, ops, now, ids)
     }
 
-    /// [`Flag::apply_patch`] on `shown`, this flag as the API shows it: its document with
-    /// `_links`, `_maintainer` and each configuration's `_site` and `_summary`, which the
-    /// operations may `test` and `copy` from but not write (every `_` path is read-only).
+    /// [`Flag::apply_patch`] on this flag as the API shows it: its document with the `_links`,
+    /// `_maintainer` and each configuration's `_site` and `_summary` of `shown` (its
+    /// representation; nothing else is taken from it), which the operations may `test` and
+    /// `copy` from but not write (every `_` path is read-only).
     ///
     /// ```
     /// # use domain::flag::{Flag, NewFlag};
@@ -345,7 +346,7 @@ impl Flag {
     /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!([
     ///     {"op": "test", "path": "/_links/self/href", "value": "/flags/p/f"},
     ///     {"op": "replace", "path": "/name", "value": "G"}])).unwrap();
-    /// let next = flag.apply_patch_as_shown(shown, &ops, 2, &mut ids).unwrap();
+    /// let next = flag.apply_patch_as_shown(&shown, &ops, 2, &mut ids).unwrap();
     /// assert_eq!(next.name, "G");
     /// ```
     ///
@@ -353,13 +354,17 @@ impl Flag {
     /// As [`Flag::apply_patch`].
     pub fn apply_patch_as_shown(
         &self,
-        shown: Value,
+        shown: &Value,
         ops: &[patch::Operation],
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
         let ops = version_tests_as_flag_version(ops);
-        let patched = patch::apply(&shown, &ops, flag_path_is_read_only)?;
+        let patched = patch::apply(
+            &self.document_as_shown(shown)?,
+            &ops,
+            flag_path_is_read_only,
+        )?;
         self.finish_document_change(patched, now, ids)
     }
 
@@ -373,7 +378,7 @@ impl Flag {
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
-        self.apply_merge_as_shown(patch::to_document(self)?, merge, now, ids)
+        self.apply_merge_as_shown(&Value::Null, merge, now, ids)
     }
 
     /// [`Flag::apply_merge`] on `shown` (see [`Flag::apply_patch_as_shown`]): a flag as GET
@@ -383,13 +388,33 @@ impl Flag {
     /// As [`Flag::apply_patch`].
     pub fn apply_merge_as_shown(
         &self,
-        shown: Value,
+        shown: &Value,
         merge: &Value,
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
-        let patched = patch::merge(&shown, merge, flag_path_is_read_only)?;
+        let patched = patch::merge(
+            &self.document_as_shown(shown)?,
+            merge,
+            flag_path_is_read_only,
+        )?;
         self.finish_document_change(patched, now, ids)
+    }
+
+    /// The flag's document with the members of `shown` that the API adds to it.
+    fn document_as_shown(&self, shown: &Value) -> Result<Value, PatchError> {
+        let mut doc = patch::to_document(self)?;
+        patch::copy_members(&mut doc, shown, &SHOWN_ONLY);
+        if let (Some(Value::Object(environments)), Some(Value::Object(shown_environments))) =
+            (doc.get_mut("environments"), shown.get("environments"))
+        {
+            for (key, config) in environments.iter_mut() {
+                if let Some(shown_config) = shown_environments.get(key) {
+                    patch::copy_members(config, shown_config, &SHOWN_ONLY_PER_ENVIRONMENT);
+                }
+            }
+        }
+        Ok(doc)
     }
 
     fn finish_document_change(

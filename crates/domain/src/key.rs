@@ -9,10 +9,6 @@
 //! rules by `parse`; an entity's document (stored, or patched: the key is read-only) is read
 //! back as it is, since it names a resource that exists.
 
-use std::borrow::Borrow;
-use std::fmt;
-use std::ops::Deref;
-
 /// A key that does not follow the key rules.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} key '{value}': {reason}")]
@@ -95,89 +91,7 @@ macro_rules! key_type {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl Deref for $name {
-            type Target = str;
-
-            fn deref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl Borrow<str> for $name {
-            fn borrow(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.0 == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
-            }
-        }
-
-        impl PartialEq<String> for $name {
-            fn eq(&self, other: &String) -> bool {
-                &self.0 == other
-            }
-        }
-
-        impl PartialEq<$name> for str {
-            fn eq(&self, other: &$name) -> bool {
-                self == other.0
-            }
-        }
-
-        impl PartialEq<$name> for &str {
-            fn eq(&self, other: &$name) -> bool {
-                *self == other.0
-            }
-        }
-
-        impl PartialEq<$name> for String {
-            fn eq(&self, other: &$name) -> bool {
-                *self == other.0
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(key: $name) -> String {
-                key.0
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(&self.0)
-            }
-        }
-
-        /// Reads the key as written, like [`Self::from_stored`]: a document that carries an
-        /// entity's key (a stored row, a patched resource, whose key is read-only) names an
-        /// existing resource, whose key may predate today's rules. New keys enter through
-        /// [`Self::parse`].
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                String::deserialize(deserializer).map(Self)
-            }
-        }
+        crate::newtype::string_traits!($name);
     };
 }
 

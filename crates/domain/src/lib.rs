@@ -29,6 +29,7 @@ pub mod id;
 pub mod instruction;
 pub mod key;
 pub mod member;
+mod newtype;
 pub mod patch;
 pub mod project;
 pub mod query;

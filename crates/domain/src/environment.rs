@@ -253,6 +253,23 @@ impl Environment {
         shown: &serde_json::Value,
         ops: &[patch::Operation],
     ) -> Result<Environment, PatchError> {
+        // The SDK and mobile keys are credentials: copied into another field, they would be
+        // stored and shown (and written to the audit log) unmasked.
+        for (index, op) in ops.iter().enumerate() {
+            let from = match op {
+                patch::Operation::Copy(copy) => &copy.from,
+                patch::Operation::Move(moved) => &moved.from,
+                _ => continue,
+            };
+            let first = from.tokens().next().map(|t| t.decoded().into_owned());
+            if matches!(first.as_deref(), Some("apiKey" | "mobileKey")) {
+                return Err(PatchError::Failed {
+                    index,
+                    path: from.to_string(),
+                    reason: "an environment's SDK and mobile keys cannot be copied or moved; reset them with POST .../apiKey or .../mobileKey".into(),
+                });
+            }
+        }
         const WRITABLE: [&str; 9] = [
             "name",
             "color",

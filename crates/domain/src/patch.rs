@@ -72,8 +72,9 @@ fn lands_too_deep(path: &json_patch::jsonptr::Pointer, value: &Value) -> bool {
 /// document, so many operations on one large subtree would otherwise read it many times over.
 pub const MAX_MEASURED_BYTES: usize = 16 * MAX_DOCUMENT_BYTES;
 
-/// Fields the server computes for the representation (links, UI addresses, summaries); they are
-/// read-only and not counted against [`MAX_DOCUMENT_BYTES`].
+/// Members of a resource's document (or of a flag's configurations) that are not counted against
+/// [`MAX_DOCUMENT_BYTES`]: what the API adds to show it (links, UI addresses, summaries) and the
+/// environment's name a configuration carries. Every `_` member is read-only.
 pub const DERIVED_FIELDS: [&str; 4] = ["_links", "_site", "_summary", "_environmentName"];
 
 /// Why a patch could not be applied.
@@ -301,22 +302,29 @@ fn member_len(key: &str, value_len: usize) -> usize {
     json_len(key).saturating_add(1).saturating_add(value_len)
 }
 
-/// The bytes of `doc` taken by [`DERIVED_FIELDS`] (with their names and separators).
+/// The bytes of `doc` taken by [`DERIVED_FIELDS`] (with their names and separators), where a
+/// representation puts them: members of the resource itself and, for a flag, of each of its
+/// `environments`. A member of that name anywhere else is a client's data (a JSON variation
+/// value, a custom property) and counts like any other.
 fn derived_len(doc: &Value) -> usize {
-    match doc {
-        Value::Object(fields) => fields
-            .iter()
-            .map(|(name, value)| {
-                if DERIVED_FIELDS.contains(&name.as_str()) {
-                    member_len(name, json_len(value)).saturating_add(1)
-                } else {
-                    derived_len(value)
-                }
-            })
-            .fold(0, usize::saturating_add),
-        Value::Array(items) => items.iter().map(derived_len).fold(0, usize::saturating_add),
-        _ => 0,
+    fn own_members(value: &Value) -> usize {
+        match value {
+            Value::Object(fields) => fields
+                .iter()
+                .filter(|(name, _)| DERIVED_FIELDS.contains(&name.as_str()))
+                .map(|(name, value)| member_len(name, json_len(value)).saturating_add(1))
+                .fold(0, usize::saturating_add),
+            _ => 0,
+        }
     }
+    let environments = match doc.get("environments") {
+        Some(Value::Object(configs)) => configs
+            .values()
+            .map(own_members)
+            .fold(0, usize::saturating_add),
+        _ => 0,
+    };
+    own_members(doc).saturating_add(environments)
 }
 
 /// How an operation changes the length of a document: bytes it adds and bytes it takes away.
@@ -870,5 +878,32 @@ mod equality_tests {
             super::apply(&doc, &ops, |_| false),
             Err(super::PatchError::TestFailed { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod derived_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn ops(value: Value) -> Vec<Operation> {
+        JsonPatchBody::parse(value).unwrap().operations
+    }
+
+    #[test]
+    fn only_the_representations_own_members_go_uncounted() {
+        let big = "x".repeat(MAX_DOCUMENT_BYTES);
+        let rename = ops(json!([{"op": "replace", "path": "/name", "value": "n"}]));
+        // Where the representation puts them, derived members are not counted...
+        let shown = json!({"_links": {"self": big}, "environments": {"e": {"_site": {"href": big}}}, "name": ""});
+        assert!(apply(&shown, &rename, |_| false).is_ok());
+        // ...but a client's value of that name anywhere else is.
+        let smuggled = json!({"variations": [{"value": {"_links": big}}], "name": ""});
+        let result = apply(&smuggled, &rename, |_| false);
+        assert!(
+            matches!(result, Err(PatchError::TooLarge { .. })),
+            "{result:?}"
+        );
     }
 }

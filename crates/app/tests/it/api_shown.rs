@@ -168,7 +168,25 @@ async fn json_patches_read_links_of_projects_environments_and_members(backend: B
     }
 }
 
+async fn sdk_keys_cannot_be_copied_out_of_their_fields(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    let path = "/api/v2/projects/web/environments/production";
+    let before = app.get(path).await.body;
+    for op in [
+        json!({"op": "copy", "from": "/apiKey", "path": "/name"}),
+        json!({"op": "copy", "from": "/mobileKey", "path": "/tags/-"}),
+        json!({"op": "move", "from": "/apiKey", "path": "/color"}),
+    ] {
+        app.patch(path, json!([op]))
+            .await
+            .assert_error(422, "patch_failed");
+    }
+    assert_eq!(app.get(path).await.body, before, "nothing changed");
+}
+
 on_both_backends!(
+    sdk_keys_cannot_be_copied_out_of_their_fields,
     patches_read_the_resource_as_shown,
     keys_stored_under_older_rules_still_patch,
     json_patches_read_links_of_projects_environments_and_members

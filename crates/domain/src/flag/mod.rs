@@ -447,6 +447,27 @@ impl Flag {
         }
         next.validate_since(Some(self))
             .map_err(|e| PatchError::Invalid(as_pointers(e)))?;
+        // Nor move one (once the indexes are known to be in range): rules, targets and defaults name a variation by its index, so removing
+        // or reordering those before it would make them serve another value. (The semantic
+        // patch's `removeVariation` moves the uses with their variations.)
+        for (index, variation) in self.variations.iter().enumerate() {
+            let moved_to = next
+                .variations
+                .iter()
+                .position(|v| v.id == variation.id)
+                .filter(|new_index| *new_index != index);
+            if let (Some(new_index), Some(place)) =
+                (moved_to, instructions::variation_use(self, index))
+            {
+                return Err(PatchError::Invalid(crate::ValidationError::single(
+                    format!("/variations/{index}"),
+                    format!(
+                        "variation {index} is used by {place} and would move to index {new_index}, which would change what it serves; \
+                         remove variations with the semantic patch instruction removeVariation, which moves their uses along"
+                    ),
+                )));
+            }
+        }
         next.settle_change(self, now);
         Ok(next)
     }

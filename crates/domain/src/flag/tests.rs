@@ -336,3 +336,37 @@ fn variation_values_nest_at_most_max_value_depth_levels() {
         .unwrap_err();
     assert!(err.to_string().contains("32 levels"), "{err}");
 }
+
+#[test]
+fn patches_cannot_move_variations_in_use() {
+    let mut ids = SequentialIds::default();
+    let post: crate::flag::FlagPost = serde_json::from_value(json!({"key": "mv", "name": "MV",
+        "variations": [{"value": "a"}, {"value": "b"}, {"value": "c"}],
+        "defaults": {"onVariation": 1, "offVariation": 1}}))
+    .unwrap();
+    let mut flag = Flag::create(post.validate().unwrap(), 1, &mut ids).unwrap();
+    let config = flag.new_config("Production", 1, &mut ids);
+    flag.environments.insert("production".into(), config);
+    // Variation 0 is unused, but removing it would move `b` (served everywhere) to index 0.
+    let err = flag
+        .apply_patch(
+            &ops(json!([{"op": "remove", "path": "/variations/0"}])),
+            2,
+            &mut ids,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("would move to index 0"), "{err}");
+    // Removing the unused last one moves nothing.
+    let next = flag
+        .apply_patch(
+            &ops(json!([{"op": "remove", "path": "/variations/2"}])),
+            2,
+            &mut ids,
+        )
+        .unwrap();
+    assert_eq!(next.variations.len(), 2);
+    assert_eq!(
+        next.environments["production"].fallthrough.variation,
+        Some(1)
+    );
+}

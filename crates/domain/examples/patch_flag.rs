@@ -19,8 +19,8 @@ fn read(path: &str) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))
 }
 
-/// A boolean flag configured in `test` and `production`, as JSON (what `GET /flags/{p}/{f}`
-/// returns, and what this example reads from a file when given one).
+/// A boolean flag configured in `test` and `production`, as JSON (the flag's document; a file
+/// given instead may also hold the body of `GET /flags/{p}/{f}`).
 fn sample_flag(ids: &mut SequentialIds) -> Result<Value, String> {
     let key = FlagKey::parse("new-checkout").map_err(|e| e.to_string())?;
     let mut flag =
@@ -49,7 +49,8 @@ fn run() -> Result<Value, String> {
         [flag, patch] => (read(flag)?, read(patch)?),
         _ => return Err("usage: patch_flag [flag.json patch.json]".into()),
     };
-    let flag: Flag = serde_json::from_value(flag).map_err(|e| format!("flag: {e}"))?;
+    // The body of a GET reads as well: what the API adds to show a flag is left out.
+    let flag = Flag::from_shown(flag).map_err(|e| format!("flag: {e}"))?;
     let patch = SemanticPatch::parse(patch).map_err(|e| format!("patch: {e}"))?;
     let outcome = flag
         .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())

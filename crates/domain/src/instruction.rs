@@ -489,7 +489,7 @@ pub enum InstructionError {
         /// What is wrong.
         message: String,
     },
-    /// The change would break flags that depend on this one (HTTP 409).
+    /// The change would break flags that depend on this one.
     #[error("instruction {index}: {message}")]
     Conflict {
         /// Its index in `instructions`.

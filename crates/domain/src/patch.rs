@@ -80,16 +80,16 @@ pub const DERIVED_FIELDS: [&str; 4] = ["_links", "_site", "_summary", "_environm
 /// Why a patch could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
-    /// The body is not a patch at all (HTTP 400).
+    /// The body is not a patch at all.
     #[error("{0}")]
     Malformed(String),
-    /// An operation would change a read-only field (HTTP 422).
+    /// An operation would change a read-only field.
     #[error("path '{path}' is read-only and cannot be changed")]
     ReadOnly {
         /// The refused path.
         path: String,
     },
-    /// A `test` operation found another value (HTTP 409).
+    /// A `test` operation found another value.
     #[error("test operation at index {index} failed: '{path}' does not hold the expected value")]
     TestFailed {
         /// The operation's index.
@@ -97,7 +97,7 @@ pub enum PatchError {
         /// Its path.
         path: String,
     },
-    /// An operation cannot be applied, e.g. a path that does not exist (HTTP 422).
+    /// An operation cannot be applied, e.g. a path that does not exist.
     #[error("operation at index {index} on '{path}' cannot be applied: {reason}")]
     Failed {
         /// The operation's index.
@@ -107,7 +107,7 @@ pub enum PatchError {
         /// Why.
         reason: String,
     },
-    /// The patch would make the document larger than the limit (HTTP 422).
+    /// The patch would make the document larger than the limit.
     #[error("{operation} would make the resource larger than {limit} bytes of JSON, the size limit of a resource")]
     TooLarge {
         /// Which operation (`operation at index 3 on '/x'`, `the merge patch`).
@@ -115,10 +115,10 @@ pub enum PatchError {
         /// The limit in bytes ([`MAX_DOCUMENT_BYTES`]).
         limit: usize,
     },
-    /// The patched document is not a valid representation of the resource (HTTP 422).
+    /// The patched document is not a valid representation of the resource.
     #[error("the patched resource is invalid: {0}")]
     InvalidResult(String),
-    /// The patched resource breaks a rule of the model (HTTP 422).
+    /// The patched resource breaks a rule of the model.
     #[error("the patched resource is invalid: {0}")]
     Invalid(#[from] ValidationError),
 }

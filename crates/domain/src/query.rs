@@ -4,7 +4,7 @@
 //! case-insensitive substring of name or key; `tags` values joined by `+` must all be present;
 //! `keys` values joined by `|` match any. An unknown field or a pair without `:` is refused.
 
-/// A query-string value that cannot be understood (HTTP 400).
+/// A query-string value that cannot be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct QueryError(pub String);

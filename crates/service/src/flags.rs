@@ -208,11 +208,16 @@ fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResul
 
 /// One flag with its maintaining member (see [`with_maintainers`]).
 fn with_maintainer(repo: &mut dyn Repository, flag: Flag) -> ServiceResult<FlagView> {
-    let maintainer = match maintainer_id(&flag) {
+    let maintainer = maintainer_of(repo, &flag)?;
+    Ok(FlagView { flag, maintainer })
+}
+
+/// The member `flag`'s `maintainerId` names, if it names one.
+fn maintainer_of(repo: &mut dyn Repository, flag: &Flag) -> ServiceResult<Option<Member>> {
+    Ok(match maintainer_id(flag) {
         Some(id) => repo.get_members(&[&id])?.into_iter().next(),
         None => None,
-    };
-    Ok(FlagView { flag, maintainer })
+    })
 }
 
 /// The flag `key` (as a request names it) names in the project.
@@ -423,6 +428,8 @@ impl Service {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
             let flag: &Flag = &held;
+            // What GET shows of it: a patch reads `_maintainer` too, and the audit records it.
+            let maintainer = maintainer_of(repo, flag)?;
             let now = self.now();
             let involves_others = match change {
                 FlagChange::Semantic(patch) => {
@@ -438,7 +445,7 @@ impl Service {
             let (mut next, delete) = match change {
                 FlagChange::JsonPatch(patch) => (
                     flag.apply_patch_as_shown(
-                        &self.shown.flag(&project.key, flag, None),
+                        &self.shown.flag(&project.key, flag, maintainer.as_ref()),
                         &patch.operations,
                         now,
                         &mut RandomIds,
@@ -446,7 +453,7 @@ impl Service {
                     false,
                 ),
                 FlagChange::MergePatch { merge, .. } => {
-                    let shown = self.shown.flag(&project.key, flag, None);
+                    let shown = self.shown.flag(&project.key, flag, maintainer.as_ref());
                     (
                         flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
                         false,
@@ -461,6 +468,9 @@ impl Service {
                 others = project_flags(repo, &project.key, &project.id, &flag.key)?;
                 next.validate_in_project(flag, &others)
                     .map_err(ServiceError::patched_flag)?;
+            }
+            if !matches!(change, FlagChange::Semantic(_)) {
+                next.check_variation_moves(flag)?;
             }
             if let Some(missing) =
                 crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
@@ -487,16 +497,24 @@ impl Service {
                 let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                     .comment(comment)
                     .delta(delta)
-                    .versions(Some(self.shown.flag(&project.key, &held, None)), None);
+                    .versions(
+                        Some(self.shown.flag(&project.key, &held, maintainer.as_ref())),
+                        None,
+                    );
                 self.audit(repo, caller, change)?;
             } else if next.version != flag.version {
+                let next_maintainer = if next.maintainer_id == flag.maintainer_id {
+                    maintainer.clone()
+                } else {
+                    maintainer_of(repo, &next)?
+                };
                 let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
                     .href(self.shown.href(ApiResource::Flag { project_key: &project.key, key }))
                     .comment(comment)
                     .delta(delta)
                     .versions(
-                        Some(self.shown.flag(&project.key, flag, None)),
-                        Some(self.shown.flag(&project.key, &next, None)),
+                        Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
+                        Some(self.shown.flag(&project.key, &next, next_maintainer.as_ref())),
                     );
                 audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
                 audit.resources = resources_of(&audit.accesses);

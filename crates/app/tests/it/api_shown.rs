@@ -50,6 +50,30 @@ async fn patches_read_the_resource_as_shown(backend: Backend) {
     assert_eq!(merged.body["description"], "round trip");
     assert_eq!(merged.body["_links"]["self"]["href"], "/api/v2/flags/web/f");
 
+    // With a maintainer, `_maintainer` is part of what GET shows, and of what a patch reads.
+    let owner = app.get("/api/v2/members").await.body["items"][0]["_id"].clone();
+    let maintained = app
+        .patch(
+            "/api/v2/flags/web/f",
+            json!([{"op": "add", "path": "/maintainerId", "value": owner}]),
+        )
+        .await;
+    assert_eq!(maintained.status, 200, "{}", maintained.body);
+    let mut shown = maintained.body;
+    assert_eq!(shown["_maintainer"]["_id"], owner);
+    shown["description"] = json!("round trip with a maintainer");
+    let merged = app
+        .patch_with("/api/v2/flags/web/f", "application/merge-patch+json", shown)
+        .await;
+    assert_eq!(merged.status, 200, "{}", merged.body);
+    let tested = app
+        .patch(
+            "/api/v2/flags/web/f",
+            json!([{"op": "test", "path": "/_maintainer/_id", "value": owner}]),
+        )
+        .await;
+    assert_eq!(tested.status, 200, "{}", tested.body);
+
     // The same for a segment.
     let created = app
         .post(

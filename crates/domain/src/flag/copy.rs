@@ -72,10 +72,10 @@ pub struct FlagCopyPost {
 /// Why a copy was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CopyError {
-    /// The request is invalid (HTTP 400).
+    /// The request is invalid.
     #[error("{0}")]
     Invalid(String),
-    /// A `currentVersion` does not match (HTTP 409).
+    /// A `currentVersion` does not match.
     #[error("{0}")]
     VersionMismatch(String),
 }

@@ -419,17 +419,11 @@ impl Flag {
 
     fn finish_document_change(
         &self,
-        mut patched: Value,
+        patched: Value,
         now: i64,
         ids: &mut dyn IdSource,
     ) -> Result<Flag, PatchError> {
-        patch::remove_members(&mut patched, &SHOWN_ONLY);
-        if let Some(Value::Object(environments)) = patched.get_mut("environments") {
-            for config in environments.values_mut() {
-                patch::remove_members(config, &SHOWN_ONLY_PER_ENVIRONMENT);
-            }
-        }
-        let mut next: Flag = patch::from_document(patched)?;
+        let mut next = Flag::from_shown(patched)?;
         next.assign_missing_ids(ids);
         crate::normalize_tags(&mut next.tags);
         // A patch cannot remove a variation that is in use: the references would silently shift.
@@ -447,17 +441,39 @@ impl Flag {
         }
         next.validate_since(Some(self))
             .map_err(|e| PatchError::Invalid(as_pointers(e)))?;
-        // Nor move one (once the indexes are known to be in range): rules, targets and defaults name a variation by its index, so removing
-        // or reordering those before it would make them serve another value. (The semantic
-        // patch's `removeVariation` moves the uses with their variations.)
-        for (index, variation) in self.variations.iter().enumerate() {
-            let moved_to = next
+        next.settle_change(self, now);
+        Ok(next)
+    }
+
+    /// Refuses this flag, the result of a JSON or merge patch of `previous`, when it moved a
+    /// variation that `previous` uses (in a rule, a target, a fallthrough, an off variation or
+    /// the defaults) to another index: those uses name it by index, so they would serve another
+    /// value. (The semantic patch's `removeVariation` moves the uses along, and a variation
+    /// another flag uses as a prerequisite is the project's rule, checked first.)
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, FlagPost};
+    /// # let mut ids = domain::SequentialIds::default();
+    /// let post: FlagPost = serde_json::from_value(serde_json::json!({"key": "f", "name": "F",
+    ///     "variations": [{"value": "a"}, {"value": "b"}], "defaults": {"onVariation": 1, "offVariation": 1}})).unwrap();
+    /// let flag = Flag::create(post.validate().unwrap(), 1, &mut ids).unwrap();
+    /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!([
+    ///     {"op": "move", "from": "/variations/1", "path": "/variations/0"}])).unwrap();
+    /// let next = flag.apply_patch(&ops, 2, &mut ids).unwrap();
+    /// assert!(next.check_variation_moves(&flag).is_err(), "b, the default, would become index 0");
+    /// ```
+    ///
+    /// # Errors
+    /// [`PatchError::Invalid`] naming the variation, its use and where it would move.
+    pub fn check_variation_moves(&self, previous: &Flag) -> Result<(), PatchError> {
+        for (index, variation) in previous.variations.iter().enumerate() {
+            let moved_to = self
                 .variations
                 .iter()
                 .position(|v| v.id == variation.id)
                 .filter(|new_index| *new_index != index);
             if let (Some(new_index), Some(place)) =
-                (moved_to, instructions::variation_use(self, index))
+                (moved_to, instructions::variation_use(previous, index))
             {
                 return Err(PatchError::Invalid(crate::ValidationError::single(
                     format!("/variations/{index}"),
@@ -468,8 +484,33 @@ impl Flag {
                 )));
             }
         }
-        next.settle_change(self, now);
-        Ok(next)
+        Ok(())
+    }
+
+    /// Reads a flag from its JSON as the API shows it (the body of `GET /flags/{p}/{f}`),
+    /// leaving out what the API adds to show it (`_links`, `_maintainer`, and each
+    /// configuration's `_site` and `_summary`). The flag's own document reads as well.
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, NewFlag};
+    /// # use domain::key::FlagKey;
+    /// # let mut ids = domain::SequentialIds::default();
+    /// # let flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    /// let mut shown = serde_json::to_value(&flag).unwrap();
+    /// shown["_links"] = serde_json::json!({"self": {"href": "/api/v2/flags/p/f"}});
+    /// assert_eq!(Flag::from_shown(shown).unwrap(), flag);
+    /// ```
+    ///
+    /// # Errors
+    /// [`PatchError::InvalidResult`] when the JSON is not a flag.
+    pub fn from_shown(mut shown: Value) -> Result<Flag, PatchError> {
+        patch::remove_members(&mut shown, &SHOWN_ONLY);
+        if let Some(Value::Object(environments)) = shown.get_mut("environments") {
+            for config in environments.values_mut() {
+                patch::remove_members(config, &SHOWN_ONLY_PER_ENVIRONMENT);
+            }
+        }
+        patch::from_document(shown)
     }
 
     /// Gives an `_id` to every variation, rule and clause that has none.

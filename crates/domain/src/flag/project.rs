@@ -75,7 +75,7 @@ pub enum ProjectRuleError {
     /// The flag itself is invalid (HTTP 400 for semantic patch, 422 for JSON Patch).
     #[error("{0}")]
     Invalid(#[from] ValidationError),
-    /// The change would break other flags that depend on this one (HTTP 409).
+    /// The change would break other flags that depend on this one.
     #[error("{0}")]
     Conflict(String),
 }

@@ -348,13 +348,14 @@ fn patches_cannot_move_variations_in_use() {
     let config = flag.new_config("Production", 1, &mut ids);
     flag.environments.insert("production".into(), config);
     // Variation 0 is unused, but removing it would move `b` (served everywhere) to index 0.
-    let err = flag
+    let next = flag
         .apply_patch(
             &ops(json!([{"op": "remove", "path": "/variations/0"}])),
             2,
             &mut ids,
         )
-        .unwrap_err();
+        .unwrap();
+    let err = next.check_variation_moves(&flag).unwrap_err();
     assert!(err.to_string().contains("would move to index 0"), "{err}");
     // Removing the unused last one moves nothing.
     let next = flag
@@ -364,6 +365,7 @@ fn patches_cannot_move_variations_in_use() {
             &mut ids,
         )
         .unwrap();
+    assert_eq!(next.check_variation_moves(&flag), Ok(()));
     assert_eq!(next.variations.len(), 2);
     assert_eq!(
         next.environments["production"].fallthrough.variation,

@@ -497,7 +497,7 @@ impl Flag {
     /// # let mut ids = domain::SequentialIds::default();
     /// # let flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
     /// let mut shown = serde_json::to_value(&flag).unwrap();
-    /// shown["_links"] = serde_json::json!({"self": {"href": "/api/v2/flags/p/f"}});
+    /// shown["_links"] = serde_json::json!({"self": {"href": "/flags/p/f"}});
     /// assert_eq!(Flag::from_shown(shown).unwrap(), flag);
     /// ```
     ///

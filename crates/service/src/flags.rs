@@ -490,6 +490,11 @@ impl Service {
                     Some(serde_json::json!({"environmentKey": patch.environment_key, "instructions": json(&patch.instructions)})),
                 ),
             };
+            let next_maintainer = if next.maintainer_id == flag.maintainer_id {
+                maintainer.clone()
+            } else {
+                maintainer_of(repo, &next)?
+            };
             let flag_wide = resource::flag(&project.key, None, key);
             if delete {
                 refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
@@ -503,11 +508,6 @@ impl Service {
                     );
                 self.audit(repo, caller, change)?;
             } else if next.version != flag.version {
-                let next_maintainer = if next.maintainer_id == flag.maintainer_id {
-                    maintainer.clone()
-                } else {
-                    maintainer_of(repo, &next)?
-                };
                 let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
                     .href(self.shown.href(ApiResource::Flag { project_key: &project.key, key }))
                     .comment(comment)
@@ -534,7 +534,10 @@ impl Service {
                 repo.update_flag(&project.id, &held, &changed)?;
                 next = held.into_inner();
             }
-            with_maintainer(repo, next)
+            Ok(FlagView {
+                flag: next,
+                maintainer: next_maintainer,
+            })
         })
     }
 
@@ -556,6 +559,8 @@ impl Service {
             let project = load_project(repo, project_key)?;
             let mut held = lock_flag(repo, &project.id, project_key, key)?;
             let flag: &Flag = &held;
+            // A copy between environments leaves `maintainerId` as it is.
+            let maintainer = maintainer_of(repo, flag)?;
             let mut next = flag.copy_config(post, self.now())?;
             if next.needs_project_check(flag) {
                 next.validate_in_project(
@@ -583,8 +588,8 @@ impl Service {
                 .comment(post.comment.clone())
                 .delta(json(post))
                 .versions(
-                    Some(self.shown.flag(&project.key, flag, None)),
-                    Some(self.shown.flag(&project.key, &next, None)),
+                    Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
+                    Some(self.shown.flag(&project.key, &next, maintainer.as_ref())),
                 );
                 audit.accesses.push(domain::audit::Access {
                     action: "copyFlagConfigTo".into(),
@@ -598,7 +603,10 @@ impl Service {
                 repo.update_flag(&project.id, &held, std::slice::from_ref(&post.target.key))?;
                 next = held.into_inner();
             }
-            with_maintainer(repo, next)
+            Ok(FlagView {
+                flag: next,
+                maintainer,
+            })
         })
     }
 

@@ -155,27 +155,35 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     let secret = presented_token(req).ok_or_else(|| {
         ApiError::unauthorized("an access token is required in the Authorization header")
     })?;
+    // A token verified recently is checked here, on the async thread; only a token to verify
+    // (or whose use is due to be recorded) takes a trip through the blocking pool.
+    let cached = state.service.authenticate_cached(&secret);
     // Failed authentications are throttled per client address; a token this replica verified
     // recently never touches the counter.
     let throttle = state
         .auth_throttle
         .as_ref()
-        .filter(|_| !state.service.is_verified(&secret))
+        .filter(|_| cached.is_none() && !state.service.is_verified(&secret))
         .map(|throttle| (throttle, client_key(req, state.config.trust_forwarded_for)));
     if let Some((throttle, client)) = throttle {
         if let Some(wait) = throttle.blocked(client, Instant::now()) {
             return Err(auth_throttled(throttle.limit(), wait));
         }
     }
-    let service = state.service.clone();
-    let authenticated = web::block(move || service.authenticate(&secret))
-        .await
-        .map_err(|_| {
-            ApiError::from_status(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is overloaded".into(),
-            )
-        })?;
+    let authenticated = match cached {
+        Some(caller) => Ok(caller),
+        None => {
+            let service = state.service.clone();
+            web::block(move || service.authenticate(&secret))
+                .await
+                .map_err(|_| {
+                    ApiError::from_status(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the server is overloaded".into(),
+                    )
+                })?
+        }
+    };
     if let (
         Err(ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_)),
         Some((throttle, client)),

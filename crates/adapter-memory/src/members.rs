@@ -188,7 +188,7 @@ impl Tables {
         &self,
         secret_hash: &str,
         now: i64,
-    ) -> Option<(Token, Role, Option<i64>)> {
+    ) -> Option<(Token, Member, Option<i64>)> {
         let current = self
             .tokens
             .values()
@@ -199,11 +199,11 @@ impl Tables {
                     && row.previous_expires_at.is_some_and(|at| at > now)
             })
         })?;
-        let role = self.members.get(&row.token.member_id)?.role;
+        let member = as_read(self.members.get(&row.token.member_id)?);
         let previous = (row.secret_hash != secret_hash)
             .then_some(row.previous_expires_at)
             .flatten();
-        Some((row.token.clone(), role, previous))
+        Some((row.token.clone(), member, previous))
     }
 
     pub(crate) fn get_token(&self, id: &str) -> Option<Token> {

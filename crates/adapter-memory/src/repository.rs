@@ -102,9 +102,9 @@ impl TokenRepository for MemoryRepository<'_> {
         now: i64,
     ) -> StoreResult<Option<TokenMatch>> {
         Ok(self.tables.find_token_by_hash(secret_hash, now).map(
-            |(token, role, previous_secret_expires_at)| TokenMatch {
+            |(token, member, previous_secret_expires_at)| TokenMatch {
                 token,
-                role,
+                member,
                 previous_secret_expires_at,
             },
         ))
@@ -304,6 +304,20 @@ impl FlagRepository for MemoryRepository<'_> {
         Ok(self.tables.find_flag(project_key, key))
     }
 
+    fn lock_flag_by_keys(
+        &mut self,
+        project_key: &ProjectKey,
+        key: &FlagKey,
+    ) -> StoreResult<Option<(ProjectId, Locked<Flag>)>> {
+        let Some(project) = self.get_project(project_key)? else {
+            return Ok(None);
+        };
+        Ok(self
+            .tables
+            .get_flag(&project.id, key)
+            .map(|flag| (project.id, Locked::assume_locked(flag))))
+    }
+
     fn list_flags(
         &mut self,
         project_id: &ProjectId,
@@ -321,10 +335,15 @@ impl FlagRepository for MemoryRepository<'_> {
         &mut self,
         project_id: &ProjectId,
         flag: &Locked<Flag>,
-        changed_environments: &[String],
+        previous: &Flag,
     ) -> StoreResult<()> {
-        self.tables
-            .update_flag(project_id, flag, changed_environments)
+        let changed: Vec<String> = flag
+            .environments
+            .iter()
+            .filter(|(key, config)| previous.environments.get(*key) != Some(*config))
+            .map(|(key, _)| key.clone())
+            .collect();
+        self.tables.update_flag(project_id, flag, &changed)
     }
 
     fn delete_flag(&mut self, project_id: &ProjectId, flag: &Locked<Flag>) -> StoreResult<()> {
@@ -499,6 +518,11 @@ impl SegmentRepository for MemoryRepository<'_> {
 impl AuditRepository for MemoryRepository<'_> {
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
         self.tables.insert_audit_entry(entry)
+    }
+
+    fn append_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<Vec<Webhook>> {
+        self.tables.insert_audit_entry(entry)?;
+        Ok(self.tables.list_webhooks())
     }
 
     fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {

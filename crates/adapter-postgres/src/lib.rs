@@ -78,11 +78,8 @@ pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
     let url = with_connect_timeout(url);
     migrate(&url)?;
     let manager = DbConnectionManager::new(url, Engine::Postgres, STATEMENT_TIMEOUT);
-    let pool = diesel::r2d2::Pool::builder()
-        .max_size(pool_size.max(1))
-        .connection_timeout(CONNECTION_WAIT)
-        .build(manager)?;
-    Ok(SqlStore::new(pool, false))
+    let pool = adapter_sql::build_pool(manager, pool_size, CONNECTION_WAIT)?;
+    Ok(SqlStore::new(pool, Engine::Postgres))
 }
 
 /// The URL of database `name` on the server of `url` (same user, host, port and parameters).

@@ -10,7 +10,8 @@ pub mod schema;
 pub mod schema_check;
 mod stored;
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ManageConnection, Pool, PooledConnection, R2D2Connection};
@@ -60,6 +61,9 @@ pub struct DbConnectionManager {
     url: String,
     engine: Engine,
     setup: &'static str,
+    /// How many times a connection was found closed by the server: a connection opened or
+    /// checked before the last such loss is checked again before its next use.
+    losses: Arc<AtomicU64>,
 }
 
 impl DbConnectionManager {
@@ -69,15 +73,16 @@ impl DbConnectionManager {
             url: url.into(),
             engine,
             setup,
+            losses: Arc::new(AtomicU64::new(0)),
         }
     }
 }
 
 impl ManageConnection for DbConnectionManager {
-    type Connection = DbConnection;
+    type Connection = PoolConnection;
     type Error = diesel::r2d2::Error;
 
-    fn connect(&self) -> Result<DbConnection, Self::Error> {
+    fn connect(&self) -> Result<PoolConnection, Self::Error> {
         let mut conn = match self.engine {
             Engine::Postgres => PgConnection::establish(&self.url).map(DbConnection::Pg),
             Engine::Sqlite => SqliteConnection::establish(&self.url).map(DbConnection::Sqlite),
@@ -87,67 +92,186 @@ impl ManageConnection for DbConnectionManager {
             conn.batch_execute(self.setup)
                 .map_err(diesel::r2d2::Error::QueryError)?;
         }
-        Ok(conn)
+        Ok(PoolConnection {
+            conn,
+            lost: false,
+            checked_at: self.losses.load(Ordering::Acquire),
+        })
     }
 
-    fn is_valid(&self, conn: &mut DbConnection) -> Result<(), Self::Error> {
-        conn.ping().map_err(diesel::r2d2::Error::QueryError)
+    fn is_valid(&self, conn: &mut PoolConnection) -> Result<(), Self::Error> {
+        conn.conn.ping().map_err(diesel::r2d2::Error::QueryError)
     }
 
-    fn has_broken(&self, conn: &mut DbConnection) -> bool {
-        conn.is_broken()
+    fn has_broken(&self, conn: &mut PoolConnection) -> bool {
+        conn.lost || conn.conn.is_broken()
     }
 }
 
-/// A pool of connections.
-pub type DbPool = Pool<DbConnectionManager>;
+/// A pooled connection, and whether it was found dead (then the pool drops it instead of handing
+/// it out again).
+#[derive(Debug)]
+pub struct PoolConnection {
+    conn: DbConnection,
+    lost: bool,
+    /// The number of losses when this connection was opened or last checked.
+    checked_at: u64,
+}
+
+/// A pool of connections, and the count of connections found closed by the server.
+#[derive(Debug)]
+pub struct DbPool {
+    pool: Pool<DbConnectionManager>,
+    losses: Arc<AtomicU64>,
+}
+
+/// Builds the pool over `manager`: up to `max_size` connections, a request waits at most
+/// `connection_timeout` for one. Connections are not pinged when handed out (that would cost
+/// every transaction a round trip): a connection found dead by a failing statement is dropped,
+/// and the work retried on another where that is safe (see [`SqlStore`]).
+///
+/// # Errors
+/// When the first connection cannot be opened.
+pub fn build_pool(
+    manager: DbConnectionManager,
+    max_size: u32,
+    connection_timeout: std::time::Duration,
+) -> Result<DbPool, diesel::r2d2::PoolError> {
+    let losses = Arc::clone(&manager.losses);
+    let pool = Pool::builder()
+        .max_size(max_size.max(1))
+        .connection_timeout(connection_timeout)
+        .test_on_check_out(false)
+        .build(manager)?;
+    Ok(DbPool { pool, losses })
+}
 
 /// A [`Store`] over a connection pool.
+///
+/// On PostgreSQL a read runs its statements without `BEGIN`/`COMMIT`: at the default isolation
+/// level (read committed) every statement of a transaction takes its own snapshot anyway, so the
+/// explicit transaction bought no consistency and cost two round trips. On SQLite a read stays in
+/// one transaction (one snapshot, and no round trips to save). Writes always run in one
+/// transaction.
 pub struct SqlStore {
     pool: DbPool,
     /// SQLite allows one writer at a time: serialising write transactions in the process turns
     /// would-be `database is locked` errors into a short wait.
     write_lock: Option<Mutex<()>>,
+    /// Whether reads run inside a transaction.
+    reads_in_transaction: bool,
 }
 
 impl std::fmt::Debug for SqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqlStore")
             .field("serialised_writes", &self.write_lock.is_some())
+            .field("reads_in_transaction", &self.reads_in_transaction)
             .finish()
     }
 }
 
+/// What a unit of work may do, and so how it runs and when it may run again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
 impl SqlStore {
-    /// A store over `pool`. With `serialise_writes`, write transactions run one at a time.
-    pub fn new(pool: DbPool, serialise_writes: bool) -> Self {
+    /// A store over `pool` of `engine`: SQLite serialises write transactions in the process and
+    /// reads in a transaction; PostgreSQL does neither (see [`SqlStore`]).
+    pub fn new(pool: DbPool, engine: Engine) -> Self {
         Self {
             pool,
-            write_lock: serialise_writes.then(|| Mutex::new(())),
+            write_lock: (engine == Engine::Sqlite).then(|| Mutex::new(())),
+            reads_in_transaction: engine == Engine::Sqlite,
         }
     }
 
+    /// A connection from the pool. Connections are not pinged before use, except after a
+    /// connection was found closed by the server: then the others opened before are likely
+    /// closed too, and each is checked once at its next use (a dead one is dropped).
     fn connection(&self) -> StoreResult<PooledConnection<DbConnectionManager>> {
-        self.pool
-            .get()
-            .map_err(|e| StoreError::Unavailable(e.to_string()))
+        let losses = &self.pool.losses;
+        // Every pooled connection at most once, then a new one.
+        for _ in 0..=self.pool.pool.max_size() {
+            let mut pooled = self
+                .pool
+                .pool
+                .get()
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            let now = losses.load(Ordering::Acquire);
+            if pooled.checked_at == now {
+                return Ok(pooled);
+            }
+            if pooled.conn.ping().is_ok() {
+                pooled.checked_at = now;
+                return Ok(pooled);
+            }
+            pooled.lost = true;
+        }
+        Err(StoreError::Unavailable(
+            "no live connection to the database".into(),
+        ))
     }
 
-    fn run(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
-        let mut conn = self.connection()?;
-        conn.transaction::<(), TxError, _>(|conn| {
-            let mut repo = SqlRepository::new(conn);
-            work(&mut repo).map_err(TxError::Store)
-        })
-        .map_err(|e| match e {
-            TxError::Store(err) => err,
-        })
+    /// Drops `pooled` from the pool and has every connection opened before checked at its next
+    /// use.
+    fn lose(&self, pooled: &mut PoolConnection) {
+        pooled.lost = true;
+        self.pool.losses.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Runs `work` once on a pooled connection; a connection the server closed meanwhile (a
+    /// restart, an idle timeout) is dropped and the work run once more on a new one when nothing
+    /// can have been written: a read, or a write whose `BEGIN` failed.
+    fn run(&self, access: Access, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let mut pooled = self.connection()?;
+            let mut started = false;
+            let in_transaction = access == Access::Write || self.reads_in_transaction;
+            let result = if in_transaction {
+                pooled
+                    .conn
+                    .transaction::<(), TxError, _>(|conn| {
+                        started = true;
+                        work(&mut SqlRepository::new(conn)).map_err(TxError::Store)
+                    })
+                    .map_err(|TxError::Store(err)| err)
+            } else {
+                started = true;
+                work(&mut SqlRepository::new(&mut pooled.conn))
+            };
+            // `Aborted` is the unit of work's own error, which may stem from a failed statement.
+            if !matches!(
+                result,
+                Err(StoreError::Unavailable(_) | StoreError::Other(_) | StoreError::Aborted)
+            ) {
+                return result;
+            }
+            // A statement timeout, a bug, corrupt data or a refusal fail on a live connection:
+            // only a failing ping tells that the connection itself is gone (the server
+            // restarted, the database was dropped, an idle connection was cut).
+            if pooled.conn.ping().is_ok() {
+                return result;
+            }
+            self.lose(&mut pooled);
+            let nothing_written = access == Access::Read || !started;
+            if !nothing_written || attempts >= 2 {
+                return Err(StoreError::Unavailable(
+                    "the connection to the database was lost".into(),
+                ));
+            }
+        }
     }
 }
 
 impl Store for SqlStore {
     fn read(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
-        self.run(work)
+        self.run(Access::Read, work)
     }
 
     fn write(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
@@ -156,7 +280,7 @@ impl Store for SqlStore {
             .write_lock
             .as_ref()
             .map(|lock| lock.lock().unwrap_or_else(|p| p.into_inner()));
-        self.run(work)
+        self.run(Access::Write, work)
     }
 }
 

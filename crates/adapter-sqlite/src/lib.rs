@@ -45,10 +45,9 @@ pub fn open(path: &str, pool_size: u32) -> Result<SqlStore, SqliteError> {
         .map_err(|e| SqliteError::Migrate(e.to_string()))?;
     drop(conn);
     let manager = DbConnectionManager::new(path, Engine::Sqlite, CONNECTION_SETUP);
-    let pool = diesel::r2d2::Pool::builder()
-        .max_size(pool_size.max(1))
-        .build(manager)?;
-    Ok(SqlStore::new(pool, true))
+    // r2d2's default wait for a connection: a file that cannot be opened fails quickly anyway.
+    let pool = adapter_sql::build_pool(manager, pool_size, std::time::Duration::from_secs(30))?;
+    Ok(SqlStore::new(pool, Engine::Sqlite))
 }
 
 #[cfg(test)]

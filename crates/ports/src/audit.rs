@@ -2,6 +2,7 @@
 
 use domain::audit::{AuditEntry, AuditQuery};
 use domain::id::AuditEntryId;
+use domain::webhook::Webhook;
 
 use crate::StoreResult;
 
@@ -9,6 +10,10 @@ use crate::StoreResult;
 pub trait AuditRepository {
     /// Appends an audit entry (with its detail fields).
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()>;
+    /// Appends an audit entry as [`AuditRepository::insert_audit_entry`] does, and returns every
+    /// webhook (oldest first): those to consider telling of it. What every change does, so a
+    /// store does it in one round trip where it can.
+    fn append_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<Vec<Webhook>>;
     /// Newest-first audit entries matching `query`, in the listing view
     /// ([`AuditEntry::listing`]: no `delta`, `previousVersion`, `currentVersion`). The detail,
     /// up to two resources of 1 MiB each per entry, is not read.

@@ -66,6 +66,13 @@ pub trait FlagRepository {
     /// A flag by project key and flag key with all its configurations, in one query (the read
     /// path of `GET` one flag). `None` when either does not exist.
     fn find_flag(&mut self, project_key: &ProjectKey, key: &FlagKey) -> StoreResult<Option<Flag>>;
+    /// As [`FlagRepository::find_flag`], locked until the transaction ends, with its project's
+    /// `_id`: the write path of a flag change, without reading the project first.
+    fn lock_flag_by_keys(
+        &mut self,
+        project_key: &ProjectKey,
+        key: &FlagKey,
+    ) -> StoreResult<Option<(ProjectId, Locked<Flag>)>>;
     /// One page of flags matching `query` (all when it has no page), with the total count; each
     /// flag carries the configurations of the environments named in `environments`.
     fn list_flags(
@@ -74,12 +81,14 @@ pub trait FlagRepository {
         query: &FlagQuery,
         environments: &[String],
     ) -> StoreResult<Listed<Flag>>;
-    /// Saves a flag's settings and the configurations of `changed_environments`.
+    /// Saves a flag's settings and, of its configurations, tags and references (prerequisite
+    /// edges, segments its rules name), what differs from `previous`: the flag as it was read
+    /// under the lock, before the change.
     fn update_flag(
         &mut self,
         project_id: &ProjectId,
         flag: &Locked<Flag>,
-        changed_environments: &[String],
+        previous: &Flag,
     ) -> StoreResult<()>;
     /// Deletes a flag in every environment.
     fn delete_flag(&mut self, project_id: &ProjectId, flag: &Locked<Flag>) -> StoreResult<()>;

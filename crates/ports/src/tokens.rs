@@ -1,8 +1,8 @@
 //! API access tokens.
 
 use domain::id::{MemberId, TokenId};
+use domain::member::Member;
 use domain::query::Page;
-use domain::role::Role;
 use domain::token::Token;
 
 use crate::{Listed, Locked, StoreResult};
@@ -12,8 +12,9 @@ use crate::{Listed, Locked, StoreResult};
 pub struct TokenMatch {
     /// The token.
     pub token: Token,
-    /// The role of the member the token belongs to.
-    pub role: Role,
+    /// The member the token belongs to (its role caps a personal token's; its name and email go
+    /// into the audit entries of the caller's changes).
+    pub member: Member,
     /// When the secret matched is the token's previous one (replaced by a reset), when it stops
     /// being valid (epoch ms); `None` for the current secret.
     pub previous_secret_expires_at: Option<i64>,

@@ -1,6 +1,6 @@
 //! The audit log: every change appends one entry in its own transaction.
 
-use domain::audit::{Access, AuditEntry, AuditMember, AuditQuery, AuditTarget, AuditToken};
+use domain::audit::{Access, AuditEntry, AuditQuery, AuditTarget};
 use domain::id::AuditEntryId;
 use domain::role::Action;
 use ports::{Repository, StoreExt};
@@ -90,12 +90,9 @@ impl Service {
         caller: &Caller,
         change: Change,
     ) -> ServiceResult<AuditEntry> {
-        let member = repo.get_member(&caller.member_id)?;
-        let token = repo.get_token(&caller.token_id)?;
-        let actor = member.as_ref().map_or_else(
-            || format!("token '{}'", caller.token_name),
-            |m| m.email.clone(),
-        );
+        // The caller as verified: no need to read its member and token again.
+        let (member, token) = &*caller.audited_as;
+        let actor = &member.email;
         let actions: Vec<&str> = change.accesses.iter().map(|a| a.action.as_str()).collect();
         let description = if actions.is_empty() {
             format!("{actor} {} {} `{}`", change.verb, change.kind, change.name)
@@ -121,18 +118,8 @@ impl Service {
             description,
             comment: change.comment.filter(|c| !c.is_empty()),
             accesses: change.accesses,
-            member: member.map(|m| AuditMember {
-                id: m.id.into_string(),
-                email: m.email,
-                first_name: m.first_name,
-                last_name: m.last_name,
-            }),
-            token: token.map(|t| AuditToken {
-                id: t.id.into_string(),
-                name: t.name,
-                ending: t.ending,
-                service_token: t.service_token,
-            }),
+            member: Some(member.clone()),
+            token: Some(token.clone()),
             target: AuditTarget {
                 name: change.name,
                 resources: change.resources,
@@ -143,9 +130,9 @@ impl Service {
             current_version: change.current,
         };
         entry.set_titles(change.verb);
-        repo.insert_audit_entry(&entry)?;
+        let webhooks = repo.append_audit_entry(&entry)?;
         // The outbox: deliveries are queued with the change, and sent after it commits.
-        self.enqueue_deliveries(repo, &entry)?;
+        self.enqueue_deliveries(repo, &entry, &webhooks)?;
         Ok(entry)
     }
 

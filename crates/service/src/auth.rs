@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use domain::audit::{AuditMember, AuditToken};
 use domain::id::{MemberId, TokenId};
 use domain::member::Member;
 use domain::role::Role;
@@ -67,6 +68,14 @@ impl TokenCache {
         entries.retain(|_, (caller, _, _)| caller.member_id != *member_id);
     }
 
+    /// Whether the use of `token_id` was written less than a minute before `now`.
+    fn use_recorded_recently(&self, token_id: &TokenId, now: i64) -> bool {
+        let recorded = self.recorded_use.lock().unwrap_or_else(|p| p.into_inner());
+        recorded
+            .get(token_id)
+            .is_some_and(|last| now - last < USE_RECORD_INTERVAL_MS)
+    }
+
     /// Whether the use of `token_id` at `now` should be written (at most once a minute).
     fn should_record_use(&self, token_id: &TokenId, now: i64) -> bool {
         let mut recorded = self.recorded_use.lock().unwrap_or_else(|p| p.into_inner());
@@ -100,7 +109,8 @@ pub enum BootstrapOutcome {
     Unchanged,
 }
 
-fn caller_of(token: &Token, member_role: Role) -> Caller {
+fn caller_of(token: &Token, member: &Member) -> Caller {
+    let member_role = member.role;
     // A personal token acts with at most its member's role; the owner's admin tokens act as the
     // owner (tokens carry at most `admin`, and ownership moves through the API).
     let role = match (token.service_token, token.role, member_role) {
@@ -116,6 +126,20 @@ fn caller_of(token: &Token, member_role: Role) -> Caller {
         service_token: token.service_token,
         default_api_version: ApiVersion::from_date(token.default_api_version)
             .unwrap_or(ApiVersion::CURRENT),
+        audited_as: std::sync::Arc::new((
+            AuditMember {
+                id: member.id.to_string(),
+                email: member.email.clone(),
+                first_name: member.first_name.clone(),
+                last_name: member.last_name.clone(),
+            },
+            AuditToken {
+                id: token.id.to_string(),
+                name: token.name.clone(),
+                ending: token.ending.clone(),
+                service_token: token.service_token,
+            },
+        )),
     }
 }
 
@@ -149,10 +173,9 @@ pub(crate) fn hold_members(
     let mut ids = others.to_vec();
     ids.push(&caller.member_id);
     let members = repo.lock_members(&ids)?;
-    let member_role = members
+    let member = members
         .iter()
         .find(|m| m.id == caller.member_id)
-        .map(|m| m.role)
         .ok_or_else(|| {
             ServiceError::Unauthenticated("the member of this access token no longer exists".into())
         })?;
@@ -160,7 +183,7 @@ pub(crate) fn hold_members(
         ServiceError::Unauthenticated("this access token no longer exists".into())
     })?;
     Ok(HeldMembers {
-        caller: caller_of(&token, member_role),
+        caller: caller_of(&token, member),
         members,
     })
 }
@@ -203,6 +226,17 @@ impl Service {
         Ok(caller)
     }
 
+    /// The caller presenting `secret` when this replica verified it recently and nothing is due
+    /// to be written (its `lastUsed`, at most once a minute): no store is asked, so an async
+    /// caller may run this on its own thread. `None` means: call [`Service::authenticate`].
+    pub fn authenticate_cached(&self, secret: &str) -> Option<Caller> {
+        let now = self.now();
+        let caller = self.tokens.get(&hash_secret(secret), now)?;
+        self.tokens
+            .use_recorded_recently(&caller.token_id, now)
+            .then_some(caller)
+    }
+
     /// Whether `secret` is a token this replica verified recently (it is in the in-memory
     /// cache): no store is asked. The HTTP adapter lets such callers past its throttling of failed
     /// authentications.
@@ -220,10 +254,10 @@ impl Service {
         match found {
             Ok(TokenMatch {
                 token,
-                role,
+                member,
                 previous_secret_expires_at,
             }) => {
-                let caller = caller_of(&token, role);
+                let caller = caller_of(&token, &member);
                 self.tokens
                     .put(hash.to_owned(), caller.clone(), previous_secret_expires_at);
                 Ok(caller)

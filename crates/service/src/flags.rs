@@ -249,6 +249,37 @@ fn lock_flag(
         .ok_or_else(|| flag_not_found(project_key, key))
 }
 
+/// What a flag change needs of the flag's project: its `_id` and key.
+#[derive(Debug)]
+struct FlagProject {
+    id: ProjectId,
+    key: ProjectKey,
+}
+
+/// The flag `key` of project `project_key` (as a request names them), to change, held until the
+/// transaction ends, with its project: one lock and one read, without reading the project.
+fn lock_flag_in(
+    repo: &mut dyn Repository,
+    project_key: &str,
+    key: &str,
+) -> ServiceResult<(FlagProject, Locked<Flag>)> {
+    let project_key = ProjectKey::lookup(project_key);
+    match repo.lock_flag_by_keys(&project_key, &FlagKey::lookup(key))? {
+        Some((id, flag)) => Ok((
+            FlagProject {
+                id,
+                key: project_key,
+            },
+            flag,
+        )),
+        // Only on the way to `NotFound`: say which of the two is missing.
+        None => {
+            load_project(repo, project_key.as_str())?;
+            Err(flag_not_found(project_key.as_str(), key))
+        }
+    }
+}
+
 impl Service {
     /// Creates a flag; it appears in every environment of the project, with targeting off
     /// unless `isFlagOn`, and with `initialPrerequisites` if given. Its key must follow the
@@ -425,8 +456,7 @@ impl Service {
     ) -> ServiceResult<FlagView> {
         let caller = permit.caller();
         self.write(write, |repo| -> ServiceResult<_> {
-            let project = load_project(repo, project_key)?;
-            let mut held = lock_flag(repo, &project.id, project_key, key)?;
+            let (project, mut held) = lock_flag_in(repo, project_key, key)?;
             let flag: &Flag = &held;
             // What GET shows of it: a patch reads `_maintainer` too, and the audit records it.
             let maintainer = maintainer_of(repo, flag)?;
@@ -520,18 +550,8 @@ impl Service {
                 audit.resources = resources_of(&audit.accesses);
                 audit.verb = switch_verb(flag, &next, &audit.accesses);
                 self.audit(repo, caller, audit)?;
-                let changed: Vec<String> = next
-                    .environments
-                    .iter()
-                    .filter(|(env, config)| {
-                        flag.environments
-                            .get(*env)
-                            .is_none_or(|old| old.version != config.version)
-                    })
-                    .map(|(env, _)| env.clone())
-                    .collect();
-                held.replace(next);
-                repo.update_flag(&project.id, &held, &changed)?;
+                let previous = held.replace(next);
+                repo.update_flag(&project.id, &held, &previous)?;
                 next = held.into_inner();
             }
             Ok(FlagView {
@@ -556,8 +576,7 @@ impl Service {
     ) -> ServiceResult<FlagView> {
         let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
-            let project = load_project(repo, project_key)?;
-            let mut held = lock_flag(repo, &project.id, project_key, key)?;
+            let (project, mut held) = lock_flag_in(repo, project_key, key)?;
             let flag: &Flag = &held;
             // A copy between environments leaves `maintainerId` as it is.
             let maintainer = maintainer_of(repo, flag)?;
@@ -599,8 +618,8 @@ impl Service {
                     .accesses
                     .extend(domain::audit::flag_accesses(&project.key, flag, &next));
                 self.audit(repo, caller, audit)?;
-                held.replace(next);
-                repo.update_flag(&project.id, &held, std::slice::from_ref(&post.target.key))?;
+                let previous = held.replace(next);
+                repo.update_flag(&project.id, &held, &previous)?;
                 next = held.into_inner();
             }
             Ok(FlagView {

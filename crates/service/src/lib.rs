@@ -19,6 +19,7 @@ mod webhooks;
 
 use std::sync::Arc;
 
+use domain::audit::{AuditMember, AuditToken};
 use domain::id::{MemberId, TokenId};
 use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
@@ -62,6 +63,9 @@ pub struct Caller {
     service_token: bool,
     /// The API version for requests that do not name one.
     default_api_version: ApiVersion,
+    /// Who acts, as the caller's audit entries record it: the member and the token as they were
+    /// when the token was verified (a change to either through this replica verifies it again).
+    audited_as: Arc<(AuditMember, AuditToken)>,
 }
 
 impl Caller {
@@ -273,6 +277,20 @@ mod tests {
             role,
             service_token: false,
             default_api_version: ApiVersion::CURRENT,
+            audited_as: Arc::new((
+                AuditMember {
+                    id: "2".repeat(24),
+                    email: "m@example.com".into(),
+                    first_name: None,
+                    last_name: None,
+                },
+                AuditToken {
+                    id: "1".repeat(24),
+                    name: "token".into(),
+                    ending: "oken".into(),
+                    service_token: false,
+                },
+            )),
         }
     }
 

@@ -119,8 +119,8 @@ impl Service {
         &self,
         repo: &mut dyn Repository,
         entry: &AuditEntry,
+        webhooks: &[Webhook],
     ) -> ServiceResult<()> {
-        let webhooks = repo.list_webhooks()?;
         let wanted: Vec<&Webhook> = webhooks.iter().filter(|w| w.selects(entry)).collect();
         if wanted.is_empty() {
             return Ok(());

@@ -1,39 +1,84 @@
 //! [`AuditRepository`] on diesel.
 
 use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Nullable, Text};
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
 use domain::id::AuditEntryId;
-use ports::{AuditRepository, StoreResult};
+use domain::webhook::Webhook;
+use ports::{AuditRepository, StoreResult, WebhookRepository};
 
 use crate::schema::{audit_details, audit_log, audit_resources};
 use crate::stored;
 
 use super::query::*;
 use super::SqlRepository;
+use crate::DbConnection;
+
+/// A webhook's stored document, as a raw query returns it.
+#[derive(QueryableByName)]
+struct WebhookDoc {
+    #[diesel(sql_type = Text)]
+    doc: String,
+}
+
+/// An audit entry as its three tables hold it.
+struct AuditRows {
+    /// What `audit_log.search` matches against: name and description, lower case.
+    search: String,
+    /// The listing fields (what a listing reads).
+    listing: String,
+    /// The detail fields, stored apart (a listing never reads them); none when all are empty.
+    detail: Option<String>,
+    /// The resources the entry touched, distinct and sorted (what the `spec` filter matches).
+    resources: Vec<String>,
+}
+
+impl AuditRows {
+    fn of(entry: &AuditEntry) -> StoreResult<Self> {
+        let detail = if entry.delta.is_some()
+            || entry.previous_version.is_some()
+            || entry.current_version.is_some()
+        {
+            Some(stored::audit::detail_json(entry)?)
+        } else {
+            None
+        };
+        let mut resources: Vec<String> = entry
+            .accesses
+            .iter()
+            .map(|a| &a.resource)
+            .chain(&entry.target.resources)
+            .cloned()
+            .collect();
+        resources.sort();
+        resources.dedup();
+        Ok(Self {
+            search: format!(
+                "{}\n{}",
+                entry.name.to_lowercase(),
+                entry.description.to_lowercase()
+            ),
+            listing: stored::audit::listing_json(entry)?,
+            detail,
+            resources,
+        })
+    }
+}
 
 impl AuditRepository for SqlRepository<'_> {
     fn insert_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<()> {
-        // The listing fields and the detail are stored apart: a listing reads only the former.
-        let json = stored::audit::listing_json(entry)?;
+        let rows = AuditRows::of(entry)?;
         diesel::insert_into(audit_log::table)
             .values((
                 audit_log::id.eq(entry.id.as_str()),
                 audit_log::date.eq(entry.date),
                 audit_log::kind.eq(&entry.kind),
-                audit_log::search.eq(format!(
-                    "{}\n{}",
-                    entry.name.to_lowercase(),
-                    entry.description.to_lowercase()
-                )),
-                audit_log::entry.eq(json),
+                audit_log::search.eq(&rows.search),
+                audit_log::entry.eq(&rows.listing),
             ))
             .execute(self.conn)
             .store()?;
-        if entry.delta.is_some()
-            || entry.previous_version.is_some()
-            || entry.current_version.is_some()
-        {
-            let detail = stored::audit::detail_json(entry)?;
+        if let Some(detail) = &rows.detail {
             diesel::insert_into(audit_details::table)
                 .values((
                     audit_details::entry_id.eq(entry.id.as_str()),
@@ -42,16 +87,9 @@ impl AuditRepository for SqlRepository<'_> {
                 .execute(self.conn)
                 .store()?;
         }
-        let mut resources: Vec<&String> = entry
-            .accesses
+        let resources: Vec<_> = rows
+            .resources
             .iter()
-            .map(|a| &a.resource)
-            .chain(&entry.target.resources)
-            .collect();
-        resources.sort();
-        resources.dedup();
-        let rows: Vec<_> = resources
-            .into_iter()
             .map(|r| {
                 (
                     audit_resources::entry_id.eq(entry.id.as_str()),
@@ -59,8 +97,42 @@ impl AuditRepository for SqlRepository<'_> {
                 )
             })
             .collect();
-        insert_rows!(self.conn, audit_resources, rows);
+        insert_rows!(self.conn, audit_resources, resources);
         Ok(())
+    }
+
+    fn append_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<Vec<Webhook>> {
+        let DbConnection::Pg(conn) = &mut *self.conn else {
+            // SQLite: no round trips to save.
+            self.insert_audit_entry(entry)?;
+            return self.list_webhooks();
+        };
+        // One statement: the entry, its detail and its resources, and the webhooks.
+        let rows = AuditRows::of(entry)?;
+        let docs: Vec<WebhookDoc> = diesel::sql_query(
+            "WITH entry AS (\
+               INSERT INTO audit_log (id, date, kind, search, entry) \
+               VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text)), \
+             detail AS (\
+               INSERT INTO audit_details (entry_id, detail) \
+               SELECT $1::text, $6::text WHERE $6::text IS NOT NULL), \
+             resources AS (\
+               INSERT INTO audit_resources (entry_id, resource) \
+               SELECT $1::text, unnest($7::text[])) \
+             SELECT doc FROM webhooks ORDER BY creation_date, id",
+        )
+        .bind::<Text, _>(entry.id.as_str())
+        .bind::<BigInt, _>(entry.date)
+        .bind::<Text, _>(&entry.kind)
+        .bind::<Text, _>(&rows.search)
+        .bind::<Text, _>(&rows.listing)
+        .bind::<Nullable<Text>, _>(rows.detail.as_deref())
+        .bind::<Array<Text>, _>(&rows.resources)
+        .load(conn)
+        .store()?;
+        docs.iter()
+            .map(|d| stored::webhook::read_doc(&d.doc))
+            .collect()
     }
 
     fn list_audit_entries(&mut self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {

@@ -170,6 +170,12 @@ impl<'a> ConfigReferences<'a> {
     }
 }
 
+/// Whether two configurations refer to the same prerequisites and segments.
+fn same_references(a: &FlagConfig, b: &FlagConfig) -> bool {
+    let segments = |c: &FlagConfig| Segment::referenced_by(c.rules.iter().flat_map(|r| &r.clauses));
+    a.prerequisites == b.prerequisites && segments(a) == segments(b)
+}
+
 impl SqlRepository<'_> {
     /// Stores what configurations refer to: their prerequisite edges, then the segments their
     /// rules name (one multi-row insert per table).
@@ -398,6 +404,38 @@ impl FlagRepository for SqlRepository<'_> {
         Ok(flag)
     }
 
+    fn lock_flag_by_keys(
+        &mut self,
+        project_key: &ProjectKey,
+        key: &FlagKey,
+    ) -> StoreResult<Option<(ProjectId, Locked<Flag>)>> {
+        // Two statements: the lock, then the read, which (at read committed) sees the flag as
+        // the last writer before us committed it. One locking join would read the
+        // configurations from the snapshot taken before waiting for the lock.
+        let locked = lock_rows!(
+            self.conn,
+            flags::table
+                .filter(
+                    flags::project_id.eq_any(
+                        projects::table
+                            .filter(projects::key.eq(project_key.as_str()))
+                            .select(projects::id),
+                    ),
+                )
+                .filter(flags::key.eq(key.as_str()))
+                .select(flags::project_id)
+        );
+        let Some(project_id) = locked.into_iter().next() else {
+            return Ok(None);
+        };
+        Ok(self.find_flag(project_key, key)?.map(|flag| {
+            (
+                ProjectId::from_stored(project_id),
+                Locked::assume_locked(flag),
+            )
+        }))
+    }
+
     fn list_flags(
         &mut self,
         project_id: &ProjectId,
@@ -432,7 +470,7 @@ impl FlagRepository for SqlRepository<'_> {
         &mut self,
         project_id: &ProjectId,
         flag: &Locked<Flag>,
-        changed_environments: &[String],
+        previous: &Flag,
     ) -> StoreResult<()> {
         let flag: &Flag = flag;
         diesel::update(
@@ -443,12 +481,26 @@ impl FlagRepository for SqlRepository<'_> {
         .set(FlagRow::from_flag(project_id, flag)?)
         .execute(self.conn)
         .store()?;
-        self.replace_flag_tags(project_id, flag)?;
-        self.replace_flag_references(project_id, flag)?;
-        for env_key in changed_environments {
-            let Some(config) = flag.environments.get(env_key) else {
-                continue;
-            };
+        // Only what changed is written: a toggle rewrites one configuration, not the flag's
+        // tags and references too.
+        if flag.tags != previous.tags {
+            self.replace_flag_tags(project_id, flag)?;
+        }
+        let changed: Vec<(&String, &FlagConfig)> = flag
+            .environments
+            .iter()
+            .filter(|(env_key, config)| previous.environments.get(*env_key) != Some(*config))
+            .collect();
+        let references_changed = changed.iter().any(|(env_key, config)| {
+            previous
+                .environments
+                .get(*env_key)
+                .is_none_or(|old| !same_references(old, config))
+        });
+        if references_changed {
+            self.replace_flag_references(project_id, flag)?;
+        }
+        for (env_key, config) in changed {
             diesel::update(
                 flag_configs::table
                     .filter(flag_configs::project_id.eq(project_id.as_str()))

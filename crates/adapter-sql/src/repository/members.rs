@@ -14,7 +14,7 @@ use super::SqlRepository;
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = members)]
-struct MemberRow {
+pub(super) struct MemberRow {
     id: String,
     email: String,
     role: String,
@@ -50,7 +50,7 @@ impl MemberRow {
         }
     }
 
-    fn into_member(self) -> StoreResult<Member> {
+    pub(super) fn into_member(self) -> StoreResult<Member> {
         let mut member = Member::owner(
             MemberId::from_stored(self.id),
             self.email,

@@ -8,6 +8,7 @@ use ports::{Listed, Locked, StoreResult, TokenMatch, TokenRepository};
 
 use crate::schema::{members, tokens};
 
+use super::members::MemberRow;
 use super::query::*;
 use super::SqlRepository;
 
@@ -93,7 +94,7 @@ impl TokenRepository for SqlRepository<'_> {
         secret_hash: &str,
         now: i64,
     ) -> StoreResult<Option<TokenMatch>> {
-        let row: Option<(TokenRow, String)> = tokens::table
+        let row: Option<(TokenRow, MemberRow)> = tokens::table
             .inner_join(members::table)
             .filter(
                 tokens::secret_hash
@@ -102,17 +103,17 @@ impl TokenRepository for SqlRepository<'_> {
                         .eq(secret_hash)
                         .and(tokens::previous_expires_at.gt(now))),
             )
-            .select((TokenRow::as_select(), members::role))
+            .select((TokenRow::as_select(), MemberRow::as_select()))
             .first(self.conn)
             .optional()
             .store()?;
-        row.map(|(token, role)| {
+        row.map(|(token, member)| {
             let previous = (token.secret_hash != secret_hash)
                 .then_some(token.previous_expires_at)
                 .flatten();
             Ok(TokenMatch {
                 token: token.into_token()?,
-                role: parse_role(&role)?,
+                member: member.into_member()?,
                 previous_secret_expires_at: previous,
             })
         })

@@ -165,6 +165,38 @@ on_both_backends!(
 /// The database goes away under a running service: requests with a cached token and with an
 /// unknown one get a 503 `service_unavailable` whose message names no host, port, database or
 /// driver text (those go to the log). The pool gives up after `CONNECTION_WAIT`.
+/// Pooled connections are not pinged before use (that would cost every request a round trip):
+/// when the server has closed them (a restart, an idle timeout), a read runs again on a new
+/// connection, and so does a write whose `BEGIN` failed; no request sees the cut.
+#[actix_web::test]
+async fn connections_closed_by_the_server_are_replaced_unseen() {
+    let app = spawn(Backend::Postgres).await;
+    app.project("p").await;
+    app.flag("p", "f").await;
+    for round in 0..3 {
+        app.db.cut_connections();
+        let read = app.get("/api/v2/flags/p/f").await;
+        assert_eq!(read.status, 200, "round {round}: {}", read.body);
+        app.db.cut_connections();
+        let toggled = app
+            .patch_with(
+                "/api/v2/flags/p/f",
+                "application/json; domain-model=svc.semanticpatch",
+                json!({"environmentKey": "production", "instructions": [
+                    {"kind": if round % 2 == 0 { "turnFlagOn" } else { "turnFlagOff" }}]}),
+            )
+            .await;
+        assert_eq!(toggled.status, 200, "round {round}: {}", toggled.body);
+        assert_eq!(
+            toggled.body["environments"]["production"]["on"],
+            json!(round % 2 == 0)
+        );
+    }
+    // Each toggle was written exactly once.
+    let flag = app.get("/api/v2/flags/p/f").await;
+    assert_eq!(flag.body["_version"], json!(4), "{}", flag.body);
+}
+
 #[actix_web::test]
 async fn a_database_outage_is_a_plain_503() {
     let app = spawn(Backend::Postgres).await;

@@ -152,8 +152,9 @@ async fn clones_cannot_be_larger_than_the_size_limit(backend: Backend) {
             let mut held = repo
                 .lock_flag(&project.id, &domain::key::FlagKey::parse("big").unwrap())?
                 .unwrap();
+            let previous = (*held).clone();
             held.get_mut().description = "d".repeat(400_000);
-            repo.update_flag(&project.id, &held, &[])
+            repo.update_flag(&project.id, &held, &previous)
         })
         .unwrap();
     let resp = app

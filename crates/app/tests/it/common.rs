@@ -45,6 +45,18 @@ impl Db {
         }
     }
 
+    /// Closes every other connection to the database from the server side (PostgreSQL only), as
+    /// a server restart or a proxy's idle timeout does; the database itself stays.
+    pub fn cut_connections(&self) {
+        match &self._guard {
+            Guard::Postgres(_) => self.execute_sql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            ),
+            Guard::Sqlite(_) | Guard::Memory => panic!("connections are cut on PostgreSQL only"),
+        }
+    }
+
     /// The rows of `table`, counted straight on the database, past the store.
     pub fn count_rows(&self, table: &str) -> i64 {
         use diesel::{Connection, RunQueryDsl};

@@ -246,8 +246,8 @@ fn environments_and_flag_configs(backend: Backend) {
     db.store
         .write_tx(|repo| -> Result<()> {
             let mut held = repo.lock_flag(&p.id, &key(FlagKey::parse, "f"))?.unwrap();
-            held.replace(next.clone());
-            repo.update_flag(&p.id, &held, &["prod".to_owned()])
+            let previous = held.replace(next.clone());
+            repo.update_flag(&p.id, &held, &previous)
         })
         .unwrap();
     let reloaded = db
@@ -374,7 +374,7 @@ fn tokens_and_credentials(backend: Backend) {
         found,
         Some(TokenMatch {
             token: token.clone(),
-            role: Role::Owner,
+            member: owner.clone(),
             previous_secret_expires_at: None
         })
     );

@@ -33,6 +33,8 @@ pub const CASES: [&str; 13] = [
 
 /// Connections used for seeding (not measured, except where a case says so).
 const SEED_CONNECTIONS: usize = 32;
+/// How often a seeding request is sent before the run gives up.
+const SEED_ATTEMPTS: usize = 3;
 /// Flags of project `bench`: toggle-spread cycles through them, get reads them.
 const BENCH_FLAGS: u64 = 100;
 /// The contention case: this many connections, each sending this many patches to one flag.
@@ -171,20 +173,67 @@ impl StoreCases<'_> {
         self.runtime.block_on(load::run(&self.target, load, make))
     }
 
-    /// Sends `total` requests over the seeding connections; every one must succeed.
-    fn seed(&self, label: &str, total: u64, make: MakeRequest) -> Result<Measured> {
+    /// Sends `total` requests over the seeding connections; every one must succeed. Requests
+    /// that fail are sent again (up to `SEED_ATTEMPTS` in all): a server that answers 503 for a
+    /// moment under load should not lose the whole run, but it is noted as a finding.
+    fn seed(&mut self, label: &str, total: u64, make: MakeRequest) -> Result<Measured> {
         let measured = self.load(
             &Load {
                 connections: SEED_CONNECTIONS,
                 length: Length::Total(total),
                 progress: Some(format!("{} {label}", self.store.name())),
             },
-            make,
+            make.clone(),
         )?;
-        if let Some((status, count, sample)) = measured.failures.most_common() {
+        let mut failed = measured.failed_numbers.clone();
+        let mut failures = measured
+            .failures
+            .most_common()
+            .map(|(status, count, sample)| {
+                format!(
+                    "{} failed at first, most often {status} (×{count}): {sample}",
+                    failed.len()
+                )
+            });
+        for _retry in 1..SEED_ATTEMPTS {
+            if failed.is_empty() {
+                break;
+            }
+            let again = failed.clone();
+            let make = make.clone();
+            let retried = self.load(
+                &Load {
+                    connections: SEED_CONNECTIONS.min(again.len()),
+                    length: Length::Total(again.len() as u64),
+                    progress: None,
+                },
+                Arc::new(move |i| make(again[i as usize])),
+            )?;
+            failed = retried
+                .failed_numbers
+                .iter()
+                .map(|&i| failed[i as usize])
+                .collect();
+        }
+        if let Some(failures) = failures.take() {
+            let note = format!(
+                "Seeding {label} ({total} requests): {failures}; {}",
+                if failed.is_empty() {
+                    "all succeeded when sent again".to_owned()
+                } else {
+                    format!(
+                        "{} still failed after {SEED_ATTEMPTS} attempts",
+                        failed.len()
+                    )
+                }
+            );
+            println!("  {note}");
+            self.notes.push(note);
+        }
+        if !failed.is_empty() {
             bail!(
-                "seeding {label}: {} of {total} requests failed, most often {status} (×{count}): {sample}",
-                measured.failures.count()
+                "seeding {label}: {} of {total} requests failed",
+                failed.len()
             );
         }
         self.refresh_statistics()?;

@@ -157,6 +157,8 @@ pub struct Measured {
     /// Latency of each request of the window, in microseconds, sorted.
     pub latencies_us: Vec<u64>,
     pub failures: Failures,
+    /// The numbers of the requests that failed (for seeding to send them again).
+    pub failed_numbers: Vec<u64>,
     pub cpu: CpuUse,
 }
 
@@ -185,6 +187,7 @@ impl Measured {
 struct Recorded {
     latencies_us: Vec<u64>,
     failures: Failures,
+    failed_numbers: Vec<u64>,
 }
 
 /// Runs a load against the target and measures it.
@@ -244,6 +247,9 @@ pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Res
                     continue; // warm-up
                 }
                 recorded.latencies_us.push(latency.as_micros() as u64);
+                if !matches!(&outcome, Ok(Ok(response)) if response.is_success()) {
+                    recorded.failed_numbers.push(number);
+                }
                 match outcome {
                     Ok(Ok(response)) if response.is_success() => {}
                     Ok(Ok(response)) => recorded
@@ -274,6 +280,7 @@ pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Res
         let recorded = connection.await.context("a load connection panicked")?;
         all.latencies_us.extend(recorded.latencies_us);
         all.failures.merge(recorded.failures);
+        all.failed_numbers.extend(recorded.failed_numbers);
     }
     let at_end = at_stop.unwrap_or_else(|| CpuSample::take(target));
     let window_end = Instant::now();
@@ -285,11 +292,13 @@ pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Res
         None => window_end - window_start,
     };
     all.latencies_us.sort_unstable();
+    all.failed_numbers.sort_unstable();
     Ok(Measured {
         requests: all.latencies_us.len() as u64,
         window,
         latencies_us: all.latencies_us,
         failures: all.failures,
+        failed_numbers: all.failed_numbers,
         cpu: at_start.until(at_end),
     })
 }

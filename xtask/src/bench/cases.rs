@@ -186,7 +186,7 @@ impl StoreCases<'_> {
             make.clone(),
         )?;
         let mut failed = measured.failed_numbers.clone();
-        let mut failures = measured
+        let failures = measured
             .failures
             .most_common()
             .map(|(status, count, sample)| {
@@ -215,7 +215,7 @@ impl StoreCases<'_> {
                 .map(|&i| failed[i as usize])
                 .collect();
         }
-        if let Some(failures) = failures.take() {
+        if let Some(failures) = failures {
             let note = format!(
                 "Seeding {label} ({total} requests): {failures}; {}",
                 if failed.is_empty() {
@@ -575,10 +575,15 @@ impl StoreCases<'_> {
                     Request::with_body("POST", format!("{API}/projects"), JSON, body.to_string())
                 }),
             )?;
+            // The message without the request id, so that the report changes only with the server.
+            let refusal = probe
+                .json()
+                .ok()
+                .and_then(|body| body["message"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| probe.body_sample());
             let note = format!(
-                "envs-10k: the server refuses a project's environment number {} ({}), so `wide` has {up_to_cap} and the other {} environments are in {} more projects of {up_to_cap}.",
+                "envs-10k: the server refuses a project's environment number {} (400: \"{refusal}\"), so `wide` has {up_to_cap} and the other {} environments are in {} more projects of {up_to_cap}.",
                 up_to_cap + 1,
-                probe.body_sample(),
                 WIDE_ENVIRONMENTS - up_to_cap,
                 projects - 1
             );

@@ -242,7 +242,7 @@ impl StoreCases<'_> {
 
     /// After seeding, PostgreSQL's planner statistics describe the tables as they were before
     /// (empty), until autovacuum catches up: plans made from them can be far off (list-1k right
-    /// after seeding ran at a twentieth of its speed). A live server's tables have been analysed;
+    /// after seeding ran at a thirtieth of its speed). A live server's tables have been analysed;
     /// so the bench runs VACUUM ANALYZE itself rather than measure the moment before autovacuum.
     fn refresh_statistics(&self) -> Result<()> {
         if let Some(url) = &self.postgres_url {

@@ -141,26 +141,6 @@ fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
     Ok(status.success())
 }
 
-fn psql(url: &str, sql: &str) -> Result<()> {
-    let psql = postgres::find_tool("psql")
-        .context("conformance needs PostgreSQL's psql to create its database")?;
-    crate::run(
-        Command::new(psql)
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
-            .stdout(Stdio::null()),
-    )
-    .context("psql is needed to create the conformance database")
-}
-
-/// A URL naming another database on the same server.
-fn with_database(url: &str, database: &str) -> Result<String> {
-    let (prefix, rest) = url
-        .rsplit_once('/')
-        .context("a PostgreSQL URL ends in /<database>")?;
-    let query = rest.split_once('?').map(|(_, q)| format!("?{q}"));
-    Ok(format!("{prefix}/{database}{}", query.unwrap_or_default()))
-}
-
 pub fn conformance(cargo: &mut Command) -> Result<()> {
     let dir = target_dir().join("conformance");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -187,9 +167,9 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
 
     let postgres = postgres::find_or_start()?;
     let database = format!("flagsvc_conformance_{}", std::process::id());
-    psql(postgres.url(), &format!("CREATE DATABASE {database}"))?;
+    postgres::psql(postgres.url(), &format!("CREATE DATABASE {database}"))?;
     let outcome = (|| {
-        let url = with_database(postgres.url(), &database)?;
+        let url = postgres::with_database(postgres.url(), &database)?;
         let server = start(&binary, &url, &dir.join("postgres.log"))?;
         println!(
             "conformance: PostgreSQL ({}, {})",
@@ -198,10 +178,11 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
         );
         check(&program, &server, &dir.join("postgres"))
     })();
-    let dropped = psql(
+    let dropped = postgres::psql(
         postgres.url(),
         &format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
-    );
+    )
+    .map(drop);
     if !outcome? {
         failed.push("PostgreSQL");
     }

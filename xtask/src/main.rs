@@ -8,7 +8,8 @@
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
-//! - `bench`: throughput, latency and memory of the release binary under load.
+//! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
+//!   beside pgbench on the same PostgreSQL; writes `docs/benchmarks.md` (see `bench --help`).
 //! - `conformance`: schemathesis against the served OpenAPI document, on SQLite and PostgreSQL.
 
 mod bench;
@@ -39,11 +40,11 @@ fn main() -> ExitCode {
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
-        Some("bench") => bench::bench(&mut cargo()),
+        Some("bench") => bench::bench(&args[1..], &mut cargo()),
         Some("conformance") => conformance::conformance(&mut cargo()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench | conformance>"
+                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench [--help] | conformance>"
             );
             return ExitCode::from(2);
         }

@@ -1,14 +1,16 @@
 //! A PostgreSQL server for the tests: `DATABASE_URL`, else one on 127.0.0.1:5432, else a
 //! throwaway cluster started with `initdb`/`pg_ctl` (as the `postgres` user when run as root).
+//! The bench starts its throwaway cluster with other settings ([`ClusterSettings`]).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 /// A server the tests may create databases on; a cluster started here is stopped on drop.
+#[derive(Debug)]
 pub enum Server {
     Existing {
         url: String,
@@ -37,6 +39,31 @@ impl Server {
             }
         }
     }
+
+    /// The data directory of a cluster started here (where `postmaster.pid` is).
+    pub fn data_dir(&self) -> Option<&Path> {
+        match self {
+            Server::Existing { .. } => None,
+            Server::Throwaway { data_dir, .. } => Some(data_dir),
+        }
+    }
+}
+
+/// How a throwaway cluster is configured beyond PostgreSQL's defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterSettings {
+    /// Tests turn fsync off (nothing there needs to survive a crash); the bench keeps it on, as
+    /// a production server has it, so that writes cost what they cost.
+    pub fsync: bool,
+    /// `max_connections`, when the default (100) may be too few.
+    pub max_connections: Option<u32>,
+}
+
+impl ClusterSettings {
+    pub const FOR_TESTS: ClusterSettings = ClusterSettings {
+        fsync: false,
+        max_connections: None,
+    };
 }
 
 impl Drop for Server {
@@ -121,7 +148,7 @@ pub fn find_or_start() -> Result<Server> {
         let (Some(initdb), Some(pg_ctl)) = (find_tool("initdb"), find_tool("pg_ctl")) else {
             bail!("XTASK_POSTGRES=throwaway needs initdb and pg_ctl");
         };
-        return start_throwaway(&initdb, &pg_ctl);
+        return start_throwaway(&initdb, &pg_ctl, ClusterSettings::FOR_TESTS);
     }
     if let Ok(url) = std::env::var("DATABASE_URL") {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -144,10 +171,22 @@ pub fn find_or_start() -> Result<Server> {
              (e.g. apt-get install postgresql) so that a throwaway cluster can be started"
         );
     };
-    start_throwaway(&initdb, &pg_ctl)
+    start_throwaway(&initdb, &pg_ctl, ClusterSettings::FOR_TESTS)
 }
 
-fn start_throwaway(initdb: &Path, pg_ctl: &Path) -> Result<Server> {
+/// A throwaway cluster with these settings, whatever servers exist (`initdb` and `pg_ctl` must
+/// be installed).
+pub fn start_throwaway_cluster(settings: ClusterSettings) -> Result<Server> {
+    let (Some(initdb), Some(pg_ctl)) = (find_tool("initdb"), find_tool("pg_ctl")) else {
+        bail!(
+            "a throwaway PostgreSQL cluster needs initdb and pg_ctl (e.g. apt-get install postgresql); \
+             or set DATABASE_URL=postgres://user@host:port/db"
+        );
+    };
+    start_throwaway(&initdb, &pg_ctl, settings)
+}
+
+fn start_throwaway(initdb: &Path, pg_ctl: &Path, settings: ClusterSettings) -> Result<Server> {
     let as_postgres = is_root();
     let base = std::env::temp_dir().join(format!("flagsvc-pg-{}", std::process::id()));
     let data_dir = base.join("data");
@@ -175,10 +214,16 @@ fn start_throwaway(initdb: &Path, pg_ctl: &Path) -> Result<Server> {
         bail!("initdb failed");
     }
     let port = free_port()?;
-    let options = format!(
-        "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+    let mut options = format!(
+        "-p {port} -k {} -c listen_addresses=127.0.0.1",
         base.display()
     );
+    if !settings.fsync {
+        options.push_str(" -c fsync=off");
+    }
+    if let Some(max_connections) = settings.max_connections {
+        options.push_str(&format!(" -c max_connections={max_connections}"));
+    }
     let log = base.join("postgres.log").display().to_string();
     let status = as_user(
         as_postgres,
@@ -198,4 +243,41 @@ fn start_throwaway(initdb: &Path, pg_ctl: &Path) -> Result<Server> {
         bail!("pg_ctl could not start the cluster (log: {log})");
     }
     Ok(server)
+}
+
+/// Runs one SQL command with `psql` and returns what it printed (unaligned, tuples only).
+pub(crate) fn psql(url: &str, sql: &str) -> Result<String> {
+    let psql = find_tool("psql").context("PostgreSQL's psql is needed to create databases")?;
+    let output = Command::new(psql)
+        .args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            url,
+            "-c",
+            sql,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .context("running psql")?;
+    if !output.status.success() {
+        bail!(
+            "psql -c {sql:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// A URL naming another database on the same server.
+pub(crate) fn with_database(url: &str, database: &str) -> Result<String> {
+    let (prefix, rest) = url
+        .rsplit_once('/')
+        .context("a PostgreSQL URL ends in /<database>")?;
+    let query = rest.split_once('?').map(|(_, q)| format!("?{q}"));
+    Ok(format!("{prefix}/{database}{}", query.unwrap_or_default()))
 }

@@ -34,9 +34,13 @@ use actix_web::rt::time::{sleep, Sleep};
 use crate::error::{ApiError, ErrorBody};
 use crate::{app, AppState};
 
-/// The server for `state` on `listener` with `workers` worker threads: the [`app`], the head
+/// The server for `state` on `listener` with `workers` worker threads and `blocking_threads`
+/// threads in all for the use cases (which block on the database): the [`app`], the head
 /// timeout of the configuration, and JSON bodies for protocol errors. Run it with `.await`; it
 /// stops on SIGINT and SIGTERM, finishing the requests in flight.
+///
+/// Every use case needs a database connection, so more blocking threads than connections only
+/// wait for one (and every idle thread keeps memory); size them to the connection pool.
 ///
 /// # Errors
 /// The listener cannot be used.
@@ -44,10 +48,13 @@ pub fn server(
     listener: TcpListener,
     state: actix_web::web::Data<AppState>,
     workers: usize,
+    blocking_threads: usize,
 ) -> io::Result<Server> {
     let local = listener.local_addr()?;
+    let workers = workers.max(1);
     Ok(Server::build()
-        .workers(workers.max(1))
+        .workers(workers)
+        .worker_max_blocking_threads(blocking_threads.div_ceil(workers).max(1))
         .listen("flagsvc", listener, move || {
             let head_timeout = state.config.head_timeout.max(Duration::from_millis(1));
             let factory = app(state.clone())

@@ -157,7 +157,9 @@ async fn main() -> anyhow::Result<()> {
     let listener = std::net::TcpListener::bind(&args.bind)
         .with_context(|| format!("binding {}", args.bind))?;
     log::info!("listening on http://{}", args.bind);
-    adapter_http::server(listener, state, cores)
+    // One blocking thread per connection, and one per worker for what waits on none.
+    let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
+    adapter_http::server(listener, state, cores, blocking_threads)
         .with_context(|| format!("serving on {}", args.bind))?
         .await
         .context("serving")

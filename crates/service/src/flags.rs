@@ -249,6 +249,21 @@ fn lock_flag(
         .ok_or_else(|| flag_not_found(project_key, key))
 }
 
+/// A change to a flag, by a caller whose permit was checked.
+#[derive(Debug)]
+pub(crate) struct FlagWrite {
+    caller: Caller,
+    change: FlagChange,
+}
+
+/// What one change did to a flag.
+enum FlagChanged {
+    /// The flag as the change left it (unchanged when it changed nothing).
+    To(FlagView),
+    /// The change deleted the flag; the flag as the change showed it last.
+    Deleted(FlagView),
+}
+
 /// What a flag change needs of the flag's project: its `_id` and key.
 #[derive(Debug)]
 struct FlagProject {
@@ -454,107 +469,197 @@ impl Service {
         change: &FlagChange,
         write: Write,
     ) -> ServiceResult<FlagView> {
-        let caller = permit.caller();
-        self.write(write, |repo| -> ServiceResult<_> {
+        let request = FlagWrite {
+            caller: permit.caller().clone(),
+            change: change.clone(),
+        };
+        match write {
+            // A dry run writes nothing: it neither waits for other changes nor holds them up.
+            Write::DryRun => self
+                .write_flag_changes(Write::DryRun, project_key, key, &[&request])
+                .pop()
+                .unwrap_or_else(|| Err(ServiceError::Internal("no outcome".into()))),
+            Write::Commit => self.flag_writes.write(
+                (project_key.to_owned(), key.to_owned()),
+                request,
+                |requests| self.write_flag_changes(Write::Commit, project_key, key, requests),
+            ),
+        }
+    }
+
+    /// Writes `requests`, changes to one flag, in one transaction, one after the other: each is
+    /// checked against the flag as the ones before left it, and gets its own outcome (see
+    /// [`crate::flag_writes`]). A refused change leaves the flag as it was; a storage failure
+    /// fails them all.
+    fn write_flag_changes(
+        &self,
+        write: Write,
+        project_key: &str,
+        key: &str,
+        requests: &[&FlagWrite],
+    ) -> Vec<ServiceResult<FlagView>> {
+        let written = self.write(write, |repo| -> ServiceResult<_> {
             let (project, mut held) = lock_flag_in(repo, project_key, key)?;
-            let flag: &Flag = &held;
             // What GET shows of it: a patch reads `_maintainer` too, and the audit records it.
-            let maintainer = maintainer_of(repo, flag)?;
-            let now = self.now();
-            let involves_others = match change {
-                FlagChange::Semantic(patch) => {
-                    patch.instructions.iter().any(|i| i.involves_other_flags())
-                }
-                FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
+            let mut current = FlagView {
+                maintainer: maintainer_of(repo, &held)?,
+                flag: (*held).clone(),
             };
-            let mut others = if involves_others {
-                project_flags(repo, &project.key, &project.id, &flag.key)?
-            } else {
-                ProjectFlags::default()
-            };
-            let (mut next, delete) = match change {
-                FlagChange::JsonPatch(patch) => (
-                    flag.apply_patch_as_shown(
-                        &self.shown.flag(&project.key, flag, maintainer.as_ref()),
-                        &patch.operations,
-                        now,
-                        &mut RandomIds,
-                    )?,
-                    false,
-                ),
-                FlagChange::MergePatch { merge, .. } => {
-                    let shown = self.shown.flag(&project.key, flag, maintainer.as_ref());
-                    (
-                        flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
-                        false,
-                    )
+            let mut outcomes = Vec::with_capacity(requests.len());
+            let mut deleted = false;
+            for request in requests {
+                if deleted {
+                    outcomes.push(Err(flag_not_found(project_key, key)));
+                    continue;
                 }
-                FlagChange::Semantic(patch) => {
-                    let outcome = flag.apply_instructions(patch, now, &mut RandomIds, &others)?;
-                    (outcome.flag, outcome.delete)
-                }
-            };
-            if !involves_others && next.needs_project_check(flag) {
-                others = project_flags(repo, &project.key, &project.id, &flag.key)?;
-                next.validate_in_project(flag, &others)
-                    .map_err(ServiceError::patched_flag)?;
-            }
-            if !matches!(change, FlagChange::Semantic(_)) {
-                next.check_variation_moves(flag)?;
-            }
-            if let Some(missing) =
-                crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
-            {
-                return Err(match change {
-                    FlagChange::Semantic(_) => ServiceError::invalid(missing),
-                    FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => {
-                        ServiceError::PatchFailed(missing.into())
+                match self.change_flag(repo, &project, &held, &current, request) {
+                    Ok(FlagChanged::To(next)) => {
+                        outcomes.push(Ok(next.clone()));
+                        current = next;
                     }
-                });
+                    Ok(FlagChanged::Deleted(last)) => {
+                        outcomes.push(Ok(last));
+                        deleted = true;
+                    }
+                    Err(err @ (ServiceError::Unavailable(_) | ServiceError::Internal(_))) => {
+                        return Err(err)
+                    }
+                    Err(refused) => outcomes.push(Err(refused)),
+                }
             }
-            let (comment, delta) = match change {
-                FlagChange::JsonPatch(patch) => (patch.comment.clone(), json(&patch.operations)),
-                FlagChange::MergePatch { comment, merge } => (comment.clone(), Some(merge.clone())),
-                FlagChange::Semantic(patch) => (
-                    patch.comment.clone(),
-                    Some(serde_json::json!({"environmentKey": patch.environment_key, "instructions": json(&patch.instructions)})),
-                ),
-            };
-            let next_maintainer = if next.maintainer_id == flag.maintainer_id {
-                maintainer.clone()
-            } else {
-                maintainer_of(repo, &next)?
-            };
-            let flag_wide = resource::flag(&project.key, None, key);
-            if delete {
-                refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
-                repo.delete_flag(&project.id, &held)?;
-                let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
-                    .comment(comment)
-                    .delta(delta)
-                    .versions(
-                        Some(self.shown.flag(&project.key, &held, maintainer.as_ref())),
-                        None,
-                    );
-                self.audit(repo, caller, change)?;
-            } else if next.version != flag.version {
-                let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
-                    .href(self.shown.href(ApiResource::Flag { project_key: &project.key, key }))
-                    .comment(comment)
-                    .delta(delta)
-                    .versions(
-                        Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
-                        Some(self.shown.flag(&project.key, &next, next_maintainer.as_ref())),
-                    );
-                audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
-                audit.resources = resources_of(&audit.accesses);
-                audit.verb = switch_verb(flag, &next, &audit.accesses);
-                self.audit(repo, caller, audit)?;
-                let previous = held.replace(next);
+            if !deleted && current.flag.version != held.version {
+                let previous = held.replace(current.flag);
                 repo.update_flag(&project.id, &held, &previous)?;
-                next = held.into_inner();
             }
-            Ok(FlagView {
+            Ok(outcomes)
+        });
+        match written {
+            Ok(outcomes) => outcomes,
+            Err(err) => requests.iter().map(|_| Err(err.clone())).collect(),
+        }
+    }
+
+    /// Applies one change to `current` (the flag `held` as the changes before this one left
+    /// it), and writes its audit entry (and, for a delete, the delete). The flag itself is
+    /// written by the caller, once for all its changes.
+    fn change_flag(
+        &self,
+        repo: &mut dyn Repository,
+        project: &FlagProject,
+        held: &Locked<Flag>,
+        current: &FlagView,
+        request: &FlagWrite,
+    ) -> ServiceResult<FlagChanged> {
+        let FlagWrite { caller, change } = request;
+        let key = held.key.as_str();
+        let flag = &current.flag;
+        let maintainer = &current.maintainer;
+        let now = self.now();
+        let involves_others = match change {
+            FlagChange::Semantic(patch) => {
+                patch.instructions.iter().any(|i| i.involves_other_flags())
+            }
+            FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
+        };
+        let mut others = if involves_others {
+            project_flags(repo, &project.key, &project.id, &flag.key)?
+        } else {
+            ProjectFlags::default()
+        };
+        let (next, delete) = match change {
+            FlagChange::JsonPatch(patch) => (
+                flag.apply_patch_as_shown(
+                    &self.shown.flag(&project.key, flag, maintainer.as_ref()),
+                    &patch.operations,
+                    now,
+                    &mut RandomIds,
+                )?,
+                false,
+            ),
+            FlagChange::MergePatch { merge, .. } => {
+                let shown = self.shown.flag(&project.key, flag, maintainer.as_ref());
+                (
+                    flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
+                    false,
+                )
+            }
+            FlagChange::Semantic(patch) => {
+                let outcome = flag.apply_instructions(patch, now, &mut RandomIds, &others)?;
+                (outcome.flag, outcome.delete)
+            }
+        };
+        if !involves_others && next.needs_project_check(flag) {
+            others = project_flags(repo, &project.key, &project.id, &flag.key)?;
+            next.validate_in_project(flag, &others)
+                .map_err(ServiceError::patched_flag)?;
+        }
+        if !matches!(change, FlagChange::Semantic(_)) {
+            next.check_variation_moves(flag)?;
+        }
+        if let Some(missing) =
+            crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
+        {
+            return Err(match change {
+                FlagChange::Semantic(_) => ServiceError::invalid(missing),
+                FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => {
+                    ServiceError::PatchFailed(missing.into())
+                }
+            });
+        }
+        let (comment, delta) = match change {
+            FlagChange::JsonPatch(patch) => (patch.comment.clone(), json(&patch.operations)),
+            FlagChange::MergePatch { comment, merge } => (comment.clone(), Some(merge.clone())),
+            FlagChange::Semantic(patch) => (
+                patch.comment.clone(),
+                Some(
+                    serde_json::json!({"environmentKey": patch.environment_key, "instructions": json(&patch.instructions)}),
+                ),
+            ),
+        };
+        let next_maintainer = if next.maintainer_id == flag.maintainer_id {
+            maintainer.clone()
+        } else {
+            maintainer_of(repo, &next)?
+        };
+        let flag_wide = resource::flag(&project.key, None, key);
+        if delete {
+            refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
+            repo.delete_flag(&project.id, held)?;
+            let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
+                .comment(comment)
+                .delta(delta)
+                .versions(
+                    Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
+                    None,
+                );
+            self.audit(repo, caller, change)?;
+        } else if next.version != flag.version {
+            let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
+                .href(self.shown.href(ApiResource::Flag {
+                    project_key: &project.key,
+                    key,
+                }))
+                .comment(comment)
+                .delta(delta)
+                .versions(
+                    Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
+                    Some(
+                        self.shown
+                            .flag(&project.key, &next, next_maintainer.as_ref()),
+                    ),
+                );
+            audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
+            audit.resources = resources_of(&audit.accesses);
+            audit.verb = switch_verb(flag, &next, &audit.accesses);
+            self.audit(repo, caller, audit)?;
+        }
+        Ok(if delete {
+            FlagChanged::Deleted(FlagView {
+                flag: next,
+                maintainer: next_maintainer,
+            })
+        } else {
+            FlagChanged::To(FlagView {
                 flag: next,
                 maintainer: next_maintainer,
             })

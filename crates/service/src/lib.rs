@@ -6,6 +6,7 @@ mod audit;
 mod auth;
 mod environments;
 mod error;
+mod flag_writes;
 mod flags;
 mod ids;
 mod members;
@@ -145,6 +146,8 @@ pub struct Service {
     shown: Arc<dyn Representations>,
     /// The account's `_id`, once read (it never changes).
     account_id: std::sync::OnceLock<String>,
+    /// Changes to a flag waiting while another change to it is written.
+    flag_writes: flag_writes::WriteQueues<flags::FlagWrite, FlagView>,
 }
 
 impl std::fmt::Debug for Service {
@@ -171,6 +174,7 @@ impl Service {
             webhooks: WebhookSettings::default(),
             shown: representations,
             account_id: std::sync::OnceLock::new(),
+            flag_writes: flag_writes::WriteQueues::default(),
         }
     }
 

@@ -1,6 +1,6 @@
 //! [`FlagRepository`] on diesel.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use diesel::prelude::*;
 use domain::flag::{Defaults, Flag, FlagConfig, FlagFacts, PrerequisiteEdge};
@@ -461,7 +461,23 @@ impl FlagRepository for SqlRepository<'_> {
                 .offset(to_i64(page.offset)),
             None => query,
         };
-        let rows: Vec<FlagRow> = query.select(FlagRow::as_select()).load(self.conn).store()?;
+        // The page's keys first, from the index alone (a deep offset steps over index entries,
+        // not over flags' stored documents), then those flags' rows.
+        let keys: Vec<String> = query.select(flags::key).load(self.conn).store()?;
+        let mut rows: Vec<FlagRow> = chunked(&keys, |keys| {
+            flags::table
+                .filter(flags::project_id.eq(project_id.as_str()))
+                .filter(flags::key.eq_any(keys))
+                .select(FlagRow::as_select())
+                .load(self.conn)
+                .store()
+        })?;
+        let order: HashMap<&str, usize> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| (key.as_str(), i))
+            .collect();
+        rows.sort_by_key(|row| order.get(row.key.as_str()).copied());
         let flags = self.finish_flags(project_id, rows, Some(environments))?;
         Ok(Listed::new(flags, count(total)))
     }

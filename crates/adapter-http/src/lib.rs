@@ -86,16 +86,18 @@ pub struct Route {
 impl Route {
     /// Whether a concrete request path matches this template.
     pub fn matches(&self, path: &str) -> bool {
-        let want: Vec<&str> = self.path.trim_end_matches('/').split('/').collect();
-        let got: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-        want.len() == got.len()
-            && want.iter().zip(&got).all(|(w, g)| {
-                if w.starts_with('{') {
-                    !g.is_empty()
-                } else {
-                    w == g
-                }
-            })
+        // Every request is matched against the route table: segment by segment, allocating
+        // nothing.
+        let mut want = self.path.trim_end_matches('/').split('/');
+        let mut got = path.trim_end_matches('/').split('/');
+        loop {
+            match (want.next(), got.next()) {
+                (None, None) => return true,
+                (Some(w), Some(g)) if w.starts_with('{') && !g.is_empty() => {}
+                (Some(w), Some(g)) if w == g && !w.starts_with('{') => {}
+                _ => return false,
+            }
+        }
     }
 }
 

@@ -158,11 +158,26 @@ struct Found {
 }
 
 fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    haystack
-        .get(from..)?
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
-        .map(|at| at + from)
+    // Every response passes here: jump between candidates for the first byte (memchr), rather
+    // than comparing a window at every position.
+    let (&first, _) = needle.split_first()?;
+    let rest = haystack.get(from..)?;
+    let mut at = 0;
+    while let Some(offset) = memchr::memchr2(
+        first.to_ascii_lowercase(),
+        first.to_ascii_uppercase(),
+        rest.get(at..)?,
+    ) {
+        let start = at + offset;
+        if rest
+            .get(start..start + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+        {
+            return Some(from + start);
+        }
+        at = start + 1;
+    }
+    None
 }
 
 /// The first `HTTP/1.x 4xx|5xx ...\r\ncontent-length: 0\r\n...\r\n\r\n` in `buf`. Application

@@ -28,11 +28,14 @@ const MAX_BATCH: usize = 64;
 /// The flag a change is for: project key and flag key, as the request names them.
 pub(crate) type FlagAddress = (String, String);
 
+/// The changes waiting for one flag, in arrival order.
+type Queue<R, T> = Vec<Arc<Waiter<R, T>>>;
+
 /// Per flag, the changes waiting while one is being written (the key is present while a writer
 /// is active).
 #[derive(Debug)]
 pub(crate) struct WriteQueues<R, T> {
-    waiting: Mutex<HashMap<FlagAddress, Vec<Arc<Waiter<R, T>>>>>,
+    waiting: Mutex<HashMap<FlagAddress, Queue<R, T>>>,
 }
 
 impl<R, T> Default for WriteQueues<R, T> {
@@ -131,7 +134,7 @@ impl<R, T> WriteQueues<R, T> {
             }
         }
         // This change writes: with the ones queued behind it, at most `MAX_BATCH` in all.
-        let others: Vec<Arc<Waiter<R, T>>> = {
+        let others: Queue<R, T> = {
             let mut waiting = lock(&self.waiting);
             waiting
                 .get_mut(&address)

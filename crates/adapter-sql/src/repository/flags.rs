@@ -291,8 +291,24 @@ impl FlagRepository for SqlRepository<'_> {
             .values(FlagRow::from_flag(project_id, flag)?)
             .execute(self.conn)
             .store()?;
-        self.replace_flag_tags(project_id, flag)?;
-        self.replace_flag_references(project_id, flag)?;
+        // A new flag has no tags or references to replace: only inserts.
+        let tags: Vec<_> = flag
+            .tags
+            .iter()
+            .map(|tag| {
+                (
+                    flag_tags::project_id.eq(project_id.as_str()),
+                    flag_tags::flag_key.eq(flag.key.as_str()),
+                    flag_tags::tag.eq(tag),
+                )
+            })
+            .collect();
+        insert_rows!(self.conn, flag_tags, tags);
+        let mut references = ConfigReferences::default();
+        for (environment_key, config) in &flag.environments {
+            references.add(project_id, &flag.key, environment_key, config);
+        }
+        self.insert_references(references)?;
         let rows = flag
             .environments
             .iter()

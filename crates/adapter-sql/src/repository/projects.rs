@@ -143,13 +143,29 @@ impl ProjectRepository for SqlRepository<'_> {
     }
 
     fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>> {
-        let locked = lock_rows!(
-            self.conn,
-            projects::table
-                .filter(projects::key.eq(key.as_str()))
-                .select(projects::id)
-        );
-        held(&locked, || self.get_project(key))
+        // The row is locked and read in one statement: PostgreSQL returns a row locked after
+        // waiting in its latest committed version (it is one table: nothing joined is read from
+        // the older snapshot). The tags are read after the lock.
+        let query = projects::table.filter(projects::key.eq(key.as_str()));
+        let row: Option<ProjectRow> = match &mut *self.conn {
+            crate::DbConnection::Pg(conn) => query
+                .select(ProjectRow::as_select())
+                .for_no_key_update()
+                .first(conn)
+                .optional(),
+            crate::DbConnection::Sqlite(conn) => {
+                query.select(ProjectRow::as_select()).first(conn).optional()
+            }
+        }
+        .store()?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let tags = self
+            .project_tags_of(std::slice::from_ref(&row.id))?
+            .remove(&row.id)
+            .unwrap_or_default();
+        Ok(Some(Locked::assume_locked(row.into_project(tags)?)))
     }
 
     fn list_projects(&mut self, q: &ProjectQuery) -> StoreResult<Listed<Project>> {

@@ -134,6 +134,27 @@ pub enum ServiceError {
 }
 
 impl ServiceError {
+    /// Whether the error came from the store (a failed statement, a lost connection, a
+    /// conflict with another transaction) rather than from the request: after one, the
+    /// transaction cannot go on (PostgreSQL refuses every further statement of it).
+    pub(crate) fn from_storage(&self) -> bool {
+        match self {
+            ServiceError::Unavailable(_) | ServiceError::Internal(_) => true,
+            ServiceError::DuplicateEmail(detail)
+            | ServiceError::EmailTaken(detail)
+            | ServiceError::KeyTaken(detail)
+            | ServiceError::VersionConflict(detail)
+            | ServiceError::StillReferenced(detail)
+            | ServiceError::PatchFailed(detail) => matches!(detail.cause, Some(Cause::Store(_))),
+            ServiceError::Invalid { .. }
+            | ServiceError::Unauthenticated(_)
+            | ServiceError::NotAnAccessToken(_)
+            | ServiceError::NotPermitted(_)
+            | ServiceError::NotFound(_)
+            | ServiceError::WrongState(_) => false,
+        }
+    }
+
     /// Invalid input without field details.
     pub fn invalid(message: impl Into<String>) -> Self {
         ServiceError::Invalid {
@@ -292,6 +313,25 @@ mod tests {
     use std::error::Error as _;
 
     use super::*;
+
+    /// A refusal of the request leaves the transaction usable; a failed statement does not,
+    /// whatever the variant the store's error became.
+    #[test]
+    fn errors_from_storage_are_told_apart_from_refusals() {
+        let store = |err: StoreError| ServiceError::from(err).from_storage();
+        assert!(store(StoreError::Conflict("deadlock detected".into())));
+        assert!(store(StoreError::Duplicate("flags_pkey".into())));
+        assert!(store(StoreError::Unavailable("gone".into())));
+        assert!(store(StoreError::Other("broken".into())));
+        let failed_test = ServiceError::from(PatchError::TestFailed {
+            index: 0,
+            path: "/_version".into(),
+        });
+        assert!(matches!(failed_test, ServiceError::VersionConflict(_)));
+        assert!(!failed_test.from_storage());
+        assert!(!ServiceError::NotFound("no flag".into()).from_storage());
+        assert!(!ServiceError::invalid("bad").from_storage());
+    }
 
     fn cause_of(err: &ServiceError) -> Option<String> {
         err.source().map(ToString::to_string)

@@ -521,9 +521,8 @@ impl Service {
                         outcomes.push(Ok(last));
                         deleted = true;
                     }
-                    Err(err @ (ServiceError::Unavailable(_) | ServiceError::Internal(_))) => {
-                        return Err(err)
-                    }
+                    // The transaction cannot go on after a failed statement: all fail.
+                    Err(err) if err.from_storage() => return Err(err),
                     Err(refused) => outcomes.push(Err(refused)),
                 }
             }

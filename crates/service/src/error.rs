@@ -137,7 +137,7 @@ impl ServiceError {
     /// Whether the error came from the store (a failed statement, a lost connection, a
     /// conflict with another transaction) rather than from the request: after one, the
     /// transaction cannot go on (PostgreSQL refuses every further statement of it).
-    pub(crate) fn from_storage(&self) -> bool {
+    pub(crate) fn is_from_storage(&self) -> bool {
         match self {
             ServiceError::Unavailable(_) | ServiceError::Internal(_) => true,
             ServiceError::DuplicateEmail(detail)
@@ -317,8 +317,8 @@ mod tests {
     /// A refusal of the request leaves the transaction usable; a failed statement does not,
     /// whatever the variant the store's error became.
     #[test]
-    fn errors_from_storage_are_told_apart_from_refusals() {
-        let store = |err: StoreError| ServiceError::from(err).from_storage();
+    fn errors_is_from_storage_are_told_apart_from_refusals() {
+        let store = |err: StoreError| ServiceError::from(err).is_from_storage();
         assert!(store(StoreError::Conflict("deadlock detected".into())));
         assert!(store(StoreError::Duplicate("flags_pkey".into())));
         assert!(store(StoreError::Unavailable("gone".into())));
@@ -328,9 +328,9 @@ mod tests {
             path: "/_version".into(),
         });
         assert!(matches!(failed_test, ServiceError::VersionConflict(_)));
-        assert!(!failed_test.from_storage());
-        assert!(!ServiceError::NotFound("no flag".into()).from_storage());
-        assert!(!ServiceError::invalid("bad").from_storage());
+        assert!(!failed_test.is_from_storage());
+        assert!(!ServiceError::NotFound("no flag".into()).is_from_storage());
+        assert!(!ServiceError::invalid("bad").is_from_storage());
     }
 
     fn cause_of(err: &ServiceError) -> Option<String> {

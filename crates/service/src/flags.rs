@@ -522,7 +522,7 @@ impl Service {
                         deleted = true;
                     }
                     // The transaction cannot go on after a failed statement: all fail.
-                    Err(err) if err.from_storage() => return Err(err),
+                    Err(err) if err.is_from_storage() => return Err(err),
                     Err(refused) => outcomes.push(Err(refused)),
                 }
             }

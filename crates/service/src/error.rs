@@ -142,6 +142,27 @@ impl ServiceError {
         }
     }
 
+    /// Whether a storage statement failed: the store's own conflicts and duplicates too (a
+    /// deadlock, a row a concurrent change deleted, a unique key taken meanwhile), not only an
+    /// unreachable store or a bug. The transaction it ran in cannot go on (PostgreSQL aborts it).
+    pub(crate) fn is_storage_failure(&self) -> bool {
+        match self {
+            ServiceError::Unavailable(_) | ServiceError::Internal(_) => true,
+            ServiceError::DuplicateEmail(detail)
+            | ServiceError::EmailTaken(detail)
+            | ServiceError::KeyTaken(detail)
+            | ServiceError::VersionConflict(detail)
+            | ServiceError::StillReferenced(detail)
+            | ServiceError::PatchFailed(detail) => matches!(detail.cause, Some(Cause::Store(_))),
+            ServiceError::Invalid { .. }
+            | ServiceError::Unauthenticated(_)
+            | ServiceError::NotAnAccessToken(_)
+            | ServiceError::NotPermitted(_)
+            | ServiceError::NotFound(_)
+            | ServiceError::WrongState(_) => false,
+        }
+    }
+
     /// Gives a "key taken" error a message that names the key; other errors pass through.
     pub(crate) fn key_taken(self, message: impl FnOnce() -> String) -> Self {
         match self {

@@ -11,7 +11,9 @@
 //! the flag as the ones before it left it, and gets its own version, audit entry and answer, as
 //! if written alone. A change that is refused (invalid, a failed `test`) leaves the flag as it
 //! was and does not stop the others. None is answered before the transaction that holds it has
-//! committed, and a transaction that fails fails every change in it.
+//! committed, and a transaction that fails fails every change in it: a statement of one change
+//! that fails in the store (a deadlock, a row deleted meanwhile: a 409 when a change is written
+//! alone) fails them all, since the transaction cannot go on.
 //!
 //! The queue is per process: changes arriving at two replicas still wait for each other on the
 //! row lock, as before.
@@ -28,11 +30,14 @@ const MAX_BATCH: usize = 64;
 /// The flag a change is for: project key and flag key, as the request names them.
 pub(crate) type FlagAddress = (String, String);
 
+/// The changes queued behind a writer, in arrival order.
+type Queue<R, T> = Vec<Arc<Waiter<R, T>>>;
+
 /// Per flag, the changes waiting while one is being written (the key is present while a writer
 /// is active).
 #[derive(Debug)]
 pub(crate) struct WriteQueues<R, T> {
-    waiting: Mutex<HashMap<FlagAddress, Vec<Arc<Waiter<R, T>>>>>,
+    waiting: Mutex<HashMap<FlagAddress, Queue<R, T>>>,
 }
 
 impl<R, T> Default for WriteQueues<R, T> {
@@ -131,7 +136,7 @@ impl<R, T> WriteQueues<R, T> {
             }
         }
         // This change writes: with the ones queued behind it, at most `MAX_BATCH` in all.
-        let others: Vec<Arc<Waiter<R, T>>> = {
+        let others: Queue<R, T> = {
             let mut waiting = lock(&self.waiting);
             waiting
                 .get_mut(&address)

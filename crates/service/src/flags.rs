@@ -521,9 +521,10 @@ impl Service {
                         outcomes.push(Ok(last));
                         deleted = true;
                     }
-                    Err(err @ (ServiceError::Unavailable(_) | ServiceError::Internal(_))) => {
-                        return Err(err)
-                    }
+                    // A failed statement (a deadlock, say, which is a 409 as a refusal is) ends
+                    // the transaction, and with it every change in it: none may be answered as
+                    // if the others were written.
+                    Err(err) if err.is_storage_failure() => return Err(err),
                     Err(refused) => outcomes.push(Err(refused)),
                 }
             }

@@ -604,3 +604,97 @@ storage_on_every_store!(
     flag_targets_lose_nothing,
     concurrent_ownership_transfers_leave_one_owner,
 );
+
+/// PostgreSQL aborts one change of a batch (changes to one flag written together) with a
+/// deadlock: the transaction is gone, so every change in it fails with the same retryable 409,
+/// and none is acknowledged. Set up: the flag's row is held by another session while a first
+/// change waits for it and two more queue behind; then the project is held, so that the second
+/// change of the batch (a prerequisite, which holds the project) waits for it while the batch
+/// holds the flag, and the other session asks for the flag: a deadlock, which the batch loses
+/// (the other session waits longer before looking for one).
+#[test]
+fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    for key in ["f", "g"] {
+        service
+            .create_flag(
+                &create,
+                "p",
+                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+            )
+            .unwrap();
+    }
+    let g_variation = service
+        .get_flag(&caller, "p", "g", &[])
+        .unwrap()
+        .flag
+        .variations[0]
+        .id
+        .clone();
+    let before = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let rename = |name: &str| {
+        FlagChange::JsonPatch(patch(
+            json!([{"op": "replace", "path": "/name", "value": name}]),
+        ))
+    };
+    let add_prerequisite = FlagChange::Semantic(
+        SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+            {"kind": "addPrerequisite", "key": "g", "variationId": g_variation}]}))
+        .unwrap(),
+    );
+    let mut holds_flag = db.pg_connection();
+    let mut holds_project = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    holds_project
+        .batch_execute(
+            "BEGIN; SET LOCAL deadlock_timeout = '20s'; \
+             SELECT 1 FROM projects WHERE key = 'p' FOR UPDATE",
+        )
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(400));
+    let (service, permit) = (&service, &permit);
+    let (first, second, third) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("first")));
+        pause();
+        let second = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("second")));
+        pause();
+        let third = scope.spawn(|| service.patch_flag(permit, "p", "f", &add_prerequisite));
+        pause();
+        // The first is written alone; the second and third together, the third waiting for the
+        // project.
+        holds_flag.batch_execute("COMMIT").unwrap();
+        pause();
+        pause();
+        let other = scope.spawn(move || {
+            holds_project
+                .batch_execute("SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+                .unwrap();
+            holds_project.batch_execute("ROLLBACK").unwrap();
+        });
+        let outcomes = (
+            first.join().unwrap(),
+            second.join().unwrap(),
+            third.join().unwrap(),
+        );
+        other.join().unwrap();
+        outcomes
+    });
+    assert_eq!(first.unwrap().flag.name, "first");
+    for (which, outcome) in [("second", second), ("third", third)] {
+        assert!(
+            matches!(outcome, Err(ServiceError::VersionConflict(_))),
+            "{which}: {outcome:?}"
+        );
+    }
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(after.name, "first");
+    assert_eq!(after.version, before.version + 1);
+    assert!(after.environments["production"].prerequisites.is_empty());
+}

@@ -590,6 +590,82 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
     }
 }
 
+/// Changes to one flag from many callers at once (written in batches): each change is audited
+/// once, under the token that sent it, and the entries' versions chain: each `previousVersion`
+/// is the flag one version before its `currentVersion`, and every version from the first change
+/// to the last is some change's `currentVersion` exactly once.
+fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let before = service
+        .create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
+        )
+        .unwrap()
+        .flag;
+    let callers: Vec<Caller> = (0..THREADS)
+        .map(|t| {
+            let created = service
+                .create_token(
+                    &caller.may(use_case::CreateToken).unwrap(),
+                    serde_json::from_value(json!({"name": format!("w{t}"), "role": "writer"}))
+                        .unwrap(),
+                )
+                .unwrap();
+            service.authenticate(&created.secret).unwrap()
+        })
+        .collect();
+    let per_thread = 5;
+    let acknowledged = hammer_n(per_thread, |t, i| {
+        let mut body = add_tag(t, i);
+        body.comment = Some(format!("w{t}"));
+        let permit = callers[t].may(use_case::PatchFlag).unwrap();
+        service
+            .patch_flag(&permit, "p", "f", &FlagChange::JsonPatch(body))
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * per_thread);
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(after.tags.len(), acknowledged);
+    assert_eq!(
+        after.version,
+        before.version + i64::try_from(acknowledged).unwrap()
+    );
+    let mut versions = vec![];
+    let mut listed_before = None;
+    loop {
+        let query = AuditQuery {
+            before: listed_before,
+            after: None,
+            q: None,
+            spec: Some("proj/p:env/*:flag/f".to_owned()),
+            limit: 20,
+        };
+        let page = service.list_audit_log(&caller, &query).unwrap();
+        for listed in &page {
+            let Some(comment) = &listed.comment else {
+                continue;
+            };
+            let entry = service
+                .get_audit_entry(&caller, listed.id.as_str())
+                .unwrap();
+            assert_eq!(&entry.token.as_ref().unwrap().name, comment, "{entry:?}");
+            let version = |v: &Option<Value>| v.as_ref().unwrap()["_version"].as_i64().unwrap();
+            let current = version(&entry.current_version);
+            assert_eq!(version(&entry.previous_version) + 1, current, "{entry:?}");
+            versions.push(current);
+        }
+        match page.last() {
+            Some(oldest) if page.len() == 20 => listed_before = Some(oldest.date),
+            _ => break,
+        }
+    }
+    versions.sort_unstable();
+    let expected: Vec<i64> = (before.version + 1..=after.version).collect();
+    assert_eq!(versions, expected);
+}
+
 storage_on_every_store!(
     project_counter_loses_nothing,
     environment_counter_loses_nothing,
@@ -603,6 +679,7 @@ storage_on_every_store!(
     token_counter_loses_nothing,
     flag_targets_lose_nothing,
     concurrent_ownership_transfers_leave_one_owner,
+    batched_flag_changes_are_audited_each_under_its_caller,
 );
 
 /// PostgreSQL aborts one change of a batch (changes to one flag written together) with a
@@ -697,4 +774,100 @@ fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
     assert_eq!(after.name, "first");
     assert_eq!(after.version, before.version + 1);
     assert!(after.environments["production"].prerequisites.is_empty());
+}
+
+/// A batch (changes to one flag written together) that deletes the flag in its middle: the
+/// changes before are kept in the audit log, the delete answers the flag as it left it, the ones
+/// after find no flag (404), and nothing of the flag remains.
+#[test]
+fn a_delete_in_the_middle_of_a_batch() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let before = service
+        .create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({"key": "f", "name": "F", "tags": ["x"]})).unwrap(),
+        )
+        .unwrap()
+        .flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let rename = |name: &str| {
+        FlagChange::JsonPatch(patch(
+            json!([{"op": "replace", "path": "/name", "value": name}]),
+        ))
+    };
+    let delete = FlagChange::Semantic(
+        SemanticPatch::parse(json!({"instructions": [{"kind": "deleteFlag"}]})).unwrap(),
+    );
+    let mut holds_flag = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(300));
+    let (service, permit) = (&service, &permit);
+    let outcomes = std::thread::scope(|scope| {
+        let mut handles =
+            vec![scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("zero")))];
+        pause();
+        for change in [rename("a"), delete, rename("c")] {
+            handles.push(scope.spawn(move || service.patch_flag(permit, "p", "f", &change)));
+            pause();
+        }
+        holds_flag.batch_execute("COMMIT").unwrap();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let names: Vec<_> = outcomes[..3]
+        .iter()
+        .map(|o| o.as_ref().unwrap().flag.name.clone())
+        .collect();
+    assert_eq!(names, ["zero", "a", "a"]);
+    assert_eq!(
+        outcomes[2].as_ref().unwrap().flag.version,
+        before.version + 2
+    );
+    assert!(
+        matches!(outcomes[3], Err(ServiceError::NotFound(_))),
+        "{:?}",
+        outcomes[3]
+    );
+    assert!(matches!(
+        service.get_flag(&caller, "p", "f", &[]),
+        Err(ServiceError::NotFound(_))
+    ));
+    for table in ["flags", "flag_configs", "flag_tags"] {
+        assert_eq!(db.count_rows(table), 0, "{table}");
+    }
+    let page = service
+        .list_audit_log(
+            &caller,
+            &AuditQuery {
+                before: None,
+                after: None,
+                q: None,
+                spec: Some("proj/p:env/*:flag/f".to_owned()),
+                limit: 20,
+            },
+        )
+        .unwrap();
+    let deleted = page
+        .iter()
+        .find(|e| e.accesses.iter().any(|a| a.action == "deleteFlag"))
+        .expect("the delete is audited");
+    let deleted = service
+        .get_audit_entry(&caller, deleted.id.as_str())
+        .unwrap();
+    assert_eq!(
+        deleted.previous_version.as_ref().unwrap()["_version"],
+        json!(before.version + 2)
+    );
+    assert_eq!(
+        deleted.previous_version.as_ref().unwrap()["name"],
+        json!("a")
+    );
 }

@@ -871,3 +871,79 @@ fn a_delete_in_the_middle_of_a_batch() {
         json!("a")
     );
 }
+
+/// A listing of live flags never shows an archived one, not even while a flag is archived and
+/// restored over and over: the page is read in two statements (its keys, then its rows), and a
+/// flag archived between the two must not come back as a live flag (PostgreSQL: a read runs
+/// without a transaction, each statement on its own snapshot).
+#[test]
+fn a_live_listing_never_shows_an_archived_flag() {
+    use domain::query::{Direction, FlagQuery, FlagSortField, Page, Sort};
+    use service::{EnvironmentSelection, FlagListRequest};
+    use std::sync::atomic::AtomicBool;
+
+    let (_db, service, caller) = service_on(Backend::Postgres);
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    for key in ["a", "f", "z"] {
+        service
+            .create_flag(
+                &create,
+                "p",
+                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+            )
+            .unwrap();
+    }
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let request = FlagListRequest {
+        query: FlagQuery {
+            query: None,
+            tags: vec![],
+            state: None,
+            temporary: None,
+            maintainer_id: None,
+            sort: Sort {
+                field: FlagSortField::Key,
+                direction: Direction::Ascending,
+            },
+            page: Some(Page {
+                limit: 20,
+                offset: 0,
+            }),
+        },
+        environments: EnvironmentSelection::None,
+    };
+    let done = AtomicBool::new(false);
+    let seen_archived = std::thread::scope(|scope| {
+        let (service, permit, done) = (&service, &permit, &done);
+        scope.spawn(move || {
+            for round in 0..400 {
+                let kind = if round % 2 == 0 {
+                    "archiveFlag"
+                } else {
+                    "restoreFlag"
+                };
+                let change = FlagChange::Semantic(
+                    SemanticPatch::parse(json!({"instructions": [{"kind": kind}]})).unwrap(),
+                );
+                service.patch_flag(permit, "p", "f", &change).unwrap();
+            }
+            done.store(true, Ordering::SeqCst);
+        });
+        let mut seen = vec![];
+        while !done.load(Ordering::SeqCst) {
+            let listed = service.list_flags(&caller, "p", &request).unwrap();
+            seen.extend(
+                listed
+                    .items
+                    .iter()
+                    .filter(|f| f.flag.archived)
+                    .map(|f| f.flag.version),
+            );
+        }
+        seen
+    });
+    assert!(
+        seen_archived.is_empty(),
+        "archived flag listed as live at versions {seen_archived:?}"
+    );
+}

@@ -947,3 +947,66 @@ fn a_live_listing_never_shows_an_archived_flag() {
         "archived flag listed as live at versions {seen_archived:?}"
     );
 }
+
+/// Two changes in one batch that both `test` the same `_version`: the first is written, the
+/// second sees the version the first made and is refused with a 409; the first's change stays.
+#[test]
+fn a_version_test_in_a_batch_sees_the_changes_before_it() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let before = service
+        .create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
+        )
+        .unwrap()
+        .flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let tested_rename = |version: i64, name: &str| {
+        FlagChange::JsonPatch(patch(json!([
+            {"op": "test", "path": "/_version", "value": version},
+            {"op": "replace", "path": "/name", "value": name}
+        ])))
+    };
+    let mut holds_flag = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(300));
+    let (service, permit) = (&service, &permit);
+    let outcomes = std::thread::scope(|scope| {
+        let mut handles = vec![];
+        for change in [
+            tested_rename(before.version, "zero"),
+            tested_rename(before.version + 1, "first"),
+            tested_rename(before.version + 1, "second"),
+        ] {
+            handles.push(scope.spawn(move || service.patch_flag(permit, "p", "f", &change)));
+            pause();
+        }
+        holds_flag.batch_execute("COMMIT").unwrap();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(outcomes[0].as_ref().unwrap().flag.name, "zero");
+    let first = outcomes[1].as_ref().unwrap();
+    assert_eq!(
+        (first.flag.name.as_str(), first.flag.version),
+        ("first", before.version + 2)
+    );
+    assert!(
+        matches!(outcomes[2], Err(ServiceError::VersionConflict(_))),
+        "{:?}",
+        outcomes[2]
+    );
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(
+        (after.name.as_str(), after.version),
+        ("first", before.version + 2)
+    );
+}

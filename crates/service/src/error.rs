@@ -134,10 +134,18 @@ pub enum ServiceError {
 }
 
 impl ServiceError {
-    /// Whether the error came from the store (a failed statement, a lost connection, a
-    /// conflict with another transaction) rather than from the request: after one, the
-    /// transaction cannot go on (PostgreSQL refuses every further statement of it).
-    pub(crate) fn is_from_storage(&self) -> bool {
+    /// Invalid input without field details.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ServiceError::Invalid {
+            message: message.into(),
+            errors: vec![],
+        }
+    }
+
+    /// Whether a storage statement failed: the store's own conflicts and duplicates too (a
+    /// deadlock, a row a concurrent change deleted, a unique key taken meanwhile), not only an
+    /// unreachable store or a bug. The transaction it ran in cannot go on (PostgreSQL aborts it).
+    pub(crate) fn is_storage_failure(&self) -> bool {
         match self {
             ServiceError::Unavailable(_) | ServiceError::Internal(_) => true,
             ServiceError::DuplicateEmail(detail)
@@ -152,14 +160,6 @@ impl ServiceError {
             | ServiceError::NotPermitted(_)
             | ServiceError::NotFound(_)
             | ServiceError::WrongState(_) => false,
-        }
-    }
-
-    /// Invalid input without field details.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        ServiceError::Invalid {
-            message: message.into(),
-            errors: vec![],
         }
     }
 
@@ -317,8 +317,8 @@ mod tests {
     /// A refusal of the request leaves the transaction usable; a failed statement does not,
     /// whatever the variant the store's error became.
     #[test]
-    fn errors_is_from_storage_are_told_apart_from_refusals() {
-        let store = |err: StoreError| ServiceError::from(err).is_from_storage();
+    fn storage_failures_are_told_apart_from_refusals() {
+        let store = |err: StoreError| ServiceError::from(err).is_storage_failure();
         assert!(store(StoreError::Conflict("deadlock detected".into())));
         assert!(store(StoreError::Duplicate("flags_pkey".into())));
         assert!(store(StoreError::Unavailable("gone".into())));
@@ -328,9 +328,9 @@ mod tests {
             path: "/_version".into(),
         });
         assert!(matches!(failed_test, ServiceError::VersionConflict(_)));
-        assert!(!failed_test.is_from_storage());
-        assert!(!ServiceError::NotFound("no flag".into()).is_from_storage());
-        assert!(!ServiceError::invalid("bad").is_from_storage());
+        assert!(!failed_test.is_storage_failure());
+        assert!(!ServiceError::NotFound("no flag".into()).is_storage_failure());
+        assert!(!ServiceError::invalid("bad").is_storage_failure());
     }
 
     fn cause_of(err: &ServiceError) -> Option<String> {

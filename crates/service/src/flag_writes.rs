@@ -11,7 +11,9 @@
 //! the flag as the ones before it left it, and gets its own version, audit entry and answer, as
 //! if written alone. A change that is refused (invalid, a failed `test`) leaves the flag as it
 //! was and does not stop the others. None is answered before the transaction that holds it has
-//! committed, and a transaction that fails fails every change in it.
+//! committed, and a transaction that fails fails every change in it: a statement of one change
+//! that fails in the store (a deadlock, a row deleted meanwhile: a 409 when a change is written
+//! alone) fails them all, since the transaction cannot go on.
 //!
 //! The queue is per process: changes arriving at two replicas still wait for each other on the
 //! row lock, as before.
@@ -28,7 +30,7 @@ const MAX_BATCH: usize = 64;
 /// The flag a change is for: project key and flag key, as the request names them.
 pub(crate) type FlagAddress = (String, String);
 
-/// The changes waiting for one flag, in arrival order.
+/// The changes queued behind a writer, in arrival order.
 type Queue<R, T> = Vec<Arc<Waiter<R, T>>>;
 
 /// Per flag, the changes waiting while one is being written (the key is present while a writer

@@ -521,8 +521,10 @@ impl Service {
                         outcomes.push(Ok(last));
                         deleted = true;
                     }
-                    // The transaction cannot go on after a failed statement: all fail.
-                    Err(err) if err.is_from_storage() => return Err(err),
+                    // A failed statement (a deadlock, say, which is a 409 as a refusal is) ends
+                    // the transaction, and with it every change in it: none may be answered as
+                    // if the others were written.
+                    Err(err) if err.is_storage_failure() => return Err(err),
                     Err(refused) => outcomes.push(Err(refused)),
                 }
             }

@@ -478,11 +478,12 @@ impl FlagRepository for SqlRepository<'_> {
             None => query,
         };
         // The page's keys first, from the index alone (a deep offset steps over index entries,
-        // not over flags' stored documents), then those flags' rows.
+        // not over flags' stored documents), then those flags' rows. The rows are read with the
+        // same filters: on PostgreSQL the two statements see two snapshots, and a flag changed
+        // in between (archived, say) must not be listed as matching what it no longer matches.
         let keys: Vec<String> = query.select(flags::key).load(self.conn).store()?;
         let mut rows: Vec<FlagRow> = chunked(&keys, |keys| {
-            flags::table
-                .filter(flags::project_id.eq(project_id.as_str()))
+            filtered_flags(project_id, q)
                 .filter(flags::key.eq_any(keys))
                 .select(FlagRow::as_select())
                 .load(self.conn)

@@ -223,4 +223,36 @@ async fn audit_filters(backend: Backend) {
     }
 }
 
-on_both_backends!(every_change_writes_an_entry, audit_filters);
+/// Audit entries name the caller as it is now: after the member renames itself (through this
+/// replica, which then verifies its token again), the next change's entry carries the new name
+/// and email-based description, not the ones of the cached caller.
+async fn entries_name_the_caller_as_renamed(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    app.flag("web", "f").await;
+    let renamed = app
+        .patch(
+            "/api/v2/members/me",
+            json!([{"op": "add", "path": "/firstName", "value": "Renamed"}]),
+        )
+        .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+    let patched = app
+        .patch(
+            "/api/v2/flags/web/f",
+            json!([{"op": "replace", "path": "/name", "value": "G"}]),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    let list = app.get("/api/v2/auditlog?limit=1").await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let entry = &list.body["items"][0];
+    assert_eq!(entry["kind"], "flag", "{entry}");
+    assert_eq!(entry["member"]["firstName"], "Renamed", "{entry}");
+}
+
+on_both_backends!(
+    every_change_writes_an_entry,
+    audit_filters,
+    entries_name_the_caller_as_renamed
+);

@@ -488,12 +488,60 @@ async fn delete_flag(backend: Backend) {
     app.flag("web", "f").await;
 }
 
+/// Pages of a sorted list, read one at a time, are the whole list in order: ties in the sort
+/// field (equal names, one creation time apart) go by key, in the sort's direction, and a page
+/// keeps that order whatever order the store reads its rows in.
+async fn list_pages_keep_the_order_with_ties(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    for (key, name) in [
+        ("d", "Same"),
+        ("b", "Same"),
+        ("e", "Alpha"),
+        ("a", "Same"),
+        ("c", "Zed"),
+    ] {
+        let created = app
+            .post("/api/v2/flags/web", json!({"key": key, "name": name}))
+            .await;
+        assert_eq!(created.status, 201);
+    }
+    for (sort, expected) in [
+        ("name", ["e", "a", "b", "d", "c"]),
+        ("-name", ["c", "d", "b", "a", "e"]),
+        ("key", ["a", "b", "c", "d", "e"]),
+        ("-key", ["e", "d", "c", "b", "a"]),
+        ("creationDate", ["d", "b", "e", "a", "c"]),
+        ("-creationDate", ["c", "a", "e", "b", "d"]),
+    ] {
+        let mut paged = vec![];
+        for offset in [0, 2, 4] {
+            let page = app
+                .get(&format!(
+                    "/api/v2/flags/web?sort={sort}&limit=2&offset={offset}"
+                ))
+                .await;
+            assert_eq!(page.status, 200, "{}", page.body);
+            assert_eq!(page.body["totalCount"], 5);
+            paged.extend(
+                page.body["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| f["key"].as_str().unwrap().to_owned()),
+            );
+        }
+        assert_eq!(paged, expected, "sort={sort}");
+    }
+}
+
 on_both_backends!(
     create_flag_appears_everywhere_off,
     create_multivariate_flag,
     create_flag_errors,
     get_flag_with_env_filter,
     list_flags,
+    list_pages_keep_the_order_with_ties,
     json_patch_per_environment,
     json_patch_failures_change_nothing,
     semantic_patch_turns_one_environment_on,

@@ -270,8 +270,62 @@ async fn flags_use_segments(backend: Backend) {
         .assert_error(404, "not_found");
 }
 
+/// A JSON Patch that changes only which segment a rule's clause names (nothing else of the
+/// configuration, no tag): the flag is then found among the new segment's users, no longer
+/// among the old one's, and only the old segment can be deleted.
+async fn a_clause_moved_to_another_segment_moves_the_flag(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    app.flag("web", "f").await;
+    for key in ["beta", "gamma"] {
+        let created = app
+            .post(
+                "/api/v2/segments/web/production",
+                json!({"key": key, "name": key}),
+            )
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+    }
+    let added = app
+        .patch(
+            "/api/v2/flags/web/f",
+            json!([{"op": "add", "path": "/environments/production/rules/-", "value": {"variation": 0, "clauses": [{"attribute": "s", "op": "segmentMatch", "values": ["beta"]}]}}]),
+        )
+        .await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    let moved = app
+        .patch(
+            "/api/v2/flags/web/f",
+            json!([{"op": "replace", "path": "/environments/production/rules/0/clauses/0/values/0", "value": "gamma"}]),
+        )
+        .await;
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    let users = |body: &serde_json::Value| {
+        body["_flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["key"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let beta = app.get("/api/v2/segments/web/production/beta").await;
+    assert!(users(&beta.body).is_empty(), "{}", beta.body);
+    let gamma = app.get("/api/v2/segments/web/production/gamma").await;
+    assert_eq!(users(&gamma.body), ["f"], "{}", gamma.body);
+    app.delete("/api/v2/segments/web/production/gamma")
+        .await
+        .assert_error(409, "optimistic_locking_error");
+    assert_eq!(
+        app.delete("/api/v2/segments/web/production/beta")
+            .await
+            .status,
+        204
+    );
+}
+
 on_both_backends!(
     create_list_and_read_segments,
     patch_segments_three_ways,
-    flags_use_segments
+    flags_use_segments,
+    a_clause_moved_to_another_segment_moves_the_flag,
 );

@@ -83,6 +83,20 @@ impl Db {
         counted.n
     }
 
+    /// A connection of its own to the database, past the store (PostgreSQL only): to hold locks
+    /// while the store works.
+    pub fn pg_connection(&self) -> diesel::PgConnection {
+        use diesel::Connection;
+        match &self._guard {
+            Guard::Postgres(db) => {
+                diesel::PgConnection::establish(db.url()).expect("connect to the test database")
+            }
+            Guard::Sqlite(_) | Guard::Memory => {
+                panic!("a PostgreSQL connection on PostgreSQL only")
+            }
+        }
+    }
+
     /// Runs SQL straight on the database, past the store (e.g. to write rows in an older format).
     pub fn execute_sql(&self, sql: &str) {
         use diesel::connection::SimpleConnection;

@@ -590,6 +590,82 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
     }
 }
 
+/// Changes to one flag from many callers at once (written in batches): each change is audited
+/// once, under the token that sent it, and the entries' versions chain: each `previousVersion`
+/// is the flag one version before its `currentVersion`, and every version from the first change
+/// to the last is some change's `currentVersion` exactly once.
+fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let before = service
+        .create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
+        )
+        .unwrap()
+        .flag;
+    let callers: Vec<Caller> = (0..THREADS)
+        .map(|t| {
+            let created = service
+                .create_token(
+                    &caller.may(use_case::CreateToken).unwrap(),
+                    serde_json::from_value(json!({"name": format!("w{t}"), "role": "writer"}))
+                        .unwrap(),
+                )
+                .unwrap();
+            service.authenticate(&created.secret).unwrap()
+        })
+        .collect();
+    let per_thread = 5;
+    let acknowledged = hammer_n(per_thread, |t, i| {
+        let mut body = add_tag(t, i);
+        body.comment = Some(format!("w{t}"));
+        let permit = callers[t].may(use_case::PatchFlag).unwrap();
+        service
+            .patch_flag(&permit, "p", "f", &FlagChange::JsonPatch(body))
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * per_thread);
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(after.tags.len(), acknowledged);
+    assert_eq!(
+        after.version,
+        before.version + i64::try_from(acknowledged).unwrap()
+    );
+    let mut versions = vec![];
+    let mut listed_before = None;
+    loop {
+        let query = AuditQuery {
+            before: listed_before,
+            after: None,
+            q: None,
+            spec: Some("proj/p:env/*:flag/f".to_owned()),
+            limit: 20,
+        };
+        let page = service.list_audit_log(&caller, &query).unwrap();
+        for listed in &page {
+            let Some(comment) = &listed.comment else {
+                continue;
+            };
+            let entry = service
+                .get_audit_entry(&caller, listed.id.as_str())
+                .unwrap();
+            assert_eq!(&entry.token.as_ref().unwrap().name, comment, "{entry:?}");
+            let version = |v: &Option<Value>| v.as_ref().unwrap()["_version"].as_i64().unwrap();
+            let current = version(&entry.current_version);
+            assert_eq!(version(&entry.previous_version) + 1, current, "{entry:?}");
+            versions.push(current);
+        }
+        match page.last() {
+            Some(oldest) if page.len() == 20 => listed_before = Some(oldest.date),
+            _ => break,
+        }
+    }
+    versions.sort_unstable();
+    let expected: Vec<i64> = (before.version + 1..=after.version).collect();
+    assert_eq!(versions, expected);
+}
+
 storage_on_every_store!(
     project_counter_loses_nothing,
     environment_counter_loses_nothing,
@@ -603,4 +679,334 @@ storage_on_every_store!(
     token_counter_loses_nothing,
     flag_targets_lose_nothing,
     concurrent_ownership_transfers_leave_one_owner,
+    batched_flag_changes_are_audited_each_under_its_caller,
 );
+
+/// PostgreSQL aborts one change of a batch (changes to one flag written together) with a
+/// deadlock: the transaction is gone, so every change in it fails with the same retryable 409,
+/// and none is acknowledged. Set up: the flag's row is held by another session while a first
+/// change waits for it and two more queue behind; then the project is held, so that the second
+/// change of the batch (a prerequisite, which holds the project) waits for it while the batch
+/// holds the flag, and the other session asks for the flag: a deadlock, which the batch loses
+/// (the other session waits longer before looking for one).
+#[test]
+fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    for key in ["f", "g"] {
+        service
+            .create_flag(
+                &create,
+                "p",
+                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+            )
+            .unwrap();
+    }
+    let g_variation = service
+        .get_flag(&caller, "p", "g", &[])
+        .unwrap()
+        .flag
+        .variations[0]
+        .id
+        .clone();
+    let before = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let rename = |name: &str| {
+        FlagChange::JsonPatch(patch(
+            json!([{"op": "replace", "path": "/name", "value": name}]),
+        ))
+    };
+    let add_prerequisite = FlagChange::Semantic(
+        SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+            {"kind": "addPrerequisite", "key": "g", "variationId": g_variation}]}))
+        .unwrap(),
+    );
+    let mut holds_flag = db.pg_connection();
+    let mut holds_project = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    holds_project
+        .batch_execute(
+            "BEGIN; SET LOCAL deadlock_timeout = '20s'; \
+             SELECT 1 FROM projects WHERE key = 'p' FOR UPDATE",
+        )
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(400));
+    let (service, permit) = (&service, &permit);
+    let (first, second, third) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("first")));
+        pause();
+        let second = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("second")));
+        pause();
+        let third = scope.spawn(|| service.patch_flag(permit, "p", "f", &add_prerequisite));
+        pause();
+        // The first is written alone; the second and third together, the third waiting for the
+        // project.
+        holds_flag.batch_execute("COMMIT").unwrap();
+        pause();
+        pause();
+        let other = scope.spawn(move || {
+            holds_project
+                .batch_execute("SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+                .unwrap();
+            holds_project.batch_execute("ROLLBACK").unwrap();
+        });
+        let outcomes = (
+            first.join().unwrap(),
+            second.join().unwrap(),
+            third.join().unwrap(),
+        );
+        other.join().unwrap();
+        outcomes
+    });
+    assert_eq!(first.unwrap().flag.name, "first");
+    for (which, outcome) in [("second", second), ("third", third)] {
+        assert!(
+            matches!(outcome, Err(ServiceError::VersionConflict(_))),
+            "{which}: {outcome:?}"
+        );
+    }
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(after.name, "first");
+    assert_eq!(after.version, before.version + 1);
+    assert!(after.environments["production"].prerequisites.is_empty());
+}
+
+/// A batch (changes to one flag written together) that deletes the flag in its middle: the
+/// changes before are kept in the audit log, the delete answers the flag as it left it, the ones
+/// after find no flag (404), and nothing of the flag remains.
+#[test]
+fn a_delete_in_the_middle_of_a_batch() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let before = service
+        .create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({"key": "f", "name": "F", "tags": ["x"]})).unwrap(),
+        )
+        .unwrap()
+        .flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let rename = |name: &str| {
+        FlagChange::JsonPatch(patch(
+            json!([{"op": "replace", "path": "/name", "value": name}]),
+        ))
+    };
+    let delete = FlagChange::Semantic(
+        SemanticPatch::parse(json!({"instructions": [{"kind": "deleteFlag"}]})).unwrap(),
+    );
+    let mut holds_flag = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(300));
+    let (service, permit) = (&service, &permit);
+    let outcomes = std::thread::scope(|scope| {
+        let mut handles =
+            vec![scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("zero")))];
+        pause();
+        for change in [rename("a"), delete, rename("c")] {
+            handles.push(scope.spawn(move || service.patch_flag(permit, "p", "f", &change)));
+            pause();
+        }
+        holds_flag.batch_execute("COMMIT").unwrap();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let names: Vec<_> = outcomes[..3]
+        .iter()
+        .map(|o| o.as_ref().unwrap().flag.name.clone())
+        .collect();
+    assert_eq!(names, ["zero", "a", "a"]);
+    assert_eq!(
+        outcomes[2].as_ref().unwrap().flag.version,
+        before.version + 2
+    );
+    assert!(
+        matches!(outcomes[3], Err(ServiceError::NotFound(_))),
+        "{:?}",
+        outcomes[3]
+    );
+    assert!(matches!(
+        service.get_flag(&caller, "p", "f", &[]),
+        Err(ServiceError::NotFound(_))
+    ));
+    for table in ["flags", "flag_configs", "flag_tags"] {
+        assert_eq!(db.count_rows(table), 0, "{table}");
+    }
+    let page = service
+        .list_audit_log(
+            &caller,
+            &AuditQuery {
+                before: None,
+                after: None,
+                q: None,
+                spec: Some("proj/p:env/*:flag/f".to_owned()),
+                limit: 20,
+            },
+        )
+        .unwrap();
+    let deleted = page
+        .iter()
+        .find(|e| e.accesses.iter().any(|a| a.action == "deleteFlag"))
+        .expect("the delete is audited");
+    let deleted = service
+        .get_audit_entry(&caller, deleted.id.as_str())
+        .unwrap();
+    assert_eq!(
+        deleted.previous_version.as_ref().unwrap()["_version"],
+        json!(before.version + 2)
+    );
+    assert_eq!(
+        deleted.previous_version.as_ref().unwrap()["name"],
+        json!("a")
+    );
+}
+
+/// A listing of live flags never shows an archived one, not even while a flag is archived and
+/// restored over and over: the page is read in two statements (its keys, then its rows), and a
+/// flag archived between the two must not come back as a live flag (PostgreSQL: a read runs
+/// without a transaction, each statement on its own snapshot).
+#[test]
+fn a_live_listing_never_shows_an_archived_flag() {
+    use domain::query::{Direction, FlagQuery, FlagSortField, Page, Sort};
+    use service::{EnvironmentSelection, FlagListRequest};
+    use std::sync::atomic::AtomicBool;
+
+    let (_db, service, caller) = service_on(Backend::Postgres);
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    for key in ["a", "f", "z"] {
+        service
+            .create_flag(
+                &create,
+                "p",
+                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+            )
+            .unwrap();
+    }
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let request = FlagListRequest {
+        query: FlagQuery {
+            query: None,
+            tags: vec![],
+            state: None,
+            temporary: None,
+            maintainer_id: None,
+            sort: Sort {
+                field: FlagSortField::Key,
+                direction: Direction::Ascending,
+            },
+            page: Some(Page {
+                limit: 20,
+                offset: 0,
+            }),
+        },
+        environments: EnvironmentSelection::None,
+    };
+    let done = AtomicBool::new(false);
+    let seen_archived = std::thread::scope(|scope| {
+        let (service, permit, done) = (&service, &permit, &done);
+        scope.spawn(move || {
+            for round in 0..400 {
+                let kind = if round % 2 == 0 {
+                    "archiveFlag"
+                } else {
+                    "restoreFlag"
+                };
+                let change = FlagChange::Semantic(
+                    SemanticPatch::parse(json!({"instructions": [{"kind": kind}]})).unwrap(),
+                );
+                service.patch_flag(permit, "p", "f", &change).unwrap();
+            }
+            done.store(true, Ordering::SeqCst);
+        });
+        let mut seen = vec![];
+        while !done.load(Ordering::SeqCst) {
+            let listed = service.list_flags(&caller, "p", &request).unwrap();
+            seen.extend(
+                listed
+                    .items
+                    .iter()
+                    .filter(|f| f.flag.archived)
+                    .map(|f| f.flag.version),
+            );
+        }
+        seen
+    });
+    assert!(
+        seen_archived.is_empty(),
+        "archived flag listed as live at versions {seen_archived:?}"
+    );
+}
+
+/// Two changes in one batch that both `test` the same `_version`: the first is written, the
+/// second sees the version the first made and is refused with a 409; the first's change stays.
+#[test]
+fn a_version_test_in_a_batch_sees_the_changes_before_it() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let before = service
+        .create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap(),
+        )
+        .unwrap()
+        .flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let tested_rename = |version: i64, name: &str| {
+        FlagChange::JsonPatch(patch(json!([
+            {"op": "test", "path": "/_version", "value": version},
+            {"op": "replace", "path": "/name", "value": name}
+        ])))
+    };
+    let mut holds_flag = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(300));
+    let (service, permit) = (&service, &permit);
+    let outcomes = std::thread::scope(|scope| {
+        let mut handles = vec![];
+        for change in [
+            tested_rename(before.version, "zero"),
+            tested_rename(before.version + 1, "first"),
+            tested_rename(before.version + 1, "second"),
+        ] {
+            handles.push(scope.spawn(move || service.patch_flag(permit, "p", "f", &change)));
+            pause();
+        }
+        holds_flag.batch_execute("COMMIT").unwrap();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(outcomes[0].as_ref().unwrap().flag.name, "zero");
+    let first = outcomes[1].as_ref().unwrap();
+    assert_eq!(
+        (first.flag.name.as_str(), first.flag.version),
+        ("first", before.version + 2)
+    );
+    assert!(
+        matches!(outcomes[2], Err(ServiceError::VersionConflict(_))),
+        "{:?}",
+        outcomes[2]
+    );
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(
+        (after.name.as_str(), after.version),
+        ("first", before.version + 2)
+    );
+}

@@ -22,8 +22,11 @@ use super::SqlRepository;
 use crate::stored;
 use crate::stored::flag::{config_json, read_config};
 
+// `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
+// `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE`, and
+// the statement's text varied with the row, so it was never a cached prepared statement.
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = flags)]
+#[diesel(table_name = flags, treat_none_as_null = true)]
 struct FlagRow {
     project_id: String,
     key: String,

@@ -535,7 +535,43 @@ async fn list_pages_keep_the_order_with_ties(backend: Backend) {
     }
 }
 
+/// The `maintainerId` filter follows the flag's maintainer as it is now: one set and then
+/// removed by a patch no longer matches (the stored column is cleared, not left as it was).
+async fn a_removed_maintainer_no_longer_matches(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    app.flag("p", "f").await;
+    let me = app.get("/api/v2/members/me").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let filtered = format!("/api/v2/flags/p?filter=maintainerId:{me}");
+    let set = app
+        .patch(
+            "/api/v2/flags/p/f",
+            json!([{"op": "add", "path": "/maintainerId", "value": me}]),
+        )
+        .await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    assert_eq!(app.get(&filtered).await.body["totalCount"], 1);
+    let removed = app
+        .patch(
+            "/api/v2/flags/p/f",
+            json!([{"op": "remove", "path": "/maintainerId"}]),
+        )
+        .await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    assert!(
+        removed.body.get("maintainerId").is_none(),
+        "{}",
+        removed.body
+    );
+    let listed = app.get(&filtered).await;
+    assert_eq!(listed.body["totalCount"], 0, "{}", listed.body);
+}
+
 on_both_backends!(
+    a_removed_maintainer_no_longer_matches,
     create_flag_appears_everywhere_off,
     create_multivariate_flag,
     create_flag_errors,

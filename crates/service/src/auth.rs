@@ -120,7 +120,6 @@ fn caller_of(token: &Token, member: &Member) -> Caller {
     };
     Caller {
         token_id: token.id.clone(),
-        token_name: token.name.clone(),
         member_id: token.member_id.clone(),
         role,
         service_token: token.service_token,

@@ -54,8 +54,6 @@ pub type ServiceResult<T> = Result<T, ServiceError>;
 pub struct Caller {
     /// The token's `_id`.
     token_id: TokenId,
-    /// The token's name.
-    token_name: String,
     /// The member the token belongs to (its creator, for service tokens).
     member_id: MemberId,
     /// The role in effect: a personal token never exceeds its member's role.
@@ -77,7 +75,7 @@ impl Caller {
 
     /// The name of the access token presented.
     pub fn token_name(&self) -> &str {
-        &self.token_name
+        &self.audited_as.1.name
     }
 
     /// The member the token belongs to (its creator, for service tokens).
@@ -276,7 +274,6 @@ mod tests {
     fn caller_with(role: Role) -> Caller {
         Caller {
             token_id: TokenId::parse(&"1".repeat(24)).unwrap(),
-            token_name: "token".into(),
             member_id: MemberId::parse(&"2".repeat(24)).unwrap(),
             role,
             service_token: false,

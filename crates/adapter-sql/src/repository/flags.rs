@@ -144,6 +144,15 @@ struct ConfigReferences<'a> {
 }
 
 impl<'a> ConfigReferences<'a> {
+    /// What all of `flag`'s configurations refer to.
+    fn of_flag(project_id: &'a str, flag: &'a Flag) -> Self {
+        let mut references = Self::default();
+        for (environment_key, config) in &flag.environments {
+            references.add(project_id, &flag.key, environment_key, config);
+        }
+        references
+    }
+
     /// Adds what the configuration of flag `flag_key` in `environment_key` refers to.
     fn add(
         &mut self,
@@ -191,10 +200,7 @@ impl SqlRepository<'_> {
     /// Rewrites what `flag`'s configurations (all environments) refer to: its prerequisite
     /// edges, then the segments its rules name.
     fn replace_flag_references(&mut self, project_id: &str, flag: &Flag) -> StoreResult<()> {
-        let mut references = ConfigReferences::default();
-        for (environment_key, config) in &flag.environments {
-            references.add(project_id, &flag.key, environment_key, config);
-        }
+        let references = ConfigReferences::of_flag(project_id, flag);
         diesel::delete(
             flag_prerequisites::table
                 .filter(flag_prerequisites::project_id.eq(project_id))
@@ -295,23 +301,16 @@ impl FlagRepository for SqlRepository<'_> {
             .execute(self.conn)
             .store()?;
         // A new flag has no tags or references to replace: only inserts.
-        let tags: Vec<_> = flag
-            .tags
-            .iter()
-            .map(|tag| {
-                (
-                    flag_tags::project_id.eq(project_id.as_str()),
-                    flag_tags::flag_key.eq(flag.key.as_str()),
-                    flag_tags::tag.eq(tag),
-                )
-            })
-            .collect();
-        insert_rows!(self.conn, flag_tags, tags);
-        let mut references = ConfigReferences::default();
-        for (environment_key, config) in &flag.environments {
-            references.add(project_id, &flag.key, environment_key, config);
-        }
-        self.insert_references(references)?;
+        insert_tags!(
+            self.conn,
+            flag_tags,
+            [
+                project_id = project_id.as_str(),
+                flag_key = flag.key.as_str()
+            ],
+            flag.tags
+        );
+        self.insert_references(ConfigReferences::of_flag(project_id, flag))?;
         let rows = flag
             .environments
             .iter()

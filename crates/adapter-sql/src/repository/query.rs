@@ -204,12 +204,21 @@ pub(super) fn chunked<K, T>(
     Ok(all)
 }
 
+/// Inserts the tags of one owner (a new one: nothing to replace) into a tag table: one multi-row
+/// insert.
+macro_rules! insert_tags {
+    ($conn:expr, $table:ident, [$($column:ident = $value:expr),+], $tags:expr) => {{
+        let rows: Vec<_> = $tags.iter().map(|tag| ($($table::$column.eq($value),)+ $table::tag.eq(tag))).collect();
+        $crate::repository::query::insert_rows!($conn, $table, rows);
+    }};
+}
+pub(super) use insert_tags;
+
 /// Replaces the tags of one owner in a tag table: one delete, one multi-row insert.
 macro_rules! replace_tags {
     ($conn:expr, $table:ident, [$($column:ident = $value:expr),+], $tags:expr) => {{
         diesel::delete($table::table$(.filter($table::$column.eq($value)))+).execute($conn).store()?;
-        let rows: Vec<_> = $tags.iter().map(|tag| ($($table::$column.eq($value),)+ $table::tag.eq(tag))).collect();
-        $crate::repository::query::insert_rows!($conn, $table, rows);
+        $crate::repository::query::insert_tags!($conn, $table, [$($column = $value),+], $tags);
     }};
 }
 pub(super) use replace_tags;

@@ -57,6 +57,8 @@ pub struct MemoryStore {
     writer: Mutex<()>,
     /// The committed state: locked only to copy or replace it.
     committed: Mutex<Tables>,
+    /// Told what committed writes announced (there are no other processes to hear of).
+    listeners: ports::Listeners,
 }
 
 impl MemoryStore {
@@ -87,12 +89,19 @@ impl Store for MemoryStore {
     fn write(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()> {
         let _one_writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut working = self.snapshot();
-        work(&mut MemoryRepository::new(&mut working))?;
+        let mut repo = MemoryRepository::new(&mut working);
+        work(&mut repo)?;
+        let announced = std::mem::take(&mut repo.announced);
         *self
             .committed
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = working;
+        self.listeners.tell(&announced);
         Ok(())
+    }
+
+    fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) {
+        self.listeners.add(listener);
     }
 }
 

@@ -13,10 +13,11 @@ use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{
-    AccountRepository, AuditRepository, ClaimedDelivery, DeliveryOutcome, EnvironmentRepository,
-    FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig, Listed,
-    Locked, MemberRepository, ProjectEnvironment, ProjectRepository, QueuedDelivery,
-    SegmentRepository, SegmentUser, StoreResult, TokenMatch, TokenRepository, WebhookRepository,
+    AccountRepository, AuditRepository, Changed, ClaimedDelivery, DeliveryOutcome,
+    EnvironmentRepository, FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository,
+    KeyedFlagConfig, Listed, Locked, MemberRepository, ProjectEnvironment, ProjectRepository,
+    QueuedDelivery, SegmentRepository, SegmentUser, StoreResult, TokenMatch, TokenRepository,
+    WebhookRepository,
 };
 
 use crate::Tables;
@@ -27,11 +28,16 @@ use crate::Tables;
 #[derive(Debug)]
 pub struct MemoryRepository<'t> {
     tables: &'t mut Tables,
+    /// What this transaction announced, told once it commits.
+    pub(crate) announced: Vec<Changed>,
 }
 
 impl<'t> MemoryRepository<'t> {
     pub(crate) fn new(tables: &'t mut Tables) -> Self {
-        Self { tables }
+        Self {
+            tables,
+            announced: Vec::new(),
+        }
     }
 }
 
@@ -172,6 +178,11 @@ impl ProjectRepository for MemoryRepository<'_> {
 
     fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>> {
         Ok(self.tables.get_project(key).map(Locked::assume_locked))
+    }
+
+    fn share_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>> {
+        // Write transactions run one at a time here: held as a lock is.
+        Ok(self.tables.get_project(key))
     }
 
     fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<Listed<Project>> {
@@ -531,6 +542,11 @@ impl AuditRepository for MemoryRepository<'_> {
 
     fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>> {
         Ok(self.tables.get_audit_entry(id))
+    }
+
+    fn announce(&mut self, changed: &Changed) -> StoreResult<()> {
+        self.announced.push(changed.clone());
+        Ok(())
     }
 }
 

@@ -70,16 +70,18 @@ pub fn with_connect_timeout(url: &str) -> String {
     )
 }
 
-/// Migrates the database at `url` and opens a store with up to `pool_size` connections.
+/// Migrates the database at `url` and opens a store with up to `pool_size` connections. A
+/// subscriber to the store also hears other processes' commits on that database
+/// (`adapter_sql::feed`, on one more connection).
 ///
 /// # Errors
 /// [`PostgresError`] when the server cannot be reached or the schema cannot be migrated.
 pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
     let url = with_connect_timeout(url);
     migrate(&url)?;
-    let manager = DbConnectionManager::new(url, Engine::Postgres, STATEMENT_TIMEOUT);
+    let manager = DbConnectionManager::new(url.clone(), Engine::Postgres, STATEMENT_TIMEOUT);
     let pool = adapter_sql::build_pool(manager, pool_size, CONNECTION_WAIT)?;
-    Ok(SqlStore::new(pool, Engine::Postgres))
+    Ok(SqlStore::new(pool, Engine::Postgres).with_change_feed(url))
 }
 
 /// The URL of database `name` on the server of `url` (same user, host, port and parameters).

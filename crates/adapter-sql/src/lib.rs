@@ -5,6 +5,7 @@
 //! engine-specific parts (connection set-up, running the migrations, test databases) live in
 //! `adapter-postgres` and `adapter-sqlite`, which build a [`SqlStore`].
 
+pub mod feed;
 mod repository;
 pub mod schema;
 pub mod schema_check;
@@ -19,7 +20,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::{Connection, PgConnection, SqliteConnection};
 use ports::{Store, StoreError, StoreResult, UnitOfWork};
 
-pub use repository::SqlRepository;
+pub use repository::{SqlRepository, CHANGES_CHANNEL};
 
 /// The schema migrations of both engines, embedded once here.
 pub const MIGRATIONS: diesel_migrations::EmbeddedMigrations =
@@ -160,6 +161,10 @@ pub struct SqlStore {
     write_lock: Option<Mutex<()>>,
     /// Whether reads run inside a transaction.
     reads_in_transaction: bool,
+    /// Told of what write transactions announce, once they commit.
+    listeners: ports::Listeners,
+    /// Where other processes' commits are heard (PostgreSQL: `LISTEN`, see [`feed`]).
+    feed_url: Option<String>,
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -186,7 +191,16 @@ impl SqlStore {
             pool,
             write_lock: (engine == Engine::Sqlite).then(|| Mutex::new(())),
             reads_in_transaction: engine == Engine::Sqlite,
+            listeners: ports::Listeners::default(),
+            feed_url: None,
         }
+    }
+
+    /// The same store, telling its subscribers of other processes' commits too, as heard on
+    /// the PostgreSQL database at `url` (see [`feed`]).
+    pub fn with_change_feed(mut self, url: impl Into<String>) -> Self {
+        self.feed_url = Some(url.into());
+        self
     }
 
     /// A connection from the pool. Connections are not pinged before use, except after a
@@ -236,15 +250,20 @@ impl SqlStore {
             let result = if in_transaction {
                 pooled
                     .conn
-                    .transaction::<(), TxError, _>(|conn| {
+                    .transaction::<_, TxError, _>(|conn| {
                         started = true;
-                        work(&mut SqlRepository::new(conn)).map_err(TxError::Store)
+                        let mut repo = SqlRepository::new(conn);
+                        work(&mut repo).map_err(TxError::Store)?;
+                        repo.finish().map_err(TxError::Store)
                     })
                     .map_err(|TxError::Store(err)| err)
             } else {
                 started = true;
-                work(&mut SqlRepository::new(&mut pooled.conn))
+                let mut repo = SqlRepository::new(&mut pooled.conn);
+                work(&mut repo).and_then(|()| repo.finish())
             };
+            // Committed: this process's listeners hear of it before the writer is answered.
+            let result = result.map(|announced| self.listeners.tell(&announced));
             // `Aborted` is the unit of work's own error, which may stem from a failed statement.
             if !matches!(
                 result,
@@ -281,6 +300,13 @@ impl Store for SqlStore {
             .as_ref()
             .map(|lock| lock.lock().unwrap_or_else(|p| p.into_inner()));
         self.run(Access::Write, work)
+    }
+
+    fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) {
+        if let Some(url) = &self.feed_url {
+            feed::start(url.clone(), listener.clone());
+        }
+        self.listeners.add(listener);
     }
 }
 

@@ -79,6 +79,11 @@ struct Args {
     /// Timeout of one delivery in ms.
     #[arg(long, env = "FLAGSVC_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
     webhook_timeout_ms: u64,
+    /// Memory for this replica's read cache of flags, in MiB; 0 turns it off. Used on
+    /// PostgreSQL only, where other replicas' changes are heard (LISTEN/NOTIFY): a flag changed
+    /// by another replica is served new within 100 ms, and by this one at once.
+    #[arg(long, env = "FLAGSVC_READ_CACHE_MIB", default_value_t = 16)]
+    read_cache_mib: usize,
 }
 
 #[actix_web::main]
@@ -113,7 +118,8 @@ async fn main() -> anyhow::Result<()> {
             Arc::new(SystemClock::default()),
             Arc::new(adapter_http::ApiRepresentations),
         )
-        .with_webhook_settings(webhooks),
+        .with_webhook_settings(webhooks)
+        .with_read_cache(args.read_cache_mib.saturating_mul(1 << 20)),
     );
     match service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)

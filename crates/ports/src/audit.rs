@@ -4,7 +4,7 @@ use domain::audit::{AuditEntry, AuditQuery};
 use domain::id::AuditEntryId;
 use domain::webhook::Webhook;
 
-use crate::StoreResult;
+use crate::{Changed, StoreResult};
 
 /// The audit log: entries are appended, never changed.
 pub trait AuditRepository {
@@ -20,4 +20,9 @@ pub trait AuditRepository {
     fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
     /// One audit entry, with its detail fields.
     fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>>;
+    /// Announces that this transaction changes what `changed` covers: once it commits, the
+    /// store tells its [`ChangeListener`](crate::ChangeListener)s (in this process before the
+    /// write returns; in others where it can, e.g. by a `NOTIFY` sent in this transaction).
+    /// Nothing is told of a transaction that rolls back.
+    fn announce(&mut self, changed: &Changed) -> StoreResult<()>;
 }

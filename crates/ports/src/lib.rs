@@ -12,6 +12,8 @@
 //! - [`Locked`] carries the concurrency rule (see [`locked`]): a write takes what a `lock_*`
 //!   method handed out, so it cannot forget its lock.
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
+//! - [`ChangeListener`] is told what committed writes changed (see [`changes`]), so that a read
+//!   cache can forget what changed, here and on other replicas.
 
 use std::net::IpAddr;
 
@@ -19,6 +21,7 @@ use domain::webhook::target::WebhookTarget;
 
 pub mod account;
 pub mod audit;
+pub mod changes;
 pub mod environments;
 pub mod flags;
 pub mod listed;
@@ -32,6 +35,7 @@ pub mod webhooks;
 
 pub use account::AccountRepository;
 pub use audit::AuditRepository;
+pub use changes::{ChangeListener, Changed, Listeners};
 pub use environments::{EnvironmentRepository, ProjectEnvironment};
 pub use flags::{
     FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig,

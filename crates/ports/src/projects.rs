@@ -14,6 +14,11 @@ pub trait ProjectRepository {
     fn get_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>>;
     /// A project by key, locked until the transaction ends.
     fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>>;
+    /// A project by key, held against changes until the transaction ends, but shared: other
+    /// transactions may hold it so too at the same time (creating flags in it, say), while one
+    /// that locks it ([`ProjectRepository::lock_project`]: to change it, add an environment,
+    /// delete it) waits for them all, and they for it.
+    fn share_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>>;
     /// One page of projects matching `query`, with the total count of matches.
     fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<Listed<Project>>;
     /// Saves a project's changed fields.

@@ -2,7 +2,7 @@
 //! writes on conflicts), and inside one a [`Repository`] reads and writes aggregates. Everything a
 //! use case does happens in one transaction: all of it or none of it.
 
-use crate::Repository;
+use crate::{ChangeListener, Repository};
 
 /// A storage failure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,6 +50,11 @@ pub trait Store: Send + Sync {
     /// As [`Store::read`]; [`StoreError::Conflict`] when the engine aborted the transaction
     /// because of a concurrent one.
     fn write(&self, work: &mut UnitOfWork<'_>) -> StoreResult<()>;
+
+    /// Tells `listener` of the changes write transactions announce (see
+    /// [`ChangeListener`]'s contract) until the listener is dropped: the store holds it weakly.
+    /// A store that learns of other processes' commits (PostgreSQL) starts doing so here.
+    fn subscribe(&self, listener: std::sync::Weak<dyn ChangeListener>);
 }
 
 /// How many times a write transaction is attempted when the engine reports a conflict.

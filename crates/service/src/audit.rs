@@ -2,8 +2,9 @@
 
 use domain::audit::{Access, AuditEntry, AuditQuery, AuditTarget};
 use domain::id::AuditEntryId;
+use domain::key::{FlagKey, ProjectKey};
 use domain::role::Action;
-use ports::{Repository, StoreExt};
+use ports::{Changed, Repository, StoreExt};
 use serde_json::Value;
 
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
@@ -77,6 +78,39 @@ impl Change {
     }
 }
 
+/// What a change recorded by `entry` does to cached flags (see `crate::read_cache`): a flag's
+/// own changes touch that flag; an environment's or a project's, every flag of the project (they
+/// show the environments' names); a segment, token or webhook, none; anything else (a member,
+/// whom flags show as their maintainer), everything. A key the current rules would not accept
+/// (stored under older ones) cannot be read back safely from the entry's resource, and so
+/// touches everything.
+fn announced(entry: &AuditEntry) -> Option<Changed> {
+    // `proj/{p}`, `proj/{p}:env/{e}`, `proj/{p}:env/{e}:flag/{f}`: with keys of today's rules
+    // (no `:`), the number of `:` tells that no key had one.
+    let project = |separators: usize| {
+        let resource = entry.target.resources.first()?;
+        if resource.matches(':').count() != separators {
+            return None;
+        }
+        let key = resource.strip_prefix("proj/")?.split(':').next()?;
+        ProjectKey::parse(key).ok().map(ProjectKey::into_string)
+    };
+    let changed = match entry.kind.as_str() {
+        "segment" | "token" | "webhook" => return None,
+        "flag" => FlagKey::parse(&entry.name)
+            .ok()
+            .and(project(2))
+            .map(|project| Changed::Flag {
+                project,
+                flag: entry.name.clone(),
+            }),
+        "environment" => project(1).map(Changed::Project),
+        "project" => project(0).map(Changed::Project),
+        _ => None,
+    };
+    Some(changed.unwrap_or(Changed::Everything))
+}
+
 /// A model value as JSON for an audit entry (it serialises infallibly).
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> Option<Value> {
     serde_json::to_value(value).ok()
@@ -130,6 +164,10 @@ impl Service {
             current_version: change.current,
         };
         entry.set_titles(change.verb);
+        // Before the entry: PostgreSQL sends the notification with it, in one round trip.
+        if let Some(changed) = announced(&entry) {
+            repo.announce(&changed)?;
+        }
         let webhooks = repo.append_audit_entry(&entry)?;
         // The outbox: deliveries are queued with the change, and sent after it commits.
         self.enqueue_deliveries(repo, &entry, &webhooks)?;
@@ -183,4 +221,46 @@ fn complete_entry(entry: &mut AuditEntry, account_id: &str) {
         account_id.clone_into(&mut entry.account_id);
     }
     entry.fill_titles();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::audit::resource;
+
+    fn entry(kind: &str, name: &str, resource: String) -> AuditEntry {
+        serde_json::from_value(serde_json::json!({
+            "_accountId": "", "_id": "0".repeat(24), "date": 1, "kind": kind, "name": name,
+            "shortDescription": "", "description": "", "accesses": [],
+            "target": {"name": name, "resources": [resource]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn what_a_change_announces_follows_its_resource() {
+        let flag = entry("flag", "f", resource::flag("shop", None, "f"));
+        assert_eq!(
+            announced(&flag),
+            Some(Changed::Flag {
+                project: "shop".into(),
+                flag: "f".into()
+            })
+        );
+        let env = entry("environment", "e", resource::environment("shop", "e"));
+        assert_eq!(announced(&env), Some(Changed::Project("shop".into())));
+        let project = entry("project", "shop", resource::project("shop"));
+        assert_eq!(announced(&project), Some(Changed::Project("shop".into())));
+        let member = entry("member", "m", resource::member("m"));
+        assert_eq!(announced(&member), Some(Changed::Everything));
+        let segment = entry("segment", "s", resource::segment("shop", "e", "s"));
+        assert_eq!(announced(&segment), None);
+        // Keys from older rules, which the resource cannot be split by safely.
+        let loose = entry("flag", "f", resource::flag("sh:op", None, "f"));
+        assert_eq!(announced(&loose), Some(Changed::Everything));
+        let loose = entry("environment", "e", resource::environment("sh:env/x", "e"));
+        assert_eq!(announced(&loose), Some(Changed::Everything));
+        let loose = entry("project", "s:p", resource::project("s:p"));
+        assert_eq!(announced(&loose), Some(Changed::Everything));
+    }
 }

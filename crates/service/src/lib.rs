@@ -11,6 +11,7 @@ mod flags;
 mod ids;
 mod members;
 mod projects;
+mod read_cache;
 mod representation;
 mod segments;
 mod statuses;
@@ -35,6 +36,7 @@ pub use flags::{
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
+pub use read_cache::MAX_LAG as READ_CACHE_MAX_LAG;
 pub use representation::{ApiResource, PlainRepresentations, Representations};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
@@ -146,6 +148,8 @@ pub struct Service {
     account_id: std::sync::OnceLock<String>,
     /// Changes to a flag waiting while another change to it is written.
     flag_writes: flag_writes::WriteQueues<flags::FlagWrite, FlagView>,
+    /// Flags as `GET` reads them, when a read cache was asked for ([`Service::with_read_cache`]).
+    flag_cache: Option<Arc<read_cache::FlagCache>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -173,7 +177,26 @@ impl Service {
             shown: representations,
             account_id: std::sync::OnceLock::new(),
             flag_writes: flag_writes::WriteQueues::default(),
+            flag_cache: None,
         }
+    }
+
+    /// The same service, keeping up to `budget` bytes of flags as `GET` reads them, to answer
+    /// reads of them from memory ([`Service::cached_flag`]) while the store vouches that no change
+    /// to them was missed: never a version older than a change this replica committed, nor one
+    /// older than a change another replica committed more than [`READ_CACHE_MAX_LAG`] ago. Only a
+    /// store that hears other processes' commits (PostgreSQL) ever vouches; elsewhere nothing is
+    /// served from the cache. `budget` 0 keeps none.
+    pub fn with_read_cache(mut self, budget: usize) -> Self {
+        if budget == 0 {
+            self.flag_cache = None;
+            return self;
+        }
+        let cache = Arc::new(read_cache::FlagCache::new(budget));
+        let listener: Arc<dyn ports::ChangeListener> = cache.clone();
+        self.store.subscribe(Arc::downgrade(&listener));
+        self.flag_cache = Some(cache);
+        self
     }
 
     /// The same service, delivering webhooks as `settings` say.

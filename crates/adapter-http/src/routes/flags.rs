@@ -168,7 +168,11 @@ pub async fn list_flags(
         query,
         environments,
     };
-    let list = call(&state, move |s| s.list_flags(&caller, &project, &request)).await?;
+    // From this replica's read cache when it can answer, without a trip to the blocking pool.
+    let list = match state.service.cached_flag_list(&caller, &project, &request) {
+        Some(cached) => cached?,
+        None => call(&state, move |s| s.list_flags(&caller, &project, &request)).await?,
+    };
     let items = list
         .items
         .into_iter()
@@ -209,6 +213,10 @@ pub async fn get_flag(
 ) -> Result<web::Json<Flag>, ApiError> {
     let envs = QueryParams::of(&req).list("env")?;
     let (project, key) = path.into_inner();
+    // From this replica's read cache when it can answer, without a trip to the blocking pool.
+    if let Some(cached) = state.service.cached_flag(&caller, &project, &key, &envs) {
+        return Ok(web::Json(Flag::from((project.as_str(), cached?))));
+    }
     let project_key = project.clone();
     let flag = call(&state, move |s| s.get_flag(&caller, &project, &key, &envs)).await?;
     Ok(web::Json(Flag::from((project_key.as_str(), flag))))

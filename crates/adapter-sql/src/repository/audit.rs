@@ -102,12 +102,15 @@ impl AuditRepository for SqlRepository<'_> {
     }
 
     fn append_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<Vec<Webhook>> {
+        // Sent with the entry on PostgreSQL (SQLite has no other process to tell).
+        let unsent = self.unsent_payloads();
         let DbConnection::Pg(conn) = &mut *self.conn else {
             // SQLite: no round trips to save.
             self.insert_audit_entry(entry)?;
             return self.list_webhooks();
         };
-        // One statement: the entry, its detail and its resources, and the webhooks.
+        // One statement: the entry, its detail and its resources, the notifications of what
+        // the transaction announced so far (sent when it commits), and the webhooks.
         let rows = AuditRows::of(entry)?;
         let docs: Vec<WebhookDoc> = diesel::sql_query(
             "WITH entry AS (\
@@ -118,8 +121,11 @@ impl AuditRepository for SqlRepository<'_> {
                SELECT $1::text, $6::text WHERE $6::text IS NOT NULL), \
              resources AS (\
                INSERT INTO audit_resources (entry_id, resource) \
-               SELECT $1::text, unnest($7::text[])) \
-             SELECT doc FROM webhooks ORDER BY creation_date, id",
+               SELECT $1::text, unnest($7::text[])), \
+             notified AS (\
+               SELECT pg_notify('flagsvc_changed', payload) FROM unnest($8::text[]) AS payload) \
+             SELECT doc FROM webhooks WHERE (SELECT count(*) FROM notified) >= 0 \
+             ORDER BY creation_date, id",
         )
         .bind::<Text, _>(entry.id.as_str())
         .bind::<BigInt, _>(entry.date)
@@ -128,11 +134,17 @@ impl AuditRepository for SqlRepository<'_> {
         .bind::<Text, _>(&rows.listing)
         .bind::<Nullable<Text>, _>(rows.detail.as_deref())
         .bind::<Array<Text>, _>(&rows.resources)
+        .bind::<Array<Text>, _>(&unsent)
         .load(conn)
         .store()?;
         docs.iter()
             .map(|d| stored::webhook::read_doc(&d.doc))
             .collect()
+    }
+
+    fn announce(&mut self, changed: &ports::Changed) -> StoreResult<()> {
+        self.announced.push(changed.clone());
+        Ok(())
     }
 
     fn list_audit_entries(&mut self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {

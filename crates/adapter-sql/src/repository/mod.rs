@@ -19,6 +19,10 @@ use crate::DbConnection;
 /// A [`Repository`](ports::Repository) inside one transaction on a [`DbConnection`].
 pub struct SqlRepository<'c> {
     conn: &'c mut DbConnection,
+    /// What this transaction announced ([`ports::AuditRepository::announce`]).
+    announced: Vec<ports::Changed>,
+    /// How many of `announced` were already sent to other processes (PostgreSQL `NOTIFY`).
+    notified: usize,
 }
 
 impl std::fmt::Debug for SqlRepository<'_> {
@@ -30,6 +34,47 @@ impl std::fmt::Debug for SqlRepository<'_> {
 impl<'c> SqlRepository<'c> {
     /// A repository working on `conn` (inside a transaction the caller opened).
     pub fn new(conn: &'c mut DbConnection) -> Self {
-        Self { conn }
+        Self {
+            conn,
+            announced: Vec::new(),
+            notified: 0,
+        }
+    }
+
+    /// Ends the unit of work before its commit: sends what it announced and has not sent yet to
+    /// other processes (PostgreSQL: `NOTIFY` on [`CHANGES_CHANNEL`], delivered when the
+    /// transaction commits, and only then), and returns everything it announced, for this
+    /// process's listeners once it has committed.
+    ///
+    /// # Errors
+    /// A failed statement.
+    pub fn finish(mut self) -> ports::StoreResult<Vec<ports::Changed>> {
+        let unsent = self.unsent_payloads();
+        if let (false, DbConnection::Pg(conn)) = (unsent.is_empty(), &mut *self.conn) {
+            use diesel::RunQueryDsl;
+            diesel::sql_query(NOTIFY_UNNEST)
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(&unsent)
+                .execute(conn)
+                .map_err(crate::map_error)?;
+        }
+        Ok(self.announced)
+    }
+
+    /// The payloads of what was announced and not yet sent, now counted as sent.
+    fn unsent_payloads(&mut self) -> Vec<String> {
+        let unsent = self.announced[self.notified..]
+            .iter()
+            .map(ports::Changed::to_payload)
+            .collect();
+        self.notified = self.announced.len();
+        unsent
     }
 }
+
+/// The PostgreSQL channel on which write transactions announce their changes to other replicas
+/// ([`ports::Changed::to_payload`] as the payload).
+pub const CHANGES_CHANNEL: &str = "flagsvc_changed";
+
+/// Sends `$1` (text[]) as notifications on [`CHANGES_CHANNEL`].
+const NOTIFY_UNNEST: &str =
+    "SELECT pg_notify('flagsvc_changed', payload) FROM unnest($1::text[]) AS payload";

@@ -143,29 +143,13 @@ impl ProjectRepository for SqlRepository<'_> {
     }
 
     fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>> {
-        // The row is locked and read in one statement: PostgreSQL returns a row locked after
-        // waiting in its latest committed version (it is one table: nothing joined is read from
-        // the older snapshot). The tags are read after the lock.
-        let query = projects::table.filter(projects::key.eq(key.as_str()));
-        let row: Option<ProjectRow> = match &mut *self.conn {
-            crate::DbConnection::Pg(conn) => query
-                .select(ProjectRow::as_select())
-                .for_no_key_update()
-                .first(conn)
-                .optional(),
-            crate::DbConnection::Sqlite(conn) => {
-                query.select(ProjectRow::as_select()).first(conn).optional()
-            }
-        }
-        .store()?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let tags = self
-            .project_tags_of(std::slice::from_ref(&row.id))?
-            .remove(&row.id)
-            .unwrap_or_default();
-        Ok(Some(Locked::assume_locked(row.into_project(tags)?)))
+        Ok(self
+            .held_project(key, Hold::Alone)?
+            .map(Locked::assume_locked))
+    }
+
+    fn share_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>> {
+        self.held_project(key, Hold::Shared)
     }
 
     fn list_projects(&mut self, q: &ProjectQuery) -> StoreResult<Listed<Project>> {
@@ -205,5 +189,49 @@ impl ProjectRepository for SqlRepository<'_> {
             .execute(self.conn)
             .store()?;
         Ok(())
+    }
+}
+
+/// How a project is held until the transaction ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// By this transaction alone (`FOR NO KEY UPDATE`).
+    Alone,
+    /// With others that share it (`FOR SHARE`, which a `FOR NO KEY UPDATE` waits for).
+    Shared,
+}
+
+impl SqlRepository<'_> {
+    /// The project `key`, held as `hold` says (SQLite's write transactions run one at a time:
+    /// any hold is alone there).
+    fn held_project(&mut self, key: &ProjectKey, hold: Hold) -> StoreResult<Option<Project>> {
+        // The row is locked and read in one statement: PostgreSQL returns a row locked after
+        // waiting in its latest committed version (it is one table: nothing joined is read from
+        // the older snapshot). The tags are read after the lock.
+        let query = projects::table.filter(projects::key.eq(key.as_str()));
+        let row: Option<ProjectRow> = match (&mut *self.conn, hold) {
+            (crate::DbConnection::Pg(conn), Hold::Alone) => query
+                .select(ProjectRow::as_select())
+                .for_no_key_update()
+                .first(conn)
+                .optional(),
+            (crate::DbConnection::Pg(conn), Hold::Shared) => query
+                .select(ProjectRow::as_select())
+                .for_share()
+                .first(conn)
+                .optional(),
+            (crate::DbConnection::Sqlite(conn), _) => {
+                query.select(ProjectRow::as_select()).first(conn).optional()
+            }
+        }
+        .store()?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let tags = self
+            .project_tags_of(std::slice::from_ref(&row.id))?
+            .remove(&row.id)
+            .unwrap_or_default();
+        Ok(Some(row.into_project(tags)?))
     }
 }

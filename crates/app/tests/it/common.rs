@@ -224,11 +224,15 @@ pub async fn spawn_with(
     impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     let db = open(backend);
-    let service = Arc::new(Service::new(
-        db.store.clone(),
-        Arc::new(SystemClock::default()),
-        Arc::new(adapter_http::ApiRepresentations),
-    ));
+    // With the read cache the binary has: every test that reads what it wrote checks it.
+    let service = Arc::new(
+        Service::new(
+            db.store.clone(),
+            Arc::new(SystemClock::default()),
+            Arc::new(adapter_http::ApiRepresentations),
+        )
+        .with_read_cache(16 << 20),
+    );
     service
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");

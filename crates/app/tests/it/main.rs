@@ -82,6 +82,7 @@ mod http_edge;
 mod openapi;
 mod permissions;
 mod previous_release;
+mod read_cache;
 mod storage;
 mod storage_audit;
 mod storage_large;

@@ -1,0 +1,277 @@
+//! The read cache of flags (`Service::with_read_cache`) with two replicas on one PostgreSQL
+//! database: the replica that wrote never serves the old version, another serves the new one
+//! within `READ_CACHE_MAX_LAG`, and a lost change feed empties the cache.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use adapter_postgres::TestDatabase;
+use domain::instruction::SemanticPatch;
+use serde_json::json;
+use service::{use_case, Caller, FlagChange, FlagView, Service, SystemClock, READ_CACHE_MAX_LAG};
+
+use crate::common::{postgres_server_url, OWNER};
+
+/// One replica: a service with its own store (pool and change feed) on the shared database.
+struct Replica {
+    service: Arc<Service>,
+    caller: Caller,
+}
+
+impl Replica {
+    fn on(db: &TestDatabase) -> Self {
+        let store = adapter_postgres::connect(db.url(), 4).expect("connect");
+        let service = Arc::new(
+            Service::new(
+                Arc::new(store),
+                Arc::new(SystemClock::default()),
+                Arc::new(adapter_http::ApiRepresentations),
+            )
+            .with_read_cache(1 << 20),
+        );
+        service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+        let caller = service.authenticate(OWNER).unwrap();
+        Self { service, caller }
+    }
+
+    /// What `GET /flags/p/f` answers: from the cache when it can, else from the database.
+    fn get(&self) -> FlagView {
+        match self.service.cached_flag(&self.caller, "p", "f", &[]) {
+            Some(cached) => cached.unwrap(),
+            None => self.service.get_flag(&self.caller, "p", "f", &[]).unwrap(),
+        }
+    }
+
+    /// Whether the cache answers for the flag now.
+    fn cached(&self) -> bool {
+        self.service
+            .cached_flag(&self.caller, "p", "f", &[])
+            .is_some()
+    }
+
+    /// Reads the flag until the cache holds it (the feed catches up within milliseconds).
+    fn cache_it(&self) {
+        let start = Instant::now();
+        while !self.cached() {
+            assert!(start.elapsed() < Duration::from_secs(5), "never cached");
+            self.get();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn turn(&self, on: bool) {
+        let instruction = if on { "turnFlagOn" } else { "turnFlagOff" };
+        let patch = SemanticPatch::parse(json!({
+            "environmentKey": "production",
+            "instructions": [{"kind": instruction}],
+        }))
+        .unwrap();
+        self.service
+            .patch_flag(
+                &self.caller.may(use_case::PatchFlag).unwrap(),
+                "p",
+                "f",
+                &FlagChange::Semantic(patch),
+            )
+            .unwrap();
+    }
+}
+
+fn on(view: &FlagView) -> bool {
+    view.flag.environments["production"].on
+}
+
+/// Two replicas on a new database with project `p` (environments `production` and `test`) and
+/// flag `f`, off.
+fn two_replicas() -> (TestDatabase, Replica, Replica) {
+    let db = TestDatabase::create(&postgres_server_url()).unwrap();
+    let a = Replica::on(&db);
+    let b = Replica::on(&db);
+    a.service
+        .create_project(
+            &a.caller.may(use_case::CreateProject).unwrap(),
+            serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
+        )
+        .unwrap();
+    a.service
+        .create_flag(
+            &a.caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({
+                "key": "f", "name": "F",
+                "variations": [{"value": true}, {"value": false}],
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+    (db, a, b)
+}
+
+#[test]
+fn the_replica_that_wrote_never_serves_the_old_version() {
+    let (_db, a, _b) = two_replicas();
+    a.cache_it();
+    for i in 0..40 {
+        let want = i % 2 == 0;
+        a.turn(want);
+        assert_eq!(on(&a.get()), want, "change {i}");
+    }
+}
+
+#[test]
+fn another_replica_serves_the_new_version_within_the_bound() {
+    let (_db, a, b) = two_replicas();
+    for i in 0..10 {
+        let want = i % 2 == 0;
+        b.cache_it();
+        assert_eq!(on(&b.get()), !want);
+        a.turn(want);
+        let written = Instant::now();
+        while on(&b.get()) != want {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let seen = written.elapsed();
+        assert!(
+            seen < READ_CACHE_MAX_LAG,
+            "change {i} seen by the other replica after {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lost_change_feed_empties_the_cache_until_it_is_back() {
+    let (db, a, b) = two_replicas();
+    b.cache_it();
+    // Every replica's feed connection to this database is cut.
+    let cut = Instant::now();
+    let mut admin = {
+        use diesel::Connection;
+        diesel::PgConnection::establish(db.url()).unwrap()
+    };
+    {
+        use diesel::connection::SimpleConnection;
+        admin
+            .batch_execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = 'flagsvc change feed' AND datname = current_database()",
+            )
+            .unwrap();
+    }
+    while b.cached() {
+        assert!(
+            cut.elapsed() < READ_CACHE_MAX_LAG,
+            "the cache kept answering after its feed was cut"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // A change made now is seen by B, whether its feed is back yet or not.
+    a.turn(true);
+    assert!(on(&b.get()));
+    // And the feed comes back: B caches again, and hears A's changes again.
+    b.cache_it();
+    a.turn(false);
+    let written = Instant::now();
+    while on(&b.get()) {
+        assert!(
+            written.elapsed() < READ_CACHE_MAX_LAG,
+            "not heard after the feed came back"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn readers_racing_writers_end_on_the_last_version_everywhere() {
+    let (_db, a, b) = two_replicas();
+    let last = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..4)
+            .map(|i| {
+                let replica = if i % 2 == 0 { &a } else { &b };
+                scope.spawn(move || {
+                    for _ in 0..300 {
+                        replica.get();
+                    }
+                })
+            })
+            .collect();
+        let mut last = false;
+        for i in 0..60 {
+            last = i % 2 == 0;
+            if i % 3 == 0 { &b } else { &a }.turn(last);
+        }
+        for reader in readers {
+            reader.join().unwrap();
+        }
+        last
+    });
+    assert_eq!(on(&a.get()), last);
+    std::thread::sleep(READ_CACHE_MAX_LAG);
+    assert_eq!(on(&b.get()), last);
+    assert_eq!(on(&a.get()), last);
+}
+
+#[test]
+fn list_pages_follow_changes_on_both_replicas() {
+    let (_db, a, b) = two_replicas();
+    let request = service::FlagListRequest {
+        query: domain::query::FlagQuery::parse(
+            None,
+            None,
+            None,
+            Some(domain::query::Page {
+                limit: 20,
+                offset: 0,
+            }),
+        )
+        .unwrap(),
+        environments: service::EnvironmentSelection::Only(vec!["production".into()]),
+    };
+    let list =
+        |replica: &Replica| match replica
+            .service
+            .cached_flag_list(&replica.caller, "p", &request)
+        {
+            Some(cached) => (cached.unwrap(), true),
+            None => (
+                replica
+                    .service
+                    .list_flags(&replica.caller, "p", &request)
+                    .unwrap(),
+                false,
+            ),
+        };
+    let on_in = |(list, _): (service::FlagList, bool)| on(&list.items[0]);
+    for replica in [&a, &b] {
+        let start = Instant::now();
+        while !list(replica).1 {
+            assert!(start.elapsed() < Duration::from_secs(5), "never cached");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    a.turn(true);
+    assert!(
+        on_in(list(&a)),
+        "the replica that wrote lists the new version"
+    );
+    let written = Instant::now();
+    while !on_in(list(&b)) {
+        assert!(
+            written.elapsed() < READ_CACHE_MAX_LAG,
+            "the other replica lists the old one"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // A new flag is listed at once by the replica that created it.
+    a.service
+        .create_flag(
+            &a.caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({
+                "key": "g", "name": "G",
+                "variations": [{"value": true}, {"value": false}],
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(list(&a).0.total, 2);
+}

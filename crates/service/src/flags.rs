@@ -220,20 +220,6 @@ fn maintainer_of(repo: &mut dyn Repository, flag: &Flag) -> ServiceResult<Option
     })
 }
 
-/// What a cached page is kept under: every part of the request, written out.
-fn page_key(request: &FlagListRequest) -> String {
-    format!("{request:?}")
-}
-
-/// Keeps only the configurations of `environments` (all when it is empty).
-fn only_environments(view: &mut FlagView, environments: &[String]) {
-    if !environments.is_empty() {
-        view.flag
-            .environments
-            .retain(|env, _| environments.contains(env));
-    }
-}
-
 /// The flag `key` (as a request names it) names in the project.
 fn load_flag(
     repo: &mut dyn Repository,
@@ -400,7 +386,6 @@ impl Service {
         environments: &[String],
     ) -> ServiceResult<FlagView> {
         caller.require(Action::ViewResources)?;
-        let ticket = self.flag_cache.as_ref().map(|cache| cache.ticket());
         let mut view = self.store.read_tx(|repo| -> ServiceResult<_> {
             let found = repo.find_flag(&ProjectKey::lookup(project_key), &FlagKey::lookup(key))?;
             match found {
@@ -412,34 +397,12 @@ impl Service {
                 }
             }
         })?;
-        if let (Some(cache), Some(ticket)) = (&self.flag_cache, ticket) {
-            // Kept under the keys changes are told by (as stored; a lookup matches them exactly).
-            if view.flag.key.as_str() == key {
-                cache.keep(ticket, project_key, key, view.clone());
-            }
+        if !environments.is_empty() {
+            view.flag
+                .environments
+                .retain(|env, _| environments.contains(env));
         }
-        only_environments(&mut view, environments);
         Ok(view)
-    }
-
-    /// One flag as [`Service::get_flag`] reads it, from this replica's read cache (see
-    /// [`Service::with_read_cache`]), without touching the store: `None` when the cache cannot
-    /// answer (the flag is not kept, or the cache cannot vouch for it now); then ask
-    /// [`Service::get_flag`], which keeps what it reads.
-    pub fn cached_flag(
-        &self,
-        caller: &Caller,
-        project_key: &str,
-        key: &str,
-        environments: &[String],
-    ) -> Option<ServiceResult<FlagView>> {
-        let cache = self.flag_cache.as_ref()?;
-        if let Err(refused) = caller.require(Action::ViewResources) {
-            return Some(Err(refused));
-        }
-        let mut view = FlagView::clone(&*cache.get(project_key, key)?);
-        only_environments(&mut view, environments);
-        Some(Ok(view))
     }
 
     /// Lists flags.
@@ -453,8 +416,7 @@ impl Service {
         request: &FlagListRequest,
     ) -> ServiceResult<FlagList> {
         caller.require(Action::ViewResources)?;
-        let ticket = self.flag_cache.as_ref().map(|cache| cache.ticket());
-        let list = self.store.read_tx(|repo| -> ServiceResult<_> {
+        self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let environments: Vec<String> = match &request.environments {
                 EnvironmentSelection::None => vec![],
@@ -471,27 +433,7 @@ impl Service {
                 items: with_maintainers(repo, items)?,
                 total,
             })
-        })?;
-        if let (Some(cache), Some(ticket)) = (&self.flag_cache, ticket) {
-            cache.keep_page(ticket, project_key, &page_key(request), list.clone());
-        }
-        Ok(list)
-    }
-
-    /// One page of flags as [`Service::list_flags`] lists it, from this replica's read cache (as
-    /// [`Service::cached_flag`] reads a flag): `None` when the cache cannot answer.
-    pub fn cached_flag_list(
-        &self,
-        caller: &Caller,
-        project_key: &str,
-        request: &FlagListRequest,
-    ) -> Option<ServiceResult<FlagList>> {
-        let cache = self.flag_cache.as_ref()?;
-        if let Err(refused) = caller.require(Action::ViewResources) {
-            return Some(Err(refused));
-        }
-        let kept = cache.get_page(project_key, &page_key(request))?;
-        Some(Ok(FlagList::clone(&kept)))
+        })
     }
 
     /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.

@@ -36,7 +36,7 @@ pub use flags::{
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
-pub use read_cache::MAX_LAG as READ_CACHE_MAX_LAG;
+pub use read_cache::{Answer as CachedAnswer, Ticket as ReadTicket, MAX_LAG as READ_CACHE_MAX_LAG};
 pub use representation::{ApiResource, PlainRepresentations, Representations};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
@@ -148,8 +148,8 @@ pub struct Service {
     account_id: std::sync::OnceLock<String>,
     /// Changes to a flag waiting while another change to it is written.
     flag_writes: flag_writes::WriteQueues<flags::FlagWrite, FlagView>,
-    /// Flags as `GET` reads them, when a read cache was asked for ([`Service::with_read_cache`]).
-    flag_cache: Option<Arc<read_cache::FlagCache>>,
+    /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
+    read_cache: Option<Arc<read_cache::ReadCache>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -177,26 +177,67 @@ impl Service {
             shown: representations,
             account_id: std::sync::OnceLock::new(),
             flag_writes: flag_writes::WriteQueues::default(),
-            flag_cache: None,
+            read_cache: None,
         }
     }
 
-    /// The same service, keeping up to `budget` bytes of flags as `GET` reads them, to answer
-    /// reads of them from memory ([`Service::cached_flag`]) while the store vouches that no change
-    /// to them was missed: never a version older than a change this replica committed, nor one
-    /// older than a change another replica committed more than [`READ_CACHE_MAX_LAG`] ago. Only a
-    /// store that hears other processes' commits (PostgreSQL) ever vouches; elsewhere nothing is
-    /// served from the cache. `budget` 0 keeps none.
+    /// The same service, keeping up to `budget` bytes of answers to reads (as the driving
+    /// adapter rendered them) to serve them again from memory ([`Service::cached_answer`])
+    /// while the store vouches that no change to what they show was missed: never an answer
+    /// older than a change this replica committed, nor one older than a change another replica
+    /// committed more than [`READ_CACHE_MAX_LAG`] ago (see `read_cache`). Only a store that hears
+    /// other processes' commits (PostgreSQL) ever vouches; elsewhere nothing is served from the
+    /// cache. `budget` 0 keeps none.
     pub fn with_read_cache(mut self, budget: usize) -> Self {
         if budget == 0 {
-            self.flag_cache = None;
+            self.read_cache = None;
             return self;
         }
-        let cache = Arc::new(read_cache::FlagCache::new(budget));
+        let cache = Arc::new(read_cache::ReadCache::new(budget));
         let listener: Arc<dyn ports::ChangeListener> = cache.clone();
         self.store.subscribe(Arc::downgrade(&listener));
-        self.flag_cache = Some(cache);
+        self.read_cache = Some(cache);
         self
+    }
+
+    /// Taken before a read whose answer is to be kept ([`Service::keep_answer`]); `None`
+    /// without a read cache.
+    pub fn read_ticket(&self) -> Option<ReadTicket> {
+        self.read_cache.as_ref().map(|cache| cache.ticket())
+    }
+
+    /// The answer kept for `request` (the whole request as the adapter tells requests apart)
+    /// about `answer`, if the read cache holds one and may serve it now; `None` otherwise (then
+    /// read as usual, with a [`Service::read_ticket`] taken before, and keep the answer). An
+    /// answer is served to any caller who may read resources, whom it is refused to otherwise:
+    /// only answers that do not depend on who asked may be kept.
+    pub fn cached_answer(
+        &self,
+        caller: &Caller,
+        answer: &CachedAnswer<'_>,
+        request: &str,
+    ) -> Option<ServiceResult<Arc<[u8]>>> {
+        let cache = self.read_cache.as_ref()?;
+        if let Err(refused) = caller.require(Action::ViewResources) {
+            return Some(Err(refused));
+        }
+        cache.get(answer, request).map(Ok)
+    }
+
+    /// Keeps `body`, the answer to `request` about `answer` read since `ticket` was taken, to
+    /// be served by [`Service::cached_answer`] until a change to what it shows (or told since
+    /// the ticket: then it is not kept). The keys in `answer` must be the resources' keys as
+    /// stored (a request names them so when it finds them).
+    pub fn keep_answer(
+        &self,
+        ticket: ReadTicket,
+        answer: &CachedAnswer<'_>,
+        request: &str,
+        body: Arc<[u8]>,
+    ) {
+        if let Some(cache) = &self.read_cache {
+            cache.keep(ticket, answer, request, body);
+        }
     }
 
     /// The same service, delivering webhooks as `settings` say.

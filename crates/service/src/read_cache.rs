@@ -1,25 +1,27 @@
-//! This replica's copies of flags as `GET /flags/{projectKey}/{flagKey}` reads them, and of pages
-//! of flags as `GET /flags/{projectKey}` lists them, so that a read can be answered without the
-//! database (and without leaving the async thread). A change to a flag drops its copy and every
-//! page of its project; a change to a project or an environment drops all of the project's.
+//! This replica's read cache: answers to reads (as the driving adapter rendered them: opaque
+//! bytes) of one flag, or of a page of a project's flags or environments, so that the read can
+//! be answered again without the database (and, in the HTTP adapter, without leaving the async
+//! thread). A change to a flag drops the answers about it and every page of its project; a change
+//! to a project or an environment drops everything of that project; a change to anything else
+//! that a flag shows (a member, its maintainer) drops everything.
 //!
 //! # The bound
 //! - **The replica that wrote never serves the old version**: the store tells this cache of
 //!   every change this process commits after the commit and before the writer is answered
-//!   ([`ports::ChangeListener`]), and the copy is dropped then.
-//! - **Another replica's change is served within [`MAX_LAG`]**: a copy is served only while the
-//!   store's change feed has caught up (every change committed anywhere before that moment was
-//!   told, see `adapter_sql::feed`) to a moment less than [`MAX_LAG`] ago. A stalled or lost feed
-//!   therefore stops every copy from being served within [`MAX_LAG`], and a lost one empties the
-//!   cache. A store with no such feed (SQLite, memory) never catches up: nothing is served from
-//!   the cache there.
-//! - **A read that raced a change does not keep its copy**: every change (and every loss of the
-//!   feed) starts a new epoch, and a copy read from the database is kept only if no epoch began
-//!   since the read began ([`FlagCache::ticket`]), since the read may have seen the state before
-//!   the change.
+//!   ([`ports::ChangeListener`]), and the answers it touches are dropped then.
+//! - **Another replica's change is served within [`MAX_LAG`]**: an answer is served only while
+//!   the store's change feed has caught up (every change committed anywhere before that moment
+//!   was told, see `adapter_sql::feed`) to a moment less than [`MAX_LAG`] ago. A stalled or lost
+//!   feed therefore stops every answer from being served within [`MAX_LAG`], and a lost one
+//!   empties the cache. A store with no such feed (SQLite, memory) never catches up: nothing is
+//!   served from the cache there.
+//! - **A read that raced a change does not keep its answer**: every change (and every loss of
+//!   the feed) starts a new epoch, and an answer read from the database is kept only if no epoch
+//!   began since the read began ([`Ticket`]), since the read may have seen the state before the
+//!   change.
 //!
-//! The copies take at most the budget given (measured as their stored JSON); past it, the cache
-//! is emptied and fills again with what is read.
+//! The answers take at most the budget given (their bytes and keys); past it, the cache is
+//! emptied and fills again with what is read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -27,35 +29,70 @@ use std::time::{Duration, Instant};
 
 use ports::{ChangeListener, Changed};
 
-use crate::{FlagList, FlagView};
-
 /// The longest a change committed by another replica can go unseen by this one's cache.
 pub const MAX_LAG: Duration = Duration::from_millis(100);
 
-/// The epoch a read began in: its copy is kept only if no change began another since.
+/// The epoch a read began in: its answer is kept only if no change began another since. Taken
+/// with [`Service::read_ticket`](crate::Service::read_ticket) before the read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Ticket(u64);
+pub struct Ticket(u64);
 
-/// A copy kept, and what it counts against the budget.
+/// What a kept answer depends on, and so which changes drop it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer<'a> {
+    /// One flag of a project (dropped by a change to it, or to its project).
+    Flag {
+        /// The project's key.
+        project: &'a str,
+        /// The flag's key.
+        flag: &'a str,
+    },
+    /// Anything else of one project: a page of its flags or environments (dropped by a change
+    /// to any flag of it, or to it).
+    Project(&'a str),
+}
+
+impl Answer<'_> {
+    fn project(&self) -> &str {
+        match self {
+            Answer::Flag { project, .. } | Answer::Project(project) => project,
+        }
+    }
+}
+
+/// An answer kept, and what it counts against the budget.
 #[derive(Debug)]
-struct Entry<T> {
-    value: Arc<T>,
+struct Entry {
+    body: Arc<[u8]>,
     weight: usize,
 }
+
+/// Answers by the request that asked.
+type Answers = HashMap<String, Entry>;
 
 /// What is kept of one project.
 #[derive(Debug, Default)]
 struct ProjectCopies {
-    /// Flags by key.
-    flags: HashMap<String, Entry<FlagView>>,
-    /// Pages of flags by the request that listed them.
-    pages: HashMap<String, Entry<FlagList>>,
+    /// Answers about one flag, by the flag's key.
+    flags: HashMap<String, Answers>,
+    /// Pages of the project's flags or environments.
+    pages: Answers,
+}
+
+fn weight_of(answers: &Answers) -> usize {
+    answers.values().map(|e| e.weight).sum()
 }
 
 impl ProjectCopies {
     fn weight(&self) -> usize {
-        let flags: usize = self.flags.values().map(|e| e.weight).sum();
-        flags + self.pages.values().map(|e| e.weight).sum::<usize>()
+        self.flags.values().map(weight_of).sum::<usize>() + weight_of(&self.pages)
+    }
+
+    fn answers(&mut self, answer: &Answer<'_>) -> &mut Answers {
+        match answer {
+            Answer::Flag { flag, .. } => self.flags.entry((*flag).to_owned()).or_default(),
+            Answer::Project(_) => &mut self.pages,
+        }
     }
 }
 
@@ -75,22 +112,22 @@ impl Copies {
         self.weight = 0;
     }
 
-    /// Drops every copy, and lets no read begun before keep its own.
+    /// Drops every answer, and lets no read begun before keep its own.
     fn forget_all(&mut self) {
         self.epoch += 1;
         self.clear();
     }
 }
 
-/// Flags as `GET` reads them, kept until a change to them is told (see the module's
+/// Answers to reads, kept until a change to what they show is told (see the module's
 /// documentation).
 #[derive(Debug)]
-pub(crate) struct FlagCache {
+pub(crate) struct ReadCache {
     copies: Mutex<Copies>,
     /// The moment up to which every change committed anywhere has been told, if the feed is
     /// caught up; `None` while it is lost (or was never connected).
     caught_up: Mutex<Option<Instant>>,
-    /// The most the copies may weigh, in bytes of stored JSON.
+    /// The most the answers may weigh, in bytes.
     budget: usize,
 }
 
@@ -99,8 +136,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl FlagCache {
-    /// An empty cache whose copies weigh at most `budget` bytes.
+impl ReadCache {
+    /// An empty cache whose answers weigh at most `budget` bytes.
     pub(crate) fn new(budget: usize) -> Self {
         Self {
             copies: Mutex::new(Copies::default()),
@@ -109,83 +146,35 @@ impl FlagCache {
         }
     }
 
-    /// Whether copies may be served now: the feed has caught up to less than [`MAX_LAG`] ago.
+    /// Whether answers may be served now: the feed has caught up to less than [`MAX_LAG`] ago.
     fn fresh(&self, now: Instant) -> bool {
         lock(&self.caught_up).is_some_and(|at| now.saturating_duration_since(at) < MAX_LAG)
     }
 
-    /// The copy of flag `flag` of project `project`, if it is kept and may be served now.
-    pub(crate) fn get(&self, project: &str, flag: &str) -> Option<Arc<FlagView>> {
+    /// The answer kept for `request` about `answer`, if there is one and it may be served now.
+    pub(crate) fn get(&self, answer: &Answer<'_>, request: &str) -> Option<Arc<[u8]>> {
         if !self.fresh(Instant::now()) {
             return None;
         }
         let copies = lock(&self.copies);
-        let entry = copies.projects.get(project)?.flags.get(flag)?;
-        Some(Arc::clone(&entry.value))
+        let project = copies.projects.get(answer.project())?;
+        let answers = match answer {
+            Answer::Flag { flag, .. } => project.flags.get(*flag)?,
+            Answer::Project(_) => &project.pages,
+        };
+        answers.get(request).map(|entry| Arc::clone(&entry.body))
     }
 
-    /// The copy of the page of project `project`'s flags that `request` (a canonical form of the
-    /// list request) listed, if it is kept and may be served now.
-    pub(crate) fn get_page(&self, project: &str, request: &str) -> Option<Arc<FlagList>> {
-        if !self.fresh(Instant::now()) {
-            return None;
-        }
-        let copies = lock(&self.copies);
-        let entry = copies.projects.get(project)?.pages.get(request)?;
-        Some(Arc::clone(&entry.value))
-    }
-
-    /// Taken before reading from the database, to be given to [`FlagCache::keep`] or
-    /// [`FlagCache::keep_page`].
+    /// Taken before reading from the database, to be given to [`ReadCache::keep`].
     pub(crate) fn ticket(&self) -> Ticket {
         Ticket(lock(&self.copies).epoch)
     }
 
-    /// Keeps `view`, flag `flag` of project `project` as read since `ticket` was taken, unless a
-    /// change was told since (it may not be in `view`) or it alone would take a quarter of the
-    /// budget.
-    pub(crate) fn keep(&self, ticket: Ticket, project: &str, flag: &str, view: FlagView) {
-        let weight = weight_of(std::iter::once(&view));
-        self.keep_with(ticket, project, weight, |copies| {
-            copies
-                .flags
-                .insert(
-                    flag.to_owned(),
-                    Entry {
-                        value: Arc::new(view),
-                        weight,
-                    },
-                )
-                .map_or(0, |e| e.weight)
-        });
-    }
-
-    /// Keeps `list`, the page of project `project`'s flags `request` listed, as
-    /// [`FlagCache::keep`] keeps a flag.
-    pub(crate) fn keep_page(&self, ticket: Ticket, project: &str, request: &str, list: FlagList) {
-        let weight = weight_of(&list.items) + request.len();
-        self.keep_with(ticket, project, weight, |copies| {
-            copies
-                .pages
-                .insert(
-                    request.to_owned(),
-                    Entry {
-                        value: Arc::new(list),
-                        weight,
-                    },
-                )
-                .map_or(0, |e| e.weight)
-        });
-    }
-
-    /// Adds a copy of `weight` with `insert`, which returns the weight of the copy it replaced.
-    fn keep_with(
-        &self,
-        ticket: Ticket,
-        project: &str,
-        weight: usize,
-        insert: impl FnOnce(&mut ProjectCopies) -> usize,
-    ) {
+    /// Keeps `body`, the answer to `request` about `answer` as read since `ticket` was taken,
+    /// unless a change was told since (it may not be in `body`) or it alone would take a quarter
+    /// of the budget.
+    pub(crate) fn keep(&self, ticket: Ticket, answer: &Answer<'_>, request: &str, body: Arc<[u8]>) {
+        let weight = body.len().saturating_add(request.len());
         if weight > self.budget / 4 {
             return;
         }
@@ -193,34 +182,33 @@ impl FlagCache {
         if copies.epoch != ticket.0 {
             return;
         }
-        if copies.weight + weight > self.budget {
+        if copies.weight.saturating_add(weight) > self.budget {
             // Emptied rather than sorted by use: a bounded cost, and what is read fills it again.
             copies.clear();
         }
-        let replaced = insert(copies.projects.entry(project.to_owned()).or_default());
+        let answers = copies
+            .projects
+            .entry(answer.project().to_owned())
+            .or_default()
+            .answers(answer);
+        let replaced = answers
+            .insert(request.to_owned(), Entry { body, weight })
+            .map_or(0, |e| e.weight);
         copies.weight = copies.weight - replaced + weight;
     }
 
-    /// How many flags are kept (for tests).
+    /// How many answers are kept (for tests).
     #[cfg(test)]
     fn len(&self) -> usize {
         lock(&self.copies)
             .projects
             .values()
-            .map(|p| p.flags.len() + p.pages.len())
+            .map(|p| p.flags.values().map(HashMap::len).sum::<usize>() + p.pages.len())
             .sum()
     }
 }
 
-/// What flags weigh: their stored JSON's length.
-fn weight_of<'a>(views: impl IntoIterator<Item = &'a FlagView>) -> usize {
-    views
-        .into_iter()
-        .map(|view| serde_json::to_vec(&view.flag).map_or(usize::MAX / 2, |json| json.len()))
-        .fold(0, usize::saturating_add)
-}
-
-impl ChangeListener for FlagCache {
+impl ChangeListener for ReadCache {
     fn changed(&self, changed: &Changed) {
         let mut copies = lock(&self.copies);
         copies.epoch += 1;
@@ -228,9 +216,9 @@ impl ChangeListener for FlagCache {
             // The flag, and every page of its project: any page may list it, or now should.
             Changed::Flag { project, flag } => match copies.projects.get_mut(project) {
                 Some(kept) => {
-                    let pages: usize = kept.pages.drain().map(|(_, e)| e.weight).sum();
-                    let flag = kept.flags.remove(flag).map_or(0, |e| e.weight);
-                    pages + flag
+                    let pages = weight_of(&kept.pages);
+                    kept.pages.clear();
+                    pages + kept.flags.remove(flag).as_ref().map_or(0, weight_of)
                 }
                 None => 0,
             },
@@ -262,59 +250,59 @@ impl ChangeListener for FlagCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::flag::{Flag, FlagPost};
 
-    fn view(key: &str) -> FlagView {
-        let post: FlagPost = serde_json::from_value(serde_json::json!({
-            "key": key, "name": key,
-            "variations": [{"value": true}, {"value": false}],
-        }))
-        .unwrap();
-        let flag = Flag::create(post.validate().unwrap(), 1, &mut crate::RandomIds).unwrap();
-        FlagView {
-            flag,
-            maintainer: None,
-        }
+    const F: Answer<'static> = Answer::Flag {
+        project: "p",
+        flag: "f",
+    };
+    const G: Answer<'static> = Answer::Flag {
+        project: "p",
+        flag: "g",
+    };
+    const QF: Answer<'static> = Answer::Flag {
+        project: "q",
+        flag: "f",
+    };
+    const P: Answer<'static> = Answer::Project("p");
+    const Q: Answer<'static> = Answer::Project("q");
+
+    fn body(text: &str) -> Arc<[u8]> {
+        Arc::from(text.as_bytes())
     }
 
-    fn caught_up_cache() -> FlagCache {
-        let cache = FlagCache::new(1 << 20);
+    fn caught_up_cache() -> ReadCache {
+        let cache = ReadCache::new(1 << 20);
         cache.caught_up(Instant::now());
         cache
     }
 
+    fn flag_changed(project: &str, flag: &str) -> Changed {
+        Changed::Flag {
+            project: project.into(),
+            flag: flag.into(),
+        }
+    }
+
     #[test]
-    fn a_copy_is_served_until_a_change_to_it_is_told() {
+    fn an_answer_is_served_until_a_change_to_what_it_shows_is_told() {
         let cache = caught_up_cache();
-        cache.keep(cache.ticket(), "p", "f", view("f"));
-        cache.keep(cache.ticket(), "p", "g", view("g"));
-        cache.keep(cache.ticket(), "q", "f", view("f"));
-        assert_eq!(cache.get("p", "f").unwrap().flag.key.as_str(), "f");
-        let page = |keys: &[&str]| FlagList {
-            items: keys.iter().map(|k| view(k)).collect(),
-            total: 2,
-        };
-        cache.keep_page(cache.ticket(), "p", "limit=20", page(&["f", "g"]));
-        cache.keep_page(cache.ticket(), "q", "limit=20", page(&["f"]));
-        assert_eq!(cache.get_page("p", "limit=20").unwrap().items.len(), 2);
-        // A change to flag `g` drops the pages of its project, and only those.
-        cache.changed(&Changed::Flag {
-            project: "p".into(),
-            flag: "g".into(),
-        });
-        assert!(cache.get_page("p", "limit=20").is_none());
-        assert!(cache.get_page("q", "limit=20").is_some());
-        assert!(cache.get("p", "f").is_some());
-        cache.keep(cache.ticket(), "p", "g", view("g"));
-        cache.changed(&Changed::Flag {
-            project: "p".into(),
-            flag: "f".into(),
-        });
-        assert!(cache.get("p", "f").is_none());
-        assert!(cache.get("p", "g").is_some());
+        for (answer, request) in [(F, "/f"), (F, "/f?env=a"), (G, "/g"), (QF, "/f"), (P, "/")] {
+            cache.keep(cache.ticket(), &answer, request, body(request));
+        }
+        cache.keep(cache.ticket(), &Q, "/", body("q"));
+        assert_eq!(&*cache.get(&F, "/f?env=a").unwrap(), b"/f?env=a");
+        assert!(cache.get(&F, "/g").is_none(), "kept by request");
+        // A change to flag `f` drops its answers and the pages of its project, and only those.
+        cache.changed(&flag_changed("p", "f"));
+        assert!(cache.get(&F, "/f").is_none());
+        assert!(cache.get(&F, "/f?env=a").is_none());
+        assert!(cache.get(&P, "/").is_none());
+        assert!(cache.get(&G, "/g").is_some());
+        assert!(cache.get(&QF, "/f").is_some());
+        assert!(cache.get(&Q, "/").is_some());
         cache.changed(&Changed::Project("p".into()));
-        assert!(cache.get("p", "g").is_none());
-        assert!(cache.get("q", "f").is_some());
+        assert!(cache.get(&G, "/g").is_none());
+        assert!(cache.get(&QF, "/f").is_some());
         cache.changed(&Changed::Everything);
         assert_eq!(cache.len(), 0);
         assert_eq!(lock(&cache.copies).weight, 0);
@@ -325,59 +313,61 @@ mod tests {
         let cache = caught_up_cache();
         let before = cache.ticket();
         // A change to another flag committed while the read ran: the read may predate any change.
-        cache.changed(&Changed::Flag {
-            project: "p".into(),
-            flag: "other".into(),
-        });
-        cache.keep(before, "p", "f", view("f"));
-        assert!(cache.get("p", "f").is_none());
-        cache.keep(cache.ticket(), "p", "f", view("f"));
-        assert!(cache.get("p", "f").is_some());
+        cache.changed(&flag_changed("p", "other"));
+        cache.keep(before, &F, "/f", body("old"));
+        assert!(cache.get(&F, "/f").is_none());
+        cache.keep(cache.ticket(), &F, "/f", body("new"));
+        assert_eq!(&*cache.get(&F, "/f").unwrap(), b"new");
     }
 
     #[test]
     fn nothing_is_served_unless_the_feed_caught_up_within_the_bound() {
-        let cache = FlagCache::new(1 << 20);
-        cache.keep(cache.ticket(), "p", "f", view("f"));
-        assert!(cache.get("p", "f").is_none(), "never caught up");
+        let cache = ReadCache::new(1 << 20);
+        cache.keep(cache.ticket(), &F, "/f", body("f"));
+        assert!(cache.get(&F, "/f").is_none(), "never caught up");
         cache.caught_up(Instant::now());
-        assert!(cache.get("p", "f").is_some());
+        assert!(cache.get(&F, "/f").is_some());
         let long_ago = Instant::now().checked_sub(MAX_LAG).unwrap();
         assert!(!cache.fresh(long_ago + MAX_LAG + MAX_LAG));
         // An older moment does not move it back.
         cache.caught_up(long_ago);
-        assert!(cache.get("p", "f").is_some());
+        assert!(cache.get(&F, "/f").is_some());
     }
 
     #[test]
     fn a_lost_feed_empties_the_cache_and_stops_serving() {
         let cache = caught_up_cache();
         let before = cache.ticket();
-        cache.keep(cache.ticket(), "p", "f", view("f"));
+        cache.keep(cache.ticket(), &F, "/f", body("f"));
         cache.lost();
         assert_eq!(cache.len(), 0);
-        cache.keep(before, "p", "g", view("g"));
+        cache.keep(before, &G, "/g", body("g"));
         assert_eq!(cache.len(), 0, "a read from before the loss is not kept");
-        cache.keep(cache.ticket(), "p", "f", view("f"));
+        cache.keep(cache.ticket(), &F, "/f", body("f"));
         assert!(
-            cache.get("p", "f").is_none(),
+            cache.get(&F, "/f").is_none(),
             "not served until caught up again"
         );
         cache.caught_up(Instant::now());
-        assert!(cache.get("p", "f").is_some());
+        assert!(cache.get(&F, "/f").is_some());
     }
 
     #[test]
-    fn the_copies_stay_within_the_budget() {
-        let one = serde_json::to_vec(&view("f-000").flag).unwrap().len();
-        let cache = FlagCache::new(one * 10);
+    fn the_answers_stay_within_the_budget() {
+        let cache = ReadCache::new(1000);
         cache.caught_up(Instant::now());
+        cache.keep(cache.ticket(), &F, "/big", body(&"x".repeat(300)));
+        assert_eq!(cache.len(), 0, "more than a quarter of the budget");
         for i in 0..25 {
-            let key = format!("f-{i:03}");
-            cache.keep(cache.ticket(), "p", &key, view(&key));
-            assert!(lock(&cache.copies).weight <= one * 10);
+            let request = format!("/f-{i:03}");
+            cache.keep(cache.ticket(), &F, &request, body(&"x".repeat(94)));
+            assert!(lock(&cache.copies).weight <= 1000);
         }
         assert!(cache.len() <= 10);
-        assert!(cache.get("p", "f-024").is_some(), "the last read is kept");
+        assert!(cache.get(&F, "/f-024").is_some(), "the last read is kept");
+        // Replacing an answer counts it once.
+        cache.keep(cache.ticket(), &F, "/f-024", body(&"x".repeat(94)));
+        let weight = lock(&cache.copies).weight;
+        assert_eq!(weight, cache.len() * 100);
     }
 }

@@ -128,6 +128,21 @@ impl Options {
     }
 }
 
+/// The server's settings taken from the environment (it inherits `FLAGSVC_*` variables, e.g.
+/// `FLAGSVC_READ_CACHE_MIB=0` to measure without the read cache), as the report states them.
+fn server_environment() -> String {
+    let mut set: Vec<String> = std::env::vars()
+        .filter(|(name, _)| name.starts_with("FLAGSVC_") && name != "FLAGSVC_TEST_POSTGRES_URL")
+        .map(|(name, value)| format!("`{name}={value}`"))
+        .collect();
+    set.sort();
+    if set.is_empty() {
+        " and its default read cache".to_owned()
+    } else {
+        format!(" and {}", set.join(", "))
+    }
+}
+
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -494,10 +509,11 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
             format!("Machine: {machine}."),
             format!("Versions: {}.", version_description(&binary, postgres.as_ref(), pgbench.as_ref())),
             format!(
-                "Settings: {} connections, {} s measured after {} s of warm-up per case; flagsvc with `--rate-limit 0 --log warn` and its default pool; PostgreSQL {} ({fsync}, max_connections {}).",
+                "Settings: {} connections, {} s measured after {} s of warm-up per case; flagsvc with `--rate-limit 0 --log warn`, its default pool{}; PostgreSQL {} ({fsync}, max_connections {}).",
                 options.connections,
                 options.duration.as_secs(),
                 options.warmup.as_secs(),
+                server_environment(),
                 postgres.as_ref().map_or("not used".into(), |p| p.server.describe()),
                 postgres.as_ref().map_or("-".into(), |p| p.setting("SHOW max_connections")),
             ),

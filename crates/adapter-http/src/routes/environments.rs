@@ -5,15 +5,15 @@ use domain::environment::EnvironmentPost;
 use domain::query::EnvironmentQuery;
 
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::Auth;
+use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{
-    call, expiry_param, json_body, json_patch_only, page_links, Environment, Environments,
-    QueryParams,
+    answer_request, call, expiry_param, json_body, json_patch_only, keep_answer, kept_answer,
+    page_links, Environment, Environments, QueryParams,
 };
 use crate::AppState;
-use service::use_case;
+use service::{use_case, CachedAnswer};
 
 /// Lists a project's environments.
 #[utoipa::path(
@@ -32,9 +32,10 @@ use service::use_case;
 pub async fn list_environments(
     state: web::Data<AppState>,
     Auth(caller): Auth,
+    Version(version): Version,
     path: web::Path<String>,
     req: HttpRequest,
-) -> Result<web::Json<Environments>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let params = QueryParams::of(&req);
     let query = EnvironmentQuery::parse(
         params.get("filter"),
@@ -45,13 +46,21 @@ pub async fn list_environments(
     )?;
     let page = query.page;
     let project = path.into_inner();
+    // From this replica's read cache when it can answer, without a trip to the blocking pool.
+    let request = answer_request(&req, version);
+    let answer = CachedAnswer::Project(&project);
+    if let Some(kept) = state.service.cached_answer(&caller, &answer, &request) {
+        return Ok(kept_answer(kept?));
+    }
+    let ticket = state.service.read_ticket();
     let key = project.clone();
     let list = call(&state, move |s| s.list_environments(&caller, &key, &query)).await?;
-    Ok(web::Json(Environments {
+    let listed = Environments {
         links: page_links(&req, page.limit, page.offset, list.total),
         total_count: list.total,
         items: Environment::all_of(&project, &list.items),
-    }))
+    };
+    keep_answer(&state, ticket, &answer, &request, &listed)
 }
 
 /// Creates an environment; every flag of the project gets a configuration in it (targeting off).

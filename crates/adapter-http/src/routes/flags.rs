@@ -7,15 +7,16 @@ use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
 use domain::version::ApiVersion;
 use serde_json::Value;
-use service::{use_case, EnvironmentSelection, FlagChange, FlagListRequest};
+use service::{use_case, CachedAnswer, EnvironmentSelection, FlagChange, FlagListRequest};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::model;
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, DependentFlags, FeatureFlags, Flag,
-    JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
+    answer_request, call, json_body, keep_answer, kept_answer, page_links, parse_json, patch_form,
+    DependentFlags, FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams,
+    SemanticPatchBody,
 };
 use crate::AppState;
 
@@ -145,7 +146,7 @@ pub async fn list_flags(
     Version(version): Version,
     path: web::Path<String>,
     req: HttpRequest,
-) -> Result<web::Json<FeatureFlags>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let params = QueryParams::of(&req);
     let envs = params.list("env")?;
     let paged = version != ApiVersion::V20220603 || params.get("limit").is_some();
@@ -169,10 +170,13 @@ pub async fn list_flags(
         environments,
     };
     // From this replica's read cache when it can answer, without a trip to the blocking pool.
-    let list = match state.service.cached_flag_list(&caller, &project, &request) {
-        Some(cached) => cached?,
-        None => call(&state, move |s| s.list_flags(&caller, &project, &request)).await?,
-    };
+    let answered = answer_request(&req, version);
+    let answer = CachedAnswer::Project(&project_key);
+    if let Some(kept) = state.service.cached_answer(&caller, &answer, &answered) {
+        return Ok(kept_answer(kept?));
+    }
+    let ticket = state.service.read_ticket();
+    let list = call(&state, move |s| s.list_flags(&caller, &project, &request)).await?;
     let items = list
         .items
         .into_iter()
@@ -187,11 +191,12 @@ pub async fn list_flags(
     } else {
         (u32::try_from(list.total.max(1)).unwrap_or(u32::MAX), 0)
     };
-    Ok(web::Json(FeatureFlags {
+    let page = FeatureFlags {
         links: page_links(&req, limit, offset, list.total),
         total_count: list.total,
         items,
-    }))
+    };
+    keep_answer(&state, ticket, &answer, &answered, &page)
 }
 
 /// One flag, with its configuration in every environment (or those named by `env`).
@@ -208,18 +213,36 @@ pub async fn list_flags(
 pub async fn get_flag(
     state: web::Data<AppState>,
     Auth(caller): Auth,
+    Version(version): Version,
     path: web::Path<(String, String)>,
     req: HttpRequest,
-) -> Result<web::Json<Flag>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let envs = QueryParams::of(&req).list("env")?;
     let (project, key) = path.into_inner();
     // From this replica's read cache when it can answer, without a trip to the blocking pool.
-    if let Some(cached) = state.service.cached_flag(&caller, &project, &key, &envs) {
-        return Ok(web::Json(Flag::from((project.as_str(), cached?))));
+    let request = answer_request(&req, version);
+    let answer = CachedAnswer::Flag {
+        project: &project,
+        flag: &key,
+    };
+    if let Some(kept) = state.service.cached_answer(&caller, &answer, &request) {
+        return Ok(kept_answer(kept?));
     }
-    let project_key = project.clone();
-    let flag = call(&state, move |s| s.get_flag(&caller, &project, &key, &envs)).await?;
-    Ok(web::Json(Flag::from((project_key.as_str(), flag))))
+    let ticket = state.service.read_ticket();
+    let (project_key, flag_key) = (project.clone(), key.clone());
+    let flag = call(&state, move |s| {
+        s.get_flag(&caller, &project_key, &flag_key, &envs)
+    })
+    .await?;
+    // Kept under the keys changes are told by: as stored (a lookup matches them exactly).
+    let ticket = ticket.filter(|_| flag.flag.key.as_str() == key);
+    keep_answer(
+        &state,
+        ticket,
+        &answer,
+        &request,
+        &Flag::from((project.as_str(), flag)),
+    )
 }
 
 fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {

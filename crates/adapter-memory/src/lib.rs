@@ -100,8 +100,10 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) {
+    fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) -> bool {
         self.listeners.add(listener);
+        // One process: there are no others to hear of.
+        false
     }
 }
 

@@ -7,13 +7,17 @@
 //!
 //! - every [`POLL`] it reads what arrived (a non-blocking read of the socket) and tells the
 //!   listener;
-//! - every [`HEARTBEAT`] it sends `SELECT 1` first: PostgreSQL delivers every notification of a
-//!   transaction that committed before that statement started ahead of its answer, so once the
-//!   answer and the notifications before it are read, the listener is told it has caught up to
-//!   the moment the statement was sent ([`ChangeListener::caught_up`]);
-//! - when the connection fails (or before it is made) the listener is told
-//!   [`ChangeListener::lost`], and the thread connects again; after a new `LISTEN` takes effect it
-//!   is told `lost` once more, since what committed before that was never heard.
+//! - every [`HEARTBEAT`] it sends a statement first: PostgreSQL (checked on 15) delivers every
+//!   notification of a transaction that committed before that statement started ahead of its
+//!   answer, so once the answer and the notifications before it are read, the listener is told
+//!   it has caught up to the moment the statement was sent ([`ChangeListener::caught_up`]). The
+//!   statement also proves that the session answering is the one that listens, and still does:
+//!   a connection pooler in transaction mode between would pass it to another session, and the
+//!   feed then never catches up (a direct, session-long connection is needed);
+//! - when the connection fails, the listener is told [`ChangeListener::lost`] at once, and the
+//!   thread connects again (TCP keepalives find a silent connection dead in seconds); after a new
+//!   `LISTEN` takes effect it is told `lost` once more, since what committed before that was
+//!   never heard.
 //!
 //! The thread ends once the listener is dropped.
 
@@ -55,45 +59,94 @@ pub fn start(url: String, listener: Weak<dyn ChangeListener>) {
 }
 
 fn follow_forever(url: &str, listener: &Weak<dyn ChangeListener>) {
+    let url = with_keepalives(url);
     let mut wait = RECONNECT;
     loop {
-        match listener.upgrade() {
-            Some(listener) => listener.lost(),
-            None => return,
-        }
-        match listen(url) {
-            Ok(conn) => {
+        match listen(&url) {
+            Ok(listening) => {
                 wait = RECONNECT;
-                if let Err(err) = follow(conn, listener) {
+                if let Err(err) = follow(listening, listener) {
                     log::warn!("the change feed's connection failed ({err}); connecting again");
                 }
             }
             Err(err) => log::warn!("the change feed cannot connect ({err}); trying again"),
         }
-        if listener.strong_count() == 0 {
-            return;
+        // At once, not after the wait: nothing may be kept while changes go unheard.
+        match listener.upgrade() {
+            Some(listener) => listener.lost(),
+            None => return,
         }
         std::thread::sleep(wait);
         wait = (wait * 2).min(RECONNECT_MAX);
     }
 }
 
-/// A connection listening on [`CHANGES_CHANNEL`].
-fn listen(url: &str) -> Result<PgConnection, String> {
+/// `url` with TCP keepalives and a send timeout (unless it sets them): a connection that went
+/// silent (a half-open one) is found dead in seconds, not when the kernel gives up.
+fn with_keepalives(url: &str) -> String {
+    let mut url = url.to_owned();
+    for (name, value) in [
+        ("keepalives_idle", "5"),
+        ("keepalives_interval", "2"),
+        ("keepalives_count", "3"),
+        ("tcp_user_timeout", "10000"),
+    ] {
+        if !url.contains(&format!("{name}=")) {
+            let separator = if url.contains('?') { '&' } else { '?' };
+            url = format!("{url}{separator}{name}={value}");
+        }
+    }
+    url
+}
+
+/// A connection listening on [`CHANGES_CHANNEL`], and the server process that listens.
+struct Listening {
+    conn: PgConnection,
+    pid: i32,
+}
+
+/// What the heartbeat reads: which server process answered, and whether it listens.
+#[derive(diesel::QueryableByName)]
+struct Beat {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pid: i32,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    listening: bool,
+}
+
+/// Proves the listening session is the one that answers (a pooler in between would hand the
+/// statement to another one, which hears nothing) and that it still listens.
+const HEARTBEAT_SQL: &str = "SELECT pg_backend_pid() AS pid, \
+     'flagsvc_changed' = ANY(ARRAY(SELECT pg_listening_channels())) AS listening";
+
+fn heartbeat(conn: &mut PgConnection) -> Result<Beat, diesel::result::Error> {
+    use diesel::RunQueryDsl;
+    diesel::sql_query(HEARTBEAT_SQL).get_result(conn)
+}
+
+fn listen(url: &str) -> Result<Listening, String> {
     let mut conn = PgConnection::establish(url).map_err(|e| e.to_string())?;
     conn.batch_execute(&format!(
         "SET application_name = 'flagsvc change feed'; LISTEN {CHANGES_CHANNEL}"
     ))
     .map_err(|e| e.to_string())?;
-    Ok(conn)
+    let beat = heartbeat(&mut conn).map_err(|e| e.to_string())?;
+    if !beat.listening {
+        return Err("the session does not listen after LISTEN (a pooler in between?)".into());
+    }
+    Ok(Listening {
+        conn,
+        pid: beat.pid,
+    })
 }
 
 /// Tells `listener` what arrives on `conn` until the connection fails (`Err`) or the listener is
 /// dropped (`Ok`).
 fn follow(
-    mut conn: PgConnection,
+    listening: Listening,
     listener: &Weak<dyn ChangeListener>,
 ) -> Result<(), diesel::result::Error> {
+    let Listening { mut conn, pid } = listening;
     // Listening from now on: what committed before was not heard.
     match listener.upgrade() {
         Some(listener) => listener.lost(),
@@ -107,7 +160,12 @@ fn follow(
         let beat = last_beat.is_none_or(|at| at.elapsed() >= HEARTBEAT);
         let sent = Instant::now();
         if beat {
-            conn.batch_execute("SELECT 1")?;
+            let answered = heartbeat(&mut conn)?;
+            if answered.pid != pid || !answered.listening {
+                return Err(diesel::result::Error::QueryBuilderError(
+                    "another session answered the heartbeat, or it no longer listens".into(),
+                ));
+            }
         }
         for notification in conn.notifications_iter() {
             let notification = notification?;

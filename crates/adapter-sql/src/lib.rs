@@ -247,16 +247,24 @@ impl SqlStore {
             let mut pooled = self.connection()?;
             let mut started = false;
             let in_transaction = access == Access::Write || self.reads_in_transaction;
+            // What the work announced, once it is done: if the commit then fails, whether it
+            // took effect is unknown, and the listeners are told anyway (forgetting is safe).
+            let mut announced: Vec<ports::Changed> = Vec::new();
             let result = if in_transaction {
-                pooled
+                let committed = pooled
                     .conn
                     .transaction::<_, TxError, _>(|conn| {
                         started = true;
                         let mut repo = SqlRepository::new(conn);
                         work(&mut repo).map_err(TxError::Store)?;
-                        repo.finish().map_err(TxError::Store)
+                        announced = repo.finish().map_err(TxError::Store)?;
+                        Ok(announced.clone())
                     })
-                    .map_err(|TxError::Store(err)| err)
+                    .map_err(|TxError::Store(err)| err);
+                if committed.is_err() {
+                    self.listeners.tell(&announced);
+                }
+                committed
             } else {
                 started = true;
                 let mut repo = SqlRepository::new(&mut pooled.conn);
@@ -302,11 +310,15 @@ impl Store for SqlStore {
         self.run(Access::Write, work)
     }
 
-    fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) {
-        if let Some(url) = &self.feed_url {
-            feed::start(url.clone(), listener.clone());
+    fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) -> bool {
+        self.listeners.add(listener.clone());
+        match &self.feed_url {
+            Some(url) => {
+                feed::start(url.clone(), listener);
+                true
+            }
+            None => false,
         }
-        self.listeners.add(listener);
     }
 }
 

@@ -53,8 +53,9 @@ pub trait Store: Send + Sync {
 
     /// Tells `listener` of the changes write transactions announce (see
     /// [`ChangeListener`]'s contract) until the listener is dropped: the store holds it weakly.
-    /// A store that learns of other processes' commits (PostgreSQL) starts doing so here.
-    fn subscribe(&self, listener: std::sync::Weak<dyn ChangeListener>);
+    /// A store that learns of other processes' commits (PostgreSQL) starts doing so here, and
+    /// returns `true`: only then will it ever tell [`ChangeListener::caught_up`].
+    fn subscribe(&self, listener: std::sync::Weak<dyn ChangeListener>) -> bool;
 }
 
 /// How many times a write transaction is attempted when the engine reports a conflict.

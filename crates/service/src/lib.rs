@@ -36,7 +36,10 @@ pub use flags::{
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
-pub use read_cache::{Answer as CachedAnswer, Ticket as ReadTicket, MAX_LAG as READ_CACHE_MAX_LAG};
+pub use read_cache::{
+    Answer as CachedAnswer, Ticket as ReadTicket, MAX_AGE as READ_CACHE_MAX_AGE,
+    MAX_LAG as READ_CACHE_MAX_LAG,
+};
 pub use representation::{ApiResource, PlainRepresentations, Representations};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
@@ -195,8 +198,11 @@ impl Service {
         }
         let cache = Arc::new(read_cache::ReadCache::new(budget));
         let listener: Arc<dyn ports::ChangeListener> = cache.clone();
-        self.store.subscribe(Arc::downgrade(&listener));
-        self.read_cache = Some(cache);
+        // A store that cannot vouch for other processes' commits would never let it serve.
+        self.read_cache = self
+            .store
+            .subscribe(Arc::downgrade(&listener))
+            .then_some(cache);
         self
     }
 

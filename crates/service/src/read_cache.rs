@@ -20,8 +20,15 @@
 //!   began since the read began ([`Ticket`]), since the read may have seen the state before the
 //!   change.
 //!
-//! The answers take at most the budget given (their bytes and keys); past it, the cache is
-//! emptied and fills again with what is read.
+//! - **A change no replica announced** (a replica of an older release during a rolling upgrade,
+//!   an operator's SQL) is served within [`MAX_AGE`]: no answer is served longer than that after
+//!   it was read.
+//!
+//! The answers take at most the budget given (their bytes and request keys; the structures around
+//! them add some): half for answers about one flag, half for pages, so that many distinct list
+//! requests cannot push the flags out. Past its half, a kind drops answers of that kind (of some
+//! project or flag, whichever comes first) until the new one fits; one flag keeps at most
+//! [`ANSWERS_PER_FLAG`] answers (one per distinct request: `env` filters, say).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -32,10 +39,22 @@ use ports::{ChangeListener, Changed};
 /// The longest a change committed by another replica can go unseen by this one's cache.
 pub const MAX_LAG: Duration = Duration::from_millis(100);
 
+/// The longest an answer is served after it was read, whatever was announced: the bound for
+/// changes that no replica announced.
+pub const MAX_AGE: Duration = Duration::from_secs(5);
+
+/// The most answers kept about one flag (distinct requests for it); a new one past it drops the
+/// others.
+pub const ANSWERS_PER_FLAG: usize = 8;
+
 /// The epoch a read began in: its answer is kept only if no change began another since. Taken
 /// with [`Service::read_ticket`](crate::Service::read_ticket) before the read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ticket(u64);
+pub struct Ticket {
+    epoch: u64,
+    /// When the read began.
+    at: Instant,
+}
 
 /// What a kept answer depends on, and so which changes drop it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +84,8 @@ impl Answer<'_> {
 struct Entry {
     body: Arc<[u8]>,
     weight: usize,
+    /// When the read began (its ticket was taken): served until [`MAX_AGE`] after.
+    read_at: Instant,
 }
 
 /// Answers by the request that asked.
@@ -84,14 +105,26 @@ fn weight_of(answers: &Answers) -> usize {
 }
 
 impl ProjectCopies {
-    fn weight(&self) -> usize {
-        self.flags.values().map(weight_of).sum::<usize>() + weight_of(&self.pages)
-    }
-
     fn answers(&mut self, answer: &Answer<'_>) -> &mut Answers {
         match answer {
             Answer::Flag { flag, .. } => self.flags.entry((*flag).to_owned()).or_default(),
             Answer::Project(_) => &mut self.pages,
+        }
+    }
+}
+
+/// Which half of the budget an answer counts against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Flag,
+    Page,
+}
+
+impl Answer<'_> {
+    fn kind(&self) -> Kind {
+        match self {
+            Answer::Flag { .. } => Kind::Flag,
+            Answer::Project(_) => Kind::Page,
         }
     }
 }
@@ -102,20 +135,55 @@ struct Copies {
     epoch: u64,
     /// By project key.
     projects: HashMap<String, ProjectCopies>,
-    /// The sum of the entries' weights.
-    weight: usize,
+    /// The sum of the weights of the answers about one flag.
+    flag_weight: usize,
+    /// The sum of the weights of the pages.
+    page_weight: usize,
 }
 
 impl Copies {
-    fn clear(&mut self) {
-        self.projects.clear();
-        self.weight = 0;
-    }
-
     /// Drops every answer, and lets no read begun before keep its own.
     fn forget_all(&mut self) {
         self.epoch += 1;
-        self.clear();
+        self.projects.clear();
+        self.flag_weight = 0;
+        self.page_weight = 0;
+    }
+
+    fn weight_mut(&mut self, kind: Kind) -> &mut usize {
+        match kind {
+            Kind::Flag => &mut self.flag_weight,
+            Kind::Page => &mut self.page_weight,
+        }
+    }
+
+    /// Drops answers of `kind` (those of whichever project, then flag, comes first) until
+    /// `needed` more fit in `limit`.
+    fn make_room(&mut self, kind: Kind, needed: usize, limit: usize) {
+        while self.weight_mut(kind).saturating_add(needed) > limit {
+            let Some(project) = self.projects.values_mut().find(|p| match kind {
+                Kind::Flag => !p.flags.is_empty(),
+                Kind::Page => !p.pages.is_empty(),
+            }) else {
+                return;
+            };
+            let dropped = match kind {
+                Kind::Flag => {
+                    let first = project.flags.keys().next().cloned();
+                    first
+                        .and_then(|flag| project.flags.remove(&flag))
+                        .map_or(0, |answers| weight_of(&answers))
+                }
+                Kind::Page => {
+                    let first = project.pages.keys().next().cloned();
+                    first
+                        .and_then(|request| project.pages.remove(&request))
+                        .map_or(0, |entry| entry.weight)
+                }
+            };
+            let weight = self.weight_mut(kind);
+            *weight = weight.saturating_sub(dropped);
+        }
     }
 }
 
@@ -153,7 +221,8 @@ impl ReadCache {
 
     /// The answer kept for `request` about `answer`, if there is one and it may be served now.
     pub(crate) fn get(&self, answer: &Answer<'_>, request: &str) -> Option<Arc<[u8]>> {
-        if !self.fresh(Instant::now()) {
+        let now = Instant::now();
+        if !self.fresh(now) {
             return None;
         }
         let copies = lock(&self.copies);
@@ -162,39 +231,65 @@ impl ReadCache {
             Answer::Flag { flag, .. } => project.flags.get(*flag)?,
             Answer::Project(_) => &project.pages,
         };
-        answers.get(request).map(|entry| Arc::clone(&entry.body))
+        let entry = answers.get(request)?;
+        (now.saturating_duration_since(entry.read_at) < MAX_AGE).then(|| Arc::clone(&entry.body))
     }
 
     /// Taken before reading from the database, to be given to [`ReadCache::keep`].
     pub(crate) fn ticket(&self) -> Ticket {
-        Ticket(lock(&self.copies).epoch)
+        Ticket {
+            epoch: lock(&self.copies).epoch,
+            at: Instant::now(),
+        }
     }
 
     /// Keeps `body`, the answer to `request` about `answer` as read since `ticket` was taken,
-    /// unless a change was told since (it may not be in `body`) or it alone would take a quarter
+    /// unless a change was told since (it may not be in `body`) or it alone would take an eighth
     /// of the budget.
     pub(crate) fn keep(&self, ticket: Ticket, answer: &Answer<'_>, request: &str, body: Arc<[u8]>) {
         let weight = body.len().saturating_add(request.len());
-        if weight > self.budget / 4 {
+        if weight > self.budget / 8 {
             return;
         }
         let mut copies = lock(&self.copies);
-        if copies.epoch != ticket.0 {
+        if copies.epoch != ticket.epoch {
             return;
         }
-        if copies.weight.saturating_add(weight) > self.budget {
-            // Emptied rather than sorted by use: a bounded cost, and what is read fills it again.
-            copies.clear();
+        let kind = answer.kind();
+        if let Answer::Flag { project, flag } = answer {
+            // One flag's answers are bounded in number, whatever the requests for it.
+            let full = copies
+                .projects
+                .get_mut(*project)
+                .and_then(|p| p.flags.get_mut(*flag))
+                .filter(|answers| {
+                    answers.len() >= ANSWERS_PER_FLAG && !answers.contains_key(request)
+                })
+                .map(|answers| {
+                    let dropped = weight_of(answers);
+                    answers.clear();
+                    dropped
+                });
+            if let Some(dropped) = full {
+                copies.flag_weight = copies.flag_weight.saturating_sub(dropped);
+            }
         }
+        copies.make_room(kind, weight, self.budget / 2);
         let answers = copies
             .projects
             .entry(answer.project().to_owned())
             .or_default()
             .answers(answer);
+        let entry = Entry {
+            body,
+            weight,
+            read_at: ticket.at,
+        };
         let replaced = answers
-            .insert(request.to_owned(), Entry { body, weight })
+            .insert(request.to_owned(), entry)
             .map_or(0, |e| e.weight);
-        copies.weight = copies.weight - replaced + weight;
+        let total = copies.weight_mut(kind);
+        *total = total.saturating_sub(replaced).saturating_add(weight);
     }
 
     /// How many answers are kept (for tests).
@@ -212,26 +307,33 @@ impl ChangeListener for ReadCache {
     fn changed(&self, changed: &Changed) {
         let mut copies = lock(&self.copies);
         copies.epoch += 1;
-        let dropped = match changed {
+        match changed {
             // The flag, and every page of its project: any page may list it, or now should.
-            Changed::Flag { project, flag } => match copies.projects.get_mut(project) {
-                Some(kept) => {
-                    let pages = weight_of(&kept.pages);
-                    kept.pages.clear();
-                    pages + kept.flags.remove(flag).as_ref().map_or(0, weight_of)
+            Changed::Flag { project, flag } => {
+                let (pages, flags) = match copies.projects.get_mut(project) {
+                    Some(kept) => {
+                        let pages = weight_of(&kept.pages);
+                        kept.pages.clear();
+                        (pages, kept.flags.remove(flag).as_ref().map_or(0, weight_of))
+                    }
+                    None => (0, 0),
+                };
+                copies.page_weight = copies.page_weight.saturating_sub(pages);
+                copies.flag_weight = copies.flag_weight.saturating_sub(flags);
+            }
+            Changed::Project(project) => {
+                if let Some(kept) = copies.projects.remove(project) {
+                    let flags: usize = kept.flags.values().map(weight_of).sum();
+                    copies.flag_weight = copies.flag_weight.saturating_sub(flags);
+                    copies.page_weight = copies.page_weight.saturating_sub(weight_of(&kept.pages));
                 }
-                None => 0,
-            },
-            Changed::Project(project) => copies
-                .projects
-                .remove(project)
-                .map_or(0, |kept| kept.weight()),
-            Changed::Everything => copies.weight,
-        };
-        if *changed == Changed::Everything {
-            copies.projects.clear();
+            }
+            Changed::Everything => {
+                copies.projects.clear();
+                copies.flag_weight = 0;
+                copies.page_weight = 0;
+            }
         }
-        copies.weight -= dropped;
     }
 
     fn lost(&self) {
@@ -305,7 +407,7 @@ mod tests {
         assert!(cache.get(&QF, "/f").is_some());
         cache.changed(&Changed::Everything);
         assert_eq!(cache.len(), 0);
-        assert_eq!(lock(&cache.copies).weight, 0);
+        assert_eq!(weight(&cache), 0);
     }
 
     #[test]
@@ -352,22 +454,46 @@ mod tests {
         assert!(cache.get(&F, "/f").is_some());
     }
 
+    fn weight(cache: &ReadCache) -> usize {
+        let copies = lock(&cache.copies);
+        copies.flag_weight + copies.page_weight
+    }
+
     #[test]
-    fn the_answers_stay_within_the_budget() {
-        let cache = ReadCache::new(1000);
+    fn the_answers_stay_within_the_budget_and_pages_never_push_out_flags() {
+        let cache = ReadCache::new(2000);
         cache.caught_up(Instant::now());
         cache.keep(cache.ticket(), &F, "/big", body(&"x".repeat(300)));
-        assert_eq!(cache.len(), 0, "more than a quarter of the budget");
+        assert_eq!(cache.len(), 0, "more than an eighth of the budget");
+        cache.keep(cache.ticket(), &G, "/g", body(&"x".repeat(98)));
         for i in 0..25 {
             let request = format!("/f-{i:03}");
-            cache.keep(cache.ticket(), &F, &request, body(&"x".repeat(94)));
-            assert!(lock(&cache.copies).weight <= 1000);
+            cache.keep(cache.ticket(), &P, &request, body(&"x".repeat(94)));
+            assert!(lock(&cache.copies).page_weight <= 1000);
         }
-        assert!(cache.len() <= 10);
-        assert!(cache.get(&F, "/f-024").is_some(), "the last read is kept");
+        assert!(cache.get(&P, "/f-024").is_some(), "the last read is kept");
+        assert!(
+            cache.get(&G, "/g").is_some(),
+            "pages do not push out a flag"
+        );
         // Replacing an answer counts it once.
-        cache.keep(cache.ticket(), &F, "/f-024", body(&"x".repeat(94)));
-        let weight = lock(&cache.copies).weight;
-        assert_eq!(weight, cache.len() * 100);
+        cache.keep(cache.ticket(), &P, "/f-024", body(&"x".repeat(94)));
+        assert_eq!(weight(&cache), (cache.len() - 1) * 100 + 100);
+        // One flag keeps a bounded number of answers.
+        for i in 0..20 {
+            cache.keep(cache.ticket(), &F, &format!("/f?env={i}"), body("f"));
+        }
+        let copies = lock(&cache.copies);
+        assert!(copies.projects["p"].flags["f"].len() <= ANSWERS_PER_FLAG);
+        assert!(copies.flag_weight <= 1000);
+    }
+
+    #[test]
+    fn no_answer_is_served_past_its_age() {
+        let cache = caught_up_cache();
+        let mut ticket = cache.ticket();
+        ticket.at = Instant::now().checked_sub(MAX_AGE).unwrap();
+        cache.keep(ticket, &F, "/f", body("f"));
+        assert!(cache.get(&F, "/f").is_none());
     }
 }

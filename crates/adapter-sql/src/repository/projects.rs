@@ -193,12 +193,42 @@ impl ProjectRepository for SqlRepository<'_> {
 }
 
 /// How a project is held until the transaction ends.
+///
+/// On PostgreSQL the row lock alone would not be fair: a new `FOR SHARE` joins those held even
+/// while a `FOR NO KEY UPDATE` waits, so a stream of overlapping creations would keep a change
+/// to the project out for as long as it lasts. Both holds therefore first pass a gate, an
+/// advisory lock on the project's key (shared or exclusive), whose queue is fair: a share asked
+/// for while an exclusive one waits queues behind it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Hold {
-    /// By this transaction alone (`FOR NO KEY UPDATE`).
+    /// By this transaction alone (`FOR NO KEY UPDATE`, behind the exclusive gate).
     Alone,
-    /// With others that share it (`FOR SHARE`, which a `FOR NO KEY UPDATE` waits for).
+    /// With others that share it (`FOR SHARE`, behind the shared gate).
     Shared,
+}
+
+/// The advisory lock class of the project gate (see [`Hold`]); the other key is the hash of the
+/// project's key (two projects that share a hash only wait for each other more).
+const PROJECT_GATE: i32 = 0x5f1a;
+
+/// A condition that is true once the gate is passed: an uncorrelated subquery, which PostgreSQL
+/// runs once (an init plan) when the filter first meets the project's row: before the row lock.
+fn gate(
+    key: &ProjectKey,
+    hold: Hold,
+) -> diesel::expression::SqlLiteral<
+    diesel::sql_types::Bool,
+    impl diesel::query_builder::QueryFragment<diesel::pg::Pg>,
+> {
+    let function = match hold {
+        Hold::Alone => "pg_advisory_xact_lock",
+        Hold::Shared => "pg_advisory_xact_lock_shared",
+    };
+    diesel::dsl::sql::<diesel::sql_types::Bool>(&format!(
+        "(SELECT true FROM (SELECT {function}({PROJECT_GATE}, hashtext("
+    ))
+    .bind::<diesel::sql_types::Text, _>(key.as_str().to_owned())
+    .sql("))) AS gate)")
 }
 
 impl SqlRepository<'_> {
@@ -211,11 +241,13 @@ impl SqlRepository<'_> {
         let query = projects::table.filter(projects::key.eq(key.as_str()));
         let row: Option<ProjectRow> = match (&mut *self.conn, hold) {
             (crate::DbConnection::Pg(conn), Hold::Alone) => query
+                .filter(gate(key, hold))
                 .select(ProjectRow::as_select())
                 .for_no_key_update()
                 .first(conn)
                 .optional(),
             (crate::DbConnection::Pg(conn), Hold::Shared) => query
+                .filter(gate(key, hold))
                 .select(ProjectRow::as_select())
                 .for_share()
                 .first(conn)

@@ -1010,3 +1010,82 @@ fn a_version_test_in_a_batch_sees_the_changes_before_it() {
         ("first", before.version + 2)
     );
 }
+
+/// Creations hold their project shared (PostgreSQL), side by side; a change that holds it alone
+/// (a project patch here; an environment creation, a flag delete, a prerequisite change) still
+/// gets its turn while they go on: a share asked for while it waits queues behind it, instead of
+/// joining the shares held and keeping it out for as long as creations overlap.
+#[test]
+fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
+    use std::sync::atomic::AtomicBool;
+    // Connections for every creator and the patch: creations overlap all the time.
+    let db = adapter_postgres::TestDatabase::create(&crate::common::postgres_server_url()).unwrap();
+    let service = Service::new(
+        Arc::new(adapter_postgres::connect(db.url(), 10).unwrap()),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    );
+    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    let caller = service.authenticate(OWNER).unwrap();
+    service
+        .create_project(
+            &caller.may(use_case::CreateProject).unwrap(),
+            serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
+        )
+        .unwrap();
+    let create = |key: &str| {
+        service.create_flag(
+            &caller.may(use_case::CreateFlag).unwrap(),
+            "p",
+            serde_json::from_value(json!({
+                "key": key, "name": "F",
+                "variations": [{"value": true}, {"value": false}],
+            }))
+            .unwrap(),
+        )
+    };
+    let stop = AtomicBool::new(false);
+    let created = AtomicUsize::new(0);
+    let patch =
+        JsonPatchBody::parse(json!([{"op": "replace", "path": "/name", "value": "Q"}])).unwrap();
+    let (created_before_the_patch, created_in_all) = std::thread::scope(|scope| {
+        let (create, stop, created) = (&create, &stop, &created);
+        for t in 0..6 {
+            scope.spawn(move || {
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    create(&format!("f-{t}-{i}")).unwrap();
+                    created.fetch_add(1, Ordering::SeqCst);
+                    i += 1;
+                }
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let (service, caller, patch) = (&service, &caller, &patch);
+        let patcher = scope.spawn(move || {
+            let started = std::time::Instant::now();
+            service
+                .patch_project(&caller.may(use_case::PatchProject).unwrap(), "p", patch)
+                .unwrap();
+            (started.elapsed(), created.load(Ordering::SeqCst))
+        });
+        // Creations go on for 4 s; the patch must not wait for them to stop (it waited the
+        // whole 4 s before the gate; it takes milliseconds with it).
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        stop.store(true, Ordering::SeqCst);
+        let (took, before) = patcher.join().unwrap();
+        assert!(
+            took < std::time::Duration::from_secs(2),
+            "the patch waited {took:?}, until creations stopped"
+        );
+        (before, created.load(Ordering::SeqCst))
+    });
+    assert!(created_before_the_patch < created_in_all);
+    assert_eq!(
+        service
+            .get_project(&caller, "p", false)
+            .map(|p| p.project.name)
+            .unwrap(),
+        "Q"
+    );
+}

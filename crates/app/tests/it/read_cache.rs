@@ -9,7 +9,8 @@ use adapter_postgres::TestDatabase;
 use domain::instruction::SemanticPatch;
 use serde_json::json;
 use service::{
-    use_case, CachedAnswer, Caller, FlagChange, Service, SystemClock, READ_CACHE_MAX_LAG,
+    use_case, CachedAnswer, Caller, FlagChange, Service, SystemClock, READ_CACHE_MAX_AGE,
+    READ_CACHE_MAX_LAG,
 };
 
 use crate::common::{postgres_server_url, OWNER};
@@ -29,7 +30,7 @@ impl Replica {
                 Arc::new(SystemClock::default()),
                 Arc::new(adapter_http::ApiRepresentations),
             )
-            .with_read_cache(1 << 20),
+            .with_read_cache(256 << 10),
         );
         service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
         let caller = service.authenticate(OWNER).unwrap();
@@ -310,4 +311,54 @@ fn list_pages_follow_changes_on_both_replicas() {
         )
         .unwrap();
     assert_eq!(list(&a).0.len(), 2);
+}
+
+/// A change no replica announced (a replica of an older release during a rolling upgrade, an
+/// operator's SQL): served within `READ_CACHE_MAX_AGE`, the age past which no answer is served.
+#[test]
+fn an_unannounced_change_is_served_within_the_age_bound() {
+    let (db, a, _b) = two_replicas();
+    a.cache_it();
+    let mut admin = {
+        use diesel::Connection;
+        diesel::PgConnection::establish(db.url()).unwrap()
+    };
+    {
+        use diesel::connection::SimpleConnection;
+        // What a patch writes to the configuration, without `pg_notify`.
+        admin
+            .batch_execute(
+                "UPDATE flag_configs SET config = replace(config, '\"on\":false', '\"on\":true') \
+                 WHERE flag_key = 'f' AND environment_key = 'production'",
+            )
+            .unwrap();
+    }
+    let written = Instant::now();
+    assert!(!a.get(), "served from the cache meanwhile");
+    while !a.get() {
+        assert!(
+            written.elapsed() < READ_CACHE_MAX_AGE + Duration::from_millis(500),
+            "still the old version {:?} after the commit",
+            written.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Many distinct list requests (a reader can make them at will) push out pages, never the
+/// answers about flags.
+#[test]
+fn distinct_list_requests_do_not_push_out_a_hot_flag() {
+    let (_db, a, _b) = two_replicas();
+    a.cache_it();
+    for i in 0..3000 {
+        let request = format!("/flags/p?filter=query:nothing-{i}");
+        let ticket = a.service.read_ticket().unwrap();
+        let body: Arc<[u8]> = format!("{{\"items\":[],\"totalCount\":0,\"n\":{i}}}")
+            .into_bytes()
+            .into();
+        a.service
+            .keep_answer(ticket, &CachedAnswer::Project("p"), &request, body);
+    }
+    assert!(a.cached(), "the hot flag was pushed out");
 }

@@ -79,9 +79,9 @@ struct Args {
     /// Timeout of one delivery in ms.
     #[arg(long, env = "FLAGSVC_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
     webhook_timeout_ms: u64,
-    /// Memory for this replica's read cache of flags, in MiB; 0 turns it off. Used on
-    /// PostgreSQL only, where other replicas' changes are heard (LISTEN/NOTIFY): a flag changed
-    /// by another replica is served new within 100 ms, and by this one at once.
+    /// This replica's read cache of answers (a flag, pages of flags and environments), in MiB of
+    /// their JSON; 0 turns it off. PostgreSQL only, where other replicas' changes are heard
+    /// (LISTEN/NOTIFY): a change is served by this replica at once, by another within 100 ms.
     #[arg(long, env = "FLAGSVC_READ_CACHE_MIB", default_value_t = 16)]
     read_cache_mib: usize,
 }

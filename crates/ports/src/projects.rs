@@ -17,7 +17,8 @@ pub trait ProjectRepository {
     /// A project by key, held against changes until the transaction ends, but shared: other
     /// transactions may hold it so too at the same time (creating flags in it, say), while one
     /// that locks it ([`ProjectRepository::lock_project`]: to change it, add an environment,
-    /// delete it) waits for them all, and they for it.
+    /// delete it) waits for them all, and they for it. Fairly: a share asked for while a lock
+    /// waits comes after that lock, so a stream of shares cannot keep a lock out.
     fn share_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Project>>;
     /// One page of projects matching `query`, with the total count of matches.
     fn list_projects(&mut self, query: &ProjectQuery) -> StoreResult<Listed<Project>>;

@@ -1,7 +1,7 @@
 //! [`AuditRepository`] on diesel.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text};
+use diesel::sql_types::Text;
 use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
 use domain::id::AuditEntryId;
 use domain::webhook::Webhook;
@@ -10,9 +10,29 @@ use ports::{AuditRepository, StoreResult, WebhookRepository};
 use crate::schema::{audit_details, audit_log, audit_resources};
 use crate::stored;
 
+use super::fixed::{statement, Bind, Fixed};
 use super::query::*;
 use super::SqlRepository;
 use crate::DbConnection;
+
+statement!(
+    /// The entry, its detail and its resources, the notifications of what the transaction
+    /// announced so far (sent when it commits), and the webhooks: what every change does, in one
+    /// round trip.
+    AppendAuditEntry = "WITH entry AS (\
+       INSERT INTO audit_log (id, date, kind, search, entry) \
+       VALUES (?::text, ?::bigint, ?::text, ?::text, ?::text)), \
+     detail AS (\
+       INSERT INTO audit_details (entry_id, detail) \
+       SELECT ?::text, ?::text WHERE ?::text IS NOT NULL), \
+     resources AS (\
+       INSERT INTO audit_resources (entry_id, resource) \
+       SELECT ?::text, unnest(?::text[])), \
+     notified AS (\
+       SELECT pg_notify('flagsvc_changed', payload) FROM unnest(?::text[]) AS payload) \
+     SELECT doc FROM webhooks WHERE (SELECT count(*) FROM notified) >= 0 \
+     ORDER BY creation_date, id"
+);
 
 /// A webhook's stored document, as a raw query returns it.
 #[derive(QueryableByName)]
@@ -112,29 +132,20 @@ impl AuditRepository for SqlRepository<'_> {
         // One statement: the entry, its detail and its resources, the notifications of what
         // the transaction announced so far (sent when it commits), and the webhooks.
         let rows = AuditRows::of(entry)?;
-        let docs: Vec<WebhookDoc> = diesel::sql_query(
-            "WITH entry AS (\
-               INSERT INTO audit_log (id, date, kind, search, entry) \
-               VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text)), \
-             detail AS (\
-               INSERT INTO audit_details (entry_id, detail) \
-               SELECT $1::text, $6::text WHERE $6::text IS NOT NULL), \
-             resources AS (\
-               INSERT INTO audit_resources (entry_id, resource) \
-               SELECT $1::text, unnest($7::text[])), \
-             notified AS (\
-               SELECT pg_notify('flagsvc_changed', payload) FROM unnest($8::text[]) AS payload) \
-             SELECT doc FROM webhooks WHERE (SELECT count(*) FROM notified) >= 0 \
-             ORDER BY creation_date, id",
-        )
-        .bind::<Text, _>(entry.id.as_str())
-        .bind::<BigInt, _>(entry.date)
-        .bind::<Text, _>(&entry.kind)
-        .bind::<Text, _>(&rows.search)
-        .bind::<Text, _>(&rows.listing)
-        .bind::<Nullable<Text>, _>(rows.detail.as_deref())
-        .bind::<Array<Text>, _>(&rows.resources)
-        .bind::<Array<Text>, _>(&unsent)
+        let id = entry.id.as_str();
+        let docs: Vec<WebhookDoc> = Fixed::<AppendAuditEntry>::new(vec![
+            Bind::Text(id),
+            Bind::BigInt(entry.date),
+            Bind::Text(&entry.kind),
+            Bind::Text(&rows.search),
+            Bind::Text(&rows.listing),
+            Bind::Text(id),
+            Bind::NullableText(rows.detail.as_deref()),
+            Bind::NullableText(rows.detail.as_deref()),
+            Bind::Text(id),
+            Bind::TextArray(&rows.resources),
+            Bind::TextArray(&unsent),
+        ])
         .load(conn)
         .store()?;
         docs.iter()

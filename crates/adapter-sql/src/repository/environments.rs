@@ -323,16 +323,17 @@ impl EnvironmentRepository for SqlRepository<'_> {
         ids.dedup();
         let conn = &mut *self.conn;
         let rows: Vec<EnvironmentRow> = chunked(&ids, |ids| {
-            environments::table
-                .filter(environments::project_id.eq_any(ids))
-                .order((
-                    environments::project_id,
-                    environments::creation_date,
-                    environments::id,
-                ))
-                .select(EnvironmentRow::as_select())
-                .load(conn)
-                .store()
+            load_per_engine!(
+                conn,
+                environments::table
+                    .filter(environments::project_id.eq_any(ids))
+                    .order((
+                        environments::project_id,
+                        environments::creation_date,
+                        environments::id,
+                    ))
+                    .select(EnvironmentRow::as_select())
+            )
         })?;
         self.environments_from_rows(rows)
     }

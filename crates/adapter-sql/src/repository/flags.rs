@@ -17,14 +17,29 @@ use crate::schema::{
     environments, flag_configs, flag_prerequisites, flag_segment_refs, flag_tags, flags, projects,
 };
 
+use super::fixed::{statement, Bind, Fixed};
 use super::query::*;
 use super::SqlRepository;
 use crate::stored;
 use crate::stored::flag::{config_json, read_config};
+use crate::DbConnection;
 
 // `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
 // `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE`, and
 // the statement's text varied with the row, so it was never a cached prepared statement.
+statement!(
+    /// A flag's row, rewritten (on PostgreSQL; see `fixed`): every column but its keys.
+    UpdateFlagRow = "UPDATE flags SET name = ?, search = ?, version = ?, creation_date = ?, \
+        archived = ?, deprecated = ?, temporary = ?, maintainer_id = ?, default_on = ?, \
+        default_off = ?, settings = ? WHERE project_id = ? AND key = ?"
+);
+
+statement!(
+    /// One configuration of a flag, rewritten (on PostgreSQL; see `fixed`).
+    UpdateFlagConfig = "UPDATE flag_configs SET config = ? \
+        WHERE project_id = ? AND flag_key = ? AND environment_key = ?"
+);
+
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = flags, treat_none_as_null = true)]
 struct FlagRow {
@@ -508,13 +523,32 @@ impl FlagRepository for SqlRepository<'_> {
         previous: &Flag,
     ) -> StoreResult<()> {
         let flag: &Flag = flag;
-        diesel::update(
-            flags::table
-                .filter(flags::project_id.eq(project_id.as_str()))
-                .filter(flags::key.eq(flag.key.as_str())),
-        )
-        .set(FlagRow::from_flag(project_id, flag)?)
-        .execute(self.conn)
+        let row = FlagRow::from_flag(project_id, flag)?;
+        match &mut *self.conn {
+            DbConnection::Pg(conn) => Fixed::<UpdateFlagRow>::new(vec![
+                Bind::Text(&row.name),
+                Bind::Text(&row.search),
+                Bind::BigInt(row.version),
+                Bind::BigInt(row.creation_date),
+                Bind::Bool(row.archived),
+                Bind::Bool(row.deprecated),
+                Bind::Bool(row.temporary),
+                Bind::NullableText(row.maintainer_id.as_deref()),
+                Bind::Integer(row.default_on),
+                Bind::Integer(row.default_off),
+                Bind::Text(&row.settings),
+                Bind::Text(&row.project_id),
+                Bind::Text(&row.key),
+            ])
+            .execute(conn),
+            DbConnection::Sqlite(conn) => diesel::update(
+                flags::table
+                    .filter(flags::project_id.eq(project_id.as_str()))
+                    .filter(flags::key.eq(flag.key.as_str())),
+            )
+            .set(&row)
+            .execute(conn),
+        }
         .store()?;
         // Only what changed is written: a toggle rewrites one configuration, not the flag's
         // tags and references too.
@@ -536,14 +570,24 @@ impl FlagRepository for SqlRepository<'_> {
             self.replace_flag_references(project_id, flag)?;
         }
         for (env_key, config) in changed {
-            diesel::update(
-                flag_configs::table
-                    .filter(flag_configs::project_id.eq(project_id.as_str()))
-                    .filter(flag_configs::flag_key.eq(flag.key.as_str()))
-                    .filter(flag_configs::environment_key.eq(env_key)),
-            )
-            .set(flag_configs::config.eq(config_json(config)?))
-            .execute(self.conn)
+            let json = config_json(config)?;
+            match &mut *self.conn {
+                DbConnection::Pg(conn) => Fixed::<UpdateFlagConfig>::new(vec![
+                    Bind::Text(&json),
+                    Bind::Text(project_id.as_str()),
+                    Bind::Text(flag.key.as_str()),
+                    Bind::Text(env_key),
+                ])
+                .execute(conn),
+                DbConnection::Sqlite(conn) => diesel::update(
+                    flag_configs::table
+                        .filter(flag_configs::project_id.eq(project_id.as_str()))
+                        .filter(flag_configs::flag_key.eq(flag.key.as_str()))
+                        .filter(flag_configs::environment_key.eq(env_key)),
+                )
+                .set(flag_configs::config.eq(&json))
+                .execute(conn),
+            }
             .store()?;
         }
         Ok(())

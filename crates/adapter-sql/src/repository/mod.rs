@@ -6,6 +6,7 @@
 mod account;
 mod audit;
 mod environments;
+mod fixed;
 mod flags;
 mod members;
 mod projects;

@@ -11,6 +11,7 @@ use ports::{Listed, Locked, ProjectRepository, StoreResult};
 
 use crate::schema::{project_tags, projects};
 
+use super::fixed::{statement, Bind, Fixed};
 use super::query::*;
 use super::SqlRepository;
 
@@ -106,11 +107,12 @@ impl SqlRepository<'_> {
     fn project_tags_of(&mut self, ids: &[String]) -> StoreResult<BTreeMap<String, Vec<String>>> {
         let conn = &mut *self.conn;
         let rows = chunked(ids, |ids| {
-            project_tags::table
-                .filter(project_tags::project_id.eq_any(ids))
-                .order((project_tags::project_id, project_tags::tag))
-                .load(conn)
-                .store()
+            load_per_engine!(
+                conn,
+                project_tags::table
+                    .filter(project_tags::project_id.eq_any(ids))
+                    .order((project_tags::project_id, project_tags::tag))
+            )
         })?;
         Ok(group_tags(rows))
     }
@@ -207,29 +209,20 @@ enum Hold {
     Shared,
 }
 
-/// The advisory lock class of the project gate (see [`Hold`]); the other key is the hash of the
-/// project's key (two projects that share a hash only wait for each other more).
+/// The advisory lock class of the project gate (see [`Hold`]), taken before the row lock; the
+/// other key is the hash of the project's key (two projects that share a hash only wait for each
+/// other more).
 const PROJECT_GATE: i32 = 0x5f1a;
 
-/// A condition that is true once the gate is passed: an uncorrelated subquery, which PostgreSQL
-/// runs once (an init plan) when the filter first meets the project's row: before the row lock.
-fn gate(
-    key: &ProjectKey,
-    hold: Hold,
-) -> diesel::expression::SqlLiteral<
-    diesel::sql_types::Bool,
-    impl diesel::query_builder::QueryFragment<diesel::pg::Pg>,
-> {
-    let function = match hold {
-        Hold::Alone => "pg_advisory_xact_lock",
-        Hold::Shared => "pg_advisory_xact_lock_shared",
-    };
-    diesel::dsl::sql::<diesel::sql_types::Bool>(&format!(
-        "(SELECT true FROM (SELECT {function}({PROJECT_GATE}, hashtext("
-    ))
-    .bind::<diesel::sql_types::Text, _>(key.as_str().to_owned())
-    .sql("))) AS gate)")
-}
+statement!(
+    /// Passes the project gate alone (see [`Hold`]).
+    GateAlone = "SELECT pg_advisory_xact_lock(?::integer, hashtext(?))"
+);
+
+statement!(
+    /// Passes the project gate with others (see [`Hold`]).
+    GateShared = "SELECT pg_advisory_xact_lock_shared(?::integer, hashtext(?))"
+);
 
 impl SqlRepository<'_> {
     /// The project `key`, held as `hold` says (SQLite's write transactions run one at a time:
@@ -239,15 +232,21 @@ impl SqlRepository<'_> {
         // waiting in its latest committed version (it is one table: nothing joined is read from
         // the older snapshot). The tags are read after the lock.
         let query = projects::table.filter(projects::key.eq(key.as_str()));
+        if let crate::DbConnection::Pg(conn) = &mut *self.conn {
+            let binds = vec![Bind::Integer(PROJECT_GATE), Bind::Text(key.as_str())];
+            match hold {
+                Hold::Alone => Fixed::<GateAlone>::new(binds).execute(conn),
+                Hold::Shared => Fixed::<GateShared>::new(binds).execute(conn),
+            }
+            .store()?;
+        }
         let row: Option<ProjectRow> = match (&mut *self.conn, hold) {
             (crate::DbConnection::Pg(conn), Hold::Alone) => query
-                .filter(gate(key, hold))
                 .select(ProjectRow::as_select())
                 .for_no_key_update()
                 .first(conn)
                 .optional(),
             (crate::DbConnection::Pg(conn), Hold::Shared) => query
-                .filter(gate(key, hold))
                 .select(ProjectRow::as_select())
                 .for_share()
                 .first(conn)

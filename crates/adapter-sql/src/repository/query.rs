@@ -100,6 +100,20 @@ macro_rules! lock_rows {
 }
 pub(super) use lock_rows;
 
+/// Loads `$query` on each engine's own connection: on PostgreSQL an `eq_any` is then `= ANY($1)`,
+/// one text whatever the number of values, which diesel prepares once and reuses (through the
+/// two-engine connection it is an `IN (...)` list, prepared anew every time).
+macro_rules! load_per_engine {
+    ($conn:expr, $query:expr) => {
+        match &mut *$conn {
+            $crate::DbConnection::Pg(conn) => $query.load(conn),
+            $crate::DbConnection::Sqlite(conn) => $query.load(conn),
+        }
+        .store()
+    };
+}
+pub(super) use load_per_engine;
+
 /// A "carries all of these tags" filter: the distinct tags and their number, for one sub-query
 /// `owner IN (SELECT owner FROM tags WHERE tag IN (...) GROUP BY owner HAVING COUNT(*) = n)`
 /// (tag tables have one row per owner and tag). One sub-query whatever the number of tags: a

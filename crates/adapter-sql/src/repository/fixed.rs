@@ -1,0 +1,100 @@
+//! Statements of fixed text on PostgreSQL, prepared once per connection and reused.
+//!
+//! Diesel prepares anew (the server parses and plans it, every time) any statement it cannot
+//! prove to have one text: every `UPDATE` (`diesel::update` marks itself unsafe to cache), raw
+//! `sql_query` text, multi-row inserts. Measured with `pg_stat_statements` during the bench's
+//! toggles, planning took a third of the time PostgreSQL spent on them. The hot write statements
+//! are written here instead: a [`Fixed`] statement has one text per [`Statement`] type, so
+//! diesel's statement cache keys it by that type and the server plans it once per connection
+//! (then uses its generic plan when that is as good).
+
+use std::marker::PhantomData;
+
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Untyped};
+use diesel::{PgConnection, QueryResult, RunQueryDsl};
+
+/// A statement's text, `?` standing for each bind (in order). One type per text: the type is
+/// what the statement is cached by.
+pub(crate) trait Statement: 'static {
+    /// The text.
+    const SQL: &'static str;
+}
+
+/// A value bound to a `?` of a [`Statement`]: always bound with the same SQL type at the same
+/// place, as a cached statement needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Bind<'a> {
+    Text(&'a str),
+    NullableText(Option<&'a str>),
+    BigInt(i64),
+    Integer(i32),
+    Bool(bool),
+    TextArray(&'a [String]),
+}
+
+/// [`Statement`] `S` with its binds, to run on a [`PgConnection`] (`execute`, `load`).
+#[derive(Debug)]
+pub(crate) struct Fixed<'a, S> {
+    binds: Vec<Bind<'a>>,
+    statement: PhantomData<S>,
+}
+
+impl<'a, S: Statement> Fixed<'a, S> {
+    pub(crate) fn new(binds: Vec<Bind<'a>>) -> Self {
+        Self {
+            binds,
+            statement: PhantomData,
+        }
+    }
+}
+
+impl<S: Statement> QueryId for Fixed<'_, S> {
+    type QueryId = S;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl<S: Statement> QueryFragment<Pg> for Fixed<'_, S> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        let mut pieces = S::SQL.split('?');
+        if S::SQL.matches('?').count() != self.binds.len() {
+            return Err(DieselError::QueryBuilderError(
+                format!("{} binds for the statement {}", self.binds.len(), S::SQL).into(),
+            ));
+        }
+        out.push_sql(pieces.next().unwrap_or_default());
+        for (bind, piece) in self.binds.iter().zip(pieces) {
+            match bind {
+                Bind::Text(value) => out.push_bind_param::<Text, _>(value)?,
+                Bind::NullableText(value) => out.push_bind_param::<Nullable<Text>, _>(value)?,
+                Bind::BigInt(value) => out.push_bind_param::<BigInt, _>(value)?,
+                Bind::Integer(value) => out.push_bind_param::<Integer, _>(value)?,
+                Bind::Bool(value) => out.push_bind_param::<Bool, _>(value)?,
+                Bind::TextArray(value) => out.push_bind_param::<Array<Text>, _>(value)?,
+            }
+            out.push_sql(piece);
+        }
+        Ok(())
+    }
+}
+
+impl<S: Statement> Query for Fixed<'_, S> {
+    type SqlType = Untyped;
+}
+
+impl<S: Statement> RunQueryDsl<PgConnection> for Fixed<'_, S> {}
+
+/// Declares a [`Statement`] type named `$name` with text `$sql`.
+macro_rules! statement {
+    ($(#[$doc:meta])* $name:ident = $sql:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub(crate) struct $name;
+        impl $crate::repository::fixed::Statement for $name {
+            const SQL: &'static str = $sql;
+        }
+    };
+}
+pub(crate) use statement;

@@ -157,33 +157,51 @@ impl Copies {
         }
     }
 
-    /// Drops answers of `kind` (those of whichever project, then flag, comes first) until
-    /// `needed` more fit in `limit`.
+    /// Drops answers of `kind` (pages one by one, or a flag's answers together; of whichever
+    /// project and flag come first) until `needed` more fit in `limit`, in one pass over the
+    /// projects. A project left with nothing is dropped from the map, so that no pass walks
+    /// past emptied ones.
     fn make_room(&mut self, kind: Kind, needed: usize, limit: usize) {
-        while self.weight_mut(kind).saturating_add(needed) > limit {
-            let Some(project) = self.projects.values_mut().find(|p| match kind {
-                Kind::Flag => !p.flags.is_empty(),
-                Kind::Page => !p.pages.is_empty(),
-            }) else {
-                return;
-            };
-            let dropped = match kind {
-                Kind::Flag => {
-                    let first = project.flags.keys().next().cloned();
-                    first
-                        .and_then(|flag| project.flags.remove(&flag))
-                        .map_or(0, |answers| weight_of(&answers))
-                }
-                Kind::Page => {
-                    let first = project.pages.keys().next().cloned();
-                    first
-                        .and_then(|request| project.pages.remove(&request))
-                        .map_or(0, |entry| entry.weight)
-                }
-            };
-            let weight = self.weight_mut(kind);
-            *weight = weight.saturating_sub(dropped);
+        let mut weight = *self.weight_mut(kind);
+        if weight.saturating_add(needed) <= limit {
+            return;
         }
+        let mut emptied = Vec::new();
+        for (key, project) in &mut self.projects {
+            while weight.saturating_add(needed) > limit {
+                let dropped = match kind {
+                    Kind::Flag => {
+                        let Some(flag) = project.flags.keys().next().cloned() else {
+                            break;
+                        };
+                        project
+                            .flags
+                            .remove(&flag)
+                            .map_or(0, |answers| weight_of(&answers))
+                    }
+                    Kind::Page => {
+                        let Some(request) = project.pages.keys().next().cloned() else {
+                            break;
+                        };
+                        project
+                            .pages
+                            .remove(&request)
+                            .map_or(0, |entry| entry.weight)
+                    }
+                };
+                weight = weight.saturating_sub(dropped);
+            }
+            if project.flags.is_empty() && project.pages.is_empty() {
+                emptied.push(key.clone());
+            }
+            if weight.saturating_add(needed) <= limit {
+                break;
+            }
+        }
+        for key in emptied {
+            self.projects.remove(&key);
+        }
+        *self.weight_mut(kind) = weight;
     }
 }
 
@@ -310,14 +328,18 @@ impl ChangeListener for ReadCache {
         match changed {
             // The flag, and every page of its project: any page may list it, or now should.
             Changed::Flag { project, flag } => {
-                let (pages, flags) = match copies.projects.get_mut(project) {
+                let (pages, flags, emptied) = match copies.projects.get_mut(project) {
                     Some(kept) => {
                         let pages = weight_of(&kept.pages);
                         kept.pages.clear();
-                        (pages, kept.flags.remove(flag).as_ref().map_or(0, weight_of))
+                        let flags = kept.flags.remove(flag).as_ref().map_or(0, weight_of);
+                        (pages, flags, kept.flags.is_empty())
                     }
-                    None => (0, 0),
+                    None => (0, 0, false),
                 };
+                if emptied {
+                    copies.projects.remove(project);
+                }
                 copies.page_weight = copies.page_weight.saturating_sub(pages);
                 copies.flag_weight = copies.flag_weight.saturating_sub(flags);
             }
@@ -486,6 +508,50 @@ mod tests {
         let copies = lock(&cache.copies);
         assert!(copies.projects["p"].flags["f"].len() <= ANSWERS_PER_FLAG);
         assert!(copies.flag_weight <= 1000);
+    }
+
+    #[test]
+    fn emptied_projects_leave_the_map() {
+        let cache = ReadCache::new(1 << 20);
+        cache.caught_up(Instant::now());
+        for i in 0..100 {
+            let project = format!("p{i}");
+            let answer = Answer::Flag {
+                project: &project,
+                flag: "f",
+            };
+            cache.keep(cache.ticket(), &answer, "/f", body("f"));
+            cache.keep(
+                cache.ticket(),
+                &Answer::Project(&project),
+                "/",
+                body("page"),
+            );
+            cache.changed(&flag_changed(&project, "f"));
+        }
+        assert!(lock(&cache.copies).projects.is_empty());
+        // Eviction drops what it empties too.
+        let small = ReadCache::new(800);
+        small.caught_up(Instant::now());
+        for i in 0..100 {
+            let project = format!("p{i}");
+            small.keep(
+                small.ticket(),
+                &Answer::Project(&project),
+                "/",
+                body(&"x".repeat(40)),
+            );
+        }
+        let copies = lock(&small.copies);
+        assert!(copies.page_weight <= 400);
+        assert_eq!(
+            copies.projects.len(),
+            copies
+                .projects
+                .values()
+                .map(|p| p.pages.len())
+                .sum::<usize>()
+        );
     }
 
     #[test]

@@ -137,11 +137,7 @@ impl ProjectRepository for SqlRepository<'_> {
         else {
             return Ok(None);
         };
-        let tags = self
-            .project_tags_of(std::slice::from_ref(&row.id))?
-            .remove(&row.id)
-            .unwrap_or_default();
-        Ok(Some(row.into_project(tags)?))
+        self.with_tags(row).map(Some)
     }
 
     fn lock_project(&mut self, key: &ProjectKey) -> StoreResult<Option<Locked<Project>>> {
@@ -256,13 +252,18 @@ impl SqlRepository<'_> {
             }
         }
         .store()?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
+        match row {
+            Some(row) => self.with_tags(row).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The project of `row`, with its tags.
+    fn with_tags(&mut self, row: ProjectRow) -> StoreResult<Project> {
         let tags = self
             .project_tags_of(std::slice::from_ref(&row.id))?
             .remove(&row.id)
             .unwrap_or_default();
-        Ok(Some(row.into_project(tags)?))
+        row.into_project(tags)
     }
 }

@@ -19,8 +19,14 @@ const PER_THREAD: usize = 25;
 
 fn service_on(backend: Backend) -> (Db, Arc<Service>, Caller) {
     let db = open(backend);
+    let (service, caller) = service_over(db.store.clone());
+    (db, service, caller)
+}
+
+/// A service over `store`, with the owner and project `p`.
+fn service_over(store: Arc<dyn ports::Store>) -> (Arc<Service>, Caller) {
     let service = Arc::new(Service::new(
-        db.store.clone(),
+        store,
         Arc::new(SystemClock::default()),
         Arc::new(adapter_http::ApiRepresentations),
     ));
@@ -32,7 +38,7 @@ fn service_on(backend: Backend) -> (Db, Arc<Service>, Caller) {
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
-    (db, service, caller)
+    (service, caller)
 }
 
 fn patch(ops: Value) -> JsonPatchBody {
@@ -1020,19 +1026,8 @@ fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
     use std::sync::atomic::AtomicBool;
     // Connections for every creator and the patch: creations overlap all the time.
     let db = adapter_postgres::TestDatabase::create(&crate::common::postgres_server_url()).unwrap();
-    let service = Service::new(
-        Arc::new(adapter_postgres::connect(db.url(), 10).unwrap()),
-        Arc::new(SystemClock::default()),
-        Arc::new(adapter_http::ApiRepresentations),
-    );
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-    let caller = service.authenticate(OWNER).unwrap();
-    service
-        .create_project(
-            &caller.may(use_case::CreateProject).unwrap(),
-            serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
-        )
-        .unwrap();
+    let (service, caller) =
+        service_over(Arc::new(adapter_postgres::connect(db.url(), 10).unwrap()));
     let create = |key: &str| {
         service.create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),

@@ -206,10 +206,10 @@ impl Service {
         self
     }
 
-    /// Taken before a read whose answer is to be kept ([`Service::keep_answer`]); `None`
-    /// without a read cache.
-    pub fn read_ticket(&self) -> Option<ReadTicket> {
-        self.read_cache.as_ref().map(|cache| cache.ticket())
+    /// Taken before a read whose answer about `answer` is to be kept
+    /// ([`Service::keep_answer`]); `None` without a read cache.
+    pub fn read_ticket(&self, answer: &CachedAnswer<'_>) -> Option<ReadTicket> {
+        self.read_cache.as_ref().map(|cache| cache.ticket(answer))
     }
 
     /// The answer kept for `request` (the whole request as the adapter tells requests apart)

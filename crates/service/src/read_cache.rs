@@ -15,10 +15,12 @@
 //!   feed therefore stops every answer from being served within [`MAX_LAG`], and a lost one
 //!   empties the cache. A store with no such feed (SQLite, memory) never catches up: nothing is
 //!   served from the cache there.
-//! - **A read that raced a change does not keep its answer**: every change (and every loss of
-//!   the feed) starts a new epoch, and an answer read from the database is kept only if no epoch
-//!   began since the read began ([`Ticket`]), since the read may have seen the state before the
-//!   change.
+//! - **A read that raced a change does not keep its answer**: a change to a project starts a
+//!   new epoch of that project's stripe (one of [`STRIPES`] counters that projects share by
+//!   the hash of their key), a change to everything and every loss of the feed a new global
+//!   epoch; an answer read from the database is kept only if neither its project's stripe nor the
+//!   global epoch began anew since the read began ([`Ticket`]), since the read may have seen the
+//!   state before the change. Changes in other projects (of other stripes) do not stop it.
 //!
 //! - **A change no replica announced** (a replica of an older release during a rolling upgrade,
 //!   an operator's SQL) is served within [`MAX_AGE`]: no answer is served longer than that after
@@ -47,13 +49,30 @@ pub const MAX_AGE: Duration = Duration::from_secs(5);
 /// others.
 pub const ANSWERS_PER_FLAG: usize = 8;
 
-/// The epoch a read began in: its answer is kept only if no change began another since. Taken
-/// with [`Service::read_ticket`](crate::Service::read_ticket) before the read.
+/// How many epoch counters the projects share (by the hash of their key).
+pub const STRIPES: usize = 32;
+
+/// The epochs a read began in: its answer is kept only if no change to its project's stripe,
+/// nor to everything, began another since. Taken with
+/// [`Service::read_ticket`](crate::Service::read_ticket) before the read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
+    /// The global epoch.
     epoch: u64,
+    /// Which stripe, and its epoch.
+    stripe: usize,
+    stripe_epoch: u64,
     /// When the read began.
     at: Instant,
+}
+
+/// The stripe of project `project`.
+fn stripe_of(project: &str) -> usize {
+    use std::hash::{Hash, Hasher};
+    // A fixed hasher: the same stripe for a project at ticket and at keep.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    project.hash(&mut hasher);
+    usize::try_from(hasher.finish() % STRIPES as u64).unwrap_or(0)
 }
 
 /// What a kept answer depends on, and so which changes drop it.
@@ -131,8 +150,10 @@ impl Answer<'_> {
 
 #[derive(Debug, Default)]
 struct Copies {
-    /// Begins anew with every change told and every loss of the feed.
+    /// Begins anew with every change to everything and every loss of the feed.
     epoch: u64,
+    /// Each begins anew with every change to a project of its stripe.
+    stripes: [u64; STRIPES],
     /// By project key.
     projects: HashMap<String, ProjectCopies>,
     /// The sum of the weights of the answers about one flag.
@@ -254,9 +275,13 @@ impl ReadCache {
     }
 
     /// Taken before reading from the database, to be given to [`ReadCache::keep`].
-    pub(crate) fn ticket(&self) -> Ticket {
+    pub(crate) fn ticket(&self, answer: &Answer<'_>) -> Ticket {
+        let stripe = stripe_of(answer.project());
+        let copies = lock(&self.copies);
         Ticket {
-            epoch: lock(&self.copies).epoch,
+            epoch: copies.epoch,
+            stripe,
+            stripe_epoch: copies.stripes[stripe],
             at: Instant::now(),
         }
     }
@@ -269,8 +294,12 @@ impl ReadCache {
         if weight > self.budget / 8 {
             return;
         }
+        let stripe = stripe_of(answer.project());
         let mut copies = lock(&self.copies);
-        if copies.epoch != ticket.epoch {
+        if copies.epoch != ticket.epoch
+            || stripe != ticket.stripe
+            || copies.stripes[stripe] != ticket.stripe_epoch
+        {
             return;
         }
         let kind = answer.kind();
@@ -324,7 +353,12 @@ impl ReadCache {
 impl ChangeListener for ReadCache {
     fn changed(&self, changed: &Changed) {
         let mut copies = lock(&self.copies);
-        copies.epoch += 1;
+        match changed {
+            Changed::Flag { project, .. } | Changed::Project(project) => {
+                copies.stripes[stripe_of(project)] += 1;
+            }
+            Changed::Everything => copies.epoch += 1,
+        }
         match changed {
             // The flag, and every page of its project: any page may list it, or now should.
             Changed::Flag { project, flag } => {
@@ -411,9 +445,9 @@ mod tests {
     fn an_answer_is_served_until_a_change_to_what_it_shows_is_told() {
         let cache = caught_up_cache();
         for (answer, request) in [(F, "/f"), (F, "/f?env=a"), (G, "/g"), (QF, "/f"), (P, "/")] {
-            cache.keep(cache.ticket(), &answer, request, body(request));
+            cache.keep(cache.ticket(&answer), &answer, request, body(request));
         }
-        cache.keep(cache.ticket(), &Q, "/", body("q"));
+        cache.keep(cache.ticket(&Q), &Q, "/", body("q"));
         assert_eq!(&*cache.get(&F, "/f?env=a").unwrap(), b"/f?env=a");
         assert!(cache.get(&F, "/g").is_none(), "kept by request");
         // A change to flag `f` drops its answers and the pages of its project, and only those.
@@ -435,19 +469,46 @@ mod tests {
     #[test]
     fn a_read_that_raced_a_change_is_not_kept() {
         let cache = caught_up_cache();
-        let before = cache.ticket();
+        let before = cache.ticket(&F);
         // A change to another flag committed while the read ran: the read may predate any change.
         cache.changed(&flag_changed("p", "other"));
         cache.keep(before, &F, "/f", body("old"));
         assert!(cache.get(&F, "/f").is_none());
-        cache.keep(cache.ticket(), &F, "/f", body("new"));
+        cache.keep(cache.ticket(&F), &F, "/f", body("new"));
         assert_eq!(&*cache.get(&F, "/f").unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_change_to_another_stripe_does_not_stop_a_read_from_keeping_its_answer() {
+        let cache = caught_up_cache();
+        let other = (0..1000)
+            .map(|i| format!("other-{i}"))
+            .find(|project| stripe_of(project) != stripe_of("p"))
+            .unwrap();
+        let before = cache.ticket(&F);
+        cache.changed(&flag_changed(&other, "f"));
+        cache.changed(&Changed::Project(other.clone()));
+        cache.keep(before, &F, "/f", body("f"));
+        assert!(cache.get(&F, "/f").is_some());
+        // A change to everything stops it, as one to its own project does.
+        let before = cache.ticket(&F);
+        cache.changed(&Changed::Everything);
+        cache.keep(before, &F, "/f", body("f"));
+        assert!(cache.get(&F, "/f").is_none());
+        let before = cache.ticket(&F);
+        cache.changed(&Changed::Project("p".into()));
+        cache.keep(before, &F, "/f", body("f"));
+        assert!(cache.get(&F, "/f").is_none());
+        // A ticket is for one project's answers.
+        let for_other = cache.ticket(&Answer::Project(&other));
+        cache.keep(for_other, &F, "/f", body("f"));
+        assert!(cache.get(&F, "/f").is_none());
     }
 
     #[test]
     fn nothing_is_served_unless_the_feed_caught_up_within_the_bound() {
         let cache = ReadCache::new(1 << 20);
-        cache.keep(cache.ticket(), &F, "/f", body("f"));
+        cache.keep(cache.ticket(&F), &F, "/f", body("f"));
         assert!(cache.get(&F, "/f").is_none(), "never caught up");
         cache.caught_up(Instant::now());
         assert!(cache.get(&F, "/f").is_some());
@@ -461,13 +522,13 @@ mod tests {
     #[test]
     fn a_lost_feed_empties_the_cache_and_stops_serving() {
         let cache = caught_up_cache();
-        let before = cache.ticket();
-        cache.keep(cache.ticket(), &F, "/f", body("f"));
+        let before = cache.ticket(&F);
+        cache.keep(cache.ticket(&F), &F, "/f", body("f"));
         cache.lost();
         assert_eq!(cache.len(), 0);
         cache.keep(before, &G, "/g", body("g"));
         assert_eq!(cache.len(), 0, "a read from before the loss is not kept");
-        cache.keep(cache.ticket(), &F, "/f", body("f"));
+        cache.keep(cache.ticket(&F), &F, "/f", body("f"));
         assert!(
             cache.get(&F, "/f").is_none(),
             "not served until caught up again"
@@ -485,12 +546,12 @@ mod tests {
     fn the_answers_stay_within_the_budget_and_pages_never_push_out_flags() {
         let cache = ReadCache::new(2000);
         cache.caught_up(Instant::now());
-        cache.keep(cache.ticket(), &F, "/big", body(&"x".repeat(300)));
+        cache.keep(cache.ticket(&F), &F, "/big", body(&"x".repeat(300)));
         assert_eq!(cache.len(), 0, "more than an eighth of the budget");
-        cache.keep(cache.ticket(), &G, "/g", body(&"x".repeat(98)));
+        cache.keep(cache.ticket(&G), &G, "/g", body(&"x".repeat(98)));
         for i in 0..25 {
             let request = format!("/f-{i:03}");
-            cache.keep(cache.ticket(), &P, &request, body(&"x".repeat(94)));
+            cache.keep(cache.ticket(&P), &P, &request, body(&"x".repeat(94)));
             assert!(lock(&cache.copies).page_weight <= 1000);
         }
         assert!(cache.get(&P, "/f-024").is_some(), "the last read is kept");
@@ -499,11 +560,11 @@ mod tests {
             "pages do not push out a flag"
         );
         // Replacing an answer counts it once.
-        cache.keep(cache.ticket(), &P, "/f-024", body(&"x".repeat(94)));
+        cache.keep(cache.ticket(&P), &P, "/f-024", body(&"x".repeat(94)));
         assert_eq!(weight(&cache), (cache.len() - 1) * 100 + 100);
         // One flag keeps a bounded number of answers.
         for i in 0..20 {
-            cache.keep(cache.ticket(), &F, &format!("/f?env={i}"), body("f"));
+            cache.keep(cache.ticket(&F), &F, &format!("/f?env={i}"), body("f"));
         }
         let copies = lock(&cache.copies);
         assert!(copies.projects["p"].flags["f"].len() <= ANSWERS_PER_FLAG);
@@ -520,9 +581,9 @@ mod tests {
                 project: &project,
                 flag: "f",
             };
-            cache.keep(cache.ticket(), &answer, "/f", body("f"));
+            cache.keep(cache.ticket(&answer), &answer, "/f", body("f"));
             cache.keep(
-                cache.ticket(),
+                cache.ticket(&Answer::Project(&project)),
                 &Answer::Project(&project),
                 "/",
                 body("page"),
@@ -536,7 +597,7 @@ mod tests {
         for i in 0..100 {
             let project = format!("p{i}");
             small.keep(
-                small.ticket(),
+                small.ticket(&Answer::Project(&project)),
                 &Answer::Project(&project),
                 "/",
                 body(&"x".repeat(40)),
@@ -557,7 +618,7 @@ mod tests {
     #[test]
     fn no_answer_is_served_past_its_age() {
         let cache = caught_up_cache();
-        let mut ticket = cache.ticket();
+        let mut ticket = cache.ticket(&F);
         ticket.at = Instant::now().checked_sub(MAX_AGE).unwrap();
         cache.keep(ticket, &F, "/f", body("f"));
         assert!(cache.get(&F, "/f").is_none());

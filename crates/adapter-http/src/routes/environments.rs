@@ -52,7 +52,7 @@ pub async fn list_environments(
     if let Some(kept) = state.service.cached_answer(&caller, &answer, &request) {
         return Ok(kept_answer(kept?));
     }
-    let ticket = state.service.read_ticket();
+    let ticket = state.service.read_ticket(&answer);
     let key = project.clone();
     let list = call(&state, move |s| s.list_environments(&caller, &key, &query)).await?;
     let listed = Environments {

@@ -175,7 +175,7 @@ pub async fn list_flags(
     if let Some(kept) = state.service.cached_answer(&caller, &answer, &answered) {
         return Ok(kept_answer(kept?));
     }
-    let ticket = state.service.read_ticket();
+    let ticket = state.service.read_ticket(&answer);
     let list = call(&state, move |s| s.list_flags(&caller, &project, &request)).await?;
     let items = list
         .items
@@ -228,7 +228,7 @@ pub async fn get_flag(
     if let Some(kept) = state.service.cached_answer(&caller, &answer, &request) {
         return Ok(kept_answer(kept?));
     }
-    let ticket = state.service.read_ticket();
+    let ticket = state.service.read_ticket(&answer);
     let (project_key, flag_key) = (project.clone(), key.clone());
     let flag = call(&state, move |s| {
         s.get_flag(&caller, &project_key, &flag_key, &envs)

@@ -47,7 +47,7 @@ impl Replica {
         let body = match self.service.cached_answer(&self.caller, &answer, "/f") {
             Some(kept) => kept.unwrap(),
             None => {
-                let ticket = self.service.read_ticket().expect("a read cache");
+                let ticket = self.service.read_ticket(&answer).expect("a read cache");
                 let view = self.service.get_flag(&self.caller, "p", "f", &[]).unwrap();
                 let body: Arc<[u8]> = serde_json::to_vec(&view.flag).unwrap().into();
                 self.service
@@ -254,7 +254,7 @@ fn list_pages_follow_changes_on_both_replicas() {
         let (body, kept) = match replica.service.cached_answer(&replica.caller, &answer, "/") {
             Some(kept) => (kept.unwrap(), true),
             None => {
-                let ticket = replica.service.read_ticket().unwrap();
+                let ticket = replica.service.read_ticket(&answer).unwrap();
                 let listed = replica
                     .service
                     .list_flags(&replica.caller, "p", &request)
@@ -353,7 +353,7 @@ fn distinct_list_requests_do_not_push_out_a_hot_flag() {
     a.cache_it();
     for i in 0..3000 {
         let request = format!("/flags/p?filter=query:nothing-{i}");
-        let ticket = a.service.read_ticket().unwrap();
+        let ticket = a.service.read_ticket(&CachedAnswer::Project("p")).unwrap();
         let body: Arc<[u8]> = format!("{{\"items\":[],\"totalCount\":0,\"n\":{i}}}")
             .into_bytes()
             .into();

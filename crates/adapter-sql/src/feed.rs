@@ -116,8 +116,11 @@ struct Beat {
 
 /// Proves the listening session is the one that answers (a pooler in between would hand the
 /// statement to another one, which hears nothing) and that it still listens.
-const HEARTBEAT_SQL: &str = "SELECT pg_backend_pid() AS pid, \
-     'flagsvc_changed' = ANY(ARRAY(SELECT pg_listening_channels())) AS listening";
+const HEARTBEAT_SQL: &str = concat!(
+    "SELECT pg_backend_pid() AS pid, '",
+    crate::repository::changes_channel!(),
+    "' = ANY(ARRAY(SELECT pg_listening_channels())) AS listening"
+);
 
 fn heartbeat(conn: &mut PgConnection) -> Result<Beat, diesel::result::Error> {
     use diesel::RunQueryDsl;

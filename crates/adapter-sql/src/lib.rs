@@ -247,31 +247,30 @@ impl SqlStore {
             let mut pooled = self.connection()?;
             let mut started = false;
             let in_transaction = access == Access::Write || self.reads_in_transaction;
-            // What the work announced, once it is done: if the commit then fails, whether it
-            // took effect is unknown, and the listeners are told anyway (forgetting is safe).
+            // What the work announced, once it succeeded (empty when it failed).
             let mut announced: Vec<ports::Changed> = Vec::new();
             let result = if in_transaction {
-                let committed = pooled
+                pooled
                     .conn
-                    .transaction::<_, TxError, _>(|conn| {
+                    .transaction::<(), TxError, _>(|conn| {
                         started = true;
                         let mut repo = SqlRepository::new(conn);
                         work(&mut repo).map_err(TxError::Store)?;
                         announced = repo.finish().map_err(TxError::Store)?;
-                        Ok(announced.clone())
+                        Ok(())
                     })
-                    .map_err(|TxError::Store(err)| err);
-                if committed.is_err() {
-                    self.listeners.tell(&announced);
-                }
-                committed
+                    .map_err(|TxError::Store(err)| err)
             } else {
                 started = true;
                 let mut repo = SqlRepository::new(&mut pooled.conn);
-                work(&mut repo).and_then(|()| repo.finish())
+                work(&mut repo).and_then(|()| {
+                    announced = repo.finish()?;
+                    Ok(())
+                })
             };
-            // Committed: this process's listeners hear of it before the writer is answered.
-            let result = result.map(|announced| self.listeners.tell(&announced));
+            // Before the writer is answered: after a commit, and after a commit that failed,
+            // since whether it took effect is then unknown (forgetting is always safe).
+            self.listeners.tell(&announced);
             // `Aborted` is the unit of work's own error, which may stem from a failed statement.
             if !matches!(
                 result,

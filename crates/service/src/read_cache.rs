@@ -21,7 +21,6 @@
 //!   epoch; an answer read from the database is kept only if neither its project's stripe nor the
 //!   global epoch began anew since the read began ([`Ticket`]), since the read may have seen the
 //!   state before the change. Changes in other projects (of other stripes) do not stop it.
-//!
 //! - **A change no replica announced** (a replica of an older release during a rolling upgrade,
 //!   an operator's SQL) is served within [`MAX_AGE`]: no answer is served longer than that after
 //!   it was read.

@@ -12,14 +12,15 @@ use crate::stored;
 
 use super::fixed::{statement, Bind, Fixed};
 use super::query::*;
-use super::SqlRepository;
+use super::{changes_channel, SqlRepository};
 use crate::DbConnection;
 
 statement!(
     /// The entry, its detail and its resources, the notifications of what the transaction
     /// announced so far (sent when it commits), and the webhooks: what every change does, in one
     /// round trip.
-    AppendAuditEntry = "WITH entry AS (\
+    AppendAuditEntry = concat!(
+        "WITH entry AS (\
        INSERT INTO audit_log (id, date, kind, search, entry) \
        VALUES (?::text, ?::bigint, ?::text, ?::text, ?::text)), \
      detail AS (\
@@ -29,9 +30,12 @@ statement!(
        INSERT INTO audit_resources (entry_id, resource) \
        SELECT ?::text, unnest(?::text[])), \
      notified AS (\
-       SELECT pg_notify('flagsvc_changed', payload) FROM unnest(?::text[]) AS payload) \
+       SELECT pg_notify('",
+        changes_channel!(),
+        "', payload) FROM unnest(?::text[]) AS payload) \
      SELECT doc FROM webhooks WHERE (SELECT count(*) FROM notified) >= 0 \
      ORDER BY creation_date, id"
+    )
 );
 
 /// A webhook's stored document, as a raw query returns it.

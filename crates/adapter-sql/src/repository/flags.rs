@@ -24,9 +24,6 @@ use crate::stored;
 use crate::stored::flag::{config_json, read_config};
 use crate::DbConnection;
 
-// `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
-// `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE`, and
-// the statement's text varied with the row, so it was never a cached prepared statement.
 statement!(
     /// A flag's row, rewritten (on PostgreSQL; see `fixed`): every column but its keys.
     UpdateFlagRow = "UPDATE flags SET name = ?, search = ?, version = ?, creation_date = ?, \
@@ -40,6 +37,9 @@ statement!(
         WHERE project_id = ? AND flag_key = ? AND environment_key = ?"
 );
 
+// `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
+// `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE` (SQLite;
+// PostgreSQL writes the row with `UpdateFlagRow`, every column always).
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = flags, treat_none_as_null = true)]
 struct FlagRow {

@@ -53,8 +53,7 @@ impl<'c> SqlRepository<'c> {
         let unsent = self.unsent_payloads();
         if let (false, DbConnection::Pg(conn)) = (unsent.is_empty(), &mut *self.conn) {
             use diesel::RunQueryDsl;
-            diesel::sql_query(NOTIFY_UNNEST)
-                .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(&unsent)
+            fixed::Fixed::<NotifyChanges>::new(vec![fixed::Bind::TextArray(&unsent)])
                 .execute(conn)
                 .map_err(crate::map_error)?;
         }
@@ -72,10 +71,23 @@ impl<'c> SqlRepository<'c> {
     }
 }
 
+/// The channel's name as a literal, for the statements that name it (`concat!`).
+macro_rules! changes_channel {
+    () => {
+        "flagsvc_changed"
+    };
+}
+pub(crate) use changes_channel;
+
 /// The PostgreSQL channel on which write transactions announce their changes to other replicas
 /// ([`ports::Changed::to_payload`] as the payload).
-pub const CHANGES_CHANNEL: &str = "flagsvc_changed";
+pub const CHANGES_CHANNEL: &str = changes_channel!();
 
-/// Sends `$1` (text[]) as notifications on [`CHANGES_CHANNEL`].
-const NOTIFY_UNNEST: &str =
-    "SELECT pg_notify('flagsvc_changed', payload) FROM unnest($1::text[]) AS payload";
+fixed::statement!(
+    /// Sends each payload of a text array as a notification on [`CHANGES_CHANNEL`].
+    NotifyChanges = concat!(
+        "SELECT pg_notify('",
+        changes_channel!(),
+        "', payload) FROM unnest(?::text[]) AS payload"
+    )
+);

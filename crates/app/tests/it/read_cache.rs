@@ -79,6 +79,21 @@ impl Replica {
         }
     }
 
+    /// Creates flag `key` in project `p` (off).
+    fn create_flag(&self, key: &str) {
+        self.service
+            .create_flag(
+                &self.caller.may(use_case::CreateFlag).unwrap(),
+                "p",
+                serde_json::from_value(json!({
+                    "key": key, "name": key,
+                    "variations": [{"value": true}, {"value": false}],
+                }))
+                .unwrap(),
+            )
+            .unwrap();
+    }
+
     fn turn(&self, on: bool) {
         let instruction = if on { "turnFlagOn" } else { "turnFlagOff" };
         let patch = SemanticPatch::parse(json!({
@@ -115,17 +130,7 @@ fn two_replicas() -> (TestDatabase, Replica, Replica) {
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
-    a.service
-        .create_flag(
-            &a.caller.may(use_case::CreateFlag).unwrap(),
-            "p",
-            serde_json::from_value(json!({
-                "key": "f", "name": "F",
-                "variations": [{"value": true}, {"value": false}],
-            }))
-            .unwrap(),
-        )
-        .unwrap();
+    a.create_flag("f");
     (db, a, b)
 }
 
@@ -299,17 +304,7 @@ fn list_pages_follow_changes_on_both_replicas() {
         std::thread::sleep(Duration::from_millis(1));
     }
     // A new flag is listed at once by the replica that created it.
-    a.service
-        .create_flag(
-            &a.caller.may(use_case::CreateFlag).unwrap(),
-            "p",
-            serde_json::from_value(json!({
-                "key": "g", "name": "G",
-                "variations": [{"value": true}, {"value": false}],
-            }))
-            .unwrap(),
-        )
-        .unwrap();
+    a.create_flag("g");
     assert_eq!(list(&a).0.len(), 2);
 }
 

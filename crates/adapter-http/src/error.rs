@@ -13,7 +13,7 @@ pub struct ErrorBody {
     /// Machine-readable code: `invalid_request`, `unauthorized`, `forbidden`, `not_found`,
     /// `method_not_allowed`, `key_exists`, `optimistic_locking_error`, `payload_too_large`,
     /// `unsupported_media_type`, `patch_failed`, `rate_limited`, `service_unavailable`,
-    /// `request_timeout`, `headers_too_large`, `internal_error`.
+    /// `request_timeout`, `headers_too_large`, `internal_error`; `not_ready` from `GET /readyz`.
     pub code: String,
     /// What went wrong, for people.
     pub message: String,

@@ -13,6 +13,7 @@ mod input;
 mod limits;
 mod middleware;
 mod openapi;
+mod ops;
 mod routes;
 mod server;
 mod wire;
@@ -32,6 +33,7 @@ pub use auth_throttle::{AuthThrottle, ClientKey, AUTH_FAILURE_WINDOW};
 pub use cors::{CorsOrigins, InvalidOrigin};
 pub use error::{ApiError, ErrorBody};
 pub use limits::RateLimits;
+pub use ops::{ReadinessCheck, READY_TIMEOUT};
 pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
 pub use wire::ApiRepresentations;
@@ -111,6 +113,8 @@ pub struct AppState {
     api_methods: HeaderValue,
     openapi_json: String,
     config: HttpConfig,
+    /// What `/readyz` checks besides the database, by name.
+    readiness_checks: Vec<(String, ops::ReadinessCheck)>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -131,6 +135,19 @@ impl AppState {
         service: Arc<Service>,
         config: HttpConfig,
     ) -> Result<web::Data<Self>, serde_json::Error> {
+        Self::with_readiness_checks(service, config, Vec::new())
+    }
+
+    /// As [`AppState::new`], with `checks` (by name) that `GET /readyz` runs besides asking the
+    /// database: the parts of the process that must run for it to serve.
+    ///
+    /// # Errors
+    /// As [`AppState::new`].
+    pub fn with_readiness_checks(
+        service: Arc<Service>,
+        config: HttpConfig,
+        checks: Vec<(String, ReadinessCheck)>,
+    ) -> Result<web::Data<Self>, serde_json::Error> {
         let document = openapi::document();
         let routes = openapi::routes(&document);
         let openapi_json = openapi::constrained(&document)?.to_string();
@@ -150,6 +167,7 @@ impl AppState {
             routes,
             openapi_json,
             config,
+            readiness_checks: checks,
         }))
     }
 
@@ -220,6 +238,8 @@ pub fn app(
         .app_data(state)
         // Every body is read as bytes (after the permission check) within this limit: 413 past it.
         .app_data(web::PayloadConfig::new(limit))
+        .route("/healthz", web::get().to(ops::healthz))
+        .route("/readyz", web::get().to(ops::readyz))
         .default_service(web::to(fallback))
         .wrap(actix_web::middleware::from_fn(middleware::api_middleware))
         .wrap(actix_web::middleware::Logger::new(

@@ -105,6 +105,11 @@ impl Store for MemoryStore {
         // One process: there are no others to hear of.
         false
     }
+
+    fn check_ready(&self, _timeout: std::time::Duration) -> StoreResult<()> {
+        // In memory: nothing to reach, nothing to migrate.
+        Ok(())
+    }
 }
 
 /// A table: rows by primary key, shared between copies of the state until one writes to it.

@@ -18,6 +18,7 @@ use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ManageConnection, Pool, PooledConnection, R2D2Connection};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::{Connection, PgConnection, SqliteConnection};
+use diesel_migrations::MigrationHarness;
 use ports::{Store, StoreError, StoreResult, UnitOfWork};
 
 pub use repository::{SqlRepository, CHANGES_CHANNEL};
@@ -161,10 +162,13 @@ pub struct SqlStore {
     write_lock: Option<Mutex<()>>,
     /// Whether reads run inside a transaction.
     reads_in_transaction: bool,
-    /// Told of what write transactions announce, once they commit.
-    listeners: ports::Listeners,
+    /// Told of what write transactions announce, once they commit, and (through the feed) of
+    /// other processes' commits.
+    listeners: Arc<ports::Listeners>,
     /// Where other processes' commits are heard (PostgreSQL: `LISTEN`, see [`feed`]).
     feed_url: Option<String>,
+    /// Set once the feed was started: one feed (one connection) serves every subscriber.
+    feed_started: std::sync::Once,
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -191,8 +195,9 @@ impl SqlStore {
             pool,
             write_lock: (engine == Engine::Sqlite).then(|| Mutex::new(())),
             reads_in_transaction: engine == Engine::Sqlite,
-            listeners: ports::Listeners::default(),
+            listeners: Arc::new(ports::Listeners::default()),
             feed_url: None,
+            feed_started: std::sync::Once::new(),
         }
     }
 
@@ -310,14 +315,55 @@ impl Store for SqlStore {
     }
 
     fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) -> bool {
-        self.listeners.add(listener.clone());
-        match &self.feed_url {
-            Some(url) => {
-                feed::start(url.clone(), listener);
-                true
+        self.listeners.add(listener);
+        let Some(url) = &self.feed_url else {
+            return false;
+        };
+        // A subscriber added after the feed started has not been told `caught_up` yet, which
+        // the contract tells it to read as "other processes' commits may go unheard": what it
+        // keeps from now on is vouched for at the feed's next heartbeat.
+        self.feed_started.call_once(|| {
+            let all: Arc<dyn ports::ChangeListener> = self.listeners.clone();
+            feed::start(url.clone(), Arc::downgrade(&all));
+        });
+        true
+    }
+
+    fn check_ready(&self, timeout: std::time::Duration) -> StoreResult<()> {
+        // Twice: a pooled connection the server closed meanwhile (a restart) is dropped, and a
+        // new one is asked for.
+        let mut failed = String::new();
+        for _ in 0..2 {
+            let mut pooled = self.pool.pool.get_timeout(timeout).map_err(|e| {
+                StoreError::Unavailable(format!(
+                    "no database connection within {} ms: {e}",
+                    timeout.as_millis()
+                ))
+            })?;
+            if let Err(err) = pooled.conn.ping() {
+                self.lose(&mut pooled);
+                failed = err.to_string();
+                continue;
             }
-            None => false,
+            let pending = match &mut pooled.conn {
+                DbConnection::Pg(conn) => conn.has_pending_migration(MIGRATIONS),
+                DbConnection::Sqlite(conn) => conn.has_pending_migration(MIGRATIONS),
+            }
+            .map_err(|e| {
+                StoreError::Unavailable(format!("cannot read the schema's migrations: {e}"))
+            })?;
+            return if pending {
+                Err(StoreError::Unavailable(
+                    "the database schema lacks migrations of this release (run `flagsvc migrate`)"
+                        .into(),
+                ))
+            } else {
+                Ok(())
+            };
         }
+        Err(StoreError::Unavailable(format!(
+            "the database does not answer: {failed}"
+        )))
     }
 }
 

@@ -165,7 +165,36 @@ impl WebhookSender for HttpSender {
 #[derive(Debug)]
 pub struct Worker {
     stop: Arc<AtomicBool>,
+    running: WorkerRunning,
     thread: Option<JoinHandle<()>>,
+}
+
+/// Whether a [`Worker`]'s delivery loop still runs (for a readiness probe): it stops when the
+/// worker is dropped, and if the loop ever panicked.
+#[derive(Debug, Clone)]
+pub struct WorkerRunning(Arc<AtomicBool>);
+
+impl WorkerRunning {
+    /// `Err` saying why deliveries are not being made.
+    ///
+    /// # Errors
+    /// The delivery loop has ended.
+    pub fn check(&self) -> Result<(), String> {
+        if self.0.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err("the webhook delivery loop has stopped".to_owned())
+        }
+    }
+}
+
+/// Marks the loop stopped however its thread ends (a panic included).
+struct EndsRunning(Arc<AtomicBool>);
+
+impl Drop for EndsRunning {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl Worker {
@@ -183,9 +212,12 @@ impl Worker {
     ) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let running = Arc::new(AtomicBool::new(true));
+        let ends = EndsRunning(running.clone());
         let thread = std::thread::Builder::new()
             .name("webhook-deliveries".into())
             .spawn(move || {
+                let _ends = ends;
                 while !flag.load(Ordering::Relaxed) {
                     match service.deliver_due(sender.as_ref(), Self::BATCH) {
                         // A full batch: more may be due at once.
@@ -198,8 +230,14 @@ impl Worker {
             })?;
         Ok(Self {
             stop,
+            running: WorkerRunning(running),
             thread: Some(thread),
         })
+    }
+
+    /// Whether the delivery loop still runs, for as long as the caller wants to ask.
+    pub fn running(&self) -> WorkerRunning {
+        self.running.clone()
     }
 }
 

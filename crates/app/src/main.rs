@@ -144,10 +144,15 @@ async fn main() -> anyhow::Result<()> {
 
     // Deliveries run beside the API and survive restarts: the outbox is in the database.
     let sender = Arc::new(HttpSender::new(webhook_timeout));
-    let _deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500))
+    let deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500))
         .context("starting the webhook delivery thread")?;
 
-    let state = AppState::new(
+    let deliveries_running = deliveries.running();
+    let readiness_checks: Vec<(String, adapter_http::ReadinessCheck)> = vec![(
+        "webhookWorker".to_owned(),
+        Arc::new(move || deliveries_running.check()),
+    )];
+    let state = AppState::with_readiness_checks(
         service,
         HttpConfig {
             rate_limit: args.rate_limit,
@@ -158,6 +163,7 @@ async fn main() -> anyhow::Result<()> {
             head_timeout: Duration::from_millis(args.head_timeout_ms.max(1)),
             cors_origins,
         },
+        readiness_checks,
     )
     .context("serialising the OpenAPI document")?;
     let listener = std::net::TcpListener::bind(&args.bind)

@@ -1,11 +1,13 @@
-//! Changes told to copies kept outside the store (read caches): a write transaction announces
+//! Changes told to copies kept outside the store (read caches, verified tokens): a write
+//! transaction announces
 //! what it changed ([`AuditRepository::announce`](crate::AuditRepository::announce)); once it
 //! commits, the store tells its [`ChangeListener`]s, in this process before the writer is
 //! answered, and in other processes where the store has a way to (PostgreSQL's `NOTIFY`).
 
 use std::time::Instant;
 
-/// What a committed write changed, as far as a cached flag is concerned.
+/// What a committed write changed, as far as a copy kept outside the store is concerned (an
+/// answer about a flag, a verified access token).
 ///
 /// Keys are carried as the store holds them (text), so that an announcement can cross processes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -20,7 +22,12 @@ pub enum Changed {
     /// Anything in a project: its environments (which every flag of it shows), the project
     /// itself, any of its flags.
     Project(String),
-    /// Anything at all (a member, whom flags show as their maintainer, say).
+    /// An access token (by `_id`): its role, its secret, whether it exists.
+    Token(String),
+    /// A member (by `_id`): its role, whether it exists, and with them what its tokens may do;
+    /// also anything that shows the member (flags show their maintainer).
+    Member(String),
+    /// Anything at all.
     Everything,
 }
 
@@ -38,12 +45,16 @@ impl Changed {
     /// assert_eq!(flag.to_payload(), "f\nshop\nnew-checkout");
     /// assert_eq!(Changed::from_payload(&flag.to_payload()), Some(flag));
     /// assert_eq!(Changed::Project("shop".into()).to_payload(), "p\nshop");
+    /// assert_eq!(Changed::Token("65f0".into()).to_payload(), "t\n65f0");
+    /// assert_eq!(Changed::Member("64a1".into()).to_payload(), "m\n64a1");
     /// assert_eq!(Changed::Everything.to_payload(), "*");
     /// ```
     pub fn to_payload(&self) -> String {
         let payload = match self {
             Changed::Flag { project, flag } => format!("f\n{project}\n{flag}"),
             Changed::Project(project) => format!("p\n{project}"),
+            Changed::Token(id) => format!("t\n{id}"),
+            Changed::Member(id) => format!("m\n{id}"),
             Changed::Everything => "*".to_owned(),
         };
         if payload.len() > MAX_PAYLOAD {
@@ -66,6 +77,8 @@ impl Changed {
         let changed = match parts.next()? {
             "*" => Changed::Everything,
             "p" => Changed::Project(parts.next()?.to_owned()),
+            "t" => Changed::Token(parts.next()?.to_owned()),
+            "m" => Changed::Member(parts.next()?.to_owned()),
             "f" => Changed::Flag {
                 project: parts.next()?.to_owned(),
                 flag: parts.next()?.to_owned(),
@@ -97,7 +110,8 @@ pub trait ChangeListener: Send + Sync {
 
 /// The listeners a store tells of its own commits: what every store's
 /// [`Store::subscribe`](crate::Store::subscribe) keeps. Held weakly, so that a dropped listener
-/// is forgotten.
+/// is forgotten. As a [`ChangeListener`] itself it passes everything on to each of them, so that
+/// one feed of other processes' commits serves them all.
 #[derive(Default)]
 pub struct Listeners {
     listeners: std::sync::RwLock<Vec<std::sync::Weak<dyn ChangeListener>>>,
@@ -125,14 +139,34 @@ impl Listeners {
         if changes.is_empty() {
             return;
         }
+        self.each(|listener| {
+            for changed in changes {
+                listener.changed(changed);
+            }
+        });
+    }
+
+    fn each(&self, tell: impl Fn(&dyn ChangeListener)) {
         let listeners = self
             .listeners
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for listener in listeners.iter().filter_map(std::sync::Weak::upgrade) {
-            for changed in changes {
-                listener.changed(changed);
-            }
+            tell(&*listener);
         }
+    }
+}
+
+impl ChangeListener for Listeners {
+    fn changed(&self, changed: &Changed) {
+        self.each(|listener| listener.changed(changed));
+    }
+
+    fn lost(&self) {
+        self.each(|listener| listener.lost());
+    }
+
+    fn caught_up(&self, as_of: Instant) {
+        self.each(|listener| listener.caught_up(as_of));
     }
 }

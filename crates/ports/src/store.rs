@@ -56,6 +56,13 @@ pub trait Store: Send + Sync {
     /// A store that learns of other processes' commits (PostgreSQL) starts doing so here, and
     /// returns `true`: only then will it ever tell [`ChangeListener::caught_up`].
     fn subscribe(&self, listener: std::sync::Weak<dyn ChangeListener>) -> bool;
+
+    /// Whether the store can serve requests now: a connection can be had within `timeout` and
+    /// answers, and the schema has every migration this release knows (a readiness probe).
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] saying what is missing.
+    fn check_ready(&self, timeout: std::time::Duration) -> StoreResult<()>;
 }
 
 /// How many times a write transaction is attempted when the engine reports a conflict.

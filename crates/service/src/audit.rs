@@ -80,8 +80,9 @@ impl Change {
 
 /// What a change recorded by `entry` does to cached flags (see `crate::read_cache`): a flag's
 /// own changes touch that flag; an environment's or a project's, every flag of the project (they
-/// show the environments' names); a segment, token or webhook, none; anything else (a member,
-/// whom flags show as their maintainer), everything. A key the current rules would not accept
+/// show the environments' names); a segment or webhook, none; a token or a member, none here
+/// (their use cases announce them by `_id`, which the entry does not carry: see
+/// [`Changed::Member`]); anything else, everything. A key the current rules would not accept
 /// (stored under older ones) cannot be read back safely from the entry's resource, and so
 /// touches everything.
 fn announced(entry: &AuditEntry) -> Option<Changed> {
@@ -96,7 +97,9 @@ fn announced(entry: &AuditEntry) -> Option<Changed> {
         ProjectKey::parse(key).ok().map(ProjectKey::into_string)
     };
     let changed = match entry.kind.as_str() {
-        "segment" | "token" | "webhook" => return None,
+        // No kept answer shows these; tokens and members are announced by their use cases
+        // (`Changed::Token`, `Changed::Member`: with the `_id`, which entries do not name).
+        "segment" | "token" | "webhook" | "member" => return None,
         "flag" => FlagKey::parse(&entry.name)
             .ok()
             .and(project(2))
@@ -252,7 +255,7 @@ mod tests {
         let project = entry("project", "shop", resource::project("shop"));
         assert_eq!(announced(&project), Some(Changed::Project("shop".into())));
         let member = entry("member", "m", resource::member("m"));
-        assert_eq!(announced(&member), Some(Changed::Everything));
+        assert_eq!(announced(&member), None);
         let segment = entry("segment", "s", resource::segment("shop", "e", "s"));
         assert_eq!(announced(&segment), None);
         // Keys from older rules, which the resource cannot be split by safely.

@@ -27,7 +27,7 @@ use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
 use ports::{Clock, Repository, Store, StoreExt};
 
-pub use auth::BootstrapOutcome;
+pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError};
 pub use flags::{
@@ -143,7 +143,8 @@ impl Caller {
 pub struct Service {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
-    tokens: auth::TokenCache,
+    /// Verified callers, told of changes to tokens and members (see [`TOKEN_MAX_LAG`]).
+    tokens: Arc<auth::TokenCache>,
     webhooks: WebhookSettings,
     /// How the API shows resources (for audit entries).
     shown: Arc<dyn Representations>,
@@ -173,9 +174,9 @@ impl Service {
         representations: Arc<dyn Representations>,
     ) -> Self {
         Self {
+            tokens: auth::TokenCache::on(&*store),
             store,
             clock,
-            tokens: auth::TokenCache::default(),
             webhooks: WebhookSettings::default(),
             shown: representations,
             account_id: std::sync::OnceLock::new(),
@@ -244,6 +245,15 @@ impl Service {
         if let Some(cache) = &self.read_cache {
             cache.keep(ticket, answer, request, body);
         }
+    }
+
+    /// Whether the store can serve now (see [`ports::Store::check_ready`]): a connection within
+    /// `timeout` that answers, and a schema with every migration of this release.
+    ///
+    /// # Errors
+    /// The store's error, saying what is missing (for an operator: not a request's error).
+    pub fn check_ready(&self, timeout: std::time::Duration) -> Result<(), ports::StoreError> {
+        self.store.check_ready(timeout)
     }
 
     /// The same service, delivering webhooks as `settings` say.

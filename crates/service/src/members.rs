@@ -6,7 +6,7 @@ use domain::member::{validate_invites, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
-use ports::{Listed, MemberRepository, StoreError, StoreExt};
+use ports::{Changed, Listed, MemberRepository, StoreError, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -193,7 +193,7 @@ impl Service {
     ) -> ServiceResult<Member> {
         let caller = permit.caller();
         let target = member_id(caller, id)?;
-        let (member, changed_members) = self.store.write_tx(|repo| -> ServiceResult<_> {
+        let member = self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &target.ids())?;
             let caller = held.caller.clone();
             permit.recheck(&caller)?;
@@ -253,14 +253,15 @@ impl Service {
                 member.replace(next);
                 repo.update_member(&member)?;
                 changed.push(member.id.clone());
+                // Tokens act with at most their member's role: every replica forgets what it
+                // verified of them once this commits.
+                for id in &changed {
+                    repo.announce(&Changed::Member(id.to_string()))?;
+                }
                 self.audit(repo, &caller, audit)?;
             }
-            Ok((member.into_inner(), changed))
+            Ok(member.into_inner())
         })?;
-        // Tokens act with at most their member's role: drop what this replica remembers.
-        for member_id in changed_members {
-            self.tokens.forget_member(&member_id);
-        }
         Ok(member)
     }
 
@@ -272,7 +273,7 @@ impl Service {
     pub fn delete_member(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageMembers)?;
         let target = member_id(caller, id)?;
-        let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
+        self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &target.ids())?;
             let caller = held.caller.clone();
             caller.require(Action::ManageMembers)?;
@@ -293,6 +294,8 @@ impl Service {
                 .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
             repo.reassign_service_tokens(&member.id, &owner.id)?;
             repo.delete_member(&member)?;
+            // Its tokens stop (its service tokens pass to the owner) on every replica.
+            repo.announce(&Changed::Member(member.id.to_string()))?;
             let change = Change::new(
                 "member",
                 &member.email,
@@ -301,10 +304,8 @@ impl Service {
                 resource::member(&member.id),
             )
             .versions(Some(self.shown.member(&member)), None);
-            self.audit(repo, &caller, change)?;
-            Ok(member.id.clone())
+            self.audit(repo, &caller, change)
         })?;
-        self.tokens.forget_member(&deleted);
         Ok(())
     }
 }

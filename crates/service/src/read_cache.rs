@@ -351,12 +351,19 @@ impl ReadCache {
 
 impl ChangeListener for ReadCache {
     fn changed(&self, changed: &Changed) {
+        let changed = match changed {
+            // No kept answer shows a token.
+            Changed::Token(_) => return,
+            // Flags show their maintainer, a member: any flag may show this one.
+            Changed::Member(_) => &Changed::Everything,
+            changed => changed,
+        };
         let mut copies = lock(&self.copies);
         match changed {
             Changed::Flag { project, .. } | Changed::Project(project) => {
                 copies.stripes[stripe_of(project)] += 1;
             }
-            Changed::Everything => copies.epoch += 1,
+            Changed::Everything | Changed::Token(_) | Changed::Member(_) => copies.epoch += 1,
         }
         match changed {
             // The flag, and every page of its project: any page may list it, or now should.
@@ -383,7 +390,7 @@ impl ChangeListener for ReadCache {
                     copies.page_weight = copies.page_weight.saturating_sub(weight_of(&kept.pages));
                 }
             }
-            Changed::Everything => {
+            Changed::Everything | Changed::Token(_) | Changed::Member(_) => {
                 copies.projects.clear();
                 copies.flag_weight = 0;
                 copies.page_weight = 0;

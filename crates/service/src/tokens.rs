@@ -6,7 +6,7 @@ use domain::patch::JsonPatchBody;
 use domain::query::Page;
 use domain::role::{Action, Role};
 use domain::token::{Token, TokenPatch, TokenPost};
-use ports::{Listed, Locked, Repository, StoreExt, TokenRepository};
+use ports::{Changed, Listed, Locked, Repository, StoreExt, TokenRepository};
 
 use crate::audit::Change;
 
@@ -277,6 +277,7 @@ impl Service {
             next.last_modified = now;
             let token = held.replace(next);
             repo.update_token(&held)?;
+            repo.announce(&Changed::Token(held.id.to_string()))?;
             let change = token_change(
                 &*self.shown,
                 &held,
@@ -290,7 +291,6 @@ impl Service {
             self.audit(repo, &caller, change)?;
             Ok(held.into_inner())
         })?;
-        self.tokens.forget_token(&token.id);
         Ok(token)
     }
 
@@ -320,6 +320,7 @@ impl Service {
             token.ending = ending(&secret);
             token.last_modified = now;
             repo.reset_token_secret(&held, &hash_secret(&secret), expiry)?;
+            repo.announce(&Changed::Token(held.id.to_string()))?;
             let token = held.into_inner();
             self.audit(
                 repo,
@@ -335,19 +336,20 @@ impl Service {
             )?;
             Ok(token)
         })?;
-        self.tokens.forget_token(&token.id);
         Ok(CreatedToken { token, secret })
     }
 
-    /// Deletes a token; it stops working at once on this replica.
+    /// Deletes a token; it stops working at once on this replica, and on the others as soon as
+    /// they hear of it (see [`crate::TOKEN_MAX_LAG`]).
     ///
     /// # Errors
     /// `NotPermitted` without token management; `NotFound` for an unknown id.
     pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
         caller.require(Action::ManageTokens)?;
-        let deleted = self.store.write_tx(|repo| -> ServiceResult<_> {
+        self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken { caller, token, .. } = hold_token(repo, caller, id)?;
             repo.delete_token(&token)?;
+            repo.announce(&Changed::Token(token.id.to_string()))?;
             self.audit(
                 repo,
                 &caller,
@@ -359,10 +361,8 @@ impl Service {
                     Some(&token),
                     None,
                 ),
-            )?;
-            Ok(token.into_inner().id)
+            )
         })?;
-        self.tokens.forget_token(&deleted);
         Ok(())
     }
 }

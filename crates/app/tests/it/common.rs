@@ -45,6 +45,41 @@ impl Db {
         }
     }
 
+    /// Has the server refuse connections to the database and close those it has (PostgreSQL
+    /// only): an outage the database comes back from with [`Db::allow_connections`].
+    pub fn refuse_connections(&self) {
+        self.alter_connections(
+            "ALLOW_CONNECTIONS false; SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = '{name}' AND pid <> pg_backend_pid()",
+        );
+    }
+
+    /// Lets connections to the database be made again after [`Db::refuse_connections`].
+    pub fn allow_connections(&self) {
+        self.alter_connections("ALLOW_CONNECTIONS true");
+    }
+
+    /// `ALTER DATABASE <this one> <what>`, from a connection to the server's own database.
+    fn alter_connections(&self, what: &str) {
+        use diesel::connection::SimpleConnection;
+        use diesel::Connection;
+        let Guard::Postgres(db) = &self._guard else {
+            panic!("connections are refused on PostgreSQL only")
+        };
+        let name = db
+            .url()
+            .split('?')
+            .next()
+            .and_then(|base| base.rsplit('/').next())
+            .expect("a database name in the URL");
+        let mut admin =
+            diesel::PgConnection::establish(&postgres_server_url()).expect("connect to the server");
+        let what = what.replace("{name}", name);
+        admin
+            .batch_execute(&format!("ALTER DATABASE \"{name}\" {what}"))
+            .expect("alter the database's connections");
+    }
+
     /// Closes every other connection to the database from the server side (PostgreSQL only), as
     /// a server restart or a proxy's idle timeout does; the database itself stays.
     pub fn cut_connections(&self) {

@@ -1,0 +1,202 @@
+//! Several replicas on one PostgreSQL database: what one of them changes about access tokens
+//! and members, the others act on within a second, and a replica that may have missed such a
+//! change (its change feed was cut) trusts no token it remembers.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use adapter_postgres::TestDatabase;
+use domain::member::NewMemberForm;
+use domain::patch::JsonPatchBody;
+use domain::role::Role;
+use domain::token::TokenPost;
+use serde_json::json;
+use service::{use_case, Caller, Service, ServiceError, SystemClock};
+
+use crate::common::{postgres_server_url, OWNER};
+
+/// How soon another replica must act on a change to a token or a member (issue 12).
+const BOUND: Duration = Duration::from_secs(1);
+
+/// One replica: a service with its own store (pool and change feed) on the shared database.
+struct Replica {
+    service: Arc<Service>,
+}
+
+impl Replica {
+    fn on(db: &TestDatabase) -> Self {
+        let store = adapter_postgres::connect(db.url(), 4).expect("connect");
+        let service = Arc::new(Service::new(
+            Arc::new(store),
+            Arc::new(SystemClock::default()),
+            Arc::new(adapter_http::ApiRepresentations),
+        ));
+        service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+        Self { service }
+    }
+
+    fn owner(&self) -> Caller {
+        self.service.authenticate(OWNER).unwrap()
+    }
+
+    /// A new token of `role`, made by the owner; its `_id` and secret.
+    fn token(&self, role: &str) -> (String, String) {
+        let owner = self.owner();
+        let post: TokenPost = serde_json::from_value(json!({"role": role})).unwrap();
+        let created = self
+            .service
+            .create_token(&owner.may(use_case::CreateToken).unwrap(), post)
+            .unwrap();
+        (created.token.id.to_string(), created.secret)
+    }
+
+    /// Authenticates `secret` until `done` holds for the outcome, which must happen within
+    /// [`BOUND`] of `since`.
+    fn until(
+        &self,
+        since: Instant,
+        secret: &str,
+        what: &str,
+        done: impl Fn(&Result<Caller, ServiceError>) -> bool,
+    ) {
+        loop {
+            let outcome = self.service.authenticate(secret);
+            if done(&outcome) {
+                return;
+            }
+            assert!(
+                since.elapsed() < BOUND,
+                "{what}: still {outcome:?} after {:?}",
+                since.elapsed()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+fn refused(outcome: &Result<Caller, ServiceError>) -> bool {
+    matches!(outcome, Err(ServiceError::Unauthenticated(_)))
+}
+
+fn two_replicas() -> (TestDatabase, Replica, Replica) {
+    let db = TestDatabase::create(&postgres_server_url()).unwrap();
+    let a = Replica::on(&db);
+    let b = Replica::on(&db);
+    (db, a, b)
+}
+
+/// B remembers `secret` as verified (it would answer without asking the database): once its
+/// change feed has caught up, which takes a heartbeat after start.
+fn remembered(b: &Replica, secret: &str) {
+    let start = Instant::now();
+    loop {
+        b.service.authenticate(secret).unwrap();
+        if b.service.is_verified(secret) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "B never kept the verified token"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_token_deleted_on_one_replica_is_refused_on_another_within_a_second() {
+    let (_db, a, b) = two_replicas();
+    let (id, secret) = a.token("writer");
+    remembered(&b, &secret);
+    a.service.delete_token(&a.owner(), &id).unwrap();
+    b.until(Instant::now(), &secret, "deleted token", refused);
+}
+
+#[test]
+fn a_reset_secret_is_refused_on_another_replica_within_a_second() {
+    let (_db, a, b) = two_replicas();
+    let (id, secret) = a.token("writer");
+    remembered(&b, &secret);
+    let reset = a.service.reset_token(&a.owner(), &id, None).unwrap();
+    b.until(Instant::now(), &secret, "old secret", refused);
+    assert!(b.service.authenticate(&reset.secret).is_ok());
+}
+
+#[test]
+fn a_demoted_token_acts_with_its_new_role_on_another_replica_within_a_second() {
+    let (_db, a, b) = two_replicas();
+    let (id, secret) = a.token("writer");
+    remembered(&b, &secret);
+    let owner = a.owner();
+    let patch =
+        JsonPatchBody::parse(json!([{"op": "replace", "path": "/role", "value": "reader"}]))
+            .unwrap();
+    a.service
+        .patch_token(&owner.may(use_case::PatchToken).unwrap(), &id, &patch)
+        .unwrap();
+    b.until(Instant::now(), &secret, "demoted token", |outcome| {
+        outcome.as_ref().is_ok_and(|c| c.role() == Role::Reader)
+    });
+}
+
+#[test]
+fn a_member_change_counts_for_its_tokens_on_another_replica_within_a_second() {
+    let (_db, a, b) = two_replicas();
+    // The owner's token acts as the owner, until ownership passes to another member.
+    remembered(&b, OWNER);
+    assert_eq!(b.service.authenticate(OWNER).unwrap().role(), Role::Owner);
+    let owner = a.owner();
+    let form: NewMemberForm =
+        serde_json::from_value(json!({"email": "next@example.com", "role": "admin"})).unwrap();
+    let invited = a
+        .service
+        .invite_members(&owner.may(use_case::InviteMembers).unwrap(), vec![form])
+        .unwrap();
+    let patch = JsonPatchBody::parse(json!([{"op": "replace", "path": "/role", "value": "owner"}]))
+        .unwrap();
+    a.service
+        .patch_member(
+            &owner.may(use_case::PatchMember).unwrap(),
+            invited[0].id.as_str(),
+            &patch,
+        )
+        .unwrap();
+    b.until(Instant::now(), OWNER, "former owner", |outcome| {
+        outcome.as_ref().is_ok_and(|c| c.role() == Role::Admin)
+    });
+}
+
+#[test]
+fn a_replica_whose_feed_was_cut_trusts_no_token_it_remembers() {
+    let (db, _a, b) = two_replicas();
+    let (id, secret) = b.token("writer");
+    remembered(&b, &secret);
+    // Deleted behind every replica's back: no notification is sent.
+    let mut admin = {
+        use diesel::Connection;
+        diesel::PgConnection::establish(db.url()).unwrap()
+    };
+    {
+        use diesel::connection::SimpleConnection;
+        admin
+            .batch_execute(&format!("DELETE FROM tokens WHERE id = '{id}'"))
+            .unwrap();
+    }
+    // B still trusts what it verified: it missed nothing it could have heard.
+    assert!(b.service.authenticate(&secret).is_ok());
+    let cut = Instant::now();
+    {
+        use diesel::connection::SimpleConnection;
+        admin
+            .batch_execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = 'flagsvc change feed' AND datname = current_database()",
+            )
+            .unwrap();
+    }
+    b.until(
+        cut,
+        &secret,
+        "token deleted while the feed was cut",
+        refused,
+    );
+}

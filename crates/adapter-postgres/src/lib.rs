@@ -31,15 +31,28 @@ pub enum PostgresError {
     Query(#[from] diesel::result::Error),
 }
 
-/// Runs pending migrations on the database at `url`.
+/// The advisory lock that migrations hold (session level): replicas that start together take
+/// turns, and the second finds nothing left to do.
+const MIGRATION_LOCK: i64 = 0x5f1a_0001;
+
+/// Runs pending migrations on the database at `url`, holding an advisory lock meanwhile so that
+/// two processes never migrate at once. Returns the versions applied (none when up to date).
 ///
 /// # Errors
-/// [`PostgresError::Connect`] or [`PostgresError::Migrate`].
-pub fn migrate(url: &str) -> Result<(), PostgresError> {
+/// [`PostgresError::Connect`], [`PostgresError::Query`] for the lock, or
+/// [`PostgresError::Migrate`].
+pub fn migrate(url: &str) -> Result<Vec<String>, PostgresError> {
     let mut conn = PgConnection::establish(url)?;
-    conn.run_pending_migrations(MIGRATIONS)
-        .map_err(|e| PostgresError::Migrate(e.to_string()))?;
-    Ok(())
+    conn.batch_execute(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
+    let applied = conn
+        .run_pending_migrations(MIGRATIONS)
+        .map(|versions| versions.iter().map(ToString::to_string).collect())
+        .map_err(|e| PostgresError::Migrate(e.to_string()));
+    // Released with the session anyway; said explicitly so that a pooled session would too.
+    let unlocked = conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"));
+    let applied = applied?;
+    unlocked?;
+    Ok(applied)
 }
 
 /// How long a request waits for a connection before it is answered 503: a database that is down
@@ -77,8 +90,16 @@ pub fn with_connect_timeout(url: &str) -> String {
 /// # Errors
 /// [`PostgresError`] when the server cannot be reached or the schema cannot be migrated.
 pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
+    migrate(&with_connect_timeout(url))?;
+    open(url, pool_size)
+}
+
+/// Opens a store on the database at `url` as it is, without migrating it (see [`migrate`]).
+///
+/// # Errors
+/// [`PostgresError::Pool`] when the pool cannot be built.
+pub fn open(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
     let url = with_connect_timeout(url);
-    migrate(&url)?;
     let manager = DbConnectionManager::new(url.clone(), Engine::Postgres, STATEMENT_TIMEOUT);
     let pool = adapter_sql::build_pool(manager, pool_size, CONNECTION_WAIT)?;
     Ok(SqlStore::new(pool, Engine::Postgres).with_change_feed(url))

@@ -39,11 +39,28 @@ pub enum SqliteError {
 /// # Errors
 /// [`SqliteError`] when the file cannot be opened or migrated.
 pub fn open(path: &str, pool_size: u32) -> Result<SqlStore, SqliteError> {
+    migrate(path)?;
+    open_unmigrated(path, pool_size)
+}
+
+/// Runs pending migrations on the database file at `path` (creating it if needed); returns the
+/// versions applied.
+///
+/// # Errors
+/// [`SqliteError`] when the file cannot be opened or migrated.
+pub fn migrate(path: &str) -> Result<Vec<String>, SqliteError> {
     let mut conn = SqliteConnection::establish(path)?;
     conn.batch_execute(CONNECTION_SETUP)?;
     conn.run_pending_migrations(MIGRATIONS)
-        .map_err(|e| SqliteError::Migrate(e.to_string()))?;
-    drop(conn);
+        .map(|versions| versions.iter().map(ToString::to_string).collect())
+        .map_err(|e| SqliteError::Migrate(e.to_string()))
+}
+
+/// Opens the database file at `path` as it is, without migrating it (see [`migrate`]).
+///
+/// # Errors
+/// [`SqliteError::Pool`] when the pool cannot be built.
+pub fn open_unmigrated(path: &str, pool_size: u32) -> Result<SqlStore, SqliteError> {
     let manager = DbConnectionManager::new(path, Engine::Sqlite, CONNECTION_SETUP);
     // r2d2's default wait for a connection: a file that cannot be opened fails quickly anyway.
     let pool = adapter_sql::build_pool(manager, pool_size, std::time::Duration::from_secs(30))?;

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+pub mod cli;
+
 use anyhow::Context;
 use ports::Store;
 
@@ -35,18 +37,38 @@ impl StoreUrl {
         }
     }
 
-    /// Opens (and migrates) the store with up to `pool_size` connections.
+    /// Applies pending migrations; returns the versions applied.
     ///
     /// # Errors
     /// When the database cannot be reached, opened or migrated.
-    pub fn open(&self, pool_size: u32) -> anyhow::Result<Arc<dyn Store>> {
+    pub fn migrate(&self) -> anyhow::Result<Vec<String>> {
+        match self {
+            StoreUrl::Postgres(url) => {
+                adapter_postgres::migrate(&adapter_postgres::with_connect_timeout(url))
+                    .context("migrating the PostgreSQL database")
+            }
+            StoreUrl::Sqlite(path) => adapter_sqlite::migrate(path)
+                .with_context(|| format!("migrating the SQLite database {path}")),
+        }
+    }
+
+    /// Opens the store with up to `pool_size` connections, migrating it first when `migrate`.
+    ///
+    /// # Errors
+    /// When the database cannot be reached, opened or migrated.
+    pub fn open(&self, pool_size: u32, migrate: bool) -> anyhow::Result<Arc<dyn Store>> {
+        if migrate {
+            let applied = self.migrate()?;
+            if !applied.is_empty() {
+                log::info!("applied migrations {}", applied.join(", "));
+            }
+        }
         Ok(match self {
             StoreUrl::Postgres(url) => Arc::new(
-                adapter_postgres::connect(url, pool_size)
-                    .context("opening the PostgreSQL store")?,
+                adapter_postgres::open(url, pool_size).context("opening the PostgreSQL store")?,
             ),
             StoreUrl::Sqlite(path) => Arc::new(
-                adapter_sqlite::open(path, pool_size)
+                adapter_sqlite::open_unmigrated(path, pool_size)
                     .with_context(|| format!("opening the SQLite store {path}"))?,
             ),
         })

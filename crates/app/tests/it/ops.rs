@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use actix_web::http::Method;
-use actix_web::test;
+use actix_web::test::init_service;
 use adapter_http::{AppState, HttpConfig, ReadinessCheck};
 use serde_json::json;
 use service::{Service, SystemClock};
@@ -72,7 +72,7 @@ async fn readyz_reports_a_stopped_part_of_the_process(backend: Backend) {
     )
     .unwrap();
     let app = TestApp {
-        app: test::init_service(adapter_http::app(state)).await,
+        app: init_service(adapter_http::app(state)).await,
         db,
     };
     let resp = app.send(request(Method::GET, "/readyz", None)).await;
@@ -120,4 +120,30 @@ async fn readyz_follows_postgres_going_away_and_coming_back() {
     app.db.allow_connections();
     let back = app.send(request(Method::GET, "/readyz", None)).await;
     assert_eq!(back.status, 200, "{}", back.body);
+}
+
+/// Replicas that start together on a new database each migrate it: they take turns, one
+/// applies every migration, the others find nothing left to do, and none fails.
+#[test]
+fn replicas_migrating_together_take_turns() {
+    let db = adapter_postgres::TestDatabase::create(&crate::common::postgres_server_url()).unwrap();
+    let outcomes: Vec<_> = std::thread::scope(|scope| {
+        let started: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| adapter_postgres::migrate(db.url())))
+            .collect();
+        started.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let applied: Vec<Vec<String>> = outcomes
+        .into_iter()
+        .map(|outcome| outcome.expect("every replica's migration succeeds"))
+        .collect();
+    let migrating: Vec<_> = applied.iter().filter(|a| !a.is_empty()).collect();
+    assert_eq!(migrating.len(), 1, "one applied them all: {applied:?}");
+    assert!(migrating[0].len() >= 10, "{applied:?}");
+    // And the schema is complete: a store opened without migrating is ready.
+    let store = adapter_postgres::open(db.url(), 2).unwrap();
+    use ports::Store;
+    store
+        .check_ready(std::time::Duration::from_secs(2))
+        .expect("ready");
 }

@@ -40,7 +40,7 @@ async fn a_database_of_the_previous_release_reads_as_it_did() {
     std::fs::write(&copy.0, FIXTURE).unwrap();
     // As the binary opens it: migrations run on the way.
     let store = app::StoreUrl::parse(&copy.0.display().to_string())
-        .open(2)
+        .open(2, true)
         .unwrap();
     let service = Arc::new(Service::new(
         store,

@@ -16,6 +16,7 @@ mod openapi;
 mod ops;
 mod routes;
 mod server;
+mod telemetry;
 mod wire;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub use limits::RateLimits;
 pub use ops::{ReadinessCheck, READY_TIMEOUT};
 pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
+pub use telemetry::{install as install_metrics, metrics_app, MetricsError};
 pub use wire::ApiRepresentations;
 
 /// Settings of the HTTP layer.
@@ -58,6 +60,9 @@ pub struct HttpConfig {
     pub head_timeout: Duration,
     /// Origins that may call the API from a browser (CORS); none by default.
     pub cors_origins: CorsOrigins,
+    /// Whether `GET /metrics` is served beside the API (the default), rather than only on a
+    /// listener of its own ([`metrics_app`]).
+    pub metrics_on_api: bool,
 }
 
 impl Default for HttpConfig {
@@ -70,6 +75,7 @@ impl Default for HttpConfig {
             body_timeout: Duration::from_secs(30),
             head_timeout: Duration::from_secs(5),
             cors_origins: CorsOrigins::None,
+            metrics_on_api: true,
         }
     }
 }
@@ -230,6 +236,7 @@ pub fn app(
     >,
 > {
     let limit = state.config.body_limit;
+    let metrics_on_api = state.config.metrics_on_api;
     let (app, _) = App::new()
         .into_utoipa_app()
         .service(openapi::api_scope())
@@ -240,6 +247,11 @@ pub fn app(
         .app_data(web::PayloadConfig::new(limit))
         .route("/healthz", web::get().to(ops::healthz))
         .route("/readyz", web::get().to(ops::readyz))
+        .configure(|routes| {
+            if metrics_on_api {
+                routes.route("/metrics", web::get().to(telemetry::metrics));
+            }
+        })
         .default_service(web::to(fallback))
         .wrap(actix_web::middleware::from_fn(middleware::api_middleware))
         .wrap(actix_web::middleware::Logger::new(

@@ -21,7 +21,7 @@ use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
 use crate::body_timeout::Deadline;
 use crate::cors;
 use crate::error::ApiError;
-use crate::{AppState, InRequest};
+use crate::{telemetry, AppState, InRequest};
 
 /// Routes that need no access token.
 fn is_public(path: &str) -> bool {
@@ -280,6 +280,10 @@ pub async fn api_middleware(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let started = Instant::now();
+    let _in_flight = telemetry::InFlight::start();
+    let method = req.method().as_str().to_owned();
+    let route = metrics_route(&req);
     // The head has arrived: the connection's head timer stops until this request is answered.
     let handling = req.conn_data::<InRequest>().cloned().map(Handling::start);
     // The body must arrive within the body timeout of the head.
@@ -349,7 +353,10 @@ pub async fn api_middleware(
                     None => json_errors(response, &request_id),
                 }
             }
-            Err(err) => req.into_response(err.to_response(Some(&request_id))),
+            Err(err) => {
+                count_refusal(&err);
+                req.into_response(err.to_response(Some(&request_id)))
+            }
         }
     };
     let headers = response.headers_mut();
@@ -370,7 +377,50 @@ pub async fn api_middleware(
     for (name, value) in admission.headers {
         headers.insert(name, value);
     }
+    telemetry::answered(
+        &route,
+        &method,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
     Ok(response)
+}
+
+/// The route a request is counted under in `/metrics`: its pattern (`/api/v2/flags/{projectKey}`),
+/// the operations endpoints by name, and `unmatched` for anything else (so that no path a client
+/// makes up adds a series).
+fn metrics_route(req: &ServiceRequest) -> String {
+    let documented = req
+        .app_data::<web::Data<AppState>>()
+        .and_then(|state| route_of(state, req).map(|route| route.path.clone()));
+    documented.unwrap_or_else(|| match req.path() {
+        path @ ("/healthz" | "/readyz" | "/metrics") => path.to_owned(),
+        _ => "unmatched".to_owned(),
+    })
+}
+
+/// Counts a request refused before its handler: failed authentications, and rate limits (of
+/// requests, or of failed authentications from one address).
+fn count_refusal(err: &ApiError) {
+    match err.status {
+        StatusCode::UNAUTHORIZED => {
+            metrics::counter!("flagsvc_auth_failures_total").increment(1);
+        }
+        StatusCode::TOO_MANY_REQUESTS => {
+            // Only the limit of requests tells what is left of it.
+            let limit = if err
+                .headers
+                .iter()
+                .any(|(name, _)| name.as_str() == "x-ratelimit-route-remaining")
+            {
+                "requests"
+            } else {
+                "failed_authentications"
+            };
+            metrics::counter!("flagsvc_rate_limit_rejections_total", "limit" => limit).increment(1);
+        }
+        _ => {}
+    }
 }
 
 /// 408 for a body that did not arrive in time; the connection is closed, since the rest of the

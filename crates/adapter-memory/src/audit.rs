@@ -114,6 +114,24 @@ impl Tables {
         Ok(())
     }
 
+    /// The pending deliveries (counted up to the cap) and when the oldest was queued.
+    pub(crate) fn outbox_depth(&self) -> ports::OutboxDepth {
+        let pending = self
+            .deliveries
+            .iter()
+            .filter(|(_, d)| d.state == DeliveryState::Pending);
+        let (count, oldest) = pending.fold((0u64, None::<i64>), |(n, oldest), (_, d)| {
+            (
+                n + 1,
+                Some(oldest.map_or(d.created_at, |o| o.min(d.created_at))),
+            )
+        });
+        ports::OutboxDepth {
+            pending: count.min(ports::OUTBOX_COUNT_CAP),
+            oldest_queued_at: oldest,
+        }
+    }
+
     /// Up to `limit` pending deliveries due at `now` (earliest due first), leased until
     /// `lease_until`; returned oldest first.
     pub(crate) fn claim_deliveries(

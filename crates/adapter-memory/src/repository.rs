@@ -606,6 +606,10 @@ impl WebhookRepository for MemoryRepository<'_> {
     ) -> StoreResult<Vec<DeliveryAttempt>> {
         Ok(self.tables.list_attempts(webhook_id, limit))
     }
+
+    fn outbox_depth(&mut self) -> StoreResult<ports::OutboxDepth> {
+        Ok(self.tables.outbox_depth())
+    }
 }
 
 /// A page of a listing, from the tables' `(items, total)`.

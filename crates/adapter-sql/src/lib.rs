@@ -127,6 +127,18 @@ pub struct DbPool {
     losses: Arc<AtomicU64>,
 }
 
+impl DbPool {
+    /// Records how long a connection took to get, and the pool's size and idle connections now
+    /// (`/metrics`: `flagsvc_db_pool_*`).
+    fn observe(&self, waited: std::time::Duration) {
+        let state = self.pool.state();
+        metrics::histogram!("flagsvc_db_pool_wait_seconds").record(waited.as_secs_f64());
+        metrics::gauge!("flagsvc_db_pool_connections").set(f64::from(state.connections));
+        metrics::gauge!("flagsvc_db_pool_idle_connections").set(f64::from(state.idle_connections));
+        metrics::gauge!("flagsvc_db_pool_max_connections").set(f64::from(self.pool.max_size()));
+    }
+}
+
 /// Builds the pool over `manager`: up to `max_size` connections, a request waits at most
 /// `connection_timeout` for one. Connections are not pinged when handed out (that would cost
 /// every transaction a round trip): a connection found dead by a failing statement is dropped,
@@ -215,11 +227,10 @@ impl SqlStore {
         let losses = &self.pool.losses;
         // Every pooled connection at most once, then a new one.
         for _ in 0..=self.pool.pool.max_size() {
-            let mut pooled = self
-                .pool
-                .pool
-                .get()
-                .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            let asked = std::time::Instant::now();
+            let pooled = self.pool.pool.get();
+            self.pool.observe(asked.elapsed());
+            let mut pooled = pooled.map_err(|e| StoreError::Unavailable(e.to_string()))?;
             let now = losses.load(Ordering::Acquire);
             if pooled.checked_at == now {
                 return Ok(pooled);

@@ -172,6 +172,10 @@ pub struct Settings {
         default_value_t = 16
     )]
     pub read_cache_mib: usize,
+    /// Serve `GET /metrics` (Prometheus text, no access token) on this address only, e.g.
+    /// `127.0.0.1:9090`, instead of beside the API (default: beside the API).
+    #[arg(long, global = true, env = "FLAGSVC_METRICS_BIND")]
+    pub metrics_bind: Option<String>,
     /// Serve without applying pending migrations first (after a `flagsvc migrate` of the
     /// deploy); `/readyz` answers 503 while the schema lacks any.
     #[arg(long, global = true, env = "FLAGSVC_NO_MIGRATE")]

@@ -40,6 +40,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         .pool_size
         .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
 
+    adapter_http::install_metrics().context("starting the metrics")?;
     let cors_origins = CorsOrigins::parse(args.cors_origins.iter().map(String::as_str))
         .context("reading --cors-origins")?;
     let store = StoreUrl::parse(&args.database_url).open(pool_size, !args.no_migrate)?;
@@ -107,17 +108,36 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
             head_timeout: Duration::from_millis(args.head_timeout_ms.max(1)),
             cors_origins,
+            metrics_on_api: args.metrics_bind.is_none(),
         },
         readiness_checks,
     )
     .context("serialising the OpenAPI document")?;
+    let metrics_server = match &args.metrics_bind {
+        Some(address) => {
+            let server = actix_web::HttpServer::new(adapter_http::metrics_app)
+                .workers(1)
+                .bind(address)
+                .with_context(|| format!("binding --metrics-bind {address}"))?;
+            log::info!("serving /metrics on http://{address}");
+            Some(server.run())
+        }
+        None => None,
+    };
     let listener = std::net::TcpListener::bind(&args.bind)
         .with_context(|| format!("binding {}", args.bind))?;
     log::info!("listening on http://{}", args.bind);
     // One blocking thread per connection, and one per worker for what waits on none.
     let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
-    adapter_http::server(listener, state, cores, blocking_threads)
-        .with_context(|| format!("serving on {}", args.bind))?
-        .await
-        .context("serving")
+    let api = adapter_http::server(listener, state, cores, blocking_threads)
+        .with_context(|| format!("serving on {}", args.bind))?;
+    match metrics_server {
+        // Both stop on SIGTERM/SIGINT (actix's signal handling stops every server of the system).
+        Some(metrics) => {
+            let (api, metrics) = futures_util::future::join(api, metrics).await;
+            metrics.context("serving /metrics")?;
+            api.context("serving")
+        }
+        None => api.await.context("serving"),
+    }
 }

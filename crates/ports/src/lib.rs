@@ -47,7 +47,10 @@ pub use projects::ProjectRepository;
 pub use segments::{SegmentRepository, SegmentUser};
 pub use store::{Store, StoreError, StoreExt, StoreResult, UnitOfWork, WRITE_ATTEMPTS};
 pub use tokens::{TokenMatch, TokenRepository};
-pub use webhooks::{ClaimedDelivery, DeliveryOutcome, QueuedDelivery, WebhookRepository};
+pub use webhooks::{
+    ClaimedDelivery, DeliveryOutcome, OutboxDepth, QueuedDelivery, WebhookRepository,
+    OUTBOX_COUNT_CAP,
+};
 
 /// Reads and writes inside one transaction: every aggregate's repository. Implementations map
 /// unique-constraint violations to [`StoreError::Duplicate`]. Methods that take a `project_id`

@@ -126,9 +126,13 @@ fn write_with<S: Store + ?Sized, T, E: From<StoreError>>(
             ending,
             &mut work,
         );
+        if conflict {
+            metrics::counter!("flagsvc_db_conflicts_total").increment(1);
+        }
         if !conflict || attempt >= WRITE_ATTEMPTS {
             return result;
         }
+        metrics::counter!("flagsvc_db_transaction_retries_total").increment(1);
         attempt += 1;
     }
 }

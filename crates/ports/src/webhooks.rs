@@ -37,12 +37,28 @@ pub trait WebhookRepository {
         webhook_id: &WebhookId,
         outcome: DeliveryOutcome,
     ) -> StoreResult<()>;
+    /// The deliveries waiting to be made (due or scheduled for a retry), counted up to
+    /// [`OUTBOX_COUNT_CAP`], and when the oldest of them was queued (epoch ms).
+    fn outbox_depth(&mut self) -> StoreResult<OutboxDepth>;
     /// A webhook's most recent attempts, newest first.
     fn list_attempts(
         &mut self,
         webhook_id: &WebhookId,
         limit: u32,
     ) -> StoreResult<Vec<DeliveryAttempt>>;
+}
+
+/// The most pending deliveries [`WebhookRepository::outbox_depth`] counts: beyond it the count
+/// says "at least this many" (the count stays cheap, however far behind deliveries are).
+pub const OUTBOX_COUNT_CAP: u64 = 100_000;
+
+/// What waits in the webhook outbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OutboxDepth {
+    /// Pending deliveries, at most [`OUTBOX_COUNT_CAP`].
+    pub pending: u64,
+    /// When the oldest pending delivery was queued (epoch ms); `None` when none is.
+    pub oldest_queued_at: Option<i64>,
 }
 
 /// A delivery to queue.

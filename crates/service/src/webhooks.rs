@@ -295,9 +295,18 @@ impl Service {
     /// Storage errors.
     pub fn deliver_due(&self, sender: &dyn WebhookSender, limit: u32) -> ServiceResult<usize> {
         let now = self.now();
-        let claimed = self.store.write_tx(|repo| -> ServiceResult<_> {
-            Ok(repo.claim_deliveries(now, now + LEASE_MS, limit)?)
+        let (claimed, depth) = self.store.write_tx(|repo| -> ServiceResult<_> {
+            let claimed = repo.claim_deliveries(now, now + LEASE_MS, limit)?;
+            Ok((claimed, repo.outbox_depth()?))
         })?;
+        // The outbox as this round found it (claimed deliveries still count: not yet made).
+        #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+        metrics::gauge!("flagsvc_webhook_outbox_pending").set(depth.pending as f64);
+        #[allow(clippy::cast_precision_loss)]
+        let oldest_age = depth
+            .oldest_queued_at
+            .map_or(0.0, |queued| (now - queued).max(0) as f64 / 1000.0);
+        metrics::gauge!("flagsvc_webhook_outbox_oldest_pending_seconds").set(oldest_age);
         for delivery in &claimed {
             self.attempt(sender, delivery)?;
         }
@@ -348,6 +357,13 @@ impl Service {
                 None => DeliveryOutcome::GaveUp,
             }
         };
+        let counted = match outcome {
+            DeliveryOutcome::Delivered => "delivered",
+            DeliveryOutcome::RetryAt(_) => "failed_will_retry",
+            DeliveryOutcome::GaveUp => "failed_gave_up",
+        };
+        metrics::counter!("flagsvc_webhook_delivery_attempts_total", "outcome" => counted)
+            .increment(1);
         let attempt = DeliveryAttempt {
             delivery_id: delivery.id.clone(),
             entry_id: delivery.entry_id.to_string(),

@@ -105,6 +105,30 @@ impl WebhookRepository for SqlRepository<'_> {
         Ok(())
     }
 
+    fn outbox_depth(&mut self) -> StoreResult<ports::OutboxDepth> {
+        #[derive(QueryableByName)]
+        struct Depth {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            pending: i64,
+            #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+            oldest: Option<i64>,
+        }
+        // Both read the pending entries of the (state, next_attempt_at) index, and the count
+        // stops at the cap: a long backlog costs no more than that.
+        let depth: Depth = diesel::sql_query(format!(
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries \
+             WHERE state = 'pending' LIMIT {}) AS p) AS pending, \
+             (SELECT min(created_at) FROM webhook_deliveries WHERE state = 'pending') AS oldest",
+            ports::OUTBOX_COUNT_CAP
+        ))
+        .get_result(self.conn)
+        .store()?;
+        Ok(ports::OutboxDepth {
+            pending: u64::try_from(depth.pending).unwrap_or(0),
+            oldest_queued_at: depth.oldest,
+        })
+    }
+
     fn claim_deliveries(
         &mut self,
         now: i64,

@@ -259,6 +259,8 @@ pub async fn spawn_with(
     impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     let db = open(backend);
+    // The metrics recorder the binary has (one per process: every test app counts into it).
+    adapter_http::install_metrics().expect("metrics recorder");
     // With the read cache the binary has: every test that reads what it wrote checks it.
     let service = Arc::new(
         Service::new(

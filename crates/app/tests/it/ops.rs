@@ -99,6 +99,7 @@ on_both_backends!(
     readyz_is_ready_on_a_migrated_database,
     readyz_is_503_while_a_migration_is_missing,
     readyz_reports_a_stopped_part_of_the_process,
+    metrics_parse_and_move_with_the_requests,
 );
 
 /// The database refuses connections (as during an outage or a restart) and comes back: the
@@ -146,4 +147,111 @@ fn replicas_migrating_together_take_turns() {
     store
         .check_ready(std::time::Duration::from_secs(2))
         .expect("ready");
+}
+
+/// The value of the sample of `name` whose labels include every one of `labels`, summed over
+/// the samples that match (0 when none does).
+fn sample(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == name)
+        .filter(|s| labels.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            prometheus_parse::Value::Histogram(ref buckets) => {
+                buckets.iter().map(|b| b.count).fold(0.0, f64::max)
+            }
+            prometheus_parse::Value::Summary(_) => 0.0,
+        })
+        .sum()
+}
+
+async fn scrape<S, B>(app: &TestApp<S>) -> prometheus_parse::Scrape
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let req = request(Method::GET, "/metrics", None).to_request();
+    let resp = actix_web::test::call_service(&app.app, req).await;
+    assert_eq!(resp.status(), 200);
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    let body = actix_web::test::read_body(resp).await;
+    let text = String::from_utf8(body.to_vec()).expect("UTF-8");
+    let lines = text.lines().map(|l| Ok(l.to_owned()));
+    prometheus_parse::Scrape::parse(lines).expect("Prometheus text")
+}
+
+async fn metrics_parse_and_move_with_the_requests(backend: Backend) {
+    let app = spawn(backend).await;
+    let route = [
+        ("route", "/api/v2/projects"),
+        ("method", "GET"),
+        ("status", "200"),
+    ];
+    let before = scrape(&app).await;
+    for _ in 0..3 {
+        assert_eq!(app.get("/api/v2/projects").await.status, 200);
+    }
+    let refused = app
+        .send(request(
+            Method::GET,
+            "/api/v2/projects",
+            Some("not-a-token"),
+        ))
+        .await;
+    assert_eq!(refused.status, 401);
+    let after = scrape(&app).await;
+    // Other tests run in this process too: counters only grow, by at least what this one did.
+    let grew = |name: &str, labels: &[(&str, &str)]| {
+        sample(&after, name, labels) - sample(&before, name, labels)
+    };
+    assert!(grew("flagsvc_http_requests_total", &route) >= 3.0);
+    assert!(grew("flagsvc_http_request_duration_seconds_count", &route) >= 3.0);
+    assert!(grew("flagsvc_auth_failures_total", &[]) >= 1.0);
+    for present in [
+        "flagsvc_build_info",
+        "flagsvc_http_requests_in_flight",
+        "flagsvc_db_pool_connections",
+        "flagsvc_db_pool_idle_connections",
+        "flagsvc_db_pool_wait_seconds_count",
+        "flagsvc_db_conflicts_total",
+        "flagsvc_db_transaction_retries_total",
+        "flagsvc_rate_limit_rejections_total",
+        "flagsvc_webhook_delivery_attempts_total",
+    ] {
+        assert!(
+            after.samples.iter().any(|s| s.metric == present),
+            "{present} is missing"
+        );
+    }
+    // A path nobody documented is counted, but not under a name of its own.
+    let _ = app.get("/api/v2/no-such-thing-ever").await;
+    let last = scrape(&app).await;
+    assert!(!last
+        .samples
+        .iter()
+        .any(|s| s.labels.get("route") == Some("/api/v2/no-such-thing-ever")));
+    assert!(
+        sample(
+            &last,
+            "flagsvc_http_requests_total",
+            &[("route", "unmatched")]
+        ) >= 1.0
+    );
 }

@@ -253,8 +253,6 @@ pub fn app(
             }
         })
         .default_service(web::to(fallback))
+        // It also writes the request's log line (see `middleware::api_middleware`).
         .wrap(actix_web::middleware::from_fn(middleware::api_middleware))
-        .wrap(actix_web::middleware::Logger::new(
-            "%a \"%r\" %s %b %Dms id=%{x-request-id}o",
-        ))
 }

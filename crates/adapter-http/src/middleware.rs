@@ -16,6 +16,7 @@ use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use domain::version::ApiVersion;
 use service::{Caller, ServiceError};
+use tracing::Instrument;
 
 use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
 use crate::body_timeout::Deadline;
@@ -284,6 +285,9 @@ pub async fn api_middleware(
     let _in_flight = telemetry::InFlight::start();
     let method = req.method().as_str().to_owned();
     let route = metrics_route(&req);
+    let peer = req.peer_addr().map(|a| a.ip());
+    // What the handler logs (on this thread or, see `wire`, in the blocking pool) is in it.
+    let span = tracing::info_span!("request", request_id = %request_id, route = %route);
     // The head has arrived: the connection's head timer stops until this request is answered.
     let handling = req.conn_data::<InRequest>().cloned().map(Handling::start);
     // The body must arrive within the body timeout of the head.
@@ -342,7 +346,11 @@ pub async fn api_middleware(
                 req.extensions_mut().insert(admission.version);
                 // Handler and routing errors arrive as responses; an `Err` here is actix's own
                 // failure and is rendered by actix.
-                let response = next.call(req).await?.map_into_boxed_body();
+                let response = next
+                    .call(req)
+                    .instrument(span.clone())
+                    .await?
+                    .map_into_boxed_body();
                 match body_timeout.filter(|_| body_expired.get()) {
                     Some(timeout) => {
                         if let Some(Handling(flag)) = &handling {
@@ -377,11 +385,24 @@ pub async fn api_middleware(
     for (name, value) in admission.headers {
         headers.insert(name, value);
     }
-    telemetry::answered(
-        &route,
-        &method,
-        response.status().as_u16(),
-        started.elapsed(),
+    let took = started.elapsed();
+    let status = response.status().as_u16();
+    telemetry::answered(&route, &method, status, took);
+    // The caller's token by `_id` (never its secret); `-` when none was verified.
+    let token_id = response
+        .request()
+        .extensions()
+        .get::<Caller>()
+        .map(|caller| caller.token_id().to_string());
+    tracing::info!(
+        parent: &span,
+        method = %method,
+        path = %response.request().path(),
+        status,
+        duration_ms = took.as_secs_f64() * 1000.0,
+        token_id = token_id.as_deref().unwrap_or("-"),
+        peer = %peer.map_or_else(|| "-".to_owned(), |ip| ip.to_string()),
+        "answered"
     );
     Ok(response)
 }

@@ -83,7 +83,9 @@ pub async fn call<T: Send + 'static>(
     work: impl FnOnce(&Service) -> ServiceResult<T> + Send + 'static,
 ) -> Result<T, ApiError> {
     let service = state.service.clone();
-    web::block(move || work(&service))
+    // The request's span goes along: what the use case logs carries the request id.
+    let span = tracing::Span::current();
+    web::block(move || span.in_scope(|| work(&service)))
         .await
         .map_err(|_| {
             ApiError::from_status(

@@ -35,6 +35,15 @@ pub enum Command {
     Migrate,
 }
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
 /// Every setting, as flag, environment variable and configuration-file key.
 #[derive(Debug, clap::Args)]
 pub struct Settings {
@@ -70,7 +79,7 @@ pub struct Settings {
         default_value = "owner@flagsvc.local"
     )]
     pub owner_email: String,
-    /// Log filter (env_logger syntax), e.g. `info` or `flagsvc=debug`.
+    /// Log filter (tracing's `EnvFilter` syntax), e.g. `info`, `warn` or `info,adapter_sql=debug`.
     #[arg(long, global = true, env = "RUST_LOG", default_value = "info")]
     pub log: String,
     /// Requests per 10 s per token and route (five times that per token); 0 turns limiting off.
@@ -172,6 +181,10 @@ pub struct Settings {
         default_value_t = 16
     )]
     pub read_cache_mib: usize,
+    /// How log lines are written to stderr: `text` (for people) or `json` (one object per line,
+    /// for a log pipeline).
+    #[arg(long, global = true, env = "FLAGSVC_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Serve `GET /metrics` (Prometheus text, no access token) on this address only, e.g.
     /// `127.0.0.1:9090`, instead of beside the API (default: beside the API).
     #[arg(long, global = true, env = "FLAGSVC_METRICS_BIND")]
@@ -298,6 +311,33 @@ fn file_arguments(
         arguments.extend(these.drain(..).map(OsString::from));
     }
     Ok(arguments)
+}
+
+/// Starts writing logs to stderr as `format` says, keeping what `filter` lets through (every
+/// crate's `log` records included); one line per request comes from the HTTP adapter's span.
+///
+/// # Errors
+/// A malformed filter, or logging already started.
+pub fn start_logging(filter: &str, format: LogFormat) -> anyhow::Result<()> {
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .with_context(|| format!("reading the log filter `{filter}`"))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, not in a file or a pipeline.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    match format {
+        LogFormat::Text => builder.finish().try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .finish()
+            .try_init(),
+    }
+    .map_err(|e| anyhow!("starting the logs: {e}"))
 }
 
 #[cfg(test)]

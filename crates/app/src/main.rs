@@ -19,7 +19,7 @@ fn main() -> anyhow::Result<()> {
         Err(err) => return Err(err.into()),
     };
     let args = cli.settings;
-    env_logger::Builder::new().parse_filters(&args.log).init();
+    cli::start_logging(&args.log, args.log_format)?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Migrate => {
             let applied = StoreUrl::parse(&args.database_url).migrate()?;
@@ -67,6 +67,12 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         .with_webhook_settings(webhooks)
         .with_read_cache(args.read_cache_mib.saturating_mul(1 << 20)),
     );
+    if args.no_migrate {
+        // Without this, a schema left behind would fail below on a missing table.
+        service.check_ready(Duration::from_secs(5)).context(
+            "--no-migrate: the database is not ready to serve (run `flagsvc migrate` first)",
+        )?;
+    }
     match service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)
         .context("creating the owner")?

@@ -140,7 +140,11 @@ fn route_of<'a>(state: &'a AppState, req: &ServiceRequest) -> Option<&'a crate::
 /// handler), authentication (401, and 429 for a throttled address), rate limits (429), the
 /// `Svc-API-Version` header (400). Public routes need no token but still check the version.
 /// On success the caller is in the request's extensions.
-async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), ApiError> {
+async fn admit(
+    req: &ServiceRequest,
+    admission: &mut Admission,
+    request_id: &str,
+) -> Result<(), ApiError> {
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
         return Ok(());
     };
@@ -192,7 +196,8 @@ async fn admit(req: &ServiceRequest, admission: &mut Admission) -> Result<(), Ap
     {
         throttle.record_failure(client, Instant::now());
     }
-    let caller = authenticated?;
+    // Named by this request's id: the webhook deliveries its changes queue carry it.
+    let caller = authenticated?.for_request(request_id);
     admission.version = caller.default_api_version();
     if let Some(limits) = &state.rate_limits {
         match limits.check(
@@ -341,7 +346,7 @@ pub async fn api_middleware(
             }
         }
     } else {
-        match admit(&req, &mut admission).await {
+        match admit(&req, &mut admission, &request_id).await {
             Ok(()) => {
                 req.extensions_mut().insert(admission.version);
                 // Handler and routing errors arrive as responses; an `Err` here is actix's own

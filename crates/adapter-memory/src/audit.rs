@@ -109,6 +109,7 @@ impl Tables {
             attempts: 0,
             next_attempt_at: delivery.created_at,
             created_at: delivery.created_at,
+            request_id: delivery.request_id.clone(),
         };
         rows(&mut self.deliveries).insert(delivery.id.clone(), row);
         Ok(())
@@ -166,6 +167,7 @@ impl Tables {
                     webhook: webhook.clone(),
                     payload: delivery.payload.clone(),
                     attempts: delivery.attempts,
+                    request_id: delivery.request_id.clone(),
                 },
             ));
         }

@@ -162,6 +162,7 @@ struct DeliveryRow {
     attempts: u32,
     next_attempt_at: i64,
     created_at: i64,
+    request_id: Option<String>,
 }
 
 /// A delivery attempt and the webhook it was for.

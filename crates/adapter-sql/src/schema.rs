@@ -212,6 +212,7 @@ diesel::table! {
         attempts -> Integer,
         next_attempt_at -> BigInt,
         created_at -> BigInt,
+        request_id -> Nullable<Text>,
     }
 }
 

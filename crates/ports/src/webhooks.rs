@@ -74,6 +74,8 @@ pub struct QueuedDelivery {
     pub payload: String,
     /// When it was queued (and is first due), epoch ms.
     pub created_at: i64,
+    /// The id of the request whose change queued it, if a request did.
+    pub request_id: Option<String>,
 }
 
 /// A delivery claimed by a worker.
@@ -91,6 +93,8 @@ pub struct ClaimedDelivery {
     pub payload: String,
     /// Attempts made so far.
     pub attempts: u32,
+    /// The id of the request whose change queued it, if a request did.
+    pub request_id: Option<String>,
 }
 
 /// What became of a delivery after an attempt.

@@ -173,7 +173,7 @@ impl Service {
         }
         let webhooks = repo.append_audit_entry(&entry)?;
         // The outbox: deliveries are queued with the change, and sent after it commits.
-        self.enqueue_deliveries(repo, &entry, &webhooks)?;
+        self.enqueue_deliveries(repo, &entry, &webhooks, caller.request_id())?;
         Ok(entry)
     }
 

@@ -218,6 +218,7 @@ fn caller_of(token: &Token, member: &Member) -> Caller {
                 service_token: token.service_token,
             },
         )),
+        request_id: None,
     }
 }
 

@@ -70,9 +70,24 @@ pub struct Caller {
     /// Who acts, as the caller's audit entries record it: the member and the token as they were
     /// when the token was verified (a change to either through this replica verifies it again).
     audited_as: Arc<(AuditMember, AuditToken)>,
+    /// The request this caller makes, when a driving adapter names it
+    /// ([`Caller::for_request`]): webhook deliveries its changes queue carry it.
+    request_id: Option<Arc<str>>,
 }
 
 impl Caller {
+    /// The same caller, making the request `request_id` (the HTTP adapter's `X-Request-Id`).
+    #[must_use]
+    pub fn for_request(mut self, request_id: &str) -> Self {
+        self.request_id = Some(Arc::from(request_id));
+        self
+    }
+
+    /// The request this caller makes, if named.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
     /// The `_id` of the access token presented.
     pub fn token_id(&self) -> &TokenId {
         &self.token_id
@@ -372,6 +387,7 @@ mod tests {
                     service_token: false,
                 },
             )),
+            request_id: None,
         }
     }
 

@@ -120,6 +120,7 @@ impl Service {
         repo: &mut dyn Repository,
         entry: &AuditEntry,
         webhooks: &[Webhook],
+        request_id: Option<&str>,
     ) -> ServiceResult<()> {
         let wanted: Vec<&Webhook> = webhooks.iter().filter(|w| w.selects(entry)).collect();
         if wanted.is_empty() {
@@ -139,6 +140,7 @@ impl Service {
                 entry_id: entry.id.clone(),
                 payload: payload.clone(),
                 created_at: entry.date,
+                request_id: request_id.map(str::to_owned),
             })?;
         }
         Ok(())
@@ -328,6 +330,9 @@ impl Service {
                     ("User-Agent".to_owned(), "flagsvc-webhooks".to_owned()),
                     ("X-Svc-Delivery".to_owned(), delivery.id.clone()),
                 ];
+                if let Some(request_id) = &delivery.request_id {
+                    headers.push(("X-Svc-Request-Id".to_owned(), request_id.clone()));
+                }
                 if let Some(secret) = &delivery.webhook.secret {
                     headers.push((SIGNATURE_HEADER.to_owned(), sign(secret, body)));
                 }
@@ -364,6 +369,31 @@ impl Service {
         };
         metrics::counter!("flagsvc_webhook_delivery_attempts_total", "outcome" => counted)
             .increment(1);
+        // The delivery log: one line per attempt, naming the request whose change queued it.
+        let request_id = delivery.request_id.as_deref().unwrap_or("-");
+        match &error {
+            None => tracing::info!(
+                delivery_id = %delivery.id,
+                entry_id = %delivery.entry_id,
+                webhook_id = %delivery.webhook_id,
+                request_id,
+                attempt = attempt_number,
+                duration_ms,
+                outcome = counted,
+                "webhook delivery"
+            ),
+            Some(reason) => tracing::warn!(
+                delivery_id = %delivery.id,
+                entry_id = %delivery.entry_id,
+                webhook_id = %delivery.webhook_id,
+                request_id,
+                attempt = attempt_number,
+                duration_ms,
+                outcome = counted,
+                reason = %reason,
+                "webhook delivery"
+            ),
+        }
         let attempt = DeliveryAttempt {
             delivery_id: delivery.id.clone(),
             entry_id: delivery.entry_id.to_string(),

@@ -99,6 +99,7 @@ impl WebhookRepository for SqlRepository<'_> {
                 webhook_deliveries::attempts.eq(0),
                 webhook_deliveries::next_attempt_at.eq(delivery.created_at),
                 webhook_deliveries::created_at.eq(delivery.created_at),
+                webhook_deliveries::request_id.eq(delivery.request_id.as_deref()),
             ))
             .execute(self.conn)
             .store()?;
@@ -155,7 +156,8 @@ impl WebhookRepository for SqlRepository<'_> {
             .set(webhook_deliveries::next_attempt_at.eq(lease_until))
             .execute(self.conn)
             .store()?;
-        let rows: Vec<(String, String, String, String, i32, String)> = webhook_deliveries::table
+        type Row = (String, String, String, String, i32, String, Option<String>);
+        let rows: Vec<Row> = webhook_deliveries::table
             .inner_join(webhooks::table)
             .filter(webhook_deliveries::id.eq_any(&ids))
             .order((webhook_deliveries::created_at, webhook_deliveries::id))
@@ -166,20 +168,24 @@ impl WebhookRepository for SqlRepository<'_> {
                 webhook_deliveries::payload,
                 webhook_deliveries::attempts,
                 webhooks::doc,
+                webhook_deliveries::request_id,
             ))
             .load(self.conn)
             .store()?;
         rows.into_iter()
-            .map(|(id, webhook_id, entry_id, payload, attempts, doc)| {
-                Ok(ClaimedDelivery {
-                    id,
-                    webhook_id: WebhookId::from_stored(webhook_id),
-                    entry_id: AuditEntryId::from_stored(entry_id),
-                    webhook: stored::webhook::read_doc(&doc)?,
-                    payload,
-                    attempts: u32::try_from(attempts).unwrap_or(0),
-                })
-            })
+            .map(
+                |(id, webhook_id, entry_id, payload, attempts, doc, request_id)| {
+                    Ok(ClaimedDelivery {
+                        id,
+                        webhook_id: WebhookId::from_stored(webhook_id),
+                        entry_id: AuditEntryId::from_stored(entry_id),
+                        webhook: stored::webhook::read_doc(&doc)?,
+                        payload,
+                        attempts: u32::try_from(attempts).unwrap_or(0),
+                        request_id,
+                    })
+                },
+            )
             .collect()
     }
 

@@ -241,10 +241,50 @@ fn deliveries_survive_a_restart(backend: Backend) {
     assert_eq!(kinds, ["createWebhook", "updateOn"]);
 }
 
+/// A change made by a request (the HTTP adapter names the caller's request) queues deliveries
+/// that carry the request's id to the receiver (`X-Svc-Request-Id`) and the delivery log; a
+/// change made outside a request sends none.
+fn a_delivery_names_the_request_that_queued_it(backend: Backend) {
+    let db = open(backend);
+    let service = service(&db, 5);
+    let receiver = Receiver::start(vec![]);
+    setup(
+        &service,
+        &receiver.url,
+        json!([{"effect": "allow", "resources": ["proj/*:env/*:flag/*"]}]),
+    );
+    let caller = service
+        .authenticate(OWNER)
+        .unwrap()
+        .for_request("0123456789abcdef0123456789abcdef");
+    let patch = SemanticPatch::parse(
+        json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}),
+    )
+    .unwrap();
+    service
+        .patch_flag(
+            &caller.may(use_case::PatchFlag).unwrap(),
+            "p",
+            "f",
+            &FlagChange::Semantic(patch),
+        )
+        .unwrap();
+    turn_on(&service, "test");
+    drain(&service, 3);
+    let got = receiver.received();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        got[0].header("x-svc-request-id"),
+        Some("0123456789abcdef0123456789abcdef")
+    );
+    assert_eq!(got[1].header("x-svc-request-id"), None);
+}
+
 storage_on_both_backends!(
     signed_deliveries_of_matching_changes_only,
     failed_deliveries_are_retried,
-    deliveries_survive_a_restart
+    deliveries_survive_a_restart,
+    a_delivery_names_the_request_that_queued_it
 );
 
 mod http {

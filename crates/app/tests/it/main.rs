@@ -77,6 +77,7 @@ mod api_shown;
 mod api_size_cap;
 mod api_tokens;
 mod api_writes;
+mod compose;
 mod concurrency;
 mod http_edge;
 mod openapi;

@@ -78,6 +78,7 @@ mod api_size_cap;
 mod api_tokens;
 mod api_writes;
 mod binary;
+mod compose;
 mod concurrency;
 mod http_edge;
 mod openapi;

@@ -177,7 +177,8 @@ impl AppState {
         }))
     }
 
-    /// Every route the server has, as documented.
+    /// Every route of the API (under `/api/v2`), as documented; the operations endpoints
+    /// (`/healthz`, `/readyz`, `/metrics`) are outside it.
     pub fn routes(&self) -> &[Route] {
         &self.routes
     }

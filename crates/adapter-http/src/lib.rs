@@ -16,6 +16,7 @@ mod openapi;
 mod ops;
 mod routes;
 mod server;
+mod shared_limits;
 mod telemetry;
 mod wire;
 
@@ -37,6 +38,7 @@ pub use limits::RateLimits;
 pub use ops::{ReadinessCheck, READY_TIMEOUT};
 pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
+pub use shared_limits::{RedisLimitError, RedisRateLimits, DEFAULT_KEY_PREFIX, REDIS_TIMEOUT};
 pub use telemetry::{install as install_metrics, metrics_app, MetricsError};
 pub use wire::ApiRepresentations;
 
@@ -45,6 +47,9 @@ pub use wire::ApiRepresentations;
 pub struct HttpConfig {
     /// Requests per 10 s per (token, route); five times that per token. 0 turns limiting off.
     pub rate_limit: u32,
+    /// Where the rate limits are counted for every replica at once (Redis); `None` counts them
+    /// in this replica alone. When Redis fails, the replica counts on its own until it answers.
+    pub rate_limit_redis: Option<RedisRateLimits>,
     /// Largest accepted request body in bytes.
     pub body_limit: usize,
     /// Failed authentications per client address per [`AUTH_FAILURE_WINDOW`] before further
@@ -69,6 +74,7 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             rate_limit: 1000,
+            rate_limit_redis: None,
             body_limit: 1024 * 1024,
             auth_failure_limit: 20,
             trust_forwarded_for: false,
@@ -112,7 +118,7 @@ impl Route {
 /// Shared state of all workers.
 pub struct AppState {
     service: Arc<Service>,
-    rate_limits: Option<RateLimits>,
+    rate_limits: Option<limits::Limiter>,
     auth_throttle: Option<AuthThrottle>,
     routes: Vec<Route>,
     /// Every method of the API, for `Access-Control-Allow-Methods`.
@@ -167,7 +173,7 @@ impl AppState {
             .unwrap_or_else(|_| HeaderValue::from_static("GET"));
         Ok(web::Data::new(Self {
             service,
-            rate_limits: RateLimits::new(config.rate_limit),
+            rate_limits: limits::Limiter::new(config.rate_limit, config.rate_limit_redis.as_ref()),
             auth_throttle: AuthThrottle::new(config.auth_failure_limit),
             api_methods,
             routes,

@@ -1,4 +1,7 @@
 //! Rate limits: token buckets per (token, route) and per token, over a 10-second window.
+//!
+//! [`RateLimits`] keeps the buckets in this replica's memory; [`Limiter`] is what the middleware
+//! asks, and counts either there or in Redis ([`crate::shared_limits`]), shared by every replica.
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,6 +11,8 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
+
+use crate::shared_limits::{RedisRateLimits, SharedLimits};
 
 /// The window the limits are expressed over.
 pub const WINDOW: Duration = Duration::from_secs(10);
@@ -61,7 +66,8 @@ fn quota(per_window: NonZeroU32) -> Quota {
         .allow_burst(per_window)
 }
 
-fn now_ms() -> i64 {
+/// The wall clock in epoch ms (what `X-Ratelimit-Reset` is expressed in).
+pub(crate) fn now_ms() -> i64 {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -78,7 +84,7 @@ impl RateLimits {
     /// token; `None` when `per_route` is 0 (limiting off).
     pub fn new(per_route: u32) -> Option<Self> {
         let route = NonZeroU32::new(per_route)?;
-        let token = NonZeroU32::new(per_route.saturating_mul(5)).unwrap_or(route);
+        let token = NonZeroU32::new(per_token(per_route)).unwrap_or(route);
         Some(Self {
             per_route: RateLimiter::keyed(quota(route))
                 .with_middleware::<StateInformationMiddleware>(),
@@ -106,7 +112,7 @@ impl RateLimits {
             Ok(snapshot) => snapshot.remaining_burst_capacity(),
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.clock.now());
-                return Err(self.limited(
+                return Err(limited(
                     wait,
                     now,
                     Remaining {
@@ -134,7 +140,7 @@ impl RateLimits {
             }
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.clock.now());
-                Err(self.limited(
+                Err(limited(
                     wait,
                     now,
                     Remaining {
@@ -146,19 +152,61 @@ impl RateLimits {
             }
         }
     }
+}
 
-    fn limited(&self, wait: Duration, now: i64, remaining: Remaining) -> Limited {
-        let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-        let reset_ms = now.saturating_add(wait_ms);
-        Limited {
-            retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+/// The per-token limit that goes with `per_route` per (token, route): five times it.
+pub(crate) fn per_token(per_route: u32) -> u32 {
+    per_route.saturating_mul(5)
+}
+
+/// Over the limit at `now` (epoch ms) until `wait` has passed: `Retry-After` is `wait` in whole
+/// seconds, rounded up and at least 1 (a client told 0 would retry at once, and be refused
+/// again); the reset is the moment it may retry.
+pub(crate) fn limited(wait: Duration, now: i64, remaining: Remaining) -> Limited {
+    let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
+    let reset_ms = now.saturating_add(wait_ms);
+    Limited {
+        retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+        reset_ms,
+        remaining: Remaining {
             reset_ms,
-            remaining: Remaining {
-                reset_ms,
-                ..remaining
-            },
+            ..remaining
+        },
+    }
+    .at_least_one_second()
+}
+
+/// The rate limiter the middleware asks, whichever counts: one path in the middleware for both.
+#[derive(Debug)]
+pub(crate) struct Limiter {
+    /// This replica's own buckets: N replicas allow N times the limit. With Redis, they count
+    /// the requests Redis could not.
+    local: RateLimits,
+    /// Buckets in Redis, shared by every replica that uses it.
+    shared: Option<SharedLimits>,
+}
+
+impl Limiter {
+    /// `per_route` requests per window per (token, route), five times that per token, counted
+    /// in Redis when `shared` is given, else in this replica; `None` when `per_route` is 0.
+    pub(crate) fn new(per_route: u32, shared: Option<&RedisRateLimits>) -> Option<Self> {
+        Some(Self {
+            local: RateLimits::new(per_route)?,
+            shared: shared.map(|redis| SharedLimits::new(redis.clone(), per_route)),
+        })
+    }
+
+    /// Counts one request of the token whose `_id` is `token_id` on `route` (method and path
+    /// pattern). Runs on actix's async thread: Redis is asked without blocking, within its
+    /// timeout.
+    ///
+    /// # Errors
+    /// [`Limited`] when either bucket is empty.
+    pub(crate) async fn check(&self, token_id: &str, route: &str) -> Result<Remaining, Limited> {
+        match &self.shared {
+            Some(shared) => shared.check(token_id, route, &self.local).await,
+            None => self.local.check(token_id, route),
         }
-        .at_least_one_second()
     }
 }
 

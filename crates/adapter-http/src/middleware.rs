@@ -57,7 +57,13 @@ struct Admission {
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
-fn rate_limit_headers(route: u32, global: u32, reset_ms: i64) -> Vec<(HeaderName, HeaderValue)> {
+/// `X-Ratelimit-Route-Remaining`, `X-Ratelimit-Global-Remaining` and `X-Ratelimit-Reset`, whichever
+/// limiter counted.
+pub(crate) fn rate_limit_headers(
+    route: u32,
+    global: u32,
+    reset_ms: i64,
+) -> Vec<(HeaderName, HeaderValue)> {
     vec![
         (
             HeaderName::from_static("x-ratelimit-route-remaining"),
@@ -200,10 +206,14 @@ async fn admit(
     let caller = authenticated?.for_request(request_id);
     admission.version = caller.default_api_version();
     if let Some(limits) = &state.rate_limits {
-        match limits.check(
-            caller.token_id(),
-            &format!("{} {}", req.method(), route.path),
-        ) {
+        // Keyed by the token's `_id` (never its secret) and the route's pattern (not the path).
+        match limits
+            .check(
+                caller.token_id(),
+                &format!("{} {}", req.method(), route.path),
+            )
+            .await
+        {
             Ok(left) => {
                 admission.headers = rate_limit_headers(left.route, left.global, left.reset_ms)
             }

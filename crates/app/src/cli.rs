@@ -90,6 +90,17 @@ pub struct Settings {
         default_value_t = 1000
     )]
     pub rate_limit: u32,
+    /// Count the rate limits in this Redis (`redis://[[user]:password@]host[:port][/db]`),
+    /// shared by every replica that uses it, instead of in each replica (where N replicas allow
+    /// N times the limit). One Redis round trip per request; when Redis does not answer within
+    /// 100 ms, the replica counts on its own until it does.
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_RATE_LIMIT_REDIS_URL",
+        hide_env_values = true
+    )]
+    pub rate_limit_redis_url: Option<String>,
     /// Largest request body in bytes.
     #[arg(long, global = true, env = "FLAGSVC_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,

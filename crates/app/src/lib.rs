@@ -1,11 +1,16 @@
 //! Configuration and wiring of the `flagsvc` binary: which store, which address, which limits.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use adapter_http::RedisRateLimits;
+use anyhow::Context;
+use ports::Store;
 
 pub mod cli;
 
-use anyhow::Context;
-use ports::Store;
+/// How long start-up waits for Redis to answer before it starts without it.
+pub const REDIS_STARTUP_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Where the data lives, from `--database-url` / `DATABASE_URL`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,4 +78,39 @@ impl StoreUrl {
             ),
         })
     }
+}
+
+/// The shared rate limits of `--rate-limit-redis-url`: `None` without a URL, or when limiting
+/// is off (`rate_limit` 0, which is then warned about). An unreachable Redis is a warning, not
+/// an error: the service starts, each replica counting on its own, and uses Redis once it
+/// answers (so replicas need not wait for Redis to start).
+///
+/// # Errors
+/// A URL the Redis client cannot read: a configuration mistake, better refused at start-up than
+/// served per replica forever.
+pub async fn shared_rate_limits(
+    url: Option<&str>,
+    rate_limit: u32,
+) -> anyhow::Result<Option<RedisRateLimits>> {
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    let redis = RedisRateLimits::new(url).context("reading --rate-limit-redis-url")?;
+    if rate_limit == 0 {
+        log::warn!("--rate-limit-redis-url is not used: --rate-limit 0 turns rate limiting off");
+        return Ok(None);
+    }
+    match redis.ping(REDIS_STARTUP_TIMEOUT).await {
+        Ok(()) => log::info!(
+            "rate limits are counted in Redis at {}, shared with every replica that uses it",
+            redis.address()
+        ),
+        Err(err) => log::warn!(
+            "Redis at {} for --rate-limit-redis-url does not answer ({}); starting anyway: \
+             this replica counts rate limits on its own until Redis answers",
+            redis.address(),
+            err.describe()
+        ),
+    }
+    Ok(Some(redis))
 }

@@ -43,6 +43,8 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     adapter_http::install_metrics().context("starting the metrics")?;
     let cors_origins = CorsOrigins::parse(args.cors_origins.iter().map(String::as_str))
         .context("reading --cors-origins")?;
+    let rate_limit_redis =
+        app::shared_rate_limits(args.rate_limit_redis_url.as_deref(), args.rate_limit).await?;
     let store = StoreUrl::parse(&args.database_url).open(pool_size, !args.no_migrate)?;
     let webhook_timeout = Duration::from_millis(args.webhook_timeout_ms);
     let webhooks = WebhookSettings {
@@ -108,6 +110,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         service,
         HttpConfig {
             rate_limit: args.rate_limit,
+            rate_limit_redis,
             body_limit: args.body_limit,
             auth_failure_limit: args.auth_failure_limit,
             trust_forwarded_for: args.trust_forwarded_for,

@@ -280,6 +280,49 @@ pub async fn spawn_with(
     TestApp { app, db }
 }
 
+/// One replica's app on `store`, which other replicas share (its own service, caches and
+/// limits), with the owner's token [`OWNER`].
+pub async fn replica(
+    store: Arc<dyn Store>,
+    config: HttpConfig,
+) -> impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>
+{
+    let service = Arc::new(Service::new(
+        store,
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
+    service
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .expect("bootstrap");
+    test::init_service(adapter_http::app(
+        AppState::new(service, config).expect("OpenAPI document"),
+    ))
+    .await
+}
+
+/// Sends `req` to `app` and reads the answer.
+pub async fn send<S, B>(app: &S, req: TestRequest) -> Resp
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let res = test::call_service(app, req.to_request()).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let bytes = test::read_body(res).await;
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("not JSON ({status}): {bytes:?}"))
+    };
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
 /// A request to `path`, with `token` as `Authorization` when given.
 pub fn request(method: Method, path: &str, token: Option<&str>) -> TestRequest {
     let req = TestRequest::default().method(method).uri(path);
@@ -297,21 +340,7 @@ where
     B: MessageBody,
 {
     pub async fn send(&self, req: TestRequest) -> Resp {
-        let res = test::call_service(&self.app, req.to_request()).await;
-        let status = res.status().as_u16();
-        let headers = res.headers().clone();
-        let bytes = test::read_body(res).await;
-        let body = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| panic!("not JSON ({status}): {bytes:?}"))
-        };
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        send(&self.app, req).await
     }
 
     pub async fn get(&self, path: &str) -> Resp {

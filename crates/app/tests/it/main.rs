@@ -85,6 +85,7 @@ mod openapi;
 mod ops;
 mod permissions;
 mod previous_release;
+mod rate_limit_redis;
 mod read_cache;
 mod replicas;
 mod storage;

@@ -6,10 +6,6 @@
 //! every value one it accepts. The compose file must also keep its shape: PostgreSQL with a health
 //! check, a migrate step once it is healthy, at least two replicas serving without migrating once
 //! the migration succeeded, and a proxy that publishes the only port and balances every replica.
-//!
-//! The compose file may hold blocks between `# >>> PENDING(...)` and `# <<< PENDING(...)`: lines
-//! commented out until the binary has what they use. They must parse once enabled, and use
-//! nothing unknown but the names [`AWAITED`] lists.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -18,15 +14,6 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_norway::Value;
-
-/// Environment variables the commented-out `PENDING` blocks of the compose file use before the
-/// binary has them (each comes with a flag being added on another branch). Once the binary has
-/// them, the blocks can be enabled (see the compose file) and this list emptied.
-const AWAITED: &[&str] = &[
-    "FLAGSVC_LOG_FORMAT",
-    "FLAGSVC_METRICS_BIND",
-    "FLAGSVC_RATE_LIMIT_REDIS_URL",
-];
 
 // ---------------------------------------------------------------------------------------------
 // The tests
@@ -262,30 +249,14 @@ fn compose_proxy_config_balances_every_replica_on_readyz() {
 }
 
 #[test]
-fn compose_pending_blocks_parse_and_await_only_the_announced_flags() {
-    let text = read("docker-compose.yml");
-    let enabled = enable_pending_blocks(&text);
-    if enabled == text {
-        return; // Nothing pending (any more).
-    }
-    let file = compose(&enabled);
-    let awaited: BTreeSet<&str> = AWAITED.iter().copied().collect();
-    let problems: Vec<Problem> = usage_problems(&file, help())
-        .into_iter()
-        .filter(|p| !(p.kind == Kind::Variable && awaited.contains(p.name.as_str())))
-        .collect();
-    assert!(
-        problems.is_empty(),
-        "with its PENDING blocks enabled, docker-compose.yml uses what the binary does not know, \
-         and is not awaited:\n{}",
-        lines(&problems)
-    );
+fn compose_dependencies_name_services_that_exist() {
+    let file = compose(&read("docker-compose.yml"));
     let services = mapping(&file["services"]);
     for (name, service) in &services {
         for (dependency, _) in mapping(&service["depends_on"]) {
             assert!(
                 services.iter().any(|(n, _)| n == &dependency),
-                "with the PENDING blocks enabled, `{name}` depends on `{dependency}`, which exists"
+                "`{name}` depends on `{dependency}`, which is no service"
             );
         }
     }
@@ -507,37 +478,6 @@ fn has_merge_key(value: &Value) -> bool {
         Value::Tagged(t) => has_merge_key(&t.value),
         _ => false,
     }
-}
-
-/// The compose file with its `# >>> PENDING` ... `# <<< PENDING` blocks uncommented (one `# `
-/// dropped from each commented line between the markers; lines already enabled stay).
-fn enable_pending_blocks(text: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("# >>> PENDING") {
-            assert!(!inside, "PENDING blocks do not nest: {line}");
-            inside = true;
-        } else if trimmed.starts_with("# <<< PENDING") {
-            assert!(inside, "a PENDING block ends where none began: {line}");
-            inside = false;
-        } else if inside && trimmed.starts_with('#') {
-            let indent = line.len() - trimmed.len();
-            let code = trimmed
-                .strip_prefix("# ")
-                .or_else(|| trimmed.strip_prefix('#').filter(|r| r.is_empty()))
-                .unwrap_or_else(|| panic!("write `# ` before the code in a PENDING block: {line}"));
-            out.push_str(&line[..indent]);
-            out.push_str(code);
-            out.push('\n');
-            continue;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    assert!(!inside, "a PENDING block is not closed");
-    out
 }
 
 /// A service that runs this repository's image (it has `build:`).

@@ -371,28 +371,26 @@ impl Service {
             .increment(1);
         // The delivery log: one line per attempt, naming the request whose change queued it.
         let request_id = delivery.request_id.as_deref().unwrap_or("-");
-        match &error {
-            None => tracing::info!(
-                delivery_id = %delivery.id,
-                entry_id = %delivery.entry_id,
-                webhook_id = %delivery.webhook_id,
-                request_id,
-                attempt = attempt_number,
-                duration_ms,
-                outcome = counted,
-                "webhook delivery"
-            ),
-            Some(reason) => tracing::warn!(
-                delivery_id = %delivery.id,
-                entry_id = %delivery.entry_id,
-                webhook_id = %delivery.webhook_id,
-                request_id,
-                attempt = attempt_number,
-                duration_ms,
-                outcome = counted,
-                reason = %reason,
-                "webhook delivery"
-            ),
+        // At `warn` when it failed (a level must be known where the line is written).
+        macro_rules! delivery_line {
+            ($level:ident) => {
+                tracing::$level!(
+                    delivery_id = %delivery.id,
+                    entry_id = %delivery.entry_id,
+                    webhook_id = %delivery.webhook_id,
+                    request_id,
+                    attempt = attempt_number,
+                    duration_ms,
+                    outcome = counted,
+                    reason = error.as_deref().unwrap_or("-"),
+                    "webhook delivery"
+                )
+            };
+        }
+        if error.is_none() {
+            delivery_line!(info);
+        } else {
+            delivery_line!(warn);
         }
         let attempt = DeliveryAttempt {
             delivery_id: delivery.id.clone(),

@@ -201,6 +201,17 @@ pub fn open(backend: Backend) -> Db {
 
 pub const OWNER: &str = "owner-token-for-tests";
 
+/// A service over `db`'s store (no read cache), with the owner bootstrapped with [`OWNER`].
+pub fn bootstrapped(db: &Db) -> Arc<Service> {
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
+    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    service
+}
+
 pub struct TestApp<S> {
     pub app: S,
     /// Kept for the test's lifetime: dropping it removes the database.

@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use adapter_http::{AppState, HttpConfig};
 use serde_json::Value;
-use service::{Service, SystemClock};
 
-use crate::common::{open, Backend, Db, OWNER};
+use crate::common::{bootstrapped, open, Backend, Db, OWNER};
 
 /// A server listening on an ephemeral port of 127.0.0.1, stopped when dropped.
 struct RealServer {
@@ -29,12 +28,7 @@ impl Drop for RealServer {
 
 async fn real_server(backend: Backend, config: HttpConfig) -> RealServer {
     let db = open(backend);
-    let service = Arc::new(Service::new(
-        db.store.clone(),
-        Arc::new(SystemClock::default()),
-        Arc::new(adapter_http::ApiRepresentations),
-    ));
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    let service = bootstrapped(&db);
     let state = AppState::new(service, config).unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();

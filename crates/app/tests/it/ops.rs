@@ -7,9 +7,8 @@ use actix_web::http::Method;
 use actix_web::test::init_service;
 use adapter_http::{AppState, HttpConfig, ReadinessCheck};
 use serde_json::json;
-use service::{Service, SystemClock};
 
-use crate::common::{open, request, spawn, Backend, TestApp, OWNER};
+use crate::common::{bootstrapped, open, request, spawn, Backend, TestApp, OWNER};
 
 async fn healthz_answers_without_a_token_or_the_database(backend: Backend) {
     let app = spawn(backend).await;
@@ -50,12 +49,7 @@ async fn readyz_is_503_while_a_migration_is_missing(backend: Backend) {
 
 async fn readyz_reports_a_stopped_part_of_the_process(backend: Backend) {
     let db = open(backend);
-    let service = Arc::new(Service::new(
-        db.store.clone(),
-        Arc::new(SystemClock::default()),
-        Arc::new(adapter_http::ApiRepresentations),
-    ));
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    let service = bootstrapped(&db);
     let running = Arc::new(AtomicBool::new(true));
     let flag = running.clone();
     let check: ReadinessCheck = Arc::new(move || {

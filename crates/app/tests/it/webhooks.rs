@@ -106,7 +106,11 @@ fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
 }
 
 pub(crate) fn turn_on(service: &Service, env: &str) {
-    let caller = service.authenticate(OWNER).unwrap();
+    turn_on_as(service, &service.authenticate(OWNER).unwrap(), env);
+}
+
+/// Turns flag `f` of project `p` on in `env`, as `caller`.
+fn turn_on_as(service: &Service, caller: &service::Caller, env: &str) {
     let permit = caller.may(use_case::PatchFlag).unwrap();
     let patch = SemanticPatch::parse(
         json!({"environmentKey": env, "instructions": [{"kind": "turnFlagOn"}]}),
@@ -257,18 +261,7 @@ fn a_delivery_names_the_request_that_queued_it(backend: Backend) {
         .authenticate(OWNER)
         .unwrap()
         .for_request("0123456789abcdef0123456789abcdef");
-    let patch = SemanticPatch::parse(
-        json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}),
-    )
-    .unwrap();
-    service
-        .patch_flag(
-            &caller.may(use_case::PatchFlag).unwrap(),
-            "p",
-            "f",
-            &FlagChange::Semantic(patch),
-        )
-        .unwrap();
+    turn_on_as(&service, &caller, "production");
     turn_on(&service, "test");
     drain(&service, 3);
     let got = receiver.received();

@@ -35,7 +35,7 @@ pub use auth_throttle::{AuthThrottle, ClientKey, AUTH_FAILURE_WINDOW};
 pub use cors::{CorsOrigins, InvalidOrigin};
 pub use error::{ApiError, ErrorBody};
 pub use limits::RateLimits;
-pub use ops::{ReadinessCheck, READY_TIMEOUT};
+pub use ops::{ReadinessCheck, READY_CHECK_EVERY, READY_TIMEOUT};
 pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
 pub use shared_limits::{RedisLimitError, RedisRateLimits, DEFAULT_KEY_PREFIX, REDIS_TIMEOUT};
@@ -127,6 +127,8 @@ pub struct AppState {
     config: HttpConfig,
     /// What `/readyz` checks besides the database, by name.
     readiness_checks: Vec<(String, ops::ReadinessCheck)>,
+    /// The database's readiness, checked on a thread of its own from the first `/readyz` on.
+    readiness: std::sync::OnceLock<Arc<ops::ReadinessMonitor>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -180,6 +182,7 @@ impl AppState {
             openapi_json,
             config,
             readiness_checks: checks,
+            readiness: std::sync::OnceLock::new(),
         }))
     }
 

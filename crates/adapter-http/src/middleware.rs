@@ -80,9 +80,49 @@ pub(crate) fn rate_limit_headers(
     ]
 }
 
+/// A request's method as `/metrics` and the request log name it: one of HTTP's own, or
+/// `other` (a client may send any token as a method, and must not make a series or a line of
+/// its own choosing).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
+/// At most this much of a request's path goes into its log line (a path may be as long as the
+/// head allows).
+const LOGGED_PATH_BYTES: usize = 512;
+
+/// `path`, cut at a character boundary to [`LOGGED_PATH_BYTES`] (with `…` when cut).
+fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.len() <= LOGGED_PATH_BYTES {
+        return path.into();
+    }
+    let mut end = LOGGED_PATH_BYTES;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &path[..end]).into()
+}
+
 /// Whom failed authentications are counted for: the peer address, or (when the proxy in front
 /// is trusted) the last address of `X-Forwarded-For`, the one that proxy appended.
 fn client_key(req: &ServiceRequest, trust_forwarded_for: bool) -> ClientKey {
+    ClientKey::of(client_ip(req, trust_forwarded_for))
+}
+
+/// The client's address: the peer's, or (behind a trusted proxy) the last `X-Forwarded-For`
+/// entry.
+fn client_ip(req: &ServiceRequest, trust_forwarded_for: bool) -> Option<IpAddr> {
     let forwarded = trust_forwarded_for
         .then(|| {
             let last = req.headers().get_all("x-forwarded-for").last()?;
@@ -93,7 +133,7 @@ fn client_key(req: &ServiceRequest, trust_forwarded_for: bool) -> ClientKey {
                 .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
         })
         .flatten();
-    ClientKey::of(forwarded.or_else(|| req.peer_addr().map(|a| a.ip())))
+    forwarded.or_else(|| req.peer_addr().map(|a| a.ip()))
 }
 
 /// 429 for an address over its failed-authentication limit.
@@ -298,9 +338,12 @@ pub async fn api_middleware(
     let request_id = uuid::Uuid::new_v4().simple().to_string();
     let started = Instant::now();
     let _in_flight = telemetry::InFlight::start();
-    let method = req.method().as_str().to_owned();
+    let method = method_label(req.method());
     let route = metrics_route(&req);
-    let peer = req.peer_addr().map(|a| a.ip());
+    let peer = req.app_data::<web::Data<AppState>>().map_or_else(
+        || req.peer_addr().map(|a| a.ip()),
+        |state| client_ip(&req, state.config.trust_forwarded_for),
+    );
     // What the handler logs (on this thread or, see `wire`, in the blocking pool) is in it.
     let span = tracing::info_span!("request", request_id = %request_id, route = %route);
     // The head has arrived: the connection's head timer stops until this request is answered.
@@ -402,7 +445,7 @@ pub async fn api_middleware(
     }
     let took = started.elapsed();
     let status = response.status().as_u16();
-    telemetry::answered(&route, &method, status, took);
+    telemetry::answered(&route, method, status, took);
     // The caller's token by `_id` (never its secret); `-` when none was verified.
     let token_id = response
         .request()
@@ -412,7 +455,7 @@ pub async fn api_middleware(
     tracing::info!(
         parent: &span,
         method = %method,
-        path = %response.request().path(),
+        path = %logged_path(response.request().path()),
         status,
         duration_ms = took.as_secs_f64() * 1000.0,
         token_id = token_id.as_deref().unwrap_or("-"),

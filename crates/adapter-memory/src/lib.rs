@@ -106,7 +106,7 @@ impl Store for MemoryStore {
         false
     }
 
-    fn check_ready(&self, _timeout: std::time::Duration) -> StoreResult<()> {
+    fn check_ready(&self) -> StoreResult<()> {
         // In memory: nothing to reach, nothing to migrate.
         Ok(())
     }

@@ -58,7 +58,7 @@ pub enum Engine {
 ///
 /// Unlike diesel's generic manager, it never guesses the engine from the URL: a PostgreSQL URL
 /// whose server is down must fail, not open a SQLite file of that name.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct DbConnectionManager {
     url: String,
     engine: Engine,
@@ -125,6 +125,10 @@ pub struct PoolConnection {
 pub struct DbPool {
     pool: Pool<DbConnectionManager>,
     losses: Arc<AtomicU64>,
+    /// Opens the readiness probe's connection (the pool's settings, outside the pool).
+    prober: DbConnectionManager,
+    /// The readiness probe's connection, kept between probes (none after a failure).
+    probe: Mutex<Option<PoolConnection>>,
 }
 
 impl DbPool {
@@ -152,12 +156,18 @@ pub fn build_pool(
     connection_timeout: std::time::Duration,
 ) -> Result<DbPool, diesel::r2d2::PoolError> {
     let losses = Arc::clone(&manager.losses);
+    let prober = manager.clone();
     let pool = Pool::builder()
         .max_size(max_size.max(1))
         .connection_timeout(connection_timeout)
         .test_on_check_out(false)
         .build(manager)?;
-    Ok(DbPool { pool, losses })
+    Ok(DbPool {
+        pool,
+        losses,
+        prober,
+        probe: Mutex::new(None),
+    })
 }
 
 /// A [`Store`] over a connection pool.
@@ -340,41 +350,42 @@ impl Store for SqlStore {
         true
     }
 
-    fn check_ready(&self, timeout: std::time::Duration) -> StoreResult<()> {
-        // Twice: a pooled connection the server closed meanwhile (a restart) is dropped, and a
-        // new one is asked for.
-        let mut failed = String::new();
-        for _ in 0..2 {
-            let mut pooled = self.pool.pool.get_timeout(timeout).map_err(|e| {
-                StoreError::Unavailable(format!(
-                    "no database connection within {} ms: {e}",
-                    timeout.as_millis()
-                ))
-            })?;
-            if let Err(err) = pooled.conn.ping() {
-                self.lose(&mut pooled);
-                failed = err.to_string();
-                continue;
-            }
-            let pending = match &mut pooled.conn {
-                DbConnection::Pg(conn) => conn.has_pending_migration(MIGRATIONS),
-                DbConnection::Sqlite(conn) => conn.has_pending_migration(MIGRATIONS),
-            }
-            .map_err(|e| {
-                StoreError::Unavailable(format!("cannot read the schema's migrations: {e}"))
-            })?;
-            return if pending {
-                Err(StoreError::Unavailable(
-                    "the database schema lacks migrations of this release (run `flagsvc migrate`)"
-                        .into(),
-                ))
-            } else {
-                Ok(())
-            };
+    fn check_ready(&self) -> StoreResult<()> {
+        // One probe at a time, on its own connection: a busy pool does not make it fail.
+        let mut probe = self
+            .pool
+            .probe
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut conn = match probe.take() {
+            Some(conn) => conn,
+            None => self.pool.prober.connect().map_err(|err| {
+                log::warn!("readiness: cannot connect to the database: {err}");
+                StoreError::Unavailable("the database cannot be reached".into())
+            })?,
+        };
+        if let Err(err) = conn.conn.ping() {
+            log::warn!("readiness: the database does not answer: {err}");
+            return Err(StoreError::Unavailable(
+                "the database does not answer".into(),
+            ));
         }
-        Err(StoreError::Unavailable(format!(
-            "the database does not answer: {failed}"
-        )))
+        let pending = match &mut conn.conn {
+            DbConnection::Pg(conn) => conn.has_pending_migration(MIGRATIONS),
+            DbConnection::Sqlite(conn) => conn.has_pending_migration(MIGRATIONS),
+        }
+        .map_err(|err| {
+            log::warn!("readiness: cannot read the schema's migrations: {err}");
+            StoreError::Unavailable("the schema's migrations cannot be read".into())
+        })?;
+        *probe = Some(conn);
+        if pending {
+            return Err(StoreError::Unavailable(
+                "the database schema lacks migrations of this release (run `flagsvc migrate`)"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 }
 

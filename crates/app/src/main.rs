@@ -71,7 +71,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     );
     if args.no_migrate {
         // Without this, a schema left behind would fail below on a missing table.
-        service.check_ready(Duration::from_secs(5)).context(
+        service.check_ready().context(
             "--no-migrate: the database is not ready to serve (run `flagsvc migrate` first)",
         )?;
     }

@@ -57,12 +57,14 @@ pub trait Store: Send + Sync {
     /// returns `true`: only then will it ever tell [`ChangeListener::caught_up`].
     fn subscribe(&self, listener: std::sync::Weak<dyn ChangeListener>) -> bool;
 
-    /// Whether the store can serve requests now: a connection can be had within `timeout` and
-    /// answers, and the schema has every migration this release knows (a readiness probe).
+    /// Whether the store can serve requests now: the database answers, and its schema has every
+    /// migration this release knows (a readiness probe). It asks on a connection of its own,
+    /// not one of the pool's: a replica whose pool is busy is slow, not unready. The error's
+    /// text is fit to show to anyone (no host, database or driver detail; the store logs that).
     ///
     /// # Errors
     /// [`StoreError::Unavailable`] saying what is missing.
-    fn check_ready(&self, timeout: std::time::Duration) -> StoreResult<()>;
+    fn check_ready(&self) -> StoreResult<()>;
 }
 
 /// How many times a write transaction is attempted when the engine reports a conflict.

@@ -154,6 +154,11 @@ impl Caller {
     }
 }
 
+/// Why the store cannot serve now ([`Service::check_ready`]): a reason fit to show to anyone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotReady(pub String);
+
 /// The use cases, over a store and a clock.
 pub struct Service {
     store: Arc<dyn Store>,
@@ -262,13 +267,18 @@ impl Service {
         }
     }
 
-    /// Whether the store can serve now (see [`ports::Store::check_ready`]): a connection within
-    /// `timeout` that answers, and a schema with every migration of this release.
+    /// Whether the store can serve now (see [`ports::Store::check_ready`]): the database
+    /// answers, on a connection of its own, and its schema has every migration of this release.
     ///
     /// # Errors
-    /// The store's error, saying what is missing (for an operator: not a request's error).
-    pub fn check_ready(&self, timeout: std::time::Duration) -> Result<(), ports::StoreError> {
-        self.store.check_ready(timeout)
+    /// [`NotReady`], saying what is missing (fit to show; not a request's error).
+    pub fn check_ready(&self) -> Result<(), NotReady> {
+        self.store.check_ready().map_err(|err| {
+            NotReady(match err {
+                ports::StoreError::Unavailable(reason) => reason,
+                other => other.to_string(),
+            })
+        })
     }
 
     /// The same service, delivering webhooks as `settings` say.

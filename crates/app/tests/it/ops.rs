@@ -32,14 +32,45 @@ async fn readyz_is_ready_on_a_migrated_database(backend: Backend) {
     );
 }
 
+/// `/readyz` until it answers `status`: the database is checked every
+/// `READY_CHECK_EVERY`, so a change shows within two of them (and a stalled check within
+/// `READY_TIMEOUT`).
+async fn readyz_until<S, B>(app: &TestApp<S>, status: u16) -> crate::common::Resp
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let bound = adapter_http::READY_CHECK_EVERY * 2 + adapter_http::READY_TIMEOUT;
+    let start = std::time::Instant::now();
+    loop {
+        let resp = app.send(request(Method::GET, "/readyz", None)).await;
+        if resp.status == status {
+            return resp;
+        }
+        assert!(
+            start.elapsed() < bound,
+            "/readyz still {} after {:?}: {}",
+            resp.status,
+            start.elapsed(),
+            resp.body
+        );
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 async fn readyz_is_503_while_a_migration_is_missing(backend: Backend) {
     let app = spawn(backend).await;
+    readyz_until(&app, 200).await;
     // As if this release had a migration the database has not had yet.
     app.db.execute_sql(
         "DELETE FROM __diesel_schema_migrations WHERE version = \
          (SELECT MAX(version) FROM __diesel_schema_migrations)",
     );
-    let resp = app.send(request(Method::GET, "/readyz", None)).await;
+    let resp = readyz_until(&app, 503).await;
     resp.assert_error(503, "not_ready");
     let message = resp.body["message"].as_str().unwrap();
     assert!(message.starts_with("database: "), "{message}");
@@ -104,17 +135,65 @@ async fn readyz_follows_postgres_going_away_and_coming_back() {
     let ready = app.send(request(Method::GET, "/readyz", None)).await;
     assert_eq!(ready.status, 200, "{}", ready.body);
     app.db.refuse_connections();
-    let down = app.send(request(Method::GET, "/readyz", None)).await;
+    let down = readyz_until(&app, 503).await;
     down.assert_error(503, "not_ready");
     assert_eq!(down.body["errors"][0]["attribute"], "database");
+    // Fit to show to anyone: no host, database name or driver message.
+    let reason = down.body["errors"][0]["reason"].as_str().unwrap();
+    assert!(
+        [
+            "the database cannot be reached",
+            "the database does not answer"
+        ]
+        .contains(&reason),
+        "{}",
+        down.body
+    );
     // And the API says the database is unavailable.
     let api = app
         .send(request(Method::GET, "/api/v2/projects", Some(OWNER)))
         .await;
     assert_eq!(api.status, 503, "{}", api.body);
     app.db.allow_connections();
-    let back = app.send(request(Method::GET, "/readyz", None)).await;
-    assert_eq!(back.status, 200, "{}", back.body);
+    readyz_until(&app, 200).await;
+}
+
+/// A replica whose every pooled connection is busy (long transactions, a table lock) is slow,
+/// not unready: the readiness check asks on a connection of its own.
+#[test]
+fn a_busy_pool_does_not_make_the_replica_unready() {
+    let db = open(Backend::Postgres);
+    let service = bootstrapped(&db);
+    let (hold, release) = std::sync::mpsc::channel::<()>();
+    let release = Arc::new(std::sync::Mutex::new(release));
+    let (held_tx, held) = std::sync::mpsc::channel::<()>();
+    let holders: Vec<_> = (0..4)
+        .map(|_| {
+            let (store, release, held_tx) = (db.store.clone(), release.clone(), held_tx.clone());
+            std::thread::spawn(move || {
+                store
+                    .read(&mut |_repo| {
+                        held_tx.send(()).unwrap();
+                        // Holds its connection until the test lets go.
+                        let _ = release.lock().unwrap().recv();
+                        Ok(())
+                    })
+                    .unwrap();
+            })
+        })
+        .collect();
+    for _ in 0..4 {
+        held.recv().unwrap();
+    }
+    let asked = std::time::Instant::now();
+    service
+        .check_ready()
+        .expect("ready, though every pooled connection is busy");
+    assert!(asked.elapsed() < std::time::Duration::from_secs(1));
+    drop(hold);
+    for holder in holders {
+        holder.join().unwrap();
+    }
 }
 
 /// Replicas that start together on a new database each migrate it: they take turns, one
@@ -138,9 +217,7 @@ fn replicas_migrating_together_take_turns() {
     // And the schema is complete: a store opened without migrating is ready.
     let store = adapter_postgres::open(db.url(), 2).unwrap();
     use ports::Store;
-    store
-        .check_ready(std::time::Duration::from_secs(2))
-        .expect("ready");
+    store.check_ready().expect("ready");
 }
 
 /// The value of the sample of `name` whose labels include every one of `labels`, summed over
@@ -234,9 +311,18 @@ async fn metrics_parse_and_move_with_the_requests(backend: Backend) {
             "{present} is missing"
         );
     }
-    // A path nobody documented is counted, but not under a name of its own.
+    // A path nobody documented is counted, but not under a name of its own; nor is a method.
     let _ = app.get("/api/v2/no-such-thing-ever").await;
+    let made_up = Method::from_bytes(b"MADEUPMETHOD").unwrap();
+    let _ = app
+        .send(request(made_up, "/api/v2/projects", Some(OWNER)))
+        .await;
     let last = scrape(&app).await;
+    assert!(!last
+        .samples
+        .iter()
+        .any(|s| s.labels.get("method") == Some("MADEUPMETHOD")));
+    assert!(sample(&last, "flagsvc_http_requests_total", &[("method", "other")]) >= 1.0);
     assert!(!last
         .samples
         .iter()

@@ -255,11 +255,11 @@ pub fn app(
         .app_data(state)
         // Every body is read as bytes (after the permission check) within this limit: 413 past it.
         .app_data(web::PayloadConfig::new(limit))
-        .route("/healthz", web::get().to(ops::healthz))
-        .route("/readyz", web::get().to(ops::readyz))
+        .service(ops::resource("/healthz", ops::healthz))
+        .service(ops::resource("/readyz", ops::readyz))
         .configure(|routes| {
             if metrics_on_api {
-                routes.route("/metrics", web::get().to(telemetry::metrics));
+                routes.service(ops::resource("/metrics", telemetry::metrics));
             }
         })
         .default_service(web::to(fallback))

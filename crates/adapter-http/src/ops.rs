@@ -34,6 +34,36 @@ struct Checked {
     ok: bool,
 }
 
+/// An operations endpoint at `path`: `handler` answers GET and HEAD (a probe may use either);
+/// any other method is 405 with `Allow`.
+pub(crate) fn resource<F, Args>(path: &str, handler: F) -> actix_web::Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    web::resource(path)
+        .route(web::get().to(handler.clone()))
+        .route(web::head().to(handler))
+        .default_service(web::to(|req: actix_web::HttpRequest| async move {
+            Err::<HttpResponse, ApiError>(
+                ApiError::new(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    format!(
+                        "{} {} is not allowed: GET or HEAD",
+                        req.method(),
+                        req.path()
+                    ),
+                )
+                .with_header(
+                    actix_web::http::header::ALLOW,
+                    actix_web::http::header::HeaderValue::from_static("GET, HEAD"),
+                ),
+            )
+        }))
+}
+
 /// `GET /healthz`: 200 while the process serves HTTP at all; asks nothing of the database.
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))

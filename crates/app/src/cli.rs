@@ -267,6 +267,7 @@ fn file_arguments(
         })
         .collect();
     let mut arguments = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for (key, value) in &table {
         let long = key.replace('_', "-");
         let Some(arg) = settable
@@ -280,29 +281,37 @@ fn file_arguments(
                 keys.join(", ")
             );
         };
+        if seen.contains(&long) {
+            bail!("{file}: `{key}` is set twice (as `{long}` and in snake_case)");
+        }
+        seen.push(long.clone());
         if overridden(arg.get_id().as_str()) {
             continue;
         }
-        let flag = format!("--{long}");
-        let mut these: Vec<String> = match (arg.get_action(), value) {
-            (ArgAction::SetTrue, toml::Value::Boolean(true)) => vec![flag],
+        // `--flag=value`, one argument: a value may start with `-`.
+        let with = |value: &str| vec![format!("--{long}={value}")];
+        let lists = arg.get_value_delimiter().is_some();
+        let these: Vec<String> = match (arg.get_action(), value) {
+            (ArgAction::SetTrue, toml::Value::Boolean(true)) => vec![format!("--{long}")],
             (ArgAction::SetTrue, toml::Value::Boolean(false)) => vec![],
             (ArgAction::SetTrue, _) => bail!("{file}: `{key}` is true or false"),
-            (_, toml::Value::String(text)) => vec![flag, text.clone()],
-            (_, toml::Value::Integer(n)) => vec![flag, n.to_string()],
-            (_, toml::Value::Array(items)) => {
+            (_, toml::Value::String(text)) => with(text),
+            (_, toml::Value::Integer(n)) => with(&n.to_string()),
+            (_, toml::Value::Array(items)) if lists => {
                 let items: Option<Vec<String>> = items
                     .iter()
                     .map(|item| match item {
-                        toml::Value::String(text) => Some(text.clone()),
+                        toml::Value::String(text) if !text.contains(',') => Some(text.clone()),
                         toml::Value::Integer(n) => Some(n.to_string()),
                         _ => None,
                     })
                     .collect();
-                let items =
-                    items.ok_or_else(|| anyhow!("{file}: `{key}` lists strings or numbers"))?;
-                vec![flag, items.join(",")]
+                let items = items.ok_or_else(|| {
+                    anyhow!("{file}: `{key}` lists strings (without commas) or numbers")
+                })?;
+                with(&items.join(","))
             }
+            (_, toml::Value::Array(_)) => bail!("{file}: `{key}` is one value, not a list"),
             (_, other) => bail!("{file}: `{key}` cannot be {}", other.type_str()),
         };
         // Each value checked alone, so that the error names the file and the key.
@@ -319,7 +328,7 @@ fn file_arguments(
                 bail!("{file}: `{key}`: {reason}");
             }
         }
-        arguments.extend(these.drain(..).map(OsString::from));
+        arguments.extend(these.into_iter().map(OsString::from));
     }
     Ok(arguments)
 }
@@ -398,6 +407,15 @@ mod tests {
     }
 
     #[test]
+    fn a_value_may_start_with_a_dash() {
+        let cli = parse_with("bootstrap-token = \"-abcdefghijk\"\n", &[]).unwrap();
+        assert_eq!(
+            cli.settings.bootstrap_token.as_deref(),
+            Some("-abcdefghijk")
+        );
+    }
+
+    #[test]
     fn subcommands_take_the_settings_too() {
         let cli = parse_with("read_cache_mib = 0\n", &["migrate"]).unwrap();
         assert_eq!(cli.command, Some(Command::Migrate));
@@ -425,6 +443,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("true or false"), "{err}");
+        let err = parse_with("rate-limit = 5\nrate_limit = 6\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("set twice"), "{err}");
+        let err = parse_with("bind = [\"a\", \"b\"]\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("one value, not a list"), "{err}");
+        let err = parse_with("rate-limit = -1\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`rate-limit`") && err.contains("-1"), "{err}");
         let err = parse_with("rate-limit = [\n", &[]).unwrap_err().to_string();
         assert!(err.contains("not valid TOML"), "{err}");
         let err = parse_from(vec![

@@ -40,6 +40,10 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         .pool_size
         .unwrap_or(u32::try_from(cores * 4).unwrap_or(8));
 
+    // Bound first: a wrong address stops the start before anything is written (on a first
+    // start, before the owner's token is made and printed).
+    let listener = std::net::TcpListener::bind(&args.bind)
+        .with_context(|| format!("binding {}", args.bind))?;
     adapter_http::install_metrics().context("starting the metrics")?;
     let cors_origins = CorsOrigins::parse(args.cors_origins.iter().map(String::as_str))
         .context("reading --cors-origins")?;
@@ -83,9 +87,16 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             secret,
             generated: true,
         } => {
-            eprintln!(
-                "flagsvc: created the account owner. Its access token (shown only now): {secret}"
-            );
+            // Shown once, on stderr, in the logs' own format (a generated secret is
+            // `api-<uuid>`: nothing to escape in JSON).
+            match args.log_format {
+                cli::LogFormat::Text => eprintln!(
+                    "flagsvc: created the account owner. Its access token (shown only now): {secret}"
+                ),
+                cli::LogFormat::Json => eprintln!(
+                    "{{\"level\":\"WARN\",\"target\":\"flagsvc\",\"message\":\"created the account owner; its access token is shown only now\",\"owner_token\":\"{secret}\"}}"
+                ),
+            }
         }
         BootstrapOutcome::CreatedOwner {
             generated: false, ..
@@ -133,8 +144,6 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let listener = std::net::TcpListener::bind(&args.bind)
-        .with_context(|| format!("binding {}", args.bind))?;
     log::info!("listening on http://{}", args.bind);
     // One blocking thread per connection, and one per worker for what waits on none.
     let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;

@@ -15,6 +15,12 @@ async fn healthz_answers_without_a_token_or_the_database(backend: Backend) {
     let resp = app.send(request(Method::GET, "/healthz", None)).await;
     assert_eq!(resp.status, 200, "{}", resp.body);
     assert_eq!(resp.body, json!({"status": "ok"}));
+    // A probe may use HEAD; other methods are refused as on the API.
+    let head = app.send(request(Method::HEAD, "/healthz", None)).await;
+    assert_eq!(head.status, 200);
+    let post = app.send(request(Method::POST, "/readyz", None)).await;
+    post.assert_error(405, "method_not_allowed");
+    assert_eq!(post.header("allow"), Some("GET, HEAD"));
     if backend == Backend::Postgres {
         app.db.take_down();
         let resp = app.send(request(Method::GET, "/healthz", None)).await;

@@ -99,7 +99,9 @@ pub fn connect(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
 /// # Errors
 /// [`PostgresError::Pool`] when the pool cannot be built.
 pub fn open(url: &str, pool_size: u32) -> Result<SqlStore, PostgresError> {
-    let url = with_connect_timeout(url);
+    // A pooled connection whose network path died fails in seconds (and the request answers
+    // 503) instead of waiting for the kernel's retransmissions, minutes.
+    let url = adapter_sql::feed::with_keepalives(&with_connect_timeout(url));
     let manager = DbConnectionManager::new(url.clone(), Engine::Postgres, STATEMENT_TIMEOUT);
     let pool = adapter_sql::build_pool(manager, pool_size, CONNECTION_WAIT)?;
     Ok(SqlStore::new(pool, Engine::Postgres).with_change_feed(url))

@@ -82,8 +82,18 @@ fn follow_forever(url: &str, listener: &Weak<dyn ChangeListener>) {
 }
 
 /// `url` with TCP keepalives and a send timeout (unless it sets them): a connection that went
-/// silent (a half-open one) is found dead in seconds, not when the kernel gives up.
-fn with_keepalives(url: &str) -> String {
+/// silent (a half-open one) is found dead in seconds, not when the kernel gives up. Neither
+/// ends a slow statement: keepalives probe an idle connection, and the send timeout counts only
+/// data the server's host has not acknowledged.
+///
+/// ```
+/// let url = adapter_sql::feed::with_keepalives("postgres://h/db?tcp_user_timeout=5");
+/// assert_eq!(
+///     url,
+///     "postgres://h/db?tcp_user_timeout=5&keepalives_idle=5&keepalives_interval=2&keepalives_count=3"
+/// );
+/// ```
+pub fn with_keepalives(url: &str) -> String {
     let mut url = url.to_owned();
     for (name, value) in [
         ("keepalives_idle", "5"),

@@ -188,15 +188,11 @@ fn route_of<'a>(state: &'a AppState, req: &ServiceRequest) -> Option<&'a crate::
 /// On success the caller is in the request's extensions.
 async fn admit(
     req: &ServiceRequest,
+    state: &AppState,
+    route: &crate::Route,
     admission: &mut Admission,
     request_id: &str,
 ) -> Result<(), ApiError> {
-    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
-        return Ok(());
-    };
-    let Some(route) = route_of(&state, req) else {
-        return Ok(());
-    };
     if is_public(req.path()) {
         if let Some(requested) = requested_version(req)? {
             admission.version = requested;
@@ -339,20 +335,21 @@ pub async fn api_middleware(
     let started = Instant::now();
     let _in_flight = telemetry::InFlight::start();
     let method = method_label(req.method());
-    let route = metrics_route(&req);
-    let peer = req.app_data::<web::Data<AppState>>().map_or_else(
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    // Looked up once: admission, `/metrics` and the log line all name it.
+    let route = state.as_deref().and_then(|state| route_of(state, &req));
+    let route_label = metrics_route(route, req.path());
+    let peer = state.as_ref().map_or_else(
         || req.peer_addr().map(|a| a.ip()),
         |state| client_ip(&req, state.config.trust_forwarded_for),
     );
     // What the handler logs (on this thread or, see `wire`, in the blocking pool) is in it.
-    let span = tracing::info_span!("request", request_id = %request_id, route = %route);
+    let span = tracing::info_span!("request", request_id = %request_id, route = %route_label);
     // The head has arrived: the connection's head timer stops until this request is answered.
     let handling = req.conn_data::<InRequest>().cloned().map(Handling::start);
     // The body must arrive within the body timeout of the head.
     let body_expired = Rc::new(Cell::new(false));
-    let body_timeout = req
-        .app_data::<web::Data<AppState>>()
-        .map(|state| state.config.body_timeout);
+    let body_timeout = state.as_ref().map(|state| state.config.body_timeout);
     if let Some(timeout) = body_timeout {
         let payload = req.take_payload();
         if !matches!(payload, Payload::None) {
@@ -366,7 +363,6 @@ pub async fn api_middleware(
         version: ApiVersion::CURRENT,
         headers: vec![],
     };
-    let state = req.app_data::<web::Data<AppState>>().cloned();
     let cors_origin = state
         .as_ref()
         .and_then(|state| cors::allowed_origin(&state.config.cors_origins, req.headers()));
@@ -399,7 +395,14 @@ pub async fn api_middleware(
             }
         }
     } else {
-        match admit(&req, &mut admission, &request_id).await {
+        let admitted = match (&state, route) {
+            (Some(state), Some(route)) => {
+                admit(&req, state, route, &mut admission, &request_id).await
+            }
+            // No documented route: straight to the 404/405 handler.
+            _ => Ok(()),
+        };
+        match admitted {
             Ok(()) => {
                 req.extensions_mut().insert(admission.version);
                 // Handler and routing errors arrive as responses; an `Err` here is actix's own
@@ -445,7 +448,7 @@ pub async fn api_middleware(
     }
     let took = started.elapsed();
     let status = response.status().as_u16();
-    telemetry::answered(&route, method, status, took);
+    telemetry::answered(route_label, method, status, took);
     // The caller's token by `_id` (never its secret); `-` when none was verified.
     let token_id = response
         .request()
@@ -468,14 +471,14 @@ pub async fn api_middleware(
 /// The route a request is counted under in `/metrics`: its pattern (`/api/v2/flags/{projectKey}`),
 /// the operations endpoints by name, and `unmatched` for anything else (so that no path a client
 /// makes up adds a series).
-fn metrics_route(req: &ServiceRequest) -> String {
-    let documented = req
-        .app_data::<web::Data<AppState>>()
-        .and_then(|state| route_of(state, req).map(|route| route.path.clone()));
-    documented.unwrap_or_else(|| match req.path() {
-        path @ ("/healthz" | "/readyz" | "/metrics") => path.to_owned(),
-        _ => "unmatched".to_owned(),
-    })
+fn metrics_route<'a>(route: Option<&'a crate::Route>, path: &str) -> &'a str {
+    match (route, path) {
+        (Some(route), _) => &route.path,
+        (None, "/healthz") => "/healthz",
+        (None, "/readyz") => "/readyz",
+        (None, "/metrics") => "/metrics",
+        (None, _) => "unmatched",
+    }
 }
 
 /// Counts a request refused before its handler: failed authentications, and rate limits (of

@@ -219,9 +219,7 @@ pub fn parse_from(argv: Vec<OsString>) -> Result<Cli, CliError> {
     let Some(path) = matches.get_one::<PathBuf>("config").cloned() else {
         return Cli::from_arg_matches(&matches).map_err(CliError::Usage);
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading the configuration file {}", path.display()))
-        .map_err(CliError::Config)?;
+    let text = read_config(&path).map_err(CliError::Config)?;
     let from_file = file_arguments(&path, &text, |id| {
         matches!(
             matches.value_source(id),
@@ -235,6 +233,24 @@ pub fn parse_from(argv: Vec<OsString>) -> Result<Cli, CliError> {
     all.extend(from_file);
     all.extend(given);
     Cli::try_parse_from(all).map_err(CliError::Usage)
+}
+
+/// The most a configuration file may hold: a few dozen settings take a few KiB, and a path
+/// given by mistake (a log, a device) must not be read whole.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The configuration file at `path`, as text of at most [`MAX_CONFIG_BYTES`].
+fn read_config(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let file = path.display();
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+        .with_context(|| format!("reading the configuration file {file}"))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        bail!("{file} is larger than {MAX_CONFIG_BYTES} bytes: is it the configuration file?");
+    }
+    Ok(text)
 }
 
 /// Why the command line could not be read.
@@ -465,5 +481,11 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("/nonexistent/flagsvc.toml"), "{err}");
+        let big = format!(
+            "# {}\n",
+            "x".repeat(usize::try_from(MAX_CONFIG_BYTES).unwrap())
+        );
+        let err = parse_with(&big, &[]).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
     }
 }

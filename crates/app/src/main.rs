@@ -145,8 +145,10 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         None => None,
     };
     log::info!("listening on http://{}", args.bind);
-    // One blocking thread per connection, and one per worker for what waits on none.
-    let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
+    // Two blocking threads per connection: changes to flags queue behind the one being written
+    // (`service::flag_writes`) on a thread but without a connection, and the longer the queue
+    // the more of them one transaction writes; and one per worker for what waits on none.
+    let blocking_threads = usize::try_from(pool_size).unwrap_or(8) * 2 + cores;
     let api = adapter_http::server(listener, state, cores, blocking_threads)
         .with_context(|| format!("serving on {}", args.bind))?;
     match metrics_server {

@@ -14,6 +14,16 @@ pub trait AuditRepository {
     /// webhook (oldest first): those to consider telling of it. What every change does, so a
     /// store does it in one round trip where it can.
     fn append_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<Vec<Webhook>>;
+    /// Appends `entries` as [`AuditRepository::append_audit_entry`] appends one, and returns
+    /// every webhook (oldest first) once: the entries of changes written together, in one round
+    /// trip where the store can. The default appends them one by one.
+    fn append_audit_entries(&mut self, entries: &[AuditEntry]) -> StoreResult<Vec<Webhook>> {
+        let mut webhooks = Vec::new();
+        for entry in entries {
+            webhooks = self.append_audit_entry(entry)?;
+        }
+        Ok(webhooks)
+    }
     /// Newest-first audit entries matching `query`, in the listing view
     /// ([`AuditEntry::listing`]: no `delta`, `previousVersion`, `currentVersion`). The detail,
     /// up to two resources of 1 MiB each per entry, is not read.

@@ -73,6 +73,32 @@ pub trait FlagRepository {
         project_key: &ProjectKey,
         key: &FlagKey,
     ) -> StoreResult<Option<(ProjectId, Locked<Flag>)>>;
+    /// As [`FlagRepository::lock_flag_by_keys`] for several flags of one project at once: those
+    /// of `keys` that exist, each once, in key order and locked in that order until the
+    /// transaction ends (two writers of overlapping sets, each locking in key order, cannot
+    /// deadlock), with the project's `_id`. `None` when none of them exists, or the project does
+    /// not. A store answers with as few statements as it can; the default locks one by one.
+    ///
+    /// The order is the store's order of keys, the same for every writer; a caller must not
+    /// assume it is Rust's order of strings.
+    fn lock_flags_by_keys(
+        &mut self,
+        project_key: &ProjectKey,
+        keys: &[FlagKey],
+    ) -> StoreResult<Option<(ProjectId, Vec<Locked<Flag>>)>> {
+        let mut sorted: Vec<&FlagKey> = keys.iter().collect();
+        sorted.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        sorted.dedup_by(|a, b| a.as_str() == b.as_str());
+        let mut project = None;
+        let mut flags = Vec::with_capacity(sorted.len());
+        for key in sorted {
+            if let Some((id, flag)) = self.lock_flag_by_keys(project_key, key)? {
+                project = Some(id);
+                flags.push(flag);
+            }
+        }
+        Ok(project.map(|id| (id, flags)))
+    }
     /// One page of flags matching `query` (all when it has no page), with the total count; each
     /// flag carries the configurations of the environments named in `environments`.
     fn list_flags(
@@ -90,6 +116,19 @@ pub trait FlagRepository {
         flag: &Locked<Flag>,
         previous: &Flag,
     ) -> StoreResult<()>;
+    /// Saves several flags of the project as [`FlagRepository::update_flag`] saves one, each
+    /// with the flag it was before the change: the flags a batch of changes changed, in one
+    /// round trip where the store can. The default saves them one by one.
+    fn update_flags(
+        &mut self,
+        project_id: &ProjectId,
+        flags: &[(Locked<Flag>, Flag)],
+    ) -> StoreResult<()> {
+        for (flag, previous) in flags {
+            self.update_flag(project_id, flag, previous)?;
+        }
+        Ok(())
+    }
     /// Deletes a flag in every environment.
     fn delete_flag(&mut self, project_id: &ProjectId, flag: &Locked<Flag>) -> StoreResult<()>;
     /// What cross-flag rules need to know of every flag of the project (variations, archived,

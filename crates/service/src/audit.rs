@@ -119,9 +119,67 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Option<Value> {
     serde_json::to_value(value).ok()
 }
 
+/// Audit entries of changes written together, appended together when the last is made
+/// ([`Service::append_audits`]): one round trip for a batch of flag changes.
+#[derive(Debug, Default)]
+pub(crate) struct PendingAudits {
+    entries: Vec<AuditEntry>,
+    /// Per entry, the request that made it (its deliveries carry the id).
+    request_ids: Vec<Option<String>>,
+}
+
 impl Service {
     /// Appends the audit entry of `change`, made by `caller`, inside the current transaction.
     pub(crate) fn audit(
+        &self,
+        repo: &mut dyn Repository,
+        caller: &Caller,
+        change: Change,
+    ) -> ServiceResult<AuditEntry> {
+        let entry = self.audit_entry(repo, caller, change)?;
+        let webhooks = repo.append_audit_entry(&entry)?;
+        // The outbox: deliveries are queued with the change, and sent after it commits.
+        self.enqueue_deliveries(repo, &entry, &webhooks, caller.request_id())?;
+        Ok(entry)
+    }
+
+    /// Makes the audit entry of `change`, made by `caller`, to append with the others of
+    /// `pending` ([`Service::append_audits`], before the transaction commits).
+    pub(crate) fn audit_later(
+        &self,
+        repo: &mut dyn Repository,
+        caller: &Caller,
+        change: Change,
+        pending: &mut PendingAudits,
+    ) -> ServiceResult<()> {
+        let entry = self.audit_entry(repo, caller, change)?;
+        pending.entries.push(entry);
+        pending
+            .request_ids
+            .push(caller.request_id().map(str::to_owned));
+        Ok(())
+    }
+
+    /// Appends the entries of `pending`, in one round trip where the store can, and queues
+    /// their deliveries.
+    pub(crate) fn append_audits(
+        &self,
+        repo: &mut dyn Repository,
+        pending: PendingAudits,
+    ) -> ServiceResult<()> {
+        if pending.entries.is_empty() {
+            return Ok(());
+        }
+        let webhooks = repo.append_audit_entries(&pending.entries)?;
+        for (entry, request_id) in pending.entries.iter().zip(&pending.request_ids) {
+            self.enqueue_deliveries(repo, entry, &webhooks, request_id.as_deref())?;
+        }
+        Ok(())
+    }
+
+    /// The audit entry of `change`, made by `caller`, with what it changed announced to the
+    /// store (sent with the entry).
+    fn audit_entry(
         &self,
         repo: &mut dyn Repository,
         caller: &Caller,
@@ -171,9 +229,6 @@ impl Service {
         if let Some(changed) = announced(&entry) {
             repo.announce(&changed)?;
         }
-        let webhooks = repo.append_audit_entry(&entry)?;
-        // The outbox: deliveries are queued with the change, and sent after it commits.
-        self.enqueue_deliveries(repo, &entry, &webhooks, caller.request_id())?;
         Ok(entry)
     }
 

@@ -1,24 +1,29 @@
-//! Changes to one flag that arrive together are written together.
+//! Changes to flags of one project that arrive together are written together.
 //!
-//! A flag change holds the flag's row lock from its read to its commit, so changes to one flag
-//! are written one transaction at a time: when many callers change the same flag at once (a flag
-//! toggled by scripts, a rollout stepped by several jobs), each waited for the one before it to
-//! commit, and the flag's throughput was that of one transaction after another.
+//! A flag change holds the flag's row lock from its read to its commit, and every transaction
+//! costs its own round trips (`BEGIN`, the lock, the read, `COMMIT`) and its own statements to
+//! save the flag and append its audit entry. Written one transaction each, changes to one flag
+//! waited for each other, and changes to many flags each paid all of it.
 //!
-//! Here the changes that arrive while one change to the flag is being written wait in a queue.
-//! When that write ends, the first waiting change takes the ones queued behind it and writes
-//! them all in one transaction, one after the other in arrival order: each is checked against
-//! the flag as the ones before it left it, and gets its own version, audit entry and answer, as
-//! if written alone. A change that is refused (invalid, a failed `test`) leaves the flag as it
-//! was and does not stop the others. None is answered before the transaction that holds it has
-//! committed, and a transaction that fails fails every change in it: a statement of one change
-//! that fails in the store (a deadlock, a row deleted meanwhile: a 409 when a change is written
-//! alone) fails them all, since the transaction cannot go on.
+//! Here the flags of a project are split into a few lanes (by the key's hash; see
+//! `flags::flag_write_lane`), and the changes that arrive at a lane while one of its changes is
+//! being written wait in its queue. When that write ends, the first waiting change takes the ones
+//! queued behind it and writes them all in one transaction: their flags locked together, each
+//! flag's changes applied one after the other in arrival order (each checked against the flag
+//! as the ones before it left it, and given its own version, audit entry and answer, as if
+//! written alone), the flags saved together and the entries appended together. A change that is
+//! refused (invalid, a failed `test`) leaves its flag as it was and does not stop the others.
+//! None is answered before the transaction that holds it has committed, and a transaction that
+//! fails fails every change in it: a statement of one change that fails in the store (a
+//! deadlock, a row deleted meanwhile: a 409 when a change is written alone) fails them all, since
+//! the transaction cannot go on.
 //!
-//! The queue is per process: changes arriving at two replicas still wait for each other on the
-//! row lock, as before.
+//! The queues are per process: changes arriving at two replicas still wait for each other on
+//! the row locks, as before (each transaction locks its flags in key order, so two cannot
+//! deadlock on them).
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::{Detail, ServiceError, ServiceResult};
@@ -27,20 +32,17 @@ use crate::{Detail, ServiceError, ServiceResult};
 /// bounded; the rest wait for the next).
 const MAX_BATCH: usize = 64;
 
-/// The flag a change is for: project key and flag key, as the request names them.
-pub(crate) type FlagAddress = (String, String);
-
 /// The changes queued behind a writer, in arrival order.
 type Queue<R, T> = Vec<Arc<Waiter<R, T>>>;
 
-/// Per flag, the changes waiting while one is being written (the key is present while a writer
-/// is active).
+/// Per address (a set of flags, written by one writer at a time), the changes waiting while one
+/// is being written (the address is present while a writer is active).
 #[derive(Debug)]
-pub(crate) struct WriteQueues<R, T> {
-    waiting: Mutex<HashMap<FlagAddress, Queue<R, T>>>,
+pub(crate) struct WriteQueues<A, R, T> {
+    waiting: Mutex<HashMap<A, Queue<R, T>>>,
 }
 
-impl<R, T> Default for WriteQueues<R, T> {
+impl<A, R, T> Default for WriteQueues<A, R, T> {
     fn default() -> Self {
         Self {
             waiting: Mutex::new(HashMap::new()),
@@ -106,13 +108,13 @@ impl<R, T> Waiter<R, T> {
     }
 }
 
-impl<R, T> WriteQueues<R, T> {
-    /// Writes `request` to the flag at `address`, with the changes to it that queued meanwhile:
+impl<A: Eq + Hash + Clone, R, T> WriteQueues<A, R, T> {
+    /// Writes `request` to the flags at `address`, with the changes to them that queued meanwhile:
     /// `write` gets them in arrival order (this one first) and returns one outcome for each.
     /// Returns this request's outcome.
     pub(crate) fn write(
         &self,
-        address: FlagAddress,
+        address: A,
         request: R,
         write: impl FnOnce(&[&R]) -> Vec<ServiceResult<T>>,
     ) -> ServiceResult<T> {
@@ -170,13 +172,13 @@ impl<R, T> WriteQueues<R, T> {
 
 /// Ends a writer's turn, also when `write` panicked: answers the changes of its batch that got
 /// no outcome, then lets the first change still waiting write, or marks the flag idle.
-struct HandOff<'a, R, T> {
-    queues: &'a WriteQueues<R, T>,
-    address: FlagAddress,
+struct HandOff<'a, A: Eq + Hash, R, T> {
+    queues: &'a WriteQueues<A, R, T>,
+    address: A,
     others: &'a [Arc<Waiter<R, T>>],
 }
 
-impl<R, T> Drop for HandOff<'_, R, T> {
+impl<A: Eq + Hash, R, T> Drop for HandOff<'_, A, R, T> {
     fn drop(&mut self) {
         for other in self.others {
             let mut state = lock(&other.state);
@@ -212,7 +214,7 @@ mod tests {
     /// order, each with its own outcome; the flag is idle afterwards.
     #[test]
     fn waiting_changes_are_written_together_in_order() {
-        let queues: WriteQueues<usize, usize> = WriteQueues::default();
+        let queues: WriteQueues<(String, String), usize, usize> = WriteQueues::default();
         let batches = Mutex::new(Vec::<Vec<usize>>::new());
         let address = || ("p".to_owned(), "f".to_owned());
         let entered = AtomicUsize::new(0);
@@ -284,7 +286,7 @@ mod tests {
     /// be written again.
     #[test]
     fn a_panicking_write_answers_its_batch_and_hands_on() {
-        let queues: WriteQueues<usize, usize> = WriteQueues::default();
+        let queues: WriteQueues<(String, String), usize, usize> = WriteQueues::default();
         let address = || ("p".to_owned(), "f".to_owned());
         let queued = |n: usize| {
             while lock(&queues.waiting)

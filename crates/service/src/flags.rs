@@ -11,7 +11,7 @@ use domain::query::FlagQuery;
 use domain::role::Action;
 use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, StoreExt};
 
-use crate::audit::{json, Change};
+use crate::audit::{json, Change, PendingAudits};
 use serde_json::Value;
 
 use crate::projects::{hold_project, load_project, lock_project};
@@ -249,11 +249,54 @@ fn lock_flag(
         .ok_or_else(|| flag_not_found(project_key, key))
 }
 
-/// A change to a flag, by a caller whose permit was checked.
+/// A change to a flag (`key`, as the request names it), by a caller whose permit was checked.
 #[derive(Debug)]
 pub(crate) struct FlagWrite {
     caller: Caller,
+    key: String,
     change: FlagChange,
+}
+
+/// What a batch of flag changes writes once they are all applied: the flags they changed (each
+/// with the flag as it was locked) and their audit entries.
+#[derive(Default)]
+struct BatchWrites {
+    flags: Vec<(Locked<Flag>, Flag)>,
+    audits: PendingAudits,
+}
+
+impl BatchWrites {
+    /// Saves the flags changed so far: at the end, and before a change reads other flags of the
+    /// project from the store (prerequisites, dependents), which must see them as changed.
+    fn save_flags(
+        &mut self,
+        repo: &mut dyn Repository,
+        project_id: &ProjectId,
+    ) -> ServiceResult<()> {
+        if !self.flags.is_empty() {
+            repo.update_flags(project_id, &self.flags)?;
+            self.flags.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Changes to the flags of one project are written by this many writers at a time per process,
+/// each with a queue of its own ([`crate::flag_writes`]); a flag's changes always go through the
+/// same one (by its key's hash), so that they are written in arrival order. One writer per
+/// project would run one transaction at a time, on one of the machine's cores, however many
+/// flags change; one per flag wrote every change in a transaction of its own.
+const FLAG_WRITE_LANES: u64 = 2;
+
+/// The write queue of flag `key` of project `project_key`.
+pub(crate) type FlagWriteLane = (String, u64);
+
+fn flag_write_lane(project_key: &str, key: &str) -> FlagWriteLane {
+    use std::hash::{Hash, Hasher};
+    // `DefaultHasher::new()` hashes alike in every process (fixed keys).
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    (project_key.to_owned(), hasher.finish() % FLAG_WRITE_LANES)
 }
 
 /// What one change did to a flag.
@@ -478,68 +521,91 @@ impl Service {
     ) -> ServiceResult<FlagView> {
         let request = FlagWrite {
             caller: permit.caller().clone(),
+            key: key.to_owned(),
             change: change.clone(),
         };
         match write {
             // A dry run writes nothing: it neither waits for other changes nor holds them up.
             Write::DryRun => self
-                .write_flag_changes(Write::DryRun, project_key, key, &[&request])
+                .write_flag_changes(Write::DryRun, project_key, &[&request])
                 .pop()
                 .unwrap_or_else(|| Err(ServiceError::Internal("no outcome".into()))),
-            Write::Commit => self.flag_writes.write(
-                (project_key.to_owned(), key.to_owned()),
-                request,
-                |requests| self.write_flag_changes(Write::Commit, project_key, key, requests),
-            ),
+            Write::Commit => {
+                self.flag_writes
+                    .write(flag_write_lane(project_key, key), request, |requests| {
+                        self.write_flag_changes(Write::Commit, project_key, requests)
+                    })
+            }
         }
     }
 
-    /// Writes `requests`, changes to one flag, in one transaction, one after the other: each is
-    /// checked against the flag as the ones before left it, and gets its own outcome (see
-    /// [`crate::flag_writes`]). A refused change leaves the flag as it was; a storage failure
-    /// fails them all.
+    /// Writes `requests`, changes to flags of one project, in one transaction: the flags are
+    /// locked together (in the store's key order), then each flag's changes are applied one
+    /// after the other in arrival order, each checked against the flag as the ones before left
+    /// it, with its own outcome (see [`crate::flag_writes`]), and the flag is saved before the
+    /// next flag's changes are applied (which may read it: prerequisites). A refused change
+    /// leaves its flag as it was; a storage failure fails them all.
     fn write_flag_changes(
         &self,
         write: Write,
         project_key: &str,
-        key: &str,
         requests: &[&FlagWrite],
     ) -> Vec<ServiceResult<FlagView>> {
         let written = self.write(write, |repo| -> ServiceResult<_> {
-            let (project, mut held) = lock_flag_in(repo, project_key, key)?;
-            // What GET shows of it: a patch reads `_maintainer` too, and the audit records it.
-            let mut current = FlagView {
-                maintainer: maintainer_of(repo, &held)?,
-                flag: (*held).clone(),
-            };
-            let mut outcomes = Vec::with_capacity(requests.len());
-            let mut deleted = false;
+            let mut keys: Vec<FlagKey> = Vec::with_capacity(requests.len());
             for request in requests {
-                if deleted {
-                    outcomes.push(Err(flag_not_found(project_key, key)));
-                    continue;
-                }
-                match self.change_flag(repo, &project, &held, &current, request) {
-                    Ok(FlagChanged::To(next)) => {
-                        outcomes.push(Ok(next.clone()));
-                        current = next;
-                    }
-                    Ok(FlagChanged::Deleted(last)) => {
-                        outcomes.push(Ok(last));
-                        deleted = true;
-                    }
-                    // A failed statement (a deadlock, say, which is a 409 as a refusal is) ends
-                    // the transaction, and with it every change in it: none may be answered as
-                    // if the others were written.
-                    Err(err) if err.is_storage_failure() => return Err(err),
-                    Err(refused) => outcomes.push(Err(refused)),
+                let key = FlagKey::lookup(&request.key);
+                if !keys.contains(&key) {
+                    keys.push(key);
                 }
             }
-            if !deleted && current.flag.version != held.version {
-                let previous = held.replace(current.flag);
-                repo.update_flag(&project.id, &held, &previous)?;
+            let project_key = ProjectKey::lookup(project_key);
+            let (project, held) = match repo.lock_flags_by_keys(&project_key, &keys)? {
+                Some((id, held)) => (
+                    FlagProject {
+                        id,
+                        key: project_key,
+                    },
+                    held,
+                ),
+                // Only on the way to `NotFound`: say which of the two is missing.
+                None => {
+                    load_project(repo, project_key.as_str())?;
+                    return Ok(requests
+                        .iter()
+                        .map(|r| Err(flag_not_found(project_key.as_str(), &r.key)))
+                        .collect());
+                }
+            };
+            let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
+                requests.iter().map(|_| None).collect();
+            // The flags and every change's entry, written once all are applied.
+            let mut writes = BatchWrites::default();
+            for held in held {
+                let mine: Vec<usize> = (0..requests.len())
+                    .filter(|&i| requests[i].key == held.key.as_str())
+                    .collect();
+                let written = self.write_one_flag(
+                    repo,
+                    &project,
+                    held,
+                    mine.iter().map(|&i| requests[i]),
+                    &mut writes,
+                )?;
+                for (i, outcome) in mine.into_iter().zip(written) {
+                    outcomes[i] = Some(outcome);
+                }
             }
-            Ok(outcomes)
+            writes.save_flags(repo, &project.id)?;
+            self.append_audits(repo, writes.audits)?;
+            Ok(outcomes
+                .into_iter()
+                .zip(requests)
+                .map(|(outcome, request)| {
+                    outcome
+                        .unwrap_or_else(|| Err(flag_not_found(project.key.as_str(), &request.key)))
+                })
+                .collect())
         });
         match written {
             Ok(outcomes) => outcomes,
@@ -547,9 +613,55 @@ impl Service {
         }
     }
 
+    /// Applies `requests`, changes to the flag `held`, one after the other, and saves the flag
+    /// once if they changed it. Returns an outcome per change; `Err` only for a storage failure,
+    /// which ends the transaction.
+    fn write_one_flag<'r>(
+        &self,
+        repo: &mut dyn Repository,
+        project: &FlagProject,
+        mut held: Locked<Flag>,
+        requests: impl Iterator<Item = &'r FlagWrite>,
+        writes: &mut BatchWrites,
+    ) -> ServiceResult<Vec<ServiceResult<FlagView>>> {
+        // What GET shows of it: a patch reads `_maintainer` too, and the audit records it.
+        let mut current = FlagView {
+            maintainer: maintainer_of(repo, &held)?,
+            flag: (*held).clone(),
+        };
+        let mut outcomes = Vec::new();
+        let mut deleted = false;
+        for request in requests {
+            if deleted {
+                outcomes.push(Err(flag_not_found(project.key.as_str(), &request.key)));
+                continue;
+            }
+            match self.change_flag(repo, project, &held, &current, request, writes) {
+                Ok(FlagChanged::To(next)) => {
+                    outcomes.push(Ok(next.clone()));
+                    current = next;
+                }
+                Ok(FlagChanged::Deleted(last)) => {
+                    outcomes.push(Ok(last));
+                    deleted = true;
+                }
+                // A failed statement (a deadlock, say, which is a 409 as a refusal is) ends
+                // the transaction, and with it every change in it: none may be answered as
+                // if the others were written.
+                Err(err) if err.is_storage_failure() => return Err(err),
+                Err(refused) => outcomes.push(Err(refused)),
+            }
+        }
+        if !deleted && current.flag.version != held.version {
+            let previous = held.replace(current.flag);
+            writes.flags.push((held, previous));
+        }
+        Ok(outcomes)
+    }
+
     /// Applies one change to `current` (the flag `held` as the changes before this one left
-    /// it), and writes its audit entry (and, for a delete, the delete). The flag itself is
-    /// written by the caller, once for all its changes.
+    /// it), and makes its audit entry (appended with the batch's; for a delete, deletes it). The
+    /// flag itself is saved by the caller with the batch's (`writes`).
     fn change_flag(
         &self,
         repo: &mut dyn Repository,
@@ -557,8 +669,9 @@ impl Service {
         held: &Locked<Flag>,
         current: &FlagView,
         request: &FlagWrite,
+        writes: &mut BatchWrites,
     ) -> ServiceResult<FlagChanged> {
-        let FlagWrite { caller, change } = request;
+        let FlagWrite { caller, change, .. } = request;
         let key = held.key.as_str();
         let flag = &current.flag;
         let maintainer = &current.maintainer;
@@ -570,6 +683,7 @@ impl Service {
             FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
         };
         let mut others = if involves_others {
+            writes.save_flags(repo, &project.id)?;
             project_flags(repo, &project.key, &project.id, &flag.key)?
         } else {
             ProjectFlags::default()
@@ -597,6 +711,7 @@ impl Service {
             }
         };
         if !involves_others && next.needs_project_check(flag) {
+            writes.save_flags(repo, &project.id)?;
             others = project_flags(repo, &project.key, &project.id, &flag.key)?;
             next.validate_in_project(flag, &others)
                 .map_err(ServiceError::patched_flag)?;
@@ -631,6 +746,7 @@ impl Service {
         };
         let flag_wide = resource::flag(&project.key, None, key);
         if delete {
+            writes.save_flags(repo, &project.id)?;
             refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
             repo.delete_flag(&project.id, held)?;
             let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
@@ -640,7 +756,7 @@ impl Service {
                     Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
                     None,
                 );
-            self.audit(repo, caller, change)?;
+            self.audit_later(repo, caller, change, &mut writes.audits)?;
         } else if next.version != flag.version {
             let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
                 .href(self.shown.href(ApiResource::Flag {
@@ -659,7 +775,7 @@ impl Service {
             audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
             audit.resources = resources_of(&audit.accesses);
             audit.verb = switch_verb(flag, &next, &audit.accesses);
-            self.audit(repo, caller, audit)?;
+            self.audit_later(repo, caller, audit, &mut writes.audits)?;
         }
         Ok(if delete {
             FlagChanged::Deleted(FlagView {

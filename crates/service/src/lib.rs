@@ -171,7 +171,7 @@ pub struct Service {
     /// The account's `_id`, once read (it never changes).
     account_id: std::sync::OnceLock<String>,
     /// Changes to a flag waiting while another change to it is written.
-    flag_writes: flag_writes::WriteQueues<flags::FlagWrite, FlagView>,
+    flag_writes: flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>,
     /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
     read_cache: Option<Arc<read_cache::ReadCache>>,
 }

@@ -38,6 +38,29 @@ statement!(
     )
 );
 
+statement!(
+    /// [`AppendAuditEntry`] for several entries, in one round trip: the changes of one batch of
+    /// flag changes. A detail of `''` stands for none (a stored detail is a JSON object).
+    AppendAuditEntries = concat!(
+        "WITH entry AS (\
+       INSERT INTO audit_log (id, date, kind, search, entry) \
+       SELECT * FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[])), \
+     detail AS (\
+       INSERT INTO audit_details (entry_id, detail) \
+       SELECT d.id, d.detail FROM unnest(?::text[], ?::text[]) AS d (id, detail) \
+       WHERE d.detail <> ''), \
+     resources AS (\
+       INSERT INTO audit_resources (entry_id, resource) \
+       SELECT * FROM unnest(?::text[], ?::text[])), \
+     notified AS (\
+       SELECT pg_notify('",
+        changes_channel!(),
+        "', payload) FROM unnest(?::text[]) AS payload) \
+     SELECT doc FROM webhooks WHERE (SELECT count(*) FROM notified) >= 0 \
+     ORDER BY creation_date, id"
+    )
+);
+
 /// A webhook's stored document, as a raw query returns it.
 #[derive(QueryableByName)]
 struct WebhookDoc {
@@ -54,6 +77,21 @@ struct AuditRows {
     /// The detail fields, stored apart (a listing never reads them); none when all are empty.
     detail: Option<String>,
     /// The resources the entry touched, distinct and sorted (what the `spec` filter matches).
+    resources: Vec<String>,
+}
+
+/// The rows of several entries, column by column (the arrays [`AppendAuditEntries`] binds).
+#[derive(Default)]
+struct AuditColumns {
+    ids: Vec<String>,
+    dates: Vec<i64>,
+    kinds: Vec<String>,
+    searches: Vec<String>,
+    listings: Vec<String>,
+    /// `''` for an entry without detail.
+    details: Vec<String>,
+    /// One per resource row: the entry's id, and the resource.
+    resource_ids: Vec<String>,
     resources: Vec<String>,
 }
 
@@ -148,6 +186,52 @@ impl AuditRepository for SqlRepository<'_> {
             Bind::NullableText(rows.detail.as_deref()),
             Bind::Text(id),
             Bind::TextArray(&rows.resources),
+            Bind::TextArray(&unsent),
+        ])
+        .load(conn)
+        .store()?;
+        docs.iter()
+            .map(|d| stored::webhook::read_doc(&d.doc))
+            .collect()
+    }
+
+    fn append_audit_entries(&mut self, entries: &[AuditEntry]) -> StoreResult<Vec<Webhook>> {
+        if let [entry] = entries {
+            return self.append_audit_entry(entry);
+        }
+        let unsent = self.unsent_payloads();
+        let DbConnection::Pg(conn) = &mut *self.conn else {
+            // SQLite: no round trips to save.
+            for entry in entries {
+                self.insert_audit_entry(entry)?;
+            }
+            return self.list_webhooks();
+        };
+        let mut columns = AuditColumns::default();
+        for entry in entries {
+            let rows = AuditRows::of(entry)?;
+            let id = entry.id.as_str();
+            columns.ids.push(id.to_owned());
+            columns.dates.push(entry.date);
+            columns.kinds.push(entry.kind.clone());
+            columns.searches.push(rows.search);
+            columns.listings.push(rows.listing);
+            columns.details.push(rows.detail.unwrap_or_default());
+            for resource in rows.resources {
+                columns.resource_ids.push(id.to_owned());
+                columns.resources.push(resource);
+            }
+        }
+        let docs: Vec<WebhookDoc> = Fixed::<AppendAuditEntries>::new(vec![
+            Bind::TextArray(&columns.ids),
+            Bind::BigIntArray(&columns.dates),
+            Bind::TextArray(&columns.kinds),
+            Bind::TextArray(&columns.searches),
+            Bind::TextArray(&columns.listings),
+            Bind::TextArray(&columns.ids),
+            Bind::TextArray(&columns.details),
+            Bind::TextArray(&columns.resource_ids),
+            Bind::TextArray(&columns.resources),
             Bind::TextArray(&unsent),
         ])
         .load(conn)

@@ -33,6 +33,10 @@ pub(crate) enum Bind<'a> {
     Integer(i32),
     Bool(bool),
     TextArray(&'a [String]),
+    BigIntArray(&'a [i64]),
+    IntegerArray(&'a [i32]),
+    BoolArray(&'a [bool]),
+    NullableTextArray(&'a [Option<String>]),
 }
 
 /// [`Statement`] `S` with its binds, to run on a [`PgConnection`] (`execute`, `load`).
@@ -73,6 +77,12 @@ impl<S: Statement> QueryFragment<Pg> for Fixed<'_, S> {
                 Bind::Integer(value) => out.push_bind_param::<Integer, _>(value)?,
                 Bind::Bool(value) => out.push_bind_param::<Bool, _>(value)?,
                 Bind::TextArray(value) => out.push_bind_param::<Array<Text>, _>(value)?,
+                Bind::BigIntArray(value) => out.push_bind_param::<Array<BigInt>, _>(value)?,
+                Bind::IntegerArray(value) => out.push_bind_param::<Array<Integer>, _>(value)?,
+                Bind::BoolArray(value) => out.push_bind_param::<Array<Bool>, _>(value)?,
+                Bind::NullableTextArray(value) => {
+                    out.push_bind_param::<Array<Nullable<Text>>, _>(value)?;
+                }
             }
             out.push_sql(piece);
         }

@@ -25,21 +25,88 @@ use crate::stored::flag::{config_json, read_config};
 use crate::DbConnection;
 
 statement!(
-    /// A flag's row, rewritten (on PostgreSQL; see `fixed`): every column but its keys.
-    UpdateFlagRow = "UPDATE flags SET name = ?, search = ?, version = ?, creation_date = ?, \
-        archived = ?, deprecated = ?, temporary = ?, maintainer_id = ?, default_on = ?, \
-        default_off = ?, settings = ? WHERE project_id = ? AND key = ?"
+    /// A flag's row (every column but its keys) and the configurations that changed (given as
+    /// parallel arrays of environment keys and documents), rewritten in one round trip (on
+    /// PostgreSQL; see `fixed`).
+    UpdateFlagRowAndConfigs = "WITH flag_row AS (UPDATE flags SET name = ?, search = ?, \
+        version = ?, creation_date = ?, archived = ?, deprecated = ?, temporary = ?, \
+        maintainer_id = ?, default_on = ?, default_off = ?, settings = ? \
+        WHERE project_id = ? AND key = ?) \
+        UPDATE flag_configs SET config = changed.config \
+        FROM unnest(?::text[], ?::text[]) AS changed (environment_key, config) \
+        WHERE flag_configs.project_id = ? AND flag_configs.flag_key = ? \
+        AND flag_configs.environment_key = changed.environment_key"
 );
 
 statement!(
-    /// One configuration of a flag, rewritten (on PostgreSQL; see `fixed`).
-    UpdateFlagConfig = "UPDATE flag_configs SET config = ? \
-        WHERE project_id = ? AND flag_key = ? AND environment_key = ?"
+    /// Several flags' rows and the configurations of theirs that changed, rewritten in one round
+    /// trip (on PostgreSQL; see `fixed`): each column of the rows, then of the configurations, as
+    /// an array.
+    UpdateFlagRowsAndConfigs = "WITH flag_rows AS (UPDATE flags SET name = r.name, \
+        search = r.search, version = r.version, creation_date = r.creation_date, \
+        archived = r.archived, deprecated = r.deprecated, temporary = r.temporary, \
+        maintainer_id = r.maintainer_id, default_on = r.default_on, \
+        default_off = r.default_off, settings = r.settings \
+        FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::boolean[], \
+        ?::boolean[], ?::boolean[], ?::text[], ?::integer[], ?::integer[], ?::text[]) \
+        AS r (key, name, search, version, creation_date, archived, deprecated, temporary, \
+        maintainer_id, default_on, default_off, settings) \
+        WHERE flags.project_id = ? AND flags.key = r.key) \
+        UPDATE flag_configs SET config = changed.config \
+        FROM unnest(?::text[], ?::text[], ?::text[]) AS changed (flag_key, environment_key, config) \
+        WHERE flag_configs.project_id = ? AND flag_configs.flag_key = changed.flag_key \
+        AND flag_configs.environment_key = changed.environment_key"
 );
+
+/// Flag rows, column by column (the arrays [`UpdateFlagRowsAndConfigs`] binds), and the
+/// configurations that changed.
+#[derive(Default)]
+struct FlagColumns {
+    keys: Vec<String>,
+    names: Vec<String>,
+    searches: Vec<String>,
+    versions: Vec<i64>,
+    creation_dates: Vec<i64>,
+    archived: Vec<bool>,
+    deprecated: Vec<bool>,
+    temporary: Vec<bool>,
+    maintainer_ids: Vec<Option<String>>,
+    defaults_on: Vec<i32>,
+    defaults_off: Vec<i32>,
+    settings: Vec<String>,
+    config_flag_keys: Vec<String>,
+    config_environment_keys: Vec<String>,
+    configs: Vec<String>,
+}
+
+impl FlagColumns {
+    fn push(&mut self, row: FlagRow) {
+        self.keys.push(row.key);
+        self.names.push(row.name);
+        self.searches.push(row.search);
+        self.versions.push(row.version);
+        self.creation_dates.push(row.creation_date);
+        self.archived.push(row.archived);
+        self.deprecated.push(row.deprecated);
+        self.temporary.push(row.temporary);
+        self.maintainer_ids.push(row.maintainer_id);
+        self.defaults_on.push(row.default_on);
+        self.defaults_off.push(row.default_off);
+        self.settings.push(row.settings);
+    }
+}
+
+/// The configurations of `flag` that differ from `previous`'s.
+fn changed_configs<'a>(flag: &'a Flag, previous: &Flag) -> Vec<(&'a String, &'a FlagConfig)> {
+    flag.environments
+        .iter()
+        .filter(|(env_key, config)| previous.environments.get(*env_key) != Some(*config))
+        .collect()
+}
 
 // `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
 // `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE` (SQLite;
-// PostgreSQL writes the row with `UpdateFlagRow`, every column always).
+// PostgreSQL writes the row with `UpdateFlagRowAndConfigs`, every column always).
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = flags, treat_none_as_null = true)]
 struct FlagRow {
@@ -85,6 +152,58 @@ impl FlagRow {
 /// A flag joined with one of its configurations: environment key, environment name, config JSON
 /// (all `None` for a flag of a project without environments).
 type FlagWithConfigRow = (FlagRow, Option<String>, Option<String>, Option<String>);
+
+/// The flags of project `$project_key` whose key matches `$key_filter`, with their
+/// configurations and those environments' names: one row per configuration (`flags_of_rows`
+/// reads them back), in one statement.
+macro_rules! flags_with_configs {
+    ($project_key:expr, $key_filter:expr) => {
+        flags::table
+            .inner_join(projects::table.on(projects::id.eq(flags::project_id)))
+            .left_join(
+                flag_configs::table.on(flag_configs::project_id
+                    .eq(flags::project_id)
+                    .and(flag_configs::flag_key.eq(flags::key))),
+            )
+            .left_join(
+                environments::table.on(environments::project_id
+                    .nullable()
+                    .eq(flag_configs::project_id.nullable())
+                    .and(
+                        environments::key
+                            .nullable()
+                            .eq(flag_configs::environment_key.nullable()),
+                    )),
+            )
+            .filter(projects::key.eq($project_key))
+            .filter($key_filter)
+            .select((
+                FlagRow::as_select(),
+                flag_configs::environment_key.nullable(),
+                environments::name.nullable(),
+                flag_configs::config.nullable(),
+            ))
+    };
+}
+
+/// The flags of `flags_with_configs!` rows, which hold each flag's rows together (one flag, or
+/// ordered by key), in the rows' order.
+fn flags_of_rows(rows: Vec<FlagWithConfigRow>) -> StoreResult<Vec<Flag>> {
+    let mut flags: Vec<Flag> = Vec::new();
+    for (row, env_key, env_name, config) in rows {
+        if flags.last().is_none_or(|flag| flag.key.as_str() != row.key) {
+            flags.push(row.into_flag()?);
+        }
+        let Some(flag) = flags.last_mut() else {
+            continue;
+        };
+        if let (Some(env_key), Some(env_name), Some(config)) = (env_key, env_name, config) {
+            flag.environments
+                .insert(env_key, read_config(&config, env_name)?);
+        }
+    }
+    Ok(flags)
+}
 
 #[derive(Insertable)]
 #[diesel(table_name = flag_configs)]
@@ -232,6 +351,30 @@ impl SqlRepository<'_> {
         .execute(self.conn)
         .store()?;
         insert_rows!(self.conn, flag_segment_refs, references.segments);
+        Ok(())
+    }
+
+    /// The tags and references of `flag` rewritten, when they differ from `previous`'s
+    /// (`changed`: its configurations that differ).
+    fn update_flag_tags_and_references(
+        &mut self,
+        project_id: &ProjectId,
+        flag: &Flag,
+        previous: &Flag,
+        changed: &[(&String, &FlagConfig)],
+    ) -> StoreResult<()> {
+        if flag.tags != previous.tags {
+            self.replace_flag_tags(project_id, flag)?;
+        }
+        let references_changed = changed.iter().any(|(env_key, config)| {
+            previous
+                .environments
+                .get(*env_key)
+                .is_none_or(|old| !same_references(old, config))
+        });
+        if references_changed {
+            self.replace_flag_references(project_id, flag)?;
+        }
         Ok(())
     }
 
@@ -396,45 +539,11 @@ impl FlagRepository for SqlRepository<'_> {
     }
 
     fn find_flag(&mut self, project_key: &ProjectKey, key: &FlagKey) -> StoreResult<Option<Flag>> {
-        let rows: Vec<FlagWithConfigRow> = flags::table
-            .inner_join(projects::table.on(projects::id.eq(flags::project_id)))
-            .left_join(
-                flag_configs::table.on(flag_configs::project_id
-                    .eq(flags::project_id)
-                    .and(flag_configs::flag_key.eq(flags::key))),
-            )
-            .left_join(
-                environments::table.on(environments::project_id
-                    .nullable()
-                    .eq(flag_configs::project_id.nullable())
-                    .and(
-                        environments::key
-                            .nullable()
-                            .eq(flag_configs::environment_key.nullable()),
-                    )),
-            )
-            .filter(projects::key.eq(project_key.as_str()))
-            .filter(flags::key.eq(key.as_str()))
-            .select((
-                FlagRow::as_select(),
-                flag_configs::environment_key.nullable(),
-                environments::name.nullable(),
-                flag_configs::config.nullable(),
-            ))
-            .load(self.conn)
-            .store()?;
-        let mut flag: Option<Flag> = None;
-        for (row, env_key, env_name, config) in rows {
-            let flag = match &mut flag {
-                Some(flag) => flag,
-                None => flag.insert(row.into_flag()?),
-            };
-            if let (Some(env_key), Some(env_name), Some(config)) = (env_key, env_name, config) {
-                flag.environments
-                    .insert(env_key, read_config(&config, env_name)?);
-            }
-        }
-        Ok(flag)
+        let rows: Vec<FlagWithConfigRow> =
+            flags_with_configs!(project_key.as_str(), flags::key.eq(key.as_str()))
+                .load(self.conn)
+                .store()?;
+        Ok(flags_of_rows(rows)?.pop())
     }
 
     fn lock_flag_by_keys(
@@ -467,6 +576,50 @@ impl FlagRepository for SqlRepository<'_> {
                 Locked::assume_locked(flag),
             )
         }))
+    }
+
+    fn lock_flags_by_keys(
+        &mut self,
+        project_key: &ProjectKey,
+        keys: &[FlagKey],
+    ) -> StoreResult<Option<(ProjectId, Vec<Locked<Flag>>)>> {
+        if let [key] = keys {
+            return Ok(self
+                .lock_flag_by_keys(project_key, key)?
+                .map(|(id, flag)| (id, vec![flag])));
+        }
+        let keys: Vec<&str> = keys.iter().map(FlagKey::as_str).collect();
+        // As for one flag: the locks (in key order), then the read, which sees each flag as the
+        // last writer before us committed it.
+        let locked = lock_rows!(
+            self.conn,
+            flags::table
+                .filter(
+                    flags::project_id.eq_any(
+                        projects::table
+                            .filter(projects::key.eq(project_key.as_str()))
+                            .select(projects::id),
+                    ),
+                )
+                .filter(flags::key.eq_any(&keys))
+                .order(flags::key.asc())
+                .select(flags::project_id)
+        );
+        let Some(project_id) = locked.into_iter().next() else {
+            return Ok(None);
+        };
+        let rows: Vec<FlagWithConfigRow> = load_per_engine!(
+            self.conn,
+            flags_with_configs!(project_key.as_str(), flags::key.eq_any(&keys))
+                .order(flags::key.asc())
+        )?;
+        Ok(Some((
+            ProjectId::from_stored(project_id),
+            flags_of_rows(rows)?
+                .into_iter()
+                .map(Locked::assume_locked)
+                .collect(),
+        )))
     }
 
     fn list_flags(
@@ -524,71 +677,113 @@ impl FlagRepository for SqlRepository<'_> {
     ) -> StoreResult<()> {
         let flag: &Flag = flag;
         let row = FlagRow::from_flag(project_id, flag)?;
-        match &mut *self.conn {
-            DbConnection::Pg(conn) => Fixed::<UpdateFlagRow>::new(vec![
-                Bind::Text(&row.name),
-                Bind::Text(&row.search),
-                Bind::BigInt(row.version),
-                Bind::BigInt(row.creation_date),
-                Bind::Bool(row.archived),
-                Bind::Bool(row.deprecated),
-                Bind::Bool(row.temporary),
-                Bind::NullableText(row.maintainer_id.as_deref()),
-                Bind::Integer(row.default_on),
-                Bind::Integer(row.default_off),
-                Bind::Text(&row.settings),
-                Bind::Text(&row.project_id),
-                Bind::Text(&row.key),
-            ])
-            .execute(conn),
-            DbConnection::Sqlite(conn) => diesel::update(
-                flags::table
-                    .filter(flags::project_id.eq(project_id.as_str()))
-                    .filter(flags::key.eq(flag.key.as_str())),
-            )
-            .set(&row)
-            .execute(conn),
-        }
-        .store()?;
         // Only what changed is written: a toggle rewrites one configuration, not the flag's
         // tags and references too.
-        if flag.tags != previous.tags {
-            self.replace_flag_tags(project_id, flag)?;
-        }
-        let changed: Vec<(&String, &FlagConfig)> = flag
-            .environments
-            .iter()
-            .filter(|(env_key, config)| previous.environments.get(*env_key) != Some(*config))
-            .collect();
-        let references_changed = changed.iter().any(|(env_key, config)| {
-            previous
-                .environments
-                .get(*env_key)
-                .is_none_or(|old| !same_references(old, config))
-        });
-        if references_changed {
-            self.replace_flag_references(project_id, flag)?;
-        }
-        for (env_key, config) in changed {
-            let json = config_json(config)?;
-            match &mut *self.conn {
-                DbConnection::Pg(conn) => Fixed::<UpdateFlagConfig>::new(vec![
-                    Bind::Text(&json),
-                    Bind::Text(project_id.as_str()),
-                    Bind::Text(flag.key.as_str()),
-                    Bind::Text(env_key),
+        let changed = changed_configs(flag, previous);
+        match &mut *self.conn {
+            DbConnection::Pg(conn) => {
+                let mut env_keys = Vec::with_capacity(changed.len());
+                let mut configs = Vec::with_capacity(changed.len());
+                for (env_key, config) in &changed {
+                    env_keys.push((*env_key).clone());
+                    configs.push(config_json(config)?);
+                }
+                Fixed::<UpdateFlagRowAndConfigs>::new(vec![
+                    Bind::Text(&row.name),
+                    Bind::Text(&row.search),
+                    Bind::BigInt(row.version),
+                    Bind::BigInt(row.creation_date),
+                    Bind::Bool(row.archived),
+                    Bind::Bool(row.deprecated),
+                    Bind::Bool(row.temporary),
+                    Bind::NullableText(row.maintainer_id.as_deref()),
+                    Bind::Integer(row.default_on),
+                    Bind::Integer(row.default_off),
+                    Bind::Text(&row.settings),
+                    Bind::Text(&row.project_id),
+                    Bind::Text(&row.key),
+                    Bind::TextArray(&env_keys),
+                    Bind::TextArray(&configs),
+                    Bind::Text(&row.project_id),
+                    Bind::Text(&row.key),
                 ])
-                .execute(conn),
-                DbConnection::Sqlite(conn) => diesel::update(
-                    flag_configs::table
-                        .filter(flag_configs::project_id.eq(project_id.as_str()))
-                        .filter(flag_configs::flag_key.eq(flag.key.as_str()))
-                        .filter(flag_configs::environment_key.eq(env_key)),
-                )
-                .set(flag_configs::config.eq(&json))
-                .execute(conn),
+                .execute(conn)
+                .store()?;
             }
-            .store()?;
+            DbConnection::Sqlite(conn) => {
+                diesel::update(
+                    flags::table
+                        .filter(flags::project_id.eq(project_id.as_str()))
+                        .filter(flags::key.eq(flag.key.as_str())),
+                )
+                .set(&row)
+                .execute(conn)
+                .store()?;
+                for (env_key, config) in &changed {
+                    let json = config_json(config)?;
+                    diesel::update(
+                        flag_configs::table
+                            .filter(flag_configs::project_id.eq(project_id.as_str()))
+                            .filter(flag_configs::flag_key.eq(flag.key.as_str()))
+                            .filter(flag_configs::environment_key.eq(*env_key)),
+                    )
+                    .set(flag_configs::config.eq(&json))
+                    .execute(conn)
+                    .store()?;
+                }
+            }
+        }
+        self.update_flag_tags_and_references(project_id, flag, previous, &changed)
+    }
+
+    fn update_flags(
+        &mut self,
+        project_id: &ProjectId,
+        flags: &[(Locked<Flag>, Flag)],
+    ) -> StoreResult<()> {
+        let DbConnection::Pg(conn) = &mut *self.conn else {
+            // SQLite: no round trips to save.
+            for (flag, previous) in flags {
+                self.update_flag(project_id, flag, previous)?;
+            }
+            return Ok(());
+        };
+        if let [(flag, previous)] = flags {
+            return self.update_flag(project_id, flag, previous);
+        }
+        let mut columns = FlagColumns::default();
+        for (flag, previous) in flags {
+            columns.push(FlagRow::from_flag(project_id, flag)?);
+            for (env_key, config) in changed_configs(flag, previous) {
+                columns.config_flag_keys.push(flag.key.to_string());
+                columns.config_environment_keys.push(env_key.clone());
+                columns.configs.push(config_json(config)?);
+            }
+        }
+        Fixed::<UpdateFlagRowsAndConfigs>::new(vec![
+            Bind::TextArray(&columns.keys),
+            Bind::TextArray(&columns.names),
+            Bind::TextArray(&columns.searches),
+            Bind::BigIntArray(&columns.versions),
+            Bind::BigIntArray(&columns.creation_dates),
+            Bind::BoolArray(&columns.archived),
+            Bind::BoolArray(&columns.deprecated),
+            Bind::BoolArray(&columns.temporary),
+            Bind::NullableTextArray(&columns.maintainer_ids),
+            Bind::IntegerArray(&columns.defaults_on),
+            Bind::IntegerArray(&columns.defaults_off),
+            Bind::TextArray(&columns.settings),
+            Bind::Text(project_id.as_str()),
+            Bind::TextArray(&columns.config_flag_keys),
+            Bind::TextArray(&columns.config_environment_keys),
+            Bind::TextArray(&columns.configs),
+            Bind::Text(project_id.as_str()),
+        ])
+        .execute(conn)
+        .store()?;
+        for (flag, previous) in flags {
+            let changed = changed_configs(flag, previous);
+            self.update_flag_tags_and_references(project_id, flag, previous, &changed)?;
         }
         Ok(())
     }

@@ -434,6 +434,93 @@ fn tokens_and_credentials(backend: Backend) {
     );
 }
 
+/// Several flags of a project locked at once (each once, in key order, those that exist) and
+/// saved at once: each flag's row and changed configurations are written, the others untouched.
+fn flags_locked_and_saved_together(backend: Backend) {
+    let db = open(backend);
+    let p = project("p", 1, &[]);
+    let test = environment("test", 1);
+    let prod = environment("prod", 2);
+    let flags: Vec<Flag> = ["c", "a", "b", "d"]
+        .iter()
+        .map(|k| flag_in(&[&test, &prod], k, 10))
+        .collect();
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&p)?;
+            repo.insert_environment(&p.id, &test)?;
+            repo.insert_environment(&p.id, &prod)?;
+            for flag in &flags {
+                repo.insert_flag(&p.id, flag)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let project_key = key(ProjectKey::parse, "p");
+    let keys =
+        |names: &[&str]| -> Vec<FlagKey> { names.iter().map(|k| key(FlagKey::parse, k)).collect() };
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            let (id, locked) = repo
+                .lock_flags_by_keys(&project_key, &keys(&["c", "missing", "a", "c", "b"]))?
+                .unwrap();
+            assert_eq!(id, p.id);
+            let locked_keys: Vec<&str> = locked.iter().map(|f| f.key.as_str()).collect();
+            assert_eq!(locked_keys, ["a", "b", "c"]);
+            let mut saved = Vec::new();
+            for mut flag in locked {
+                let mut next = (*flag).clone();
+                next.name = format!("renamed {}", next.key);
+                next.version += 1;
+                if next.key.as_str() != "b" {
+                    // "b" changes only its row; the others one configuration too.
+                    let config = next.environments.get_mut("prod").unwrap();
+                    config.on = true;
+                    config.version += 1;
+                }
+                next.tags = vec![format!("tag-{}", next.key)];
+                let previous = flag.replace(next);
+                saved.push((flag, previous));
+            }
+            repo.update_flags(&p.id, &saved)
+        })
+        .unwrap();
+    for flag in &flags {
+        let stored = db
+            .store
+            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &flag.key) })
+            .unwrap()
+            .unwrap();
+        if flag.key.as_str() == "d" {
+            assert_eq!(&stored, flag);
+            continue;
+        }
+        assert_eq!(stored.name, format!("renamed {}", flag.key));
+        assert_eq!(stored.version, flag.version + 1);
+        assert_eq!(stored.tags, vec![format!("tag-{}", flag.key)]);
+        assert_eq!(stored.environments["test"], flag.environments["test"]);
+        assert_eq!(
+            stored.environments["prod"].on,
+            flag.key.as_str() != "b",
+            "flag {}",
+            flag.key
+        );
+    }
+    // None of them, or no such project: nothing.
+    let none = db
+        .store
+        .write_tx(|repo| -> Result<_> {
+            Ok((
+                repo.lock_flags_by_keys(&project_key, &keys(&["x", "y"]))?
+                    .is_none(),
+                repo.lock_flags_by_keys(&key(ProjectKey::parse, "q"), &keys(&["a", "b"]))?
+                    .is_none(),
+            ))
+        })
+        .unwrap();
+    assert_eq!(none, (true, true));
+}
+
 fn _assert_object_safe(_: &mut dyn Repository) {}
 
 storage_on_every_store!(
@@ -441,5 +528,6 @@ storage_on_every_store!(
     flags_of_a_project_without_environments,
     failed_units_of_work_roll_back,
     environments_and_flag_configs,
+    flags_locked_and_saved_together,
     tokens_and_credentials
 );

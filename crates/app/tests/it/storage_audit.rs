@@ -131,6 +131,54 @@ fn audit_entries_in_the_former_format_still_read(backend: Backend) {
     }
 }
 
+/// Entries appended together (a batch of changes) read back as appended one by one: each with
+/// its detail (or none), its resources for the `spec` filter, in date order.
+fn entries_appended_together_read_back_each(backend: Backend) {
+    let db = open(backend);
+    let mut entries: Vec<AuditEntry> = (0..5).map(|n| entry(n, 100)).collect();
+    // One without a detail, one with two resources.
+    entries[1].delta = None;
+    entries[1].previous_version = None;
+    entries[1].current_version = None;
+    entries[3]
+        .target
+        .resources
+        .push("proj/web:env/*:flag/other".into());
+    let webhooks = db
+        .store
+        .write_tx(|repo| repo.append_audit_entries(&entries))
+        .unwrap();
+    assert_eq!(webhooks, vec![]);
+    let listed = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("20", None)))
+        .unwrap();
+    let expected: Vec<_> = entries.iter().rev().map(AuditEntry::listing).collect();
+    assert_eq!(listed, expected);
+    for e in &entries {
+        let got = db
+            .store
+            .read_tx(|repo| repo.get_audit_entry(&e.id))
+            .unwrap()
+            .unwrap();
+        assert_eq!(&got, e);
+    }
+    let filtered = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("20", Some("proj/*:env/*:flag/other"))))
+        .unwrap();
+    assert_eq!(filtered, vec![entries[3].listing()]);
+    // Nothing to append appends nothing.
+    db.store
+        .write_tx(|repo| repo.append_audit_entries(&[]))
+        .unwrap();
+    let listed = db
+        .store
+        .read_tx(|repo| repo.list_audit_entries(&query("20", None)))
+        .unwrap();
+    assert_eq!(listed.len(), entries.len());
+}
+
 /// One account per database: the first `create_account` wins, later ones change nothing.
 fn the_account_is_created_once(backend: Backend) {
     let db = open(backend);
@@ -147,6 +195,7 @@ fn the_account_is_created_once(backend: Backend) {
 
 storage_on_every_store!(
     audit_listings_carry_no_detail,
+    entries_appended_together_read_back_each,
     the_account_is_created_once;
     // Writes rows in the SQL stores' former format, past the port.
     sql_only: audit_entries_in_the_former_format_still_read,

@@ -76,7 +76,8 @@ pub trait FlagRepository {
     /// As [`FlagRepository::lock_flag_by_keys`] for several flags of one project at once: those
     /// of `keys` that exist, each once, in key order and locked in that order until the
     /// transaction ends (two writers of overlapping sets, each locking in key order, cannot
-    /// deadlock), with the project's `_id`. `None` when none of them exists, or the project does
+    /// deadlock on these locks), with the project's `_id`. A flag created after the lock was
+    /// taken is not among them: only locked flags are returned. `None` when none of them exists, or the project does
     /// not. A store answers with as few statements as it can; the default locks one by one.
     ///
     /// The order is the store's order of keys, the same for every writer; a caller must not

@@ -11,12 +11,14 @@
 //! queued behind it and writes them all in one transaction: their flags locked together, each
 //! flag's changes applied one after the other in arrival order (each checked against the flag
 //! as the ones before it left it, and given its own version, audit entry and answer, as if
-//! written alone), the flags saved together and the entries appended together. A change that is
-//! refused (invalid, a failed `test`) leaves its flag as it was and does not stop the others.
-//! None is answered before the transaction that holds it has committed, and a transaction that
-//! fails fails every change in it: a statement of one change that fails in the store (a
-//! deadlock, a row deleted meanwhile: a 409 when a change is written alone) fails them all, since
-//! the transaction cannot go on.
+//! written alone; changes to different flags are applied flag by flag, in key order, as their
+//! callers sent them at the same time), the flags saved together and the entries appended
+//! together. A change that is refused (invalid, a failed `test`) leaves its flag as it was and
+//! does not stop the others. None is answered before the transaction that holds it has
+//! committed. A statement that fails in the store (a deadlock, a row deleted meanwhile: a 409
+//! when a change is written alone) ends the transaction: the changes to one flag in it all fail
+//! (none may be answered as if the others were written), and changes to several flags are
+//! written again one flag at a time, so that the failure stays with its own flag's changes.
 //!
 //! The queues are per process: changes arriving at two replicas still wait for each other on
 //! the row locks, as before (each transaction locks its flags in key order, so two cannot
@@ -171,7 +173,7 @@ impl<A: Eq + Hash + Clone, R, T> WriteQueues<A, R, T> {
 }
 
 /// Ends a writer's turn, also when `write` panicked: answers the changes of its batch that got
-/// no outcome, then lets the first change still waiting write, or marks the flag idle.
+/// no outcome, then lets the first change still waiting write, or marks the address idle.
 struct HandOff<'a, A: Eq + Hash, R, T> {
     queues: &'a WriteQueues<A, R, T>,
     address: A,

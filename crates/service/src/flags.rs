@@ -540,25 +540,27 @@ impl Service {
     }
 
     /// Writes `requests`, changes to flags of one project, in one transaction: the flags are
-    /// locked together (in the store's key order), then each flag's changes are applied one
-    /// after the other in arrival order, each checked against the flag as the ones before left
-    /// it, with its own outcome (see [`crate::flag_writes`]), and the flag is saved before the
-    /// next flag's changes are applied (which may read it: prerequisites). A refused change
-    /// leaves its flag as it was; a storage failure fails them all.
+    /// locked together (in the store's key order), then, flag after flag in that order, each
+    /// flag's changes are applied one after the other in arrival order, each checked against the
+    /// flag as the ones before left it, with its own outcome (see [`crate::flag_writes`]). The
+    /// changed flags are saved together at the end, and before a change reads other flags
+    /// (prerequisites, dependents), so that it reads them as changed. A refused change leaves its
+    /// flag as it was; a storage failure fails the transaction, whose changes are then written
+    /// again one flag at a time.
     fn write_flag_changes(
         &self,
         write: Write,
         project_key: &str,
         requests: &[&FlagWrite],
     ) -> Vec<ServiceResult<FlagView>> {
-        let written = self.write(write, |repo| -> ServiceResult<_> {
-            let mut keys: Vec<FlagKey> = Vec::with_capacity(requests.len());
-            for request in requests {
-                let key = FlagKey::lookup(&request.key);
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
+        let mut keys: Vec<FlagKey> = Vec::with_capacity(requests.len());
+        for request in requests {
+            let key = FlagKey::lookup(&request.key);
+            if !keys.contains(&key) {
+                keys.push(key);
             }
+        }
+        let written = self.write(write, |repo| -> ServiceResult<_> {
             let project_key = ProjectKey::lookup(project_key);
             let (project, held) = match repo.lock_flags_by_keys(&project_key, &keys)? {
                 Some((id, held)) => (
@@ -609,13 +611,40 @@ impl Service {
         });
         match written {
             Ok(outcomes) => outcomes,
+            // A statement failed (a deadlock with another writer, say): the transaction is gone,
+            // and with it every change in it. Changes to several flags are written again, one
+            // flag's in a transaction of their own, so that what failed fails only its own flag's
+            // changes (nothing was written: none was answered). Not when the store is away.
+            Err(err)
+                if keys.len() > 1
+                    && write == Write::Commit
+                    && err.is_storage_failure()
+                    && !matches!(err, ServiceError::Unavailable(_)) =>
+            {
+                let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
+                    requests.iter().map(|_| None).collect();
+                for key in &keys {
+                    let mine: Vec<usize> = (0..requests.len())
+                        .filter(|&i| requests[i].key == key.as_str())
+                        .collect();
+                    let alone: Vec<&FlagWrite> = mine.iter().map(|&i| requests[i]).collect();
+                    let written = self.write_flag_changes(write, project_key, &alone);
+                    for (i, outcome) in mine.into_iter().zip(written) {
+                        outcomes[i] = Some(outcome);
+                    }
+                }
+                outcomes
+                    .into_iter()
+                    .map(|outcome| outcome.unwrap_or_else(|| Err(err.clone())))
+                    .collect()
+            }
             Err(err) => requests.iter().map(|_| Err(err.clone())).collect(),
         }
     }
 
-    /// Applies `requests`, changes to the flag `held`, one after the other, and saves the flag
-    /// once if they changed it. Returns an outcome per change; `Err` only for a storage failure,
-    /// which ends the transaction.
+    /// Applies `requests`, changes to the flag `held`, one after the other, and leaves the flag
+    /// to save in `writes` if they changed it. Returns an outcome per change; `Err` only for a
+    /// storage failure, which ends the transaction.
     fn write_one_flag<'r>(
         &self,
         repo: &mut dyn Repository,

@@ -170,7 +170,7 @@ pub struct Service {
     shown: Arc<dyn Representations>,
     /// The account's `_id`, once read (it never changes).
     account_id: std::sync::OnceLock<String>,
-    /// Changes to a flag waiting while another change to it is written.
+    /// Changes to flags waiting while another change to a flag of their lane is written.
     flag_writes: flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>,
     /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
     read_cache: Option<Arc<read_cache::ReadCache>>,

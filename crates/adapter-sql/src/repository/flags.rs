@@ -186,6 +186,24 @@ macro_rules! flags_with_configs {
     };
 }
 
+/// The `(project_id, key)` of the flags of project `$project_key` whose keys are among `$keys`,
+/// in key order (to lock them in that order).
+macro_rules! flags_by_keys {
+    ($project_key:expr, $keys:expr) => {
+        flags::table
+            .filter(
+                flags::project_id.eq_any(
+                    projects::table
+                        .filter(projects::key.eq($project_key.as_str()))
+                        .select(projects::id),
+                ),
+            )
+            .filter(flags::key.eq_any($keys))
+            .order(flags::key.asc())
+            .select((flags::project_id, flags::key))
+    };
+}
+
 /// The flags of `flags_with_configs!` rows, which hold each flag's rows together (one flag, or
 /// ordered by key), in the rows' order.
 fn flags_of_rows(rows: Vec<FlagWithConfigRow>) -> StoreResult<Vec<Flag>> {
@@ -590,31 +608,27 @@ impl FlagRepository for SqlRepository<'_> {
         }
         let keys: Vec<&str> = keys.iter().map(FlagKey::as_str).collect();
         // As for one flag: the locks (in key order), then the read, which sees each flag as the
-        // last writer before us committed it.
-        let locked = lock_rows!(
-            self.conn,
-            flags::table
-                .filter(
-                    flags::project_id.eq_any(
-                        projects::table
-                            .filter(projects::key.eq(project_key.as_str()))
-                            .select(projects::id),
-                    ),
-                )
-                .filter(flags::key.eq_any(&keys))
-                .order(flags::key.asc())
-                .select(flags::project_id)
-        );
-        let Some(project_id) = locked.into_iter().next() else {
+        // last writer before us committed it. Only the flags locked are read: one created since
+        // the lock's snapshot exists for the read, but is not held.
+        let locked: Vec<(String, String)> = match &mut *self.conn {
+            DbConnection::Pg(conn) => flags_by_keys!(project_key, &keys)
+                .for_no_key_update()
+                .load(conn),
+            DbConnection::Sqlite(conn) => flags_by_keys!(project_key, &keys).load(conn),
+        }
+        .store()?;
+        let Some((project_id, _)) = locked.first() else {
             return Ok(None);
         };
+        let project_id = ProjectId::from_stored(project_id.clone());
+        let locked: Vec<String> = locked.into_iter().map(|(_, key)| key).collect();
         let rows: Vec<FlagWithConfigRow> = load_per_engine!(
             self.conn,
-            flags_with_configs!(project_key.as_str(), flags::key.eq_any(&keys))
+            flags_with_configs!(project_key.as_str(), flags::key.eq_any(&locked))
                 .order(flags::key.asc())
         )?;
         Ok(Some((
-            ProjectId::from_stored(project_id),
+            project_id,
             flags_of_rows(rows)?
                 .into_iter()
                 .map(Locked::assume_locked)

@@ -871,6 +871,113 @@ fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
     assert!(after.environments["production"].prerequisites.is_empty());
 }
 
+/// As above, with changes to other flags of the project in the same batch (eight flags `h*`,
+/// renamed while `f`'s changes wait; those that share `f`'s write lane join its batch): the
+/// deadlock ends that transaction, and its changes are written again one flag at a time, so that
+/// the deadlock, which was over by then, costs no change of any flag a 409.
+#[test]
+fn a_deadlock_in_a_batch_of_several_flags_is_written_again_flag_by_flag() {
+    use diesel::connection::SimpleConnection;
+    use std::time::Duration;
+
+    let (db, service, caller) = service_on(Backend::Postgres);
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    let others: Vec<String> = (0..8).map(|n| format!("h{n}")).collect();
+    for key in ["f", "g"]
+        .into_iter()
+        .chain(others.iter().map(String::as_str))
+    {
+        service
+            .create_flag(
+                &create,
+                "p",
+                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+            )
+            .unwrap();
+    }
+    let g_variation = service
+        .get_flag(&caller, "p", "g", &[])
+        .unwrap()
+        .flag
+        .variations[0]
+        .id
+        .clone();
+    let before = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let permit = caller.may(use_case::PatchFlag).unwrap();
+    let rename = |name: &str| {
+        FlagChange::JsonPatch(patch(
+            json!([{"op": "replace", "path": "/name", "value": name}]),
+        ))
+    };
+    let add_prerequisite = FlagChange::Semantic(
+        SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+            {"kind": "addPrerequisite", "key": "g", "variationId": g_variation}]}))
+        .unwrap(),
+    );
+    let mut holds_flag = db.pg_connection();
+    let mut holds_project = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    holds_project
+        .batch_execute(
+            "BEGIN; SET LOCAL deadlock_timeout = '20s'; \
+             SELECT 1 FROM projects WHERE key = 'p' FOR UPDATE",
+        )
+        .unwrap();
+    let pause = || std::thread::sleep(Duration::from_millis(400));
+    let (service, permit, others) = (&service, &permit, &others);
+    let (first, second, third, renamed) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("first")));
+        pause();
+        let second = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("second")));
+        pause();
+        let third = scope.spawn(|| service.patch_flag(permit, "p", "f", &add_prerequisite));
+        let renamed: Vec<_> = others
+            .iter()
+            .map(|key| {
+                scope.spawn(move || service.patch_flag(permit, "p", key, &rename("renamed")))
+            })
+            .collect();
+        pause();
+        holds_flag.batch_execute("COMMIT").unwrap();
+        pause();
+        pause();
+        let other = scope.spawn(move || {
+            holds_project
+                .batch_execute("SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+                .unwrap();
+            holds_project.batch_execute("ROLLBACK").unwrap();
+        });
+        let outcomes = (
+            first.join().unwrap(),
+            second.join().unwrap(),
+            third.join().unwrap(),
+            renamed
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>(),
+        );
+        other.join().unwrap();
+        outcomes
+    });
+    assert_eq!(first.unwrap().flag.name, "first");
+    assert_eq!(second.unwrap().flag.name, "second");
+    assert_eq!(
+        third.unwrap().flag.environments["production"]
+            .prerequisites
+            .len(),
+        1
+    );
+    for (key, outcome) in others.iter().zip(renamed) {
+        assert_eq!(outcome.unwrap().flag.name, "renamed", "{key}");
+    }
+    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    assert_eq!(after.name, "second");
+    assert_eq!(after.version, before.version + 3);
+    assert_eq!(after.environments["production"].prerequisites.len(), 1);
+}
+
 /// A batch (changes to one flag written together) that deletes the flag in its middle: the
 /// changes before are kept in the audit log, the delete answers the flag as it left it, the ones
 /// after find no flag (404), and nothing of the flag remains.

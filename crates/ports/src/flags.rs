@@ -51,6 +51,25 @@ pub struct KeyedFlagConfig {
 pub trait FlagRepository {
     /// Stores a new flag with a configuration for each entry of `flag.environments`.
     fn insert_flag(&mut self, project_id: &ProjectId, flag: &Flag) -> StoreResult<()>;
+    /// Stores the new flags of `flags` as [`FlagRepository::insert_flag`] stores one, except
+    /// those whose key is taken (in the project, or by an earlier flag of the list), which are
+    /// skipped without failing the transaction; returns, per flag, whether it was stored. The
+    /// flags created together, in as few round trips as the store can.
+    fn insert_new_flags(
+        &mut self,
+        project_id: &ProjectId,
+        flags: &[Flag],
+    ) -> StoreResult<Vec<bool>> {
+        let mut stored = Vec::with_capacity(flags.len());
+        for flag in flags {
+            stored.push(match self.insert_flag(project_id, flag) {
+                Ok(()) => true,
+                Err(crate::StoreError::Duplicate(_)) => false,
+                Err(other) => return Err(other),
+            });
+        }
+        Ok(stored)
+    }
     /// A flag by key with all its configurations (`_environmentName` filled in).
     fn get_flag(&mut self, project_id: &ProjectId, key: &FlagKey) -> StoreResult<Option<Flag>>;
     /// As [`FlagRepository::get_flag`], locked until the transaction ends.

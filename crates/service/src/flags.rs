@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use crate::projects::{hold_project, load_project, lock_project};
 use crate::{
-    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
+    use_case, ApiResource, Caller, Detail, Permit, RandomIds, Service, ServiceError, ServiceResult,
+    Write,
 };
 
 /// A flag as the use cases return it: the aggregate, and the member its `maintainerId` names
@@ -281,6 +282,28 @@ impl BatchWrites {
     }
 }
 
+/// A flag to create (without prerequisites), by a caller whose permit was checked.
+#[derive(Debug)]
+pub(crate) struct FlagCreate {
+    caller: Caller,
+    /// The new flag, without configurations yet.
+    flag: Flag,
+    /// `isFlagOn`: targeting on in every environment.
+    turn_on: bool,
+}
+
+/// `flag` with a configuration in each of `environments`, targeting on when `turn_on`.
+fn configured(flag: &Flag, environments: &[ProjectEnvironment], turn_on: bool, now: i64) -> Flag {
+    let mut flag = flag.clone();
+    for ProjectEnvironment { environment, .. } in environments {
+        let mut config = flag.new_config(&environment.name, now, &mut RandomIds);
+        config.on = turn_on;
+        flag.environments
+            .insert(environment.key.to_string(), config);
+    }
+    flag
+}
+
 /// Changes to the flags of one project are written by this many writers at a time per process,
 /// each with a queue of its own ([`crate::flag_writes`]); a flag's changes always go through the
 /// same one (by its key's hash), so that they are written in arrival order. One writer per
@@ -360,54 +383,35 @@ impl Service {
         let prerequisites = new.post.initial_prerequisites.clone().unwrap_or_default();
         let now = self.now();
         let flag = Flag::create(new, now, &mut RandomIds)?;
+        if prerequisites.is_empty() {
+            // Created with the others that arrive meanwhile, in one transaction.
+            let request = FlagCreate {
+                caller: caller.clone(),
+                flag,
+                turn_on,
+            };
+            return self.flag_creates.write(
+                flag_write_lane(project_key, &key),
+                request,
+                |requests| self.create_flags(project_key, requests),
+            );
+        }
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                // Held so that no environment is created meanwhile without this flag's config
-                // (nor the project changed or deleted): shared with other creations, which may
-                // run side by side; alone when prerequisites are checked below, so that the
-                // flags they name stay as they are until it commits.
-                let project = if prerequisites.is_empty() {
-                    repo.share_project(&ProjectKey::lookup(project_key))?
-                        .ok_or_else(|| crate::projects::project_not_found(project_key))?
-                } else {
-                    lock_project(repo, project_key)?.into_inner()
-                };
+                // Held alone so that the flags the prerequisites name stay as they are until it
+                // commits (and no environment is created meanwhile without this flag's config,
+                // nor the project changed or deleted).
+                let project = lock_project(repo, project_key)?.into_inner();
+                let environments = repo.environments_of(std::slice::from_ref(&project.id))?;
+                let mut flag = configured(&flag, &environments, turn_on, now);
                 project.check_flag_key(&flag.key)?;
-                let mut flag = flag.clone();
-                for ProjectEnvironment { environment, .. } in
-                    repo.environments_of(std::slice::from_ref(&project.id))?
-                {
-                    let mut config = flag.new_config(&environment.name, now, &mut RandomIds);
-                    config.on = turn_on;
-                    flag.environments
-                        .insert(environment.key.into_string(), config);
-                }
-                if !prerequisites.is_empty() {
-                    let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
-                    flag.add_initial_prerequisites(&prerequisites, &others)?;
-                    flag.validate()?;
-                    flag.validate_in_project(&flag, &others)?;
-                }
-                let view = with_maintainer(repo, flag)?;
-                // Measured as the API shows it (`_maintainer` counts; derived links do not).
-                let shown = self
-                    .shown
-                    .flag(&project.key, &view.flag, view.maintainer.as_ref());
-                check_new_size("the new flag", &shown)?;
+                let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
+                flag.add_initial_prerequisites(&prerequisites, &others)?;
+                flag.validate()?;
+                flag.validate_in_project(&flag, &others)?;
+                let (view, shown) = self.new_flag_view(repo, &project.key, flag)?;
                 repo.insert_flag(&project.id, &view.flag)?;
-                let change = Change::new(
-                    "flag",
-                    &view.flag.key,
-                    "created",
-                    "createFlag",
-                    resource::flag(&project.key, None, &view.flag.key),
-                )
-                .href(self.shown.href(ApiResource::Flag {
-                    project_key: &project.key,
-                    key: &view.flag.key,
-                }))
-                .versions(None, Some(shown));
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, self.created(&project.key, &view.flag, shown))?;
                 Ok(view)
             })
             .map_err(|e| {
@@ -415,6 +419,114 @@ impl Service {
                     format!("a flag with key '{key}' already exists in project '{project_key}'")
                 })
             })
+    }
+
+    /// Creates the flags of `requests` (without prerequisites) in project `project_key`, in one
+    /// transaction; each gets its own outcome and audit entry, as if created alone. A refused
+    /// one (a key against the naming convention, too large, a key taken) does not stop the
+    /// others; a storage failure fails the transaction, whose flags are then created one by one.
+    fn create_flags(
+        &self,
+        project_key: &str,
+        requests: &[&FlagCreate],
+    ) -> Vec<ServiceResult<FlagView>> {
+        let written = self.store.write_tx(|repo| -> ServiceResult<_> {
+            // Held shared so that no environment is created meanwhile without these flags'
+            // configs (nor the project changed or deleted); other creations run side by side.
+            let project = repo
+                .share_project(&ProjectKey::lookup(project_key))?
+                .ok_or_else(|| crate::projects::project_not_found(project_key))?;
+            let environments = repo.environments_of(std::slice::from_ref(&project.id))?;
+            let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
+                requests.iter().map(|_| None).collect();
+            let mut made: Vec<(usize, FlagView, Value)> = Vec::with_capacity(requests.len());
+            for (i, request) in requests.iter().enumerate() {
+                let flag = configured(
+                    &request.flag,
+                    &environments,
+                    request.turn_on,
+                    request.flag.creation_date,
+                );
+                let view = project
+                    .check_flag_key(&flag.key)
+                    .map_err(ServiceError::from)
+                    .and_then(|()| self.new_flag_view(repo, &project.key, flag));
+                match view {
+                    Ok((view, shown)) => made.push((i, view, shown)),
+                    Err(err) if err.is_storage_failure() => return Err(err),
+                    Err(refused) => outcomes[i] = Some(Err(refused)),
+                }
+            }
+            let flags: Vec<Flag> = made.iter().map(|(_, view, _)| view.flag.clone()).collect();
+            let stored = repo.insert_new_flags(&project.id, &flags)?;
+            let mut audits = PendingAudits::default();
+            for ((i, view, shown), stored) in made.into_iter().zip(stored) {
+                outcomes[i] = Some(if stored {
+                    let change = self.created(&project.key, &view.flag, shown);
+                    self.audit_later(repo, &requests[i].caller, change, &mut audits)?;
+                    Ok(view)
+                } else {
+                    Err(ServiceError::KeyTaken(Detail::from(format!(
+                        "a flag with key '{}' already exists in project '{project_key}'",
+                        view.flag.key
+                    ))))
+                });
+            }
+            self.append_audits(repo, audits)?;
+            Ok(outcomes
+                .into_iter()
+                .map(|o| o.unwrap_or_else(|| Err(ServiceError::Internal("no outcome".into()))))
+                .collect::<Vec<_>>())
+        });
+        match written {
+            Ok(outcomes) => outcomes,
+            // As for changes: a failed statement fails the transaction; created one by one,
+            // the failure stays with its own flag.
+            Err(err)
+                if requests.len() > 1
+                    && err.is_storage_failure()
+                    && !matches!(err, ServiceError::Unavailable(_)) =>
+            {
+                requests
+                    .iter()
+                    .flat_map(|request| self.create_flags(project_key, &[*request]))
+                    .collect()
+            }
+            Err(err) => requests.iter().map(|_| Err(err.clone())).collect(),
+        }
+    }
+
+    /// A new flag as the use case answers it (with its maintaining member), and as the API
+    /// shows it, which must be within the resource size limit.
+    fn new_flag_view(
+        &self,
+        repo: &mut dyn Repository,
+        project_key: &ProjectKey,
+        flag: Flag,
+    ) -> ServiceResult<(FlagView, Value)> {
+        let view = with_maintainer(repo, flag)?;
+        // Measured as the API shows it (`_maintainer` counts; derived links do not).
+        let shown = self
+            .shown
+            .flag(project_key, &view.flag, view.maintainer.as_ref());
+        check_new_size("the new flag", &shown)?;
+        Ok((view, shown))
+    }
+
+    /// The audit change of creating `flag`, shown as `shown`.
+    fn created(&self, project_key: &ProjectKey, flag: &Flag, shown: Value) -> Change {
+        Change::new(
+            "flag",
+            &flag.key,
+            "created",
+            "createFlag",
+            resource::flag(project_key, None, &flag.key),
+        )
+        .href(self.shown.href(ApiResource::Flag {
+            project_key,
+            key: &flag.key,
+        }))
+        .versions(None, Some(shown))
     }
 
     /// One flag; with `environments` non-empty, only those environments' configurations.

@@ -172,6 +172,8 @@ pub struct Service {
     account_id: std::sync::OnceLock<String>,
     /// Changes to flags waiting while another change to a flag of their lane is written.
     flag_writes: flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>,
+    /// Flags to create waiting while others of their lane are created.
+    flag_creates: flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagCreate, FlagView>,
     /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
     read_cache: Option<Arc<read_cache::ReadCache>>,
 }
@@ -201,6 +203,7 @@ impl Service {
             shown: representations,
             account_id: std::sync::OnceLock::new(),
             flag_writes: flag_writes::WriteQueues::default(),
+            flag_creates: flag_writes::WriteQueues::default(),
             read_cache: None,
         }
     }

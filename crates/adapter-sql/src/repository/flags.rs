@@ -503,6 +503,85 @@ impl FlagRepository for SqlRepository<'_> {
         Ok(())
     }
 
+    fn insert_new_flags(
+        &mut self,
+        project_id: &ProjectId,
+        flags: &[Flag],
+    ) -> StoreResult<Vec<bool>> {
+        // The first flag of each key is offered; a later one of the same key is not stored.
+        let mut offered: Vec<usize> = Vec::with_capacity(flags.len());
+        for (i, flag) in flags.iter().enumerate() {
+            if !offered.iter().any(|&o| flags[o].key == flag.key) {
+                offered.push(i);
+            }
+        }
+        let rows = offered
+            .iter()
+            .map(|&i| FlagRow::from_flag(project_id, &flags[i]))
+            .collect::<StoreResult<Vec<_>>>()?;
+        // A key taken meanwhile is skipped, not an error: the transaction goes on for the others
+        // (a failed statement would end it on PostgreSQL).
+        let mut inserted: Vec<String> = Vec::with_capacity(rows.len());
+        match &mut *self.conn {
+            DbConnection::Pg(conn) => {
+                for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+                    inserted.extend(
+                        diesel::insert_into(flags::table)
+                            .values(chunk)
+                            .on_conflict_do_nothing()
+                            .returning(flags::key)
+                            .get_results::<String>(conn)
+                            .store()?,
+                    );
+                }
+            }
+            // No round trips to save: one by one, each telling whether it stored a row.
+            DbConnection::Sqlite(conn) => {
+                for row in &rows {
+                    let stored = diesel::insert_into(flags::table)
+                        .values(row)
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .store()?;
+                    if stored == 1 {
+                        inserted.push(row.key.clone());
+                    }
+                }
+            }
+        }
+        let stored: Vec<bool> = flags
+            .iter()
+            .enumerate()
+            .map(|(i, flag)| {
+                offered.contains(&i) && inserted.iter().any(|key| key == flag.key.as_str())
+            })
+            .collect();
+        let mut configs = Vec::new();
+        for (flag, _) in flags.iter().zip(&stored).filter(|(_, stored)| **stored) {
+            // A new flag has no tags or references to replace: only inserts.
+            insert_tags!(
+                self.conn,
+                flag_tags,
+                [
+                    project_id = project_id.as_str(),
+                    flag_key = flag.key.as_str()
+                ],
+                flag.tags
+            );
+            self.insert_references(ConfigReferences::of_flag(project_id, flag))?;
+            for (env_key, config) in &flag.environments {
+                configs.push(FlagConfigRow {
+                    project_id: project_id.to_string(),
+                    flag_key: flag.key.to_string(),
+                    environment_key: env_key.clone(),
+                    config: config_json(config)?,
+                });
+            }
+        }
+        insert_rows!(self.conn, flag_configs, configs);
+        Ok(stored)
+    }
+
     fn get_flag(&mut self, project_id: &ProjectId, key: &FlagKey) -> StoreResult<Option<Flag>> {
         let Some(row) = flags::table
             .filter(flags::project_id.eq(project_id.as_str()))

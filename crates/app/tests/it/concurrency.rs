@@ -760,7 +760,70 @@ fn changes_spread_over_flags_lose_nothing(backend: Backend) {
     }
 }
 
+/// Flags created at once (created together, several in one transaction) are each created once:
+/// 16 threads each create the same 25 keys, and 25 distinct ones of their own. Every key of
+/// its own is created; of each shared key exactly one creation is, the others are refused as a
+/// taken key (none fails otherwise), and the audit log holds one entry per flag created.
+fn flags_created_at_once_are_each_created_once(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    let created = AtomicUsize::new(0);
+    let taken = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let (service, create, created, taken) = (&service, &create, &created, &taken);
+            scope.spawn(move || {
+                for i in 0..PER_THREAD {
+                    for key in [format!("shared-{i}"), format!("own-{thread}-{i}")] {
+                        let post = serde_json::from_value(json!({"key": key, "name": key}));
+                        match service.create_flag(create, "p", post.unwrap()) {
+                            Ok(view) => {
+                                assert_eq!(view.flag.key.as_str(), key);
+                                created.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(ServiceError::KeyTaken(detail)) => {
+                                assert!(key.starts_with("shared-"), "{key}: {detail:?}");
+                                assert_eq!(
+                                    detail.message,
+                                    format!(
+                                        "a flag with key '{key}' already exists in project 'p'"
+                                    )
+                                );
+                                taken.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(other) => panic!("{key}: {other:?}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let (created, taken) = (created.into_inner(), taken.into_inner());
+    assert_eq!(created, PER_THREAD + THREADS * PER_THREAD);
+    assert_eq!(taken, (THREADS - 1) * PER_THREAD);
+    let listed = service
+        .list_flags(
+            &caller,
+            "p",
+            &service::FlagListRequest {
+                query: domain::query::FlagQuery::parse(None, None, None, None).unwrap(),
+                environments: service::EnvironmentSelection::All,
+            },
+        )
+        .unwrap();
+    assert_eq!(usize::try_from(listed.total).unwrap(), created);
+    for view in &listed.items {
+        // Every environment's configuration was created with the flag.
+        assert_eq!(view.flag.environments.len(), 2, "{}", view.flag.key);
+    }
+    assert_eq!(
+        audit_entries(&service, &caller, "proj/p:env/*:flag/*"),
+        created
+    );
+}
+
 storage_on_every_store!(
+    flags_created_at_once_are_each_created_once,
     changes_spread_over_flags_lose_nothing,
     project_counter_loses_nothing,
     environment_counter_loses_nothing,

@@ -521,6 +521,54 @@ fn flags_locked_and_saved_together(backend: Backend) {
     assert_eq!(none, (true, true));
 }
 
+/// Flags created together: those whose key is free are stored with their configurations; one
+/// whose key is taken (in the project, or earlier in the list) is skipped, and the transaction
+/// goes on.
+fn new_flags_skip_taken_keys(backend: Backend) {
+    let db = open(backend);
+    let p = project("p", 1, &[]);
+    let test = environment("test", 1);
+    let existing = flag_in(&[&test], "taken", 10);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&p)?;
+            repo.insert_environment(&p.id, &test)?;
+            repo.insert_flag(&p.id, &existing)
+        })
+        .unwrap();
+    let mut twice = flag_in(&[&test], "new", 20);
+    twice.name = "second".into();
+    let flags = vec![
+        flag_in(&[&test], "new", 20),
+        flag_in(&[&test], "taken", 20),
+        twice,
+        flag_in(&[&test], "other", 20),
+    ];
+    let stored = db
+        .store
+        .write_tx(|repo| -> Result<_> {
+            let stored = repo.insert_new_flags(&p.id, &flags)?;
+            // The transaction is still usable after the skipped ones.
+            repo.get_flag(&p.id, &key(FlagKey::parse, "other"))?
+                .unwrap();
+            Ok(stored)
+        })
+        .unwrap();
+    assert_eq!(stored, [true, false, false, true]);
+    for (name, expected) in [
+        ("new", &flags[0]),
+        ("taken", &existing),
+        ("other", &flags[3]),
+    ] {
+        let got = db
+            .store
+            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, name)) })
+            .unwrap()
+            .unwrap();
+        assert_eq!(&got, expected, "{name}");
+    }
+}
+
 fn _assert_object_safe(_: &mut dyn Repository) {}
 
 storage_on_every_store!(
@@ -529,5 +577,6 @@ storage_on_every_store!(
     failed_units_of_work_roll_back,
     environments_and_flag_configs,
     flags_locked_and_saved_together,
+    new_flags_skip_taken_keys,
     tokens_and_credentials
 );

@@ -42,7 +42,7 @@ use crate::{app, AppState};
 /// Nearly every use case needs a database connection, so many more blocking threads than
 /// connections only wait for one (and every idle thread keeps memory); size them to the
 /// connection pool (flag changes queued behind one being written wait on a thread without a
-/// connection: `flagsvc` gives two threads per connection).
+/// connection: `flagsvc` gives four threads per connection).
 ///
 /// # Errors
 /// The listener cannot be used.

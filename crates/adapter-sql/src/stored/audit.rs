@@ -161,6 +161,20 @@ pub struct StoredAuditDetail {
 }
 versioned!(StoredAuditEntry, StoredAuditDetail);
 
+/// [`StoredAuditDetail`] as it is written, borrowing the entry's values: the two versions of a
+/// resource (up to 1 MiB each) are serialised where they are, not copied first.
+#[derive(Serialize)]
+struct StoredAuditDetailOut<'a> {
+    #[serde(rename = "v")]
+    format: u32,
+    #[serde(rename = "delta", skip_serializing_if = "Option::is_none")]
+    delta: Option<&'a Value>,
+    #[serde(rename = "previousVersion", skip_serializing_if = "Option::is_none")]
+    previous_version: Option<&'a Value>,
+    #[serde(rename = "currentVersion", skip_serializing_if = "Option::is_none")]
+    current_version: Option<&'a Value>,
+}
+
 impl From<&AuditEntry> for StoredAuditEntry {
     fn from(entry: &AuditEntry) -> Self {
         Self {
@@ -254,11 +268,11 @@ pub fn listing_json(entry: &AuditEntry) -> StoreResult<String> {
 
 /// The JSON of the detail of `entry`.
 pub fn detail_json(entry: &AuditEntry) -> StoreResult<String> {
-    write(&StoredAuditDetail {
+    write(&StoredAuditDetailOut {
         format: FORMAT_VERSION,
-        delta: entry.delta.clone(),
-        previous_version: entry.previous_version.clone(),
-        current_version: entry.current_version.clone(),
+        delta: entry.delta.as_ref(),
+        previous_version: entry.previous_version.as_ref(),
+        current_version: entry.current_version.as_ref(),
     })
 }
 

@@ -39,10 +39,8 @@ use crate::{app, AppState};
 /// timeout of the configuration, and JSON bodies for protocol errors. Run it with `.await`; it
 /// stops on SIGINT and SIGTERM, finishing the requests in flight.
 ///
-/// Nearly every use case needs a database connection, so many more blocking threads than
-/// connections only wait for one (and every idle thread keeps memory); size them to the
-/// connection pool (flag changes queued behind one being written wait on a thread without a
-/// connection: `flagsvc` gives four threads per connection).
+/// Every use case needs a database connection, so more blocking threads than connections only
+/// wait for one (and every idle thread keeps memory); size them to the connection pool.
 ///
 /// # Errors
 /// The listener cannot be used.

@@ -54,7 +54,9 @@ pub trait FlagRepository {
     /// Stores the new flags of `flags` as [`FlagRepository::insert_flag`] stores one, except
     /// those whose key is taken (in the project, or by an earlier flag of the list), which are
     /// skipped without failing the transaction; returns, per flag, whether it was stored. The
-    /// flags created together, in as few round trips as the store can.
+    /// flags created together, in fewer round trips where the store can. The default inserts
+    /// them one by one, which is right only for a store where a refused insert leaves the
+    /// transaction usable (the SQL stores override it).
     fn insert_new_flags(
         &mut self,
         project_id: &ProjectId,

@@ -1,4 +1,5 @@
-//! Changes to flags of one project that arrive together are written together.
+//! Changes to flags of one project that arrive together are written together (and so are
+//! creations of flags: `Service::create_flags` goes through queues of the same kind).
 //!
 //! A flag change holds the flag's row lock from its read to its commit, and every transaction
 //! costs its own round trips (`BEGIN`, the lock, the read, `COMMIT`) and its own statements to
@@ -186,7 +187,7 @@ impl<A: Eq + Hash, R, T> Drop for HandOff<'_, A, R, T> {
             let mut state = lock(&other.state);
             if matches!(*state, WaiterState::Waiting) {
                 *state = WaiterState::Done(Some(Err(ServiceError::Internal(
-                    "the write of a batch of changes failed".into(),
+                    "the write of a batch failed".into(),
                 ))));
                 other.wake.notify_one();
             }

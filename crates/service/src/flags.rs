@@ -306,9 +306,10 @@ fn configured(flag: &Flag, environments: &[ProjectEnvironment], turn_on: bool, n
 
 /// Changes to the flags of one project are written by this many writers at a time per process,
 /// each with a queue of its own ([`crate::flag_writes`]); a flag's changes always go through the
-/// same one (by its key's hash), so that they are written in arrival order. One writer per
-/// project would run one transaction at a time, on one of the machine's cores, however many
-/// flags change; one per flag wrote every change in a transaction of its own.
+/// same one (by its key's hash), so that they are written in arrival order. Creations of flags
+/// have as many lanes of their own. One writer per project would run one transaction at a time,
+/// on one of the machine's cores, however many flags change; one per flag wrote every change in
+/// a transaction of its own.
 const FLAG_WRITE_LANES: u64 = 2;
 
 /// The write queue of flag `key` of project `project_key`.

@@ -515,7 +515,12 @@ impl FlagRepository for SqlRepository<'_> {
                 offered.push(i);
             }
         }
-        let rows = offered
+        // Inserted in key order: an insert whose key another transaction inserted but has not
+        // committed waits for it, so two batches of the same keys (two replicas) must wait in
+        // the same order, or they deadlock.
+        let mut by_key = offered.clone();
+        by_key.sort_by(|&a, &b| flags[a].key.as_str().cmp(flags[b].key.as_str()));
+        let rows = by_key
             .iter()
             .map(|&i| FlagRow::from_flag(project_id, &flags[i]))
             .collect::<StoreResult<Vec<_>>>()?;

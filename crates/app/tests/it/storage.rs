@@ -569,6 +569,56 @@ fn new_flags_skip_taken_keys(backend: Backend) {
     }
 }
 
+/// Two transactions creating overlapping keys in opposite orders (two replicas' batches) do not
+/// deadlock: the rows are inserted in key order, so the second waits for the first instead of
+/// each waiting for the other. The first inserts `x`, then (while the second is under way) `y`;
+/// the second is given `[y, x]`. In arrival order the second would insert `y`, then wait for
+/// `x`, while the first waits for `y`. Run through `Store::write`, which does not retry, so that
+/// a deadlock would be seen.
+#[test]
+fn new_flags_of_two_transactions_do_not_deadlock() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let db = open(Backend::Postgres);
+    let p = project("p", 1, &[]);
+    let test = environment("test", 1);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&p)?;
+            repo.insert_environment(&p.id, &test)
+        })
+        .unwrap();
+    let (x, y) = (flag_in(&[&test], "x", 10), flag_in(&[&test], "y", 10));
+    let (started, go) = mpsc::channel();
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| {
+            let mut stored = Vec::new();
+            let outcome = db.store.write(&mut |repo| {
+                stored.extend(repo.insert_new_flags(&p.id, std::slice::from_ref(&x))?);
+                started.send(()).unwrap();
+                // Long enough for the second to be waiting for `x`.
+                std::thread::sleep(Duration::from_millis(500));
+                stored.extend(repo.insert_new_flags(&p.id, std::slice::from_ref(&y))?);
+                Ok(())
+            });
+            outcome.map(|()| stored)
+        });
+        go.recv().unwrap();
+        let second = scope.spawn(|| {
+            let mut stored = Vec::new();
+            let outcome = db.store.write(&mut |repo| {
+                stored = repo.insert_new_flags(&p.id, &[y.clone(), x.clone()])?;
+                Ok(())
+            });
+            outcome.map(|()| stored)
+        });
+        (first.join().unwrap(), second.join().unwrap())
+    });
+    assert_eq!(first, Ok(vec![true, true]));
+    assert_eq!(second, Ok(vec![false, false]));
+}
+
 fn _assert_object_safe(_: &mut dyn Repository) {}
 
 storage_on_every_store!(

@@ -372,6 +372,37 @@ impl SqlRepository<'_> {
         Ok(())
     }
 
+    /// Stores the tags and references of `flag`, whose row was just inserted, and returns the
+    /// rows of its configurations, to insert with others.
+    fn insert_new_flag_parts(
+        &mut self,
+        project_id: &ProjectId,
+        flag: &Flag,
+    ) -> StoreResult<Vec<FlagConfigRow>> {
+        // A new flag has no tags or references to replace: only inserts.
+        insert_tags!(
+            self.conn,
+            flag_tags,
+            [
+                project_id = project_id.as_str(),
+                flag_key = flag.key.as_str()
+            ],
+            flag.tags
+        );
+        self.insert_references(ConfigReferences::of_flag(project_id, flag))?;
+        flag.environments
+            .iter()
+            .map(|(env_key, config)| {
+                Ok(FlagConfigRow {
+                    project_id: project_id.to_string(),
+                    flag_key: flag.key.to_string(),
+                    environment_key: env_key.clone(),
+                    config: config_json(config)?,
+                })
+            })
+            .collect()
+    }
+
     /// The tags and references of `flag` rewritten, when they differ from `previous`'s
     /// (`changed`: its configurations that differ).
     fn update_flag_tags_and_references(
@@ -476,29 +507,7 @@ impl FlagRepository for SqlRepository<'_> {
             .values(FlagRow::from_flag(project_id, flag)?)
             .execute(self.conn)
             .store()?;
-        // A new flag has no tags or references to replace: only inserts.
-        insert_tags!(
-            self.conn,
-            flag_tags,
-            [
-                project_id = project_id.as_str(),
-                flag_key = flag.key.as_str()
-            ],
-            flag.tags
-        );
-        self.insert_references(ConfigReferences::of_flag(project_id, flag))?;
-        let rows = flag
-            .environments
-            .iter()
-            .map(|(env_key, config)| {
-                Ok(FlagConfigRow {
-                    project_id: project_id.to_string(),
-                    flag_key: flag.key.to_string(),
-                    environment_key: env_key.clone(),
-                    config: config_json(config)?,
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
+        let rows = self.insert_new_flag_parts(project_id, flag)?;
         insert_rows!(self.conn, flag_configs, rows);
         Ok(())
     }
@@ -563,25 +572,7 @@ impl FlagRepository for SqlRepository<'_> {
             .collect();
         let mut configs = Vec::new();
         for (flag, _) in flags.iter().zip(&stored).filter(|(_, stored)| **stored) {
-            // A new flag has no tags or references to replace: only inserts.
-            insert_tags!(
-                self.conn,
-                flag_tags,
-                [
-                    project_id = project_id.as_str(),
-                    flag_key = flag.key.as_str()
-                ],
-                flag.tags
-            );
-            self.insert_references(ConfigReferences::of_flag(project_id, flag))?;
-            for (env_key, config) in &flag.environments {
-                configs.push(FlagConfigRow {
-                    project_id: project_id.to_string(),
-                    flag_key: flag.key.to_string(),
-                    environment_key: env_key.clone(),
-                    config: config_json(config)?,
-                });
-            }
+            configs.extend(self.insert_new_flag_parts(project_id, flag)?);
         }
         insert_rows!(self.conn, flag_configs, configs);
         Ok(stored)

@@ -144,7 +144,7 @@ pub trait FlagRepository {
     fn update_flags(
         &mut self,
         project_id: &ProjectId,
-        flags: &[(Locked<Flag>, Flag)],
+        flags: &[(&Locked<Flag>, &Flag)],
     ) -> StoreResult<()> {
         for (flag, previous) in flags {
             self.update_flag(project_id, flag, previous)?;

@@ -275,7 +275,9 @@ impl BatchWrites {
         project_id: &ProjectId,
     ) -> ServiceResult<()> {
         if !self.flags.is_empty() {
-            repo.update_flags(project_id, &self.flags)?;
+            let flags: Vec<(&Locked<Flag>, &Flag)> =
+                self.flags.iter().map(|(f, p)| (f, p)).collect();
+            repo.update_flags(project_id, &flags)?;
             self.flags.clear();
         }
         Ok(())

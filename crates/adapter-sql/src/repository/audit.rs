@@ -16,31 +16,10 @@ use super::{changes_channel, SqlRepository};
 use crate::DbConnection;
 
 statement!(
-    /// The entry, its detail and its resources, the notifications of what the transaction
-    /// announced so far (sent when it commits), and the webhooks: what every change does, in one
-    /// round trip.
-    AppendAuditEntry = concat!(
-        "WITH entry AS (\
-       INSERT INTO audit_log (id, date, kind, search, entry) \
-       VALUES (?::text, ?::bigint, ?::text, ?::text, ?::text)), \
-     detail AS (\
-       INSERT INTO audit_details (entry_id, detail) \
-       SELECT ?::text, ?::text WHERE ?::text IS NOT NULL), \
-     resources AS (\
-       INSERT INTO audit_resources (entry_id, resource) \
-       SELECT ?::text, unnest(?::text[])), \
-     notified AS (\
-       SELECT pg_notify('",
-        changes_channel!(),
-        "', payload) FROM unnest(?::text[]) AS payload) \
-     SELECT doc FROM webhooks WHERE (SELECT count(*) FROM notified) >= 0 \
-     ORDER BY creation_date, id"
-    )
-);
-
-statement!(
-    /// [`AppendAuditEntry`] for several entries, in one round trip: the changes of one batch of
-    /// flag changes. A detail of `''` stands for none (a stored detail is a JSON object).
+    /// The entries (one, or those of a batch of flag changes), their details and their
+    /// resources, the notifications of what the transaction announced so far (sent when it
+    /// commits), and the webhooks: what every change does, in one round trip. Each column is an
+    /// array; a detail of `''` stands for none (a stored detail is a JSON object).
     AppendAuditEntries = concat!(
         "WITH entry AS (\
        INSERT INTO audit_log (id, date, kind, search, entry) \
@@ -164,41 +143,11 @@ impl AuditRepository for SqlRepository<'_> {
     }
 
     fn append_audit_entry(&mut self, entry: &AuditEntry) -> StoreResult<Vec<Webhook>> {
-        // Sent with the entry on PostgreSQL (SQLite has no other process to tell).
-        let unsent = self.unsent_payloads();
-        let DbConnection::Pg(conn) = &mut *self.conn else {
-            // SQLite: no round trips to save.
-            self.insert_audit_entry(entry)?;
-            return self.list_webhooks();
-        };
-        // One statement: the entry, its detail and its resources, the notifications of what
-        // the transaction announced so far (sent when it commits), and the webhooks.
-        let rows = AuditRows::of(entry)?;
-        let id = entry.id.as_str();
-        let docs: Vec<WebhookDoc> = Fixed::<AppendAuditEntry>::new(vec![
-            Bind::Text(id),
-            Bind::BigInt(entry.date),
-            Bind::Text(&entry.kind),
-            Bind::Text(&rows.search),
-            Bind::Text(&rows.listing),
-            Bind::Text(id),
-            Bind::NullableText(rows.detail.as_deref()),
-            Bind::NullableText(rows.detail.as_deref()),
-            Bind::Text(id),
-            Bind::TextArray(&rows.resources),
-            Bind::TextArray(&unsent),
-        ])
-        .load(conn)
-        .store()?;
-        docs.iter()
-            .map(|d| stored::webhook::read_doc(&d.doc))
-            .collect()
+        self.append_audit_entries(std::slice::from_ref(entry))
     }
 
     fn append_audit_entries(&mut self, entries: &[AuditEntry]) -> StoreResult<Vec<Webhook>> {
-        if let [entry] = entries {
-            return self.append_audit_entry(entry);
-        }
+        // Sent with the entries on PostgreSQL (SQLite has no other process to tell).
         let unsent = self.unsent_payloads();
         let DbConnection::Pg(conn) = &mut *self.conn else {
             // SQLite: no round trips to save.

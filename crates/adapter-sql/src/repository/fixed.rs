@@ -28,10 +28,7 @@ pub(crate) trait Statement: 'static {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Bind<'a> {
     Text(&'a str),
-    NullableText(Option<&'a str>),
-    BigInt(i64),
     Integer(i32),
-    Bool(bool),
     TextArray(&'a [String]),
     BigIntArray(&'a [i64]),
     IntegerArray(&'a [i32]),
@@ -72,10 +69,7 @@ impl<S: Statement> QueryFragment<Pg> for Fixed<'_, S> {
         for (bind, piece) in self.binds.iter().zip(pieces) {
             match bind {
                 Bind::Text(value) => out.push_bind_param::<Text, _>(value)?,
-                Bind::NullableText(value) => out.push_bind_param::<Nullable<Text>, _>(value)?,
-                Bind::BigInt(value) => out.push_bind_param::<BigInt, _>(value)?,
                 Bind::Integer(value) => out.push_bind_param::<Integer, _>(value)?,
-                Bind::Bool(value) => out.push_bind_param::<Bool, _>(value)?,
                 Bind::TextArray(value) => out.push_bind_param::<Array<Text>, _>(value)?,
                 Bind::BigIntArray(value) => out.push_bind_param::<Array<BigInt>, _>(value)?,
                 Bind::IntegerArray(value) => out.push_bind_param::<Array<Integer>, _>(value)?,

@@ -25,23 +25,9 @@ use crate::stored::flag::{config_json, read_config};
 use crate::DbConnection;
 
 statement!(
-    /// A flag's row (every column but its keys) and the configurations that changed (given as
-    /// parallel arrays of environment keys and documents), rewritten in one round trip (on
-    /// PostgreSQL; see `fixed`).
-    UpdateFlagRowAndConfigs = "WITH flag_row AS (UPDATE flags SET name = ?, search = ?, \
-        version = ?, creation_date = ?, archived = ?, deprecated = ?, temporary = ?, \
-        maintainer_id = ?, default_on = ?, default_off = ?, settings = ? \
-        WHERE project_id = ? AND key = ?) \
-        UPDATE flag_configs SET config = changed.config \
-        FROM unnest(?::text[], ?::text[]) AS changed (environment_key, config) \
-        WHERE flag_configs.project_id = ? AND flag_configs.flag_key = ? \
-        AND flag_configs.environment_key = changed.environment_key"
-);
-
-statement!(
-    /// Several flags' rows and the configurations of theirs that changed, rewritten in one round
-    /// trip (on PostgreSQL; see `fixed`): each column of the rows, then of the configurations, as
-    /// an array.
+    /// Flags' rows (every column but their keys) and the configurations of theirs that changed,
+    /// rewritten in one round trip (on PostgreSQL; see `fixed`): one flag, or those of a batch of
+    /// changes; each column of the rows, then of the configurations, as an array.
     UpdateFlagRowsAndConfigs = "WITH flag_rows AS (UPDATE flags SET name = r.name, \
         search = r.search, version = r.version, creation_date = r.creation_date, \
         archived = r.archived, deprecated = r.deprecated, temporary = r.temporary, \
@@ -106,7 +92,7 @@ fn changed_configs<'a>(flag: &'a Flag, previous: &Flag) -> Vec<(&'a String, &'a 
 
 // `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
 // `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE` (SQLite;
-// PostgreSQL writes the row with `UpdateFlagRowAndConfigs`, every column always).
+// PostgreSQL writes the row with `UpdateFlagRowsAndConfigs`, every column always).
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = flags, treat_none_as_null = true)]
 struct FlagRow {
@@ -764,63 +750,33 @@ impl FlagRepository for SqlRepository<'_> {
         flag: &Locked<Flag>,
         previous: &Flag,
     ) -> StoreResult<()> {
+        let DbConnection::Sqlite(conn) = &mut *self.conn else {
+            // PostgreSQL: the row and the changed configurations in one statement.
+            return self.update_flags(project_id, &[(flag, previous)]);
+        };
         let flag: &Flag = flag;
-        let row = FlagRow::from_flag(project_id, flag)?;
+        diesel::update(
+            flags::table
+                .filter(flags::project_id.eq(project_id.as_str()))
+                .filter(flags::key.eq(flag.key.as_str())),
+        )
+        .set(&FlagRow::from_flag(project_id, flag)?)
+        .execute(conn)
+        .store()?;
         // Only what changed is written: a toggle rewrites one configuration, not the flag's
         // tags and references too.
         let changed = changed_configs(flag, previous);
-        match &mut *self.conn {
-            DbConnection::Pg(conn) => {
-                let mut env_keys = Vec::with_capacity(changed.len());
-                let mut configs = Vec::with_capacity(changed.len());
-                for (env_key, config) in &changed {
-                    env_keys.push((*env_key).clone());
-                    configs.push(config_json(config)?);
-                }
-                Fixed::<UpdateFlagRowAndConfigs>::new(vec![
-                    Bind::Text(&row.name),
-                    Bind::Text(&row.search),
-                    Bind::BigInt(row.version),
-                    Bind::BigInt(row.creation_date),
-                    Bind::Bool(row.archived),
-                    Bind::Bool(row.deprecated),
-                    Bind::Bool(row.temporary),
-                    Bind::NullableText(row.maintainer_id.as_deref()),
-                    Bind::Integer(row.default_on),
-                    Bind::Integer(row.default_off),
-                    Bind::Text(&row.settings),
-                    Bind::Text(&row.project_id),
-                    Bind::Text(&row.key),
-                    Bind::TextArray(&env_keys),
-                    Bind::TextArray(&configs),
-                    Bind::Text(&row.project_id),
-                    Bind::Text(&row.key),
-                ])
-                .execute(conn)
-                .store()?;
-            }
-            DbConnection::Sqlite(conn) => {
-                diesel::update(
-                    flags::table
-                        .filter(flags::project_id.eq(project_id.as_str()))
-                        .filter(flags::key.eq(flag.key.as_str())),
-                )
-                .set(&row)
-                .execute(conn)
-                .store()?;
-                for (env_key, config) in &changed {
-                    let json = config_json(config)?;
-                    diesel::update(
-                        flag_configs::table
-                            .filter(flag_configs::project_id.eq(project_id.as_str()))
-                            .filter(flag_configs::flag_key.eq(flag.key.as_str()))
-                            .filter(flag_configs::environment_key.eq(*env_key)),
-                    )
-                    .set(flag_configs::config.eq(&json))
-                    .execute(conn)
-                    .store()?;
-                }
-            }
+        for (env_key, config) in &changed {
+            let json = config_json(config)?;
+            diesel::update(
+                flag_configs::table
+                    .filter(flag_configs::project_id.eq(project_id.as_str()))
+                    .filter(flag_configs::flag_key.eq(flag.key.as_str()))
+                    .filter(flag_configs::environment_key.eq(*env_key)),
+            )
+            .set(flag_configs::config.eq(&json))
+            .execute(conn)
+            .store()?;
         }
         self.update_flag_tags_and_references(project_id, flag, previous, &changed)
     }
@@ -828,7 +784,7 @@ impl FlagRepository for SqlRepository<'_> {
     fn update_flags(
         &mut self,
         project_id: &ProjectId,
-        flags: &[(Locked<Flag>, Flag)],
+        flags: &[(&Locked<Flag>, &Flag)],
     ) -> StoreResult<()> {
         let DbConnection::Pg(conn) = &mut *self.conn else {
             // SQLite: no round trips to save.
@@ -837,9 +793,8 @@ impl FlagRepository for SqlRepository<'_> {
             }
             return Ok(());
         };
-        if let [(flag, previous)] = flags {
-            return self.update_flag(project_id, flag, previous);
-        }
+        // Only what changed is written: a toggle rewrites one configuration, not the flag's
+        // tags and references too.
         let mut columns = FlagColumns::default();
         for (flag, previous) in flags {
             columns.push(FlagRow::from_flag(project_id, flag)?);

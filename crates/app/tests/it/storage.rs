@@ -12,7 +12,7 @@ use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
 use domain::role::Role;
 use domain::token::{EnvironmentCredential, Token};
 use domain::SequentialIds;
-use ports::{KeyedFlagConfig, Listed, Repository, StoreError, StoreExt, TokenMatch};
+use ports::{KeyedFlagConfig, Listed, Locked, Repository, StoreError, StoreExt, TokenMatch};
 
 use crate::common::{open, Backend};
 
@@ -482,6 +482,7 @@ fn flags_locked_and_saved_together(backend: Backend) {
                 let previous = flag.replace(next);
                 saved.push((flag, previous));
             }
+            let saved: Vec<(&Locked<Flag>, &Flag)> = saved.iter().map(|(f, p)| (f, p)).collect();
             repo.update_flags(&p.id, &saved)
         })
         .unwrap();

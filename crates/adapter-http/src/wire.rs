@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::version::ApiVersion;
 use serde::Serialize;
 use serde_json::Value;
-use service::{CachedAnswer, ReadTicket, Service, ServiceResult};
+use service::{CachedAnswer, Queued, QueuedWrite, ReadTicket, Service, ServiceResult};
 use std::sync::Arc;
 
 use crate::error::ApiError;
@@ -94,6 +94,22 @@ pub async fn call<T: Send + 'static>(
             )
         })?
         .map_err(ApiError::from)
+}
+
+/// Runs a use case's queued write: waits for its turn here, holding no blocking thread (the
+/// changes queued behind one writer leave the pool to the next writer and the reads), and
+/// writes on the blocking pool when its turn comes.
+///
+/// # Errors
+/// The use case's error, or 503 when the blocking pool is gone.
+pub async fn call_queued<T: Send + 'static>(
+    state: &AppState,
+    queued: QueuedWrite<T>,
+) -> Result<T, ApiError> {
+    match queued.await {
+        Queued::Answered(outcome) => outcome.map_err(ApiError::from),
+        Queued::Writes(turn) => call(state, move |_| turn.write()).await,
+    }
 }
 
 /// Query-string parameters, keeping repeated names (`env=a&env=b`).

@@ -145,11 +145,10 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         None => None,
     };
     log::info!("listening on http://{}", args.bind);
-    // One blocking thread per connection, and one per worker for what waits on none. (More let
-    // more flag changes and creations queue, without a connection, behind the batch being
-    // written, and so bigger batches: measured, four per connection took a quarter less CPU
-    // per toggle and creation, but every thread's malloc arena kept its peak, and the bench's
-    // peak RSS went from 65 to 184 MiB.)
+    // One blocking thread per connection, and one per worker for what waits on none. Flag
+    // changes and creations queued behind a batch being written wait without a thread
+    // (`service::QueuedWrite`), so more threads would not make bigger batches: they would only
+    // keep more malloc arenas at their peaks (four per connection: peak RSS 184 MiB).
     let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
     let api = adapter_http::server(listener, state, cores, blocking_threads)
         .with_context(|| format!("serving on {}", args.bind))?;

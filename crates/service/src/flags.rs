@@ -1,7 +1,7 @@
 //! Feature flags.
 
 use domain::audit::resource;
-use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, ProjectFlags};
+use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, InitialPrerequisite, ProjectFlags};
 use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
 use domain::key::{FlagKey, ProjectKey};
@@ -10,14 +10,15 @@ use domain::patch::JsonPatchBody;
 use domain::query::FlagQuery;
 use domain::role::Action;
 use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, StoreExt};
+use std::sync::Arc;
 
 use crate::audit::{json, Change, PendingAudits};
 use serde_json::Value;
 
 use crate::projects::{hold_project, load_project, lock_project};
 use crate::{
-    use_case, ApiResource, Caller, Detail, Permit, RandomIds, Service, ServiceError, ServiceResult,
-    Write,
+    use_case, ApiResource, Caller, Detail, Permit, QueuedWrite, RandomIds, Service, ServiceError,
+    ServiceResult, Write,
 };
 
 /// A flag as the use cases return it: the aggregate, and the member its `maintainerId` names
@@ -294,6 +295,27 @@ pub(crate) struct FlagCreate {
     turn_on: bool,
 }
 
+/// A flag to create from `post`, checked on its own, and its initial prerequisites (checked
+/// against the project when it is created).
+fn new_flag(
+    caller: &Caller,
+    post: FlagPost,
+    now: i64,
+) -> ServiceResult<(FlagCreate, Vec<InitialPrerequisite>)> {
+    let new = post.validate()?;
+    let turn_on = new.post.is_flag_on.unwrap_or(false);
+    let prerequisites = new.post.initial_prerequisites.clone().unwrap_or_default();
+    let flag = Flag::create(new, now, &mut RandomIds)?;
+    Ok((
+        FlagCreate {
+            caller: caller.clone(),
+            flag,
+            turn_on,
+        },
+        prerequisites,
+    ))
+}
+
 /// `flag` with a configuration in each of `environments`, targeting on when `turn_on`.
 fn configured(flag: &Flag, environments: &[ProjectEnvironment], turn_on: bool, now: i64) -> Flag {
     let mut flag = flag.clone();
@@ -379,26 +401,58 @@ impl Service {
         project_key: &str,
         post: FlagPost,
     ) -> ServiceResult<FlagView> {
-        let caller = permit.caller();
-        let new = post.validate()?;
-        let key = new.key.to_string();
-        let turn_on = new.post.is_flag_on.unwrap_or(false);
-        let prerequisites = new.post.initial_prerequisites.clone().unwrap_or_default();
-        let now = self.now();
-        let flag = Flag::create(new, now, &mut RandomIds)?;
+        let (request, prerequisites) = new_flag(permit.caller(), post, self.now())?;
         if prerequisites.is_empty() {
             // Created with the others that arrive meanwhile, in one transaction.
-            let request = FlagCreate {
-                caller: caller.clone(),
-                flag,
-                turn_on,
-            };
-            return self.flag_creates.write(
-                flag_write_lane(project_key, &key),
-                request,
-                |requests| self.create_flags(project_key, requests),
+            let lane = flag_write_lane(project_key, &request.flag.key);
+            return self
+                .flag_creates
+                .write(lane, request, |(project_key, _), requests| {
+                    self.create_flags(project_key, requests)
+                });
+        }
+        self.create_flag_with_prerequisites(project_key, request, &prerequisites)
+    }
+
+    /// [`Service::create_flag`], waiting for its turn without holding a thread (see
+    /// [`QueuedWrite`]).
+    pub fn queue_create_flag(
+        self: &Arc<Self>,
+        permit: &Permit<use_case::CreateFlag>,
+        project_key: &str,
+        post: FlagPost,
+    ) -> QueuedWrite<FlagView> {
+        let (request, prerequisites) = match new_flag(permit.caller(), post, self.now()) {
+            Ok(new) => new,
+            Err(refused) => return QueuedWrite::answered(Err(refused)),
+        };
+        let service = Arc::clone(self);
+        if prerequisites.is_empty() {
+            let lane = flag_write_lane(project_key, &request.flag.key);
+            return QueuedWrite::on(
+                self.flag_creates.queue(lane, request),
+                move |(project_key, _), requests| service.create_flags(project_key, requests),
             );
         }
+        let project_key = project_key.to_owned();
+        QueuedWrite::at_once(move || {
+            service.create_flag_with_prerequisites(&project_key, request, &prerequisites)
+        })
+    }
+
+    /// Creates a flag with initial prerequisites, alone.
+    fn create_flag_with_prerequisites(
+        &self,
+        project_key: &str,
+        request: FlagCreate,
+        prerequisites: &[InitialPrerequisite],
+    ) -> ServiceResult<FlagView> {
+        let FlagCreate {
+            caller,
+            flag,
+            turn_on,
+        } = request;
+        let now = flag.creation_date;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
                 // Held alone so that the flags the prerequisites name stay as they are until it
@@ -409,17 +463,20 @@ impl Service {
                 let mut flag = configured(&flag, &environments, turn_on, now);
                 project.check_flag_key(&flag.key)?;
                 let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
-                flag.add_initial_prerequisites(&prerequisites, &others)?;
+                flag.add_initial_prerequisites(prerequisites, &others)?;
                 flag.validate()?;
                 flag.validate_in_project(&flag, &others)?;
                 let (view, shown) = self.new_flag_view(repo, &project.key, flag)?;
                 repo.insert_flag(&project.id, &view.flag)?;
-                self.audit(repo, caller, self.created(&project.key, &view.flag, shown))?;
+                self.audit(repo, &caller, self.created(&project.key, &view.flag, shown))?;
                 Ok(view)
             })
             .map_err(|e| {
                 e.key_taken(|| {
-                    format!("a flag with key '{key}' already exists in project '{project_key}'")
+                    format!(
+                        "a flag with key '{}' already exists in project '{project_key}'",
+                        flag.key
+                    )
                 })
             })
     }
@@ -645,13 +702,38 @@ impl Service {
                 .write_flag_changes(Write::DryRun, project_key, &[&request])
                 .pop()
                 .unwrap_or_else(|| Err(ServiceError::Internal("no outcome".into()))),
-            Write::Commit => {
-                self.flag_writes
-                    .write(flag_write_lane(project_key, key), request, |requests| {
-                        self.write_flag_changes(Write::Commit, project_key, requests)
-                    })
-            }
+            Write::Commit => self.flag_writes.write(
+                flag_write_lane(project_key, key),
+                request,
+                |(project_key, _), requests| {
+                    self.write_flag_changes(Write::Commit, project_key, requests)
+                },
+            ),
         }
+    }
+
+    /// [`Service::patch_flag`], waiting for its turn without holding a thread (see
+    /// [`QueuedWrite`]).
+    pub fn queue_patch_flag(
+        self: &Arc<Self>,
+        permit: &Permit<use_case::PatchFlag>,
+        project_key: &str,
+        key: &str,
+        change: FlagChange,
+    ) -> QueuedWrite<FlagView> {
+        let request = FlagWrite {
+            caller: permit.caller().clone(),
+            key: key.to_owned(),
+            change,
+        };
+        let service = Arc::clone(self);
+        QueuedWrite::on(
+            self.flag_writes
+                .queue(flag_write_lane(project_key, key), request),
+            move |(project_key, _), requests| {
+                service.write_flag_changes(Write::Commit, project_key, requests)
+            },
+        )
     }
 
     /// Writes `requests`, changes to flags of one project, in one transaction: the flags are

@@ -30,6 +30,7 @@ use ports::{Clock, Repository, Store, StoreExt};
 pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError};
+pub use flag_writes::{Queued, QueuedWrite, WriteTurn};
 pub use flags::{
     DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest, FlagView,
 };
@@ -171,9 +172,9 @@ pub struct Service {
     /// The account's `_id`, once read (it never changes).
     account_id: std::sync::OnceLock<String>,
     /// Changes to flags waiting while another change to a flag of their lane is written.
-    flag_writes: flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>,
+    flag_writes: Arc<flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>>,
     /// Flags to create waiting while others of their lane are created.
-    flag_creates: flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagCreate, FlagView>,
+    flag_creates: Arc<flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagCreate, FlagView>>,
     /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
     read_cache: Option<Arc<read_cache::ReadCache>>,
 }
@@ -202,8 +203,8 @@ impl Service {
             webhooks: WebhookSettings::default(),
             shown: representations,
             account_id: std::sync::OnceLock::new(),
-            flag_writes: flag_writes::WriteQueues::default(),
-            flag_creates: flag_writes::WriteQueues::default(),
+            flag_writes: Arc::default(),
+            flag_creates: Arc::default(),
             read_cache: None,
         }
     }

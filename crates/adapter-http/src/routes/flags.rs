@@ -14,8 +14,8 @@ use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::model;
 use crate::wire::{
-    answer_request, call, json_body, keep_answer, kept_answer, page_links, parse_json, patch_form,
-    DependentFlags, FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams,
+    answer_request, call, call_queued, json_body, keep_answer, kept_answer, page_links, parse_json,
+    patch_form, DependentFlags, FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams,
     SemanticPatchBody,
 };
 use crate::AppState;
@@ -57,7 +57,8 @@ pub async fn create_flag(
         None => {
             let permit = caller.may(use_case::CreateFlag)?;
             let post: FlagPost = json_body(&req, &body)?;
-            call(&state, move |s| s.create_flag(&permit, &project, post)).await?
+            let queued = state.service.queue_create_flag(&permit, &project, post);
+            call_queued(&state, queued).await?
         }
     };
     Ok(HttpResponse::Created().json(Flag::from((key.as_str(), flag))))
@@ -323,14 +324,17 @@ pub async fn patch_flag(
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();
-    let flag = call(&state, move |s| {
-        if dry_run {
+    let flag = if dry_run {
+        call(&state, move |s| {
             s.dry_run_patch_flag(&permit, &project, &key, &change)
-        } else {
-            s.patch_flag(&permit, &project, &key, &change)
-        }
-    })
-    .await?;
+        })
+        .await?
+    } else {
+        let queued = state
+            .service
+            .queue_patch_flag(&permit, &project, &key, change);
+        call_queued(&state, queued).await?
+    };
     Ok(web::Json(Flag::from((project_key.as_str(), flag))))
 }
 

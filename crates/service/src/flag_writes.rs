@@ -575,11 +575,12 @@ mod tests {
     }
 
     type Queues = Arc<WriteQueues<&'static str, usize, usize>>;
+    type TestTicket = Ticket<&'static str, usize, usize>;
 
     fn poll_ticket(
-        ticket: &mut Ticket<&'static str, usize, usize>,
+        ticket: &mut TestTicket,
         woken: &Arc<Woken>,
-    ) -> Poll<Result<ServiceResult<usize>, Turn<&'static str, usize, usize>>> {
+    ) -> Poll<<TestTicket as Future>::Output> {
         let waker = Waker::from(Arc::clone(woken));
         Pin::new(ticket).poll(&mut Context::from_waker(&waker))
     }

@@ -10,6 +10,7 @@
 mod flags;
 mod members;
 mod paths;
+mod queued;
 mod tokens;
 
 use std::sync::Arc;
@@ -29,7 +30,7 @@ const OWNER_SECRET: &str = "owner-token-for-tests";
 
 /// A service over an empty in-memory store, with an owner.
 pub struct Fixture {
-    pub service: Service,
+    pub service: Arc<Service>,
     pub store: Arc<MemoryStore>,
     /// The owner, calling with its bootstrap token.
     pub owner: Caller,
@@ -54,7 +55,7 @@ impl Fixture {
             .unwrap();
         let owner = service.authenticate(OWNER_SECRET).unwrap();
         Self {
-            service,
+            service: Arc::new(service),
             store,
             owner,
         }

@@ -399,6 +399,11 @@ impl Service {
     /// unless `isFlagOn`, and with `initialPrerequisites` if given. Its key must follow the
     /// project's naming convention.
     ///
+    /// It waits for its turn on the calling thread. A caller that runs use cases on a bounded
+    /// pool of threads should use the queued form ([`Service::queue_create_flag`]) for every
+    /// such write, not mix the two: threads waiting here could fill the pool while the turn
+    /// belongs to a queued write that needs a thread of it to write.
+    ///
     /// # Errors
     /// `Invalid` (also for a flag larger than the resource size limit, a key against the naming
     /// convention, or a prerequisite that does not exist), `NotFound` for an
@@ -681,6 +686,11 @@ impl Service {
     }
 
     /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.
+    ///
+    /// It waits for its turn on the calling thread. A caller that runs use cases on a bounded
+    /// pool of threads should use the queued form ([`Service::queue_patch_flag`]) for every
+    /// such write, not mix the two: threads waiting here could fill the pool while the turn
+    /// belongs to a queued write that needs a thread of it to write.
     ///
     /// # Errors
     /// `Invalid` for a malformed body or an invalid instruction, `NotFound`,

@@ -109,6 +109,15 @@ impl Pgbench {
         let tps = parse_tps(&stdout).with_context(|| {
             format!("no `tps = ... (without initial connection time)` in {stdout}")
         })?;
+        if mode == Mode::Write {
+            // `-N` leaves many thousands of dead rows in its tables: cleaned up now, not by
+            // autovacuum while flagsvc's cases run on the same cores and disk. (Seen: a vacuum
+            // of `pgbench_accounts` running for some 8 s amid the cases; in another run, one
+            // case ten times slower than in the runs before and after, PostgreSQL's processes
+            // busy as never else.)
+            crate::postgres::psql(&self.url, "VACUUM ANALYZE")
+                .context("vacuuming pgbench's tables after its run")?;
+        }
         let transactions = parse_transactions(&stdout);
         let postgres_ms_per_transaction = match (postgres_before, postgres_after, transactions) {
             (Some(before), Some(after), Some(transactions)) if transactions > 0 => Some(

@@ -22,6 +22,9 @@ const SECONDS_BUCKETS: [f64; 14] = [
 const UPKEEP: Duration = Duration::from_secs(5);
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+/// Held while the recorder is installed: two first calls at once would both find no handle,
+/// and the second would fail to install a second recorder.
+static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Why the recorder could not be installed.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +40,12 @@ pub enum MetricsError {
 /// # Errors
 /// [`MetricsError`] when another recorder was installed first.
 pub fn install() -> Result<PrometheusHandle, MetricsError> {
+    if let Some(handle) = HANDLE.get() {
+        return Ok(handle.clone());
+    }
+    let _installing = INSTALLING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(handle) = HANDLE.get() {
         return Ok(handle.clone());
     }
@@ -194,4 +203,32 @@ pub(crate) fn answered(route: &str, method: &str, status: u16, took: Duration) {
     metrics::counter!("flagsvc_http_requests_total", &labels).increment(1);
     metrics::histogram!("flagsvc_http_request_duration_seconds", &labels)
         .record(took.as_secs_f64());
+}
+
+#[cfg(test)]
+mod tests {
+    /// Test apps start on many threads at once, each installing the recorder: every call gets
+    /// the one handle (two first calls at once used to make the second fail).
+    #[test]
+    fn first_installs_at_once_all_succeed() {
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            let calls: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        super::install().map(|_| ())
+                    })
+                })
+                .collect();
+            for call in calls {
+                assert_eq!(
+                    call.join()
+                        .map_err(|_| "panicked")
+                        .and_then(|r| r.map_err(|_| "failed")),
+                    Ok(())
+                );
+            }
+        });
+    }
 }

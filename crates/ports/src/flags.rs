@@ -60,7 +60,7 @@ pub trait FlagRepository {
     fn insert_new_flags(
         &mut self,
         project_id: &ProjectId,
-        flags: &[Flag],
+        flags: &[&Flag],
     ) -> StoreResult<Vec<bool>> {
         let mut stored = Vec::with_capacity(flags.len());
         for flag in flags {

@@ -259,6 +259,16 @@ pub(crate) struct FlagWrite {
     change: FlagChange,
 }
 
+impl FlagWrite {
+    fn new(permit: &Permit<use_case::PatchFlag>, key: &str, change: FlagChange) -> Self {
+        Self {
+            caller: permit.caller().clone(),
+            key: key.to_owned(),
+            change,
+        }
+    }
+}
+
 /// What a batch of flag changes writes once they are all applied: the flags they changed (each
 /// with the flag as it was locked) and their audit entries.
 #[derive(Default)]
@@ -567,7 +577,7 @@ impl Service {
                     Err(refused) => outcomes[i] = Some(Err(refused)),
                 }
             }
-            let flags: Vec<Flag> = made.iter().map(|(_, view, _)| view.flag.clone()).collect();
+            let flags: Vec<&Flag> = made.iter().map(|(_, view, _)| &view.flag).collect();
             let stored = repo.insert_new_flags(&project.id, &flags)?;
             let mut audits = PendingAudits::default();
             for ((i, view, shown), stored) in made.into_iter().zip(stored) {
@@ -730,11 +740,7 @@ impl Service {
         change: &FlagChange,
         write: Write,
     ) -> ServiceResult<FlagView> {
-        let request = FlagWrite {
-            caller: permit.caller().clone(),
-            key: key.to_owned(),
-            change: change.clone(),
-        };
+        let request = FlagWrite::new(permit, key, change.clone());
         match write {
             // A dry run writes nothing: it neither waits for other changes nor holds them up.
             Write::DryRun => self
@@ -760,11 +766,7 @@ impl Service {
         key: &str,
         change: FlagChange,
     ) -> QueuedWrite<FlagView> {
-        let request = FlagWrite {
-            caller: permit.caller().clone(),
-            key: key.to_owned(),
-            change,
-        };
+        let request = FlagWrite::new(permit, key, change);
         let service = Arc::clone(self);
         QueuedWrite::on(
             self.flag_writes

@@ -501,7 +501,7 @@ impl FlagRepository for SqlRepository<'_> {
     fn insert_new_flags(
         &mut self,
         project_id: &ProjectId,
-        flags: &[Flag],
+        flags: &[&Flag],
     ) -> StoreResult<Vec<bool>> {
         // The first flag of each key is offered; a later one of the same key is not stored.
         let mut offered: Vec<usize> = Vec::with_capacity(flags.len());
@@ -517,7 +517,7 @@ impl FlagRepository for SqlRepository<'_> {
         by_key.sort_by(|&a, &b| flags[a].key.as_str().cmp(flags[b].key.as_str()));
         let rows = by_key
             .iter()
-            .map(|&i| FlagRow::from_flag(project_id, &flags[i]))
+            .map(|&i| FlagRow::from_flag(project_id, flags[i]))
             .collect::<StoreResult<Vec<_>>>()?;
         // A key taken meanwhile is skipped, not an error: the transaction goes on for the others
         // (a failed statement would end it on PostgreSQL).

@@ -539,7 +539,7 @@ fn new_flags_skip_taken_keys(backend: Backend) {
         .unwrap();
     let mut twice = flag_in(&[&test], "new", 20);
     twice.name = "second".into();
-    let flags = vec![
+    let flags = [
         flag_in(&[&test], "new", 20),
         flag_in(&[&test], "taken", 20),
         twice,
@@ -548,7 +548,7 @@ fn new_flags_skip_taken_keys(backend: Backend) {
     let stored = db
         .store
         .write_tx(|repo| -> Result<_> {
-            let stored = repo.insert_new_flags(&p.id, &flags)?;
+            let stored = repo.insert_new_flags(&p.id, &flags.each_ref())?;
             // The transaction is still usable after the skipped ones.
             repo.get_flag(&p.id, &key(FlagKey::parse, "other"))?
                 .unwrap();
@@ -596,11 +596,11 @@ fn new_flags_of_two_transactions_do_not_deadlock() {
         let first = scope.spawn(|| {
             let mut stored = Vec::new();
             let outcome = db.store.write(&mut |repo| {
-                stored.extend(repo.insert_new_flags(&p.id, std::slice::from_ref(&x))?);
+                stored.extend(repo.insert_new_flags(&p.id, &[&x])?);
                 started.send(()).unwrap();
                 // Long enough for the second to be waiting for `x`.
                 std::thread::sleep(Duration::from_millis(500));
-                stored.extend(repo.insert_new_flags(&p.id, std::slice::from_ref(&y))?);
+                stored.extend(repo.insert_new_flags(&p.id, &[&y])?);
                 Ok(())
             });
             outcome.map(|()| stored)
@@ -609,7 +609,7 @@ fn new_flags_of_two_transactions_do_not_deadlock() {
         let second = scope.spawn(|| {
             let mut stored = Vec::new();
             let outcome = db.store.write(&mut |repo| {
-                stored = repo.insert_new_flags(&p.id, &[y.clone(), x.clone()])?;
+                stored = repo.insert_new_flags(&p.id, &[&y, &x])?;
                 Ok(())
             });
             outcome.map(|()| stored)

@@ -31,6 +31,7 @@ pub mod key;
 pub mod member;
 mod newtype;
 pub mod patch;
+pub mod policy;
 pub mod project;
 pub mod query;
 pub mod role;

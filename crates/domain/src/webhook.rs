@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{glob, specifier_matches, Access, AuditEntry};
+use crate::audit::AuditEntry;
 use crate::id::WebhookId;
 use crate::patch::{self, PatchError};
 use crate::{normalize_tags, validate_tags, FieldError, ValidationError};
@@ -16,81 +16,8 @@ pub const MAX_URL_CHARS: usize = 2048;
 
 pub mod target;
 
-/// Allow or deny.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Effect {
-    /// Selects what it matches.
-    Allow,
-    /// Excludes what it matches.
-    Deny,
-}
-
-/// A policy statement: resources and actions, with `*` globs.
-///
-/// ```
-/// use domain::audit::Access;
-/// use domain::webhook::{Effect, Statement};
-/// let production_flags = Statement {
-///     effect: Effect::Allow,
-///     resources: Some(vec!["proj/*:env/production:flag/*".into()]),
-///     not_resources: None,
-///     actions: Some(vec!["update*".into()]),
-///     not_actions: None,
-/// };
-/// let on = Access { action: "updateOn".into(), resource: "proj/web:env/production:flag/f".into() };
-/// assert!(production_flags.matches(&on));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Statement {
-    /// `allow` or `deny`.
-    pub effect: Effect,
-    /// Resource specifiers it covers (or `notResources`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Vec<String>>,
-    /// Resource specifiers it covers all but.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_resources: Option<Vec<String>>,
-    /// Actions it covers (all when neither list is given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actions: Option<Vec<String>>,
-    /// Actions it covers all but.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_actions: Option<Vec<String>>,
-}
-
-impl Statement {
-    /// Whether the statement covers `access`.
-    pub fn matches(&self, access: &Access) -> bool {
-        let resource = match (&self.resources, &self.not_resources) {
-            (Some(rs), _) => rs.iter().any(|r| specifier_matches(r, &access.resource)),
-            (None, Some(rs)) => !rs.iter().any(|r| specifier_matches(r, &access.resource)),
-            (None, None) => false,
-        };
-        let action = match (&self.actions, &self.not_actions) {
-            (Some(a), _) => a.iter().any(|a| glob(a, &access.action)),
-            (None, Some(a)) => !a.iter().any(|a| glob(a, &access.action)),
-            (None, None) => true,
-        };
-        resource && action
-    }
-
-    fn validate(&self, at: &str, errors: &mut Vec<FieldError>) {
-        if self.resources.is_some() == self.not_resources.is_some() {
-            errors.push(FieldError::new(
-                at,
-                "a statement has exactly one of 'resources' and 'notResources'",
-            ));
-        }
-        if self.actions.is_some() && self.not_actions.is_some() {
-            errors.push(FieldError::new(
-                at,
-                "a statement has at most one of 'actions' and 'notActions'",
-            ));
-        }
-    }
-}
+/// Webhook statements are policy statements: the same grammar as roles'.
+pub use crate::policy::{Effect, Statement};
 
 /// A webhook. How the API shows it (with its links) is the HTTP adapter's business; this JSON
 /// (the serde names) is what JSON Patch paths address.
@@ -189,7 +116,7 @@ impl Webhook {
             errors.push(FieldError::new("secret", "must not be empty"));
         }
         for (i, statement) in self.statements.iter().enumerate() {
-            statement.validate(&format!("statements[{i}]"), &mut errors);
+            statement.validate_shape(&format!("statements[{i}]"), &mut errors);
         }
         validate_tags("tags", &self.tags, &mut errors);
         if let Some(name) = &self.name {

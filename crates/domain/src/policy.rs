@@ -1,0 +1,637 @@
+//! Policies: statements allowing or denying actions on resources, and the one function that
+//! decides a request by them ([`decide`]).
+//!
+//! A statement names resources by *specifier* (`proj/shop:env/production:flag/*`: parts
+//! `kind/name` joined by `:`, `*` globs in names, `;tag,tag` qualifiers that the resource must
+//! carry all of) and actions by their camelCase names (`updateOn`, `createFlag`, `update*`),
+//! the vocabulary of the audit log's `accesses` ([`actions`] lists them). Deny wins over allow,
+//! and what no statement allows is denied.
+//!
+//! ```
+//! use domain::policy::{decide, Policy, Resource, Statement};
+//! let staging_only = Policy::new("staging-toggler", vec![
+//!     Statement::allow(&["proj/shop:env/staging:flag/*"], &["updateOn"]),
+//! ]);
+//! let staging = Resource::project("shop").environment("staging").flag("checkout");
+//! let production = Resource::project("shop").environment("production").flag("checkout");
+//! assert!(decide(&[staging_only.clone()], "updateOn", &staging).is_allowed());
+//! assert!(!decide(&[staging_only], "updateOn", &production).is_allowed());
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::glob;
+use crate::role::Role;
+use crate::FieldError;
+
+pub mod actions;
+
+/// Allow or deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Allows (or, in a webhook, selects) what it matches.
+    Allow,
+    /// Denies (or excludes) what it matches; wins over any allow.
+    Deny,
+}
+
+/// A policy statement: resources and actions, with `*` globs.
+///
+/// ```
+/// use domain::audit::Access;
+/// use domain::policy::{Effect, Statement};
+/// let production_flags = Statement {
+///     effect: Effect::Allow,
+///     resources: Some(vec!["proj/*:env/production:flag/*".into()]),
+///     not_resources: None,
+///     actions: Some(vec!["update*".into()]),
+///     not_actions: None,
+/// };
+/// let on = Access { action: "updateOn".into(), resource: "proj/web:env/production:flag/f".into() };
+/// assert!(production_flags.matches(&on));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Statement {
+    /// `allow` or `deny`.
+    pub effect: Effect,
+    /// Resource specifiers it covers (or `notResources`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Vec<String>>,
+    /// Resource specifiers it covers all but.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_resources: Option<Vec<String>>,
+    /// Actions it covers (all when neither list is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<String>>,
+    /// Actions it covers all but.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_actions: Option<Vec<String>>,
+}
+
+impl Statement {
+    /// A statement allowing `actions` on `resources`.
+    ///
+    /// ```
+    /// let s = domain::policy::Statement::allow(&["proj/*"], &["viewProject"]);
+    /// assert_eq!(s.effect, domain::policy::Effect::Allow);
+    /// ```
+    pub fn allow(resources: &[&str], actions: &[&str]) -> Self {
+        Self::with(Effect::Allow, resources, actions)
+    }
+
+    /// A statement denying `actions` on `resources`.
+    ///
+    /// ```
+    /// let s = domain::policy::Statement::deny(&["proj/*:env/production:flag/*"], &["*"]);
+    /// assert_eq!(s.effect, domain::policy::Effect::Deny);
+    /// ```
+    pub fn deny(resources: &[&str], actions: &[&str]) -> Self {
+        Self::with(Effect::Deny, resources, actions)
+    }
+
+    fn with(effect: Effect, resources: &[&str], actions: &[&str]) -> Self {
+        let owned = |list: &[&str]| Some(list.iter().map(|s| (*s).to_owned()).collect());
+        Self {
+            effect,
+            resources: owned(resources),
+            not_resources: None,
+            actions: owned(actions),
+            not_actions: None,
+        }
+    }
+
+    /// Whether the statement covers `access` (an audit entry's action on a resource specifier,
+    /// which carries no tags).
+    pub fn matches(&self, access: &crate::audit::Access) -> bool {
+        self.covers(&access.action, &Resource::from_specifier(&access.resource))
+    }
+
+    /// Whether the statement covers `action` on `resource`, whatever its effect.
+    ///
+    /// ```
+    /// use domain::policy::{Resource, Statement};
+    /// let tagged = Statement::allow(&["proj/*:env/*:flag/*;beta"], &["update*"]);
+    /// let flag = Resource::project("shop").environment("test").flag("f");
+    /// assert!(!tagged.covers("updateOn", &flag));
+    /// assert!(tagged.covers("updateOn", &flag.with_tags(&["beta".to_owned()])));
+    /// assert!(!tagged.covers("createFlag", &Resource::project("shop")));
+    /// ```
+    pub fn covers(&self, action: &str, resource: &Resource) -> bool {
+        let action_covered = match (&self.actions, &self.not_actions) {
+            (Some(a), _) => a.iter().any(|a| glob(a, action)),
+            (None, Some(a)) => !a.iter().any(|a| glob(a, action)),
+            (None, None) => true,
+        };
+        action_covered
+            && match (&self.resources, &self.not_resources) {
+                (Some(rs), _) => rs.iter().any(|r| resource.matches(r)),
+                (None, Some(rs)) => !rs.iter().any(|r| resource.matches(r)),
+                (None, None) => false,
+            }
+    }
+
+    /// Checks the statement's shape: exactly one of `resources` and `notResources`, at most
+    /// one of `actions` and `notActions` (what a webhook's statements need).
+    pub(crate) fn validate_shape(&self, at: &str, errors: &mut Vec<FieldError>) {
+        if self.resources.is_some() == self.not_resources.is_some() {
+            errors.push(FieldError::new(
+                at,
+                "a statement has exactly one of 'resources' and 'notResources'",
+            ));
+        }
+        if self.actions.is_some() && self.not_actions.is_some() {
+            errors.push(FieldError::new(
+                at,
+                "a statement has at most one of 'actions' and 'notActions'",
+            ));
+        }
+    }
+
+    /// Checks a statement of a role or an access token: its shape, each specifier's syntax
+    /// ([`check_specifier`]), and that each action names, or its glob matches, an action of
+    /// the catalogue ([`actions::ALL`]), so a misspelt action is refused rather than silently
+    /// matching nothing.
+    ///
+    /// ```
+    /// use domain::policy::Statement;
+    /// let mut errors = Vec::new();
+    /// Statement::allow(&["proj/*:env/*:flag/*"], &["updatOn"]).validate("policy[0]", &mut errors);
+    /// assert!(errors[0].reason.contains("updatOn"), "{:?}", errors[0]);
+    /// ```
+    pub fn validate(&self, at: &str, errors: &mut Vec<FieldError>) {
+        self.validate_shape(at, errors);
+        let lists = [
+            ("resources", &self.resources),
+            ("notResources", &self.not_resources),
+        ];
+        for (field, list) in lists {
+            for (i, spec) in list.iter().flatten().enumerate() {
+                if let Err(reason) = check_specifier(spec) {
+                    errors.push(FieldError::new(format!("{at}.{field}[{i}]"), reason));
+                }
+            }
+        }
+        for (field, list) in [
+            ("actions", &self.actions),
+            ("notActions", &self.not_actions),
+        ] {
+            if list.as_ref().is_some_and(Vec::is_empty) {
+                errors.push(FieldError::new(
+                    format!("{at}.{field}"),
+                    "names at least one action",
+                ));
+            }
+            for (i, action) in list.iter().flatten().enumerate() {
+                if !actions::ALL.iter().any(|known| glob(action, known.name)) {
+                    errors.push(FieldError::new(
+                        format!("{at}.{field}[{i}]"),
+                        format!("'{action}' is not an action, nor a glob matching one (see docs/roles.md)"),
+                    ));
+                }
+            }
+        }
+        for (field, list) in [
+            ("resources", &self.resources),
+            ("notResources", &self.not_resources),
+        ] {
+            if list.as_ref().is_some_and(Vec::is_empty) {
+                errors.push(FieldError::new(
+                    format!("{at}.{field}"),
+                    "names at least one resource specifier",
+                ));
+            }
+        }
+    }
+}
+
+/// The longest resource specifier of a statement, in characters.
+pub const MAX_SPECIFIER_CHARS: usize = 512;
+
+/// The kinds of resource a specifier part may name, and whether each has a name.
+const KINDS: [(&str, bool); 10] = [
+    ("acct", false),
+    ("proj", true),
+    ("env", true),
+    ("flag", true),
+    ("segment", true),
+    ("member", true),
+    ("token", true),
+    ("webhook", true),
+    ("role", true),
+    ("team", true),
+];
+
+/// Checks the syntax of a resource specifier of a policy statement: parts joined by `:`, each
+/// `kind/name` (`acct` alone), the kind one of `acct`, `proj`, `env`, `flag`, `segment`,
+/// `member`, `token`, `webhook`, `role`, `team`, the name a key or `*` glob, optionally followed by
+/// `;tag,tag`.
+///
+/// ```
+/// use domain::policy::check_specifier;
+/// assert!(check_specifier("proj/shop;beta:env/*:flag/*").is_ok());
+/// assert!(check_specifier("acct").is_ok());
+/// assert!(check_specifier("project/shop").is_err());
+/// assert!(check_specifier("proj/shop:").is_err());
+/// assert!(check_specifier("proj/{tier:gold}").is_err());
+/// ```
+///
+/// # Errors
+/// What is wrong with it.
+pub fn check_specifier(spec: &str) -> Result<(), String> {
+    if spec.chars().count() > MAX_SPECIFIER_CHARS {
+        return Err(format!(
+            "a resource specifier has at most {MAX_SPECIFIER_CHARS} characters"
+        ));
+    }
+    for part in spec.split(':') {
+        let (kind_name, tags) = match part.split_once(';') {
+            Some((kind_name, tags)) => (kind_name, Some(tags)),
+            None => (part, None),
+        };
+        let (kind, name) = match kind_name.split_once('/') {
+            Some((kind, name)) => (kind, Some(name)),
+            None => (kind_name, None),
+        };
+        let known = KINDS.iter().find(|(k, _)| *k == kind);
+        let Some((_, named)) = known else {
+            return Err(format!(
+                "'{part}' in '{spec}' is not a resource: expected kind/name with a kind among \
+                 acct, proj, env, flag, segment, member, token, webhook, role, team"
+            ));
+        };
+        match name {
+            Some(name) if !*named => {
+                return Err(format!("'{kind}' has no name ('{name}' in '{spec}')"));
+            }
+            None if *named => {
+                return Err(format!(
+                    "'{kind}' needs a name or '*' ('{kind}/*' in '{spec}')"
+                ));
+            }
+            Some(name) if !name_pattern_ok(name) => {
+                return Err(format!(
+                    "'{name}' in '{spec}' is not a name pattern: letters, digits, '.', '_', '-' and '*' globs"
+                ));
+            }
+            _ => {}
+        }
+        if let Some(tags) = tags {
+            if tags.split(',').any(|t| !tag_ok(t)) {
+                return Err(format!(
+                    "';{tags}' in '{spec}' is not a list of tags: one or more of letters, digits, '.', '_', '-' joined by ','"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn name_pattern_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '*' | '@' | '+'))
+}
+
+fn tag_ok(tag: &str) -> bool {
+    !tag.is_empty()
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// One part of a resource: `kind/name` (or a bare kind, `acct`) and the tags the thing carries.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Part {
+    /// `kind/name`, as a specifier writes it.
+    text: String,
+    /// Its tags (a flag's, a segment's, an environment's, a project's).
+    tags: Vec<String>,
+}
+
+/// A resource a request acts on, as a specifier's parts with each one's tags, so that a
+/// statement's `;tag` qualifiers can be checked.
+///
+/// ```
+/// use domain::policy::Resource;
+/// let flag = Resource::project("shop").environment("production").flag("checkout");
+/// assert_eq!(flag.to_string(), "proj/shop:env/production:flag/checkout");
+/// assert!(flag.matches("proj/*:env/prod*:flag/*"));
+/// assert!(!flag.matches("proj/*:env/*"), "parts must line up");
+/// assert_eq!(Resource::from_specifier("member/abc").to_string(), "member/abc");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Resource {
+    parts: Vec<Part>,
+}
+
+impl Resource {
+    fn part(kind: &str, name: &str) -> Part {
+        Part {
+            text: format!("{kind}/{name}"),
+            tags: Vec::new(),
+        }
+    }
+
+    fn then(mut self, kind: &str, name: &str) -> Self {
+        self.parts.push(Self::part(kind, name));
+        self
+    }
+
+    /// `acct`: the account itself.
+    pub fn account() -> Self {
+        Self {
+            parts: vec![Part {
+                text: "acct".into(),
+                tags: Vec::new(),
+            }],
+        }
+    }
+
+    /// `proj/{key}`.
+    pub fn project(key: &str) -> Self {
+        Self {
+            parts: vec![Self::part("proj", key)],
+        }
+    }
+
+    /// `…:env/{key}`, inside this project.
+    #[must_use]
+    pub fn environment(self, key: &str) -> Self {
+        self.then("env", key)
+    }
+
+    /// `…:flag/{key}`, inside this environment.
+    #[must_use]
+    pub fn flag(self, key: &str) -> Self {
+        self.then("flag", key)
+    }
+
+    /// `…:segment/{key}`, inside this environment.
+    #[must_use]
+    pub fn segment(self, key: &str) -> Self {
+        self.then("segment", key)
+    }
+
+    /// `member/{id}`.
+    pub fn member(id: &str) -> Self {
+        Self {
+            parts: vec![Self::part("member", id)],
+        }
+    }
+
+    /// `…:token/{name}`, of this member.
+    #[must_use]
+    pub fn token(self, name: &str) -> Self {
+        self.then("token", name)
+    }
+
+    /// `webhook/{id}`.
+    pub fn webhook(id: &str) -> Self {
+        Self {
+            parts: vec![Self::part("webhook", id)],
+        }
+    }
+
+    /// `role/{key}`: a custom role.
+    pub fn role(key: &str) -> Self {
+        Self {
+            parts: vec![Self::part("role", key)],
+        }
+    }
+
+    /// `team/{key}`.
+    pub fn team(key: &str) -> Self {
+        Self {
+            parts: vec![Self::part("team", key)],
+        }
+    }
+
+    /// The same resource, its last part carrying `tags`.
+    #[must_use]
+    pub fn with_tags(mut self, tags: &[String]) -> Self {
+        if let Some(last) = self.parts.last_mut() {
+            last.tags = tags.to_vec();
+        }
+        self
+    }
+
+    /// A resource from a specifier without tags (an audit access's `resource`).
+    pub fn from_specifier(spec: &str) -> Self {
+        Self {
+            parts: spec
+                .split(':')
+                .map(|text| Part {
+                    text: text.to_owned(),
+                    tags: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether the specifier `pattern` names this resource: as many parts, each part's
+    /// `kind/name` matching its glob, and each `;tag` of the pattern carried by the part.
+    pub fn matches(&self, pattern: &str) -> bool {
+        let mut parts = self.parts.iter();
+        for pattern_part in pattern.split(':') {
+            let Some(part) = parts.next() else {
+                return false;
+            };
+            let (kind_name, tags) = match pattern_part.split_once(';') {
+                Some((kind_name, tags)) => (kind_name, Some(tags)),
+                None => (pattern_part, None),
+            };
+            if !glob(kind_name, &part.text) {
+                return false;
+            }
+            if let Some(tags) = tags {
+                if !tags
+                    .split(',')
+                    .all(|tag| part.tags.iter().any(|t| t == tag))
+                {
+                    return false;
+                }
+            }
+        }
+        parts.next().is_none()
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                f.write_str(":")?;
+            }
+            f.write_str(&part.text)?;
+        }
+        Ok(())
+    }
+}
+
+/// A named list of statements: a custom role's policy, a built-in role's, a team's roles', or
+/// an access token's inline role.
+///
+/// ```
+/// use domain::policy::{Policy, Statement};
+/// let p = Policy::new("reader", vec![Statement::allow(&["proj/*"], &["viewProject"])]);
+/// assert_eq!(p.name, "reader");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Policy {
+    /// The role's key (a built-in role's name, a custom role's key, `inline` for a token's
+    /// inline role): what a decision names as its reason.
+    pub name: String,
+    /// Its statements, in order.
+    pub statements: Vec<Statement>,
+}
+
+impl Policy {
+    /// A policy named `name`.
+    pub fn new(name: impl Into<String>, statements: Vec<Statement>) -> Self {
+        Self {
+            name: name.into(),
+            statements,
+        }
+    }
+}
+
+/// The policy of a built-in role, evaluated by [`decide`] like any custom role's.
+///
+/// - `no_access`: nothing.
+/// - `reader`: reads projects (and everything in them), the audit log, members, teams and
+///   custom roles.
+/// - `writer`: also every action on projects, environments, flags and segments.
+/// - `admin`: also members, access tokens, webhooks, custom roles and teams.
+/// - `owner`: everything, the account's ownership included.
+///
+/// ```
+/// use domain::policy::{base_role_policy, decide, Resource};
+/// use domain::role::Role;
+/// let flag = Resource::project("shop").environment("production").flag("f");
+/// assert!(decide(&[base_role_policy(Role::Writer)], "updateOn", &flag).is_allowed());
+/// assert!(!decide(&[base_role_policy(Role::Reader)], "updateOn", &flag).is_allowed());
+/// assert!(!decide(&[base_role_policy(Role::Admin)], "transferOwnership", &Resource::account()).is_allowed());
+/// ```
+pub fn base_role_policy(role: Role) -> Policy {
+    use actions::ResourceKind as K;
+    let all_of = |kinds: &[K]| {
+        let specs: Vec<&str> = kinds.iter().map(|k| k.specifier()).collect();
+        Statement::allow(&specs, &["*"])
+    };
+    let reads = || {
+        vec![
+            Statement::allow(&[K::Project.specifier()], &["viewProject"]),
+            Statement::allow(&[K::Account.specifier()], &["viewAuditLog"]),
+            Statement::allow(&[K::Member.specifier()], &["viewMembers"]),
+            Statement::allow(&[K::Role.specifier()], &["viewRoles"]),
+        ]
+    };
+    let projects = [K::Project, K::Environment, K::Flag, K::Segment];
+    let statements = match role {
+        Role::NoAccess => Vec::new(),
+        Role::Reader => reads(),
+        Role::Writer => {
+            let mut statements = reads();
+            statements.push(all_of(&projects));
+            statements
+        }
+        Role::Admin => {
+            let mut statements = reads();
+            statements.push(all_of(&[
+                K::Project,
+                K::Environment,
+                K::Flag,
+                K::Segment,
+                K::Member,
+                K::Token,
+                K::Webhook,
+                K::Role,
+                K::Team,
+            ]));
+            statements
+        }
+        Role::Owner => vec![all_of(&K::ALL)],
+    };
+    Policy::new(role.as_str(), statements)
+}
+
+/// The statement that decided, and the policy it is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reason<'p> {
+    /// The policy's name (the role's key).
+    pub policy: &'p str,
+    /// The statement.
+    pub statement: &'p Statement,
+}
+
+/// What [`decide`] found: allowed by a statement, or denied by one (or by none allowing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision<'p> {
+    /// An allow statement matched, and no deny statement did.
+    Allowed(Reason<'p>),
+    /// A deny statement matched (`Some`), or no allow statement did (`None`).
+    Denied(Option<Reason<'p>>),
+}
+
+impl<'p> Decision<'p> {
+    /// Whether the action is allowed.
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Decision::Allowed(_))
+    }
+
+    /// The deciding statement, if one decided.
+    pub fn reason(&self) -> Option<Reason<'p>> {
+        match self {
+            Decision::Allowed(reason) => Some(*reason),
+            Decision::Denied(reason) => *reason,
+        }
+    }
+}
+
+/// Decides whether `policies` (all of a caller's: base role, custom roles, teams' roles, inline
+/// role) allow `action` on `resource`: denied when any deny statement covers it, else allowed
+/// when an allow statement does (the first in order is the reason), else denied.
+///
+/// ```
+/// use domain::policy::{decide, Decision, Policy, Resource, Statement};
+/// let writer = Policy::new("writer", vec![Statement::allow(&["proj/*:env/*:flag/*"], &["*"])]);
+/// let no_prod = Policy::new("no-prod", vec![Statement::deny(&["proj/*:env/production:flag/*"], &["*"])]);
+/// let policies = [writer, no_prod];
+/// let test = Resource::project("shop").environment("test").flag("f");
+/// let production = Resource::project("shop").environment("production").flag("f");
+/// assert!(decide(&policies, "updateOn", &test).is_allowed());
+/// let denied = decide(&policies, "updateOn", &production);
+/// assert_eq!(denied.reason().unwrap().policy, "no-prod");
+/// assert_eq!(decide(&policies, "createProject", &Resource::project("x")), Decision::Denied(None));
+/// ```
+pub fn decide<'p>(policies: &'p [Policy], action: &str, resource: &Resource) -> Decision<'p> {
+    let mut allowed = None;
+    for policy in policies {
+        for statement in &policy.statements {
+            let is_deny = statement.effect == Effect::Deny;
+            // Once an allow is found, only a deny can change the outcome.
+            if !is_deny && allowed.is_some() {
+                continue;
+            }
+            if statement.covers(action, resource) {
+                let reason = Reason {
+                    policy: &policy.name,
+                    statement,
+                };
+                if is_deny {
+                    return Decision::Denied(Some(reason));
+                }
+                allowed = Some(reason);
+            }
+        }
+    }
+    allowed.map_or(Decision::Denied(None), Decision::Allowed)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,406 @@
+use proptest::prelude::*;
+use regex::Regex;
+
+use super::*;
+
+fn flag(env: &str) -> Resource {
+    Resource::project("shop").environment(env).flag("checkout")
+}
+
+#[test]
+fn deny_wins_over_allow_in_any_order() {
+    let allow = Policy::new(
+        "a",
+        vec![Statement::allow(&["proj/*:env/*:flag/*"], &["*"])],
+    );
+    let deny = Policy::new(
+        "d",
+        vec![Statement::deny(
+            &["proj/*:env/production:flag/*"],
+            &["updateOn"],
+        )],
+    );
+    for policies in [[allow.clone(), deny.clone()], [deny, allow]] {
+        let decision = decide(&policies, "updateOn", &flag("production"));
+        assert_eq!(decision.reason().map(|r| r.policy), Some("d"));
+        assert!(!decision.is_allowed());
+        assert!(decide(&policies, "updateRules", &flag("production")).is_allowed());
+        assert!(decide(&policies, "updateOn", &flag("test")).is_allowed());
+    }
+}
+
+#[test]
+fn nothing_allowed_without_an_allow() {
+    assert_eq!(
+        decide(&[], "updateOn", &flag("test")),
+        Decision::Denied(None)
+    );
+    let only_deny = [Policy::new("d", vec![Statement::deny(&["acct"], &["*"])])];
+    assert_eq!(
+        decide(&only_deny, "updateOn", &flag("test")),
+        Decision::Denied(None)
+    );
+}
+
+#[test]
+fn not_resources_and_not_actions_cover_the_rest() {
+    let statement = Statement {
+        effect: Effect::Allow,
+        resources: None,
+        not_resources: Some(vec!["proj/*:env/production:flag/*".into()]),
+        actions: None,
+        not_actions: Some(vec!["delete*".into()]),
+    };
+    assert!(statement.covers("updateOn", &flag("test")));
+    assert!(!statement.covers("updateOn", &flag("production")));
+    assert!(!statement.covers("deleteFlag", &flag("test")));
+    assert!(statement.covers("createMember", &Resource::member("m")));
+}
+
+#[test]
+fn tags_qualify_each_part() {
+    let tagged_project = Statement::allow(&["proj/*;retail:env/*:flag/*"], &["*"]);
+    let retail = Resource::project("shop")
+        .with_tags(&["retail".into(), "eu".into()])
+        .environment("test")
+        .flag("f");
+    assert!(tagged_project.covers("updateOn", &retail));
+    assert!(!tagged_project.covers("updateOn", &flag("test")));
+    let both = Statement::allow(&["proj/*;retail,us:env/*:flag/*"], &["*"]);
+    assert!(
+        !both.covers("updateOn", &retail),
+        "must carry every listed tag"
+    );
+}
+
+#[test]
+fn specifier_syntax() {
+    for good in [
+        "acct",
+        "proj/*",
+        "proj/shop:env/prod*:flag/*;beta,checkout",
+        "member/*:token/*",
+        "role/*",
+        "team/platform",
+        "webhook/0123",
+    ] {
+        assert_eq!(check_specifier(good), Ok(()), "{good}");
+    }
+    for bad in [
+        "",
+        "proj",
+        "acct/x",
+        "proj/shop:",
+        "proj/shop:env",
+        "proj/shop;",
+        "proj/shop;a,,b",
+        "flags/*",
+        "proj/sh op",
+        "proj/{tier:gold}",
+    ] {
+        assert!(check_specifier(bad).is_err(), "{bad}");
+    }
+    assert!(check_specifier(&format!("proj/{}", "a".repeat(600))).is_err());
+}
+
+#[test]
+fn a_policy_statement_names_known_actions_and_valid_resources() {
+    let check = |s: &Statement| {
+        let mut errors = Vec::new();
+        s.validate("policy[0]", &mut errors);
+        errors
+            .iter()
+            .map(|e| format!("{}: {}", e.attribute, e.reason))
+            .collect::<Vec<_>>()
+    };
+    assert!(check(&Statement::allow(&["proj/*:env/*:flag/*"], &["update*"])).is_empty());
+    assert!(check(&Statement::allow(&["proj/*"], &["*"])).is_empty());
+    let errors = check(&Statement::allow(&["project/*"], &["updatOn", "zz*"]));
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].contains("policy[0].resources[0]"), "{errors:?}");
+    let empty = check(&Statement {
+        effect: Effect::Allow,
+        resources: Some(vec![]),
+        not_resources: None,
+        actions: Some(vec![]),
+        not_actions: None,
+    });
+    assert_eq!(empty.len(), 2, "{empty:?}");
+    let neither = check(&Statement {
+        effect: Effect::Deny,
+        resources: None,
+        not_resources: None,
+        actions: None,
+        not_actions: None,
+    });
+    assert_eq!(neither.len(), 1, "{neither:?}");
+}
+
+/// The built-in roles' policies allow exactly what the permission table of `domain::role`
+/// says each role may do.
+#[test]
+fn base_role_policies_agree_with_the_permission_table() {
+    use crate::role::{Action, Role};
+    use actions::ResourceKind as K;
+    let sample = |kind: K| match kind {
+        K::Account => Resource::account(),
+        K::Project => Resource::project("shop"),
+        K::Environment => Resource::project("shop").environment("production"),
+        K::Flag => Resource::project("shop")
+            .environment("production")
+            .flag("f"),
+        K::Segment => Resource::project("shop").environment("test").segment("s"),
+        K::Member => Resource::member("0123"),
+        K::Token => Resource::member("0123").token("ci"),
+        K::Webhook => Resource::webhook("0123"),
+        K::Role => Resource::role("ops"),
+        K::Team => Resource::team("platform"),
+    };
+    let covered_by = |action: Action| -> Vec<&'static actions::ActionInfo> {
+        let kind = |kinds: &[K]| {
+            actions::ALL
+                .iter()
+                .filter(|a| kinds.contains(&a.kind) && !a.name.starts_with("view"))
+                .collect::<Vec<_>>()
+        };
+        let named = |names: &[&str]| {
+            actions::ALL
+                .iter()
+                .filter(|a| names.contains(&a.name))
+                .collect::<Vec<_>>()
+        };
+        match action {
+            Action::ViewResources => named(&["viewProject", "viewAuditLog"]),
+            Action::ManageProjects => kind(&[K::Project]),
+            Action::ManageEnvironments => kind(&[K::Environment]),
+            Action::ManageFlags => kind(&[K::Flag]),
+            Action::ManageSegments => kind(&[K::Segment]),
+            Action::ManageTokens => actions::of_kind(K::Token).collect(),
+            Action::ManageWebhooks => actions::of_kind(K::Webhook).collect(),
+            Action::ViewMembers => named(&["viewMembers"]),
+            Action::ManageMembers => kind(&[K::Member, K::Role, K::Team]),
+            Action::TransferOwnership => named(&["transferOwnership"]),
+        }
+    };
+    let mut checked = std::collections::HashSet::new();
+    for role in Role::ALL {
+        let policies = [base_role_policy(role)];
+        for action in Action::ALL {
+            for info in covered_by(action) {
+                checked.insert((info.name, info.kind));
+                let decision = decide(&policies, info.name, &sample(info.kind));
+                assert_eq!(
+                    decision.is_allowed(),
+                    role.can(action),
+                    "{role} {} on {} ({action:?})",
+                    info.name,
+                    info.kind
+                );
+            }
+        }
+    }
+    let unchecked: Vec<_> = actions::ALL
+        .iter()
+        .filter(|a| !checked.contains(&(a.name, a.kind)))
+        .map(|a| (a.name, a.kind))
+        .collect();
+    assert_eq!(
+        unchecked,
+        [("viewRoles", K::Role)],
+        "actions the table does not say"
+    );
+    // Custom roles are readable by whoever reads members.
+    for role in Role::ALL {
+        assert_eq!(
+            decide(
+                &[base_role_policy(role)],
+                "viewRoles",
+                &Resource::role("ops")
+            )
+            .is_allowed(),
+            role.can(Action::ViewMembers),
+            "{role}"
+        );
+    }
+}
+
+/// A reference evaluator written differently: each specifier becomes one regular expression
+/// over the whole resource text (`*` = `[^:]*`), tags are checked part by part, and every
+/// matching statement is collected before deciding.
+fn naive(policies: &[Policy], action: &str, resource: &[(String, Vec<String>)]) -> (bool, usize) {
+    let text = resource
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .collect::<Vec<_>>()
+        .join(":");
+    let glob_regex = |pattern: &str, star: &str| {
+        let escaped: Vec<String> = pattern.split('*').map(regex::escape).collect();
+        Regex::new(&format!("^{}$", escaped.join(star))).unwrap()
+    };
+    let spec_matches = |spec: &str| {
+        let parts: Vec<&str> = spec.split(':').collect();
+        if parts.len() != resource.len() {
+            return false;
+        }
+        let without_tags: Vec<&str> = parts.iter().map(|p| p.split(';').next().unwrap()).collect();
+        if !glob_regex(&without_tags.join(":"), "[^:]*").is_match(&text) {
+            return false;
+        }
+        parts
+            .iter()
+            .zip(resource)
+            .all(|(p, (_, tags))| match p.split_once(';') {
+                None => true,
+                Some((_, wanted)) => wanted.split(',').all(|w| tags.iter().any(|t| t == w)),
+            })
+    };
+    let action_matches = |a: &str| glob_regex(a, ".*").is_match(action);
+    let mut matched = Vec::new();
+    for (p, policy) in policies.iter().enumerate() {
+        for (s, st) in policy.statements.iter().enumerate() {
+            let r = match (&st.resources, &st.not_resources) {
+                (Some(rs), _) => rs.iter().any(|r| spec_matches(r)),
+                (None, Some(rs)) => !rs.iter().any(|r| spec_matches(r)),
+                (None, None) => false,
+            };
+            let a = match (&st.actions, &st.not_actions) {
+                (Some(a), _) => a.iter().any(|a| action_matches(a)),
+                (None, Some(a)) => !a.iter().any(|a| action_matches(a)),
+                (None, None) => true,
+            };
+            if r && a {
+                matched.push((p * 1000 + s, st.effect));
+            }
+        }
+    }
+    let first = |effect| matched.iter().find(|(_, e)| *e == effect).map(|(i, _)| *i);
+    match (first(Effect::Deny), first(Effect::Allow)) {
+        (Some(deny), _) => (false, deny),
+        (None, Some(allow)) => (true, allow),
+        (None, None) => (false, usize::MAX),
+    }
+}
+
+fn name_pattern() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["a", "b", "ab", "*", "a*", "*b", "*a*"]).prop_map(str::to_owned)
+}
+
+fn tags() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(
+        prop::sample::select(vec!["x", "y"]).prop_map(str::to_owned),
+        0..=2,
+    )
+}
+
+fn specifier() -> impl Strategy<Value = String> {
+    let part = |kind: &'static str| {
+        (name_pattern(), tags()).prop_map(move |(name, tags)| {
+            if tags.is_empty() {
+                format!("{kind}/{name}")
+            } else {
+                format!("{kind}/{name};{}", tags.join(","))
+            }
+        })
+    };
+    prop_oneof![
+        part("proj"),
+        (part("proj"), part("env")).prop_map(|(p, e)| format!("{p}:{e}")),
+        (part("proj"), part("env"), part("flag")).prop_map(|(p, e, f)| format!("{p}:{e}:{f}")),
+        (part("proj"), part("env"), part("segment")).prop_map(|(p, e, s)| format!("{p}:{e}:{s}")),
+        Just("acct".to_owned()),
+    ]
+}
+
+fn action_pattern() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "updateOn",
+        "updateRules",
+        "createFlag",
+        "update*",
+        "*",
+        "*Flag",
+        "viewProject",
+    ])
+    .prop_map(str::to_owned)
+}
+
+fn statement() -> impl Strategy<Value = Statement> {
+    let list = |s: BoxedStrategy<String>| prop::collection::vec(s, 1..=3);
+    (
+        prop::bool::ANY,
+        prop::bool::ANY,
+        list(specifier().boxed()),
+        prop::option::of((prop::bool::ANY, list(action_pattern().boxed()))),
+    )
+        .prop_map(|(allow, negate_resources, specs, actions)| Statement {
+            effect: if allow { Effect::Allow } else { Effect::Deny },
+            resources: (!negate_resources).then(|| specs.clone()),
+            not_resources: negate_resources.then_some(specs),
+            actions: actions
+                .clone()
+                .filter(|(negate, _)| !negate)
+                .map(|(_, a)| a),
+            not_actions: actions.filter(|(negate, _)| *negate).map(|(_, a)| a),
+        })
+}
+
+fn resource() -> impl Strategy<Value = Vec<(String, Vec<String>)>> {
+    let name = || prop::sample::select(vec!["a", "b", "ab", "ba"]);
+    let part = move |kind: &'static str| {
+        (name(), tags()).prop_map(move |(n, t)| (format!("{kind}/{n}"), t))
+    };
+    prop_oneof![
+        part("proj").prop_map(|p| vec![p]),
+        (part("proj"), part("env")).prop_map(|(p, e)| vec![p, e]),
+        (part("proj"), part("env"), part("flag")).prop_map(|(p, e, f)| vec![p, e, f]),
+        (part("proj"), part("env"), part("segment")).prop_map(|(p, e, s)| vec![p, e, s]),
+        Just(vec![("acct".to_owned(), vec![])]),
+    ]
+}
+
+fn build(parts: &[(String, Vec<String>)]) -> Resource {
+    Resource {
+        parts: parts
+            .iter()
+            .map(|(text, tags)| Part {
+                text: text.clone(),
+                tags: tags.clone(),
+            })
+            .collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn decide_agrees_with_a_naive_evaluator(
+        policies in prop::collection::vec(prop::collection::vec(statement(), 0..=4), 0..=4),
+        action in prop::sample::select(vec!["updateOn", "updateRules", "createFlag", "deleteFlag", "viewProject"]),
+        parts in resource(),
+    ) {
+        let policies: Vec<Policy> = policies
+            .into_iter()
+            .enumerate()
+            .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
+            .collect();
+        let decision = decide(&policies, action, &build(&parts));
+        let (allowed, at) = naive(&policies, action, &parts);
+        prop_assert_eq!(decision.is_allowed(), allowed);
+        let reason_at = decision.reason().map(|reason| {
+            let p = policies.iter().position(|p| p.name == reason.policy).unwrap();
+            let s = policies[p]
+                .statements
+                .iter()
+                .position(|s| std::ptr::eq(s, reason.statement))
+                .unwrap();
+            p * 1000 + s
+        });
+        prop_assert_eq!(reason_at.unwrap_or(usize::MAX), at);
+    }
+
+    #[test]
+    fn every_generated_specifier_is_valid(spec in specifier()) {
+        prop_assert_eq!(check_specifier(&spec), Ok(()));
+    }
+}

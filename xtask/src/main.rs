@@ -346,9 +346,10 @@ fn roles() -> Result<()> {
         "# Roles\n\nWhat each built-in role may do. Generated from `domain::role` by `cargo xtask roles`; \
          a test fails when it is out of date.\n\nAccess tokens carry `reader`, `writer` or `admin`; a personal \
          token never acts above its member's role. Every route needs a valid access token except `GET /api/v2` and \
-         `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}\n{}",
+         `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}\n{}\n{}",
         domain::role::permission_table_markdown(),
-        domain::role::actor_rules_markdown()
+        domain::role::actor_rules_markdown(),
+        domain::policy::actions::catalogue_markdown()
     );
     std::fs::write(root.join("docs/roles.md"), text).context("writing docs/roles.md")?;
     println!("roles: wrote docs/roles.md");

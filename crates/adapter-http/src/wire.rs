@@ -24,6 +24,7 @@ mod members;
 pub(crate) mod model;
 mod projects;
 mod representations;
+mod roles;
 mod segments;
 mod tokens;
 mod webhooks;

@@ -26,6 +26,7 @@
 //! ```
 
 mod audit;
+mod custom_roles;
 mod flags;
 mod members;
 mod projects;
@@ -213,6 +214,8 @@ struct Tables {
     deliveries: Table<String, DeliveryRow>,
     /// By `(delivery _id, attempt number)`.
     attempts: Table<(String, u32), AttemptRow>,
+    /// By key, with their creation time.
+    custom_roles: Table<String, (i64, domain::custom_role::CustomRole)>,
 }
 
 /// What a unique constraint answers.

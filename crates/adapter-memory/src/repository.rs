@@ -2,22 +2,25 @@
 //! tables, one module per aggregate; this only adapts it to the port.
 
 use domain::audit::{AuditEntry, AuditQuery};
+use domain::custom_role::CustomRole;
 use domain::environment::Environment;
 use domain::flag::{Flag, FlagFacts};
 use domain::id::{AuditEntryId, EnvironmentId, MemberId, ProjectId, TokenId, WebhookId};
-use domain::key::{EnvironmentKey, FlagKey, ProjectKey, SegmentKey};
+use domain::key::{CustomRoleKey, EnvironmentKey, FlagKey, ProjectKey, SegmentKey};
 use domain::member::Member;
 use domain::project::Project;
-use domain::query::{EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery};
+use domain::query::{
+    CustomRoleQuery, EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery,
+};
 use domain::segment::Segment;
 use domain::token::{EnvironmentCredential, Token};
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{
-    AccountRepository, AuditRepository, Changed, ClaimedDelivery, DeliveryOutcome,
-    EnvironmentRepository, FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository,
-    KeyedFlagConfig, Listed, Locked, MemberRepository, ProjectEnvironment, ProjectRepository,
-    QueuedDelivery, SegmentRepository, SegmentUser, StoreResult, TokenMatch, TokenRepository,
-    WebhookRepository,
+    AccountRepository, AuditRepository, Changed, ClaimedDelivery, CustomRoleRepository,
+    DeliveryOutcome, EnvironmentRepository, FlagDefaults, FlagDependent, FlagEnvironmentFacts,
+    FlagRepository, KeyedFlagConfig, Listed, Locked, MemberRepository, ProjectEnvironment,
+    ProjectRepository, QueuedDelivery, SegmentRepository, SegmentUser, StoreResult, TokenMatch,
+    TokenRepository, WebhookRepository,
 };
 
 use crate::Tables;
@@ -609,6 +612,37 @@ impl WebhookRepository for MemoryRepository<'_> {
 
     fn outbox_depth(&mut self) -> StoreResult<ports::OutboxDepth> {
         Ok(self.tables.outbox_depth())
+    }
+}
+
+impl CustomRoleRepository for MemoryRepository<'_> {
+    fn insert_custom_role(&mut self, role: &CustomRole, now: i64) -> StoreResult<()> {
+        self.tables.insert_custom_role(role, now)
+    }
+
+    fn get_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<CustomRole>> {
+        Ok(self.tables.get_custom_role(key.as_str()))
+    }
+
+    fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {
+        Ok(self
+            .tables
+            .get_custom_role(key.as_str())
+            .map(Locked::assume_locked))
+    }
+
+    fn list_custom_roles(&mut self, query: &CustomRoleQuery) -> StoreResult<Listed<CustomRole>> {
+        Ok(listed(self.tables.list_custom_roles(query)))
+    }
+
+    fn update_custom_role(&mut self, role: &Locked<CustomRole>) -> StoreResult<()> {
+        self.tables.update_custom_role(role);
+        Ok(())
+    }
+
+    fn delete_custom_role(&mut self, role: &Locked<CustomRole>) -> StoreResult<()> {
+        self.tables.delete_custom_role(role.key.as_str());
+        Ok(())
     }
 }
 

@@ -195,6 +195,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    custom_roles (id) {
+        id -> Text,
+        key -> Text,
+        sort_name -> Text,
+        search -> Text,
+        creation_date -> BigInt,
+        doc -> Text,
+    }
+}
+
+diesel::table! {
     webhooks (id) {
         id -> Text,
         creation_date -> BigInt,
@@ -260,6 +271,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     audit_resources,
     audit_details,
     webhooks,
+    custom_roles,
     webhook_deliveries,
     webhook_attempts,
 );

@@ -359,6 +359,10 @@ pub mod resource {
     pub fn webhook(id: &str) -> String {
         format!("webhook/{id}")
     }
+    /// `role/{key}`: a custom role.
+    pub fn role(key: &str) -> String {
+        format!("role/{key}")
+    }
 }
 
 /// The actions a change from `previous` to `next` of a flag in project `project` consists of.

@@ -160,6 +160,17 @@ id_type!(
     "audit entry"
 );
 
+id_type!(
+    /// A custom role's `_id`.
+    ///
+    /// ```
+    /// use domain::id::CustomRoleId;
+    /// assert!(CustomRoleId::parse("0123456789abcdef01234567").is_ok());
+    /// ```
+    CustomRoleId,
+    "custom role"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -148,6 +148,19 @@ key_type!(
     crate::text::MAX_KEY_CHARS
 );
 
+key_type!(
+    /// A custom role's key (1..=256 characters), unique in the account.
+    ///
+    /// ```
+    /// use domain::key::CustomRoleKey;
+    /// assert!(CustomRoleKey::parse("staging-toggler").is_ok());
+    /// assert!(CustomRoleKey::parse("no way").is_err());
+    /// ```
+    CustomRoleKey,
+    "custom role",
+    crate::text::MAX_KEY_CHARS
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod custom_role;
 pub mod environment;
 pub mod flag;
 pub mod id;

@@ -597,6 +597,75 @@ impl MemberQuery {
     }
 }
 
+/// Sort fields of custom roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CustomRoleSortField {
+    /// By key.
+    Key,
+    /// By name.
+    Name,
+}
+
+/// The sort fields of `GET /roles`, by name.
+pub const CUSTOM_ROLE_SORTS: [(&str, CustomRoleSortField); 2] = [
+    ("key", CustomRoleSortField::Key),
+    ("name", CustomRoleSortField::Name),
+];
+
+/// The `filter` fields of `GET /roles`.
+pub const CUSTOM_ROLE_FILTERS: [&str; 1] = ["query"];
+
+/// `GET /roles` parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomRoleQuery {
+    /// Substring of key or name (case-insensitive), lower-cased.
+    pub query: Option<String>,
+    /// Order (by key when not given).
+    pub sort: Sort<CustomRoleSortField>,
+    /// Page (20 by default).
+    pub page: Page,
+}
+
+impl CustomRoleQuery {
+    /// Parses `filter` (`query:text`), `sort` (`key`, `name`, `-` for descending), `limit` and
+    /// `offset`.
+    ///
+    /// ```
+    /// use domain::query::{CustomRoleQuery, CustomRoleSortField, Direction};
+    /// let q = CustomRoleQuery::parse(Some("query:Ops"), Some("-name"), None, None).unwrap();
+    /// assert_eq!(q.query.as_deref(), Some("ops"));
+    /// assert_eq!((q.sort.field, q.sort.direction), (CustomRoleSortField::Name, Direction::Descending));
+    /// assert_eq!(q.page.limit, 20);
+    /// assert!(CustomRoleQuery::parse(Some("tags:x"), None, None, None).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`QueryError`] for an unknown filter or sort field, a bad limit or offset.
+    pub fn parse(
+        filter: Option<&str>,
+        sort: Option<&str>,
+        limit: Option<&str>,
+        offset: Option<&str>,
+    ) -> Result<Self, QueryError> {
+        let mut q = Self {
+            query: None,
+            sort: parse_sort(
+                sort,
+                &CUSTOM_ROLE_SORTS,
+                Sort {
+                    field: CustomRoleSortField::Key,
+                    direction: Direction::Ascending,
+                },
+            )?,
+            page: Page::parse(limit, offset, 20)?,
+        };
+        for (_, value) in parse_filter(filter.unwrap_or(""), &CUSTOM_ROLE_FILTERS)? {
+            q.query = Some(value.to_lowercase());
+        }
+        Ok(q)
+    }
+}
+
 /// Sort fields of segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentSortField {

@@ -8,7 +8,7 @@
 //! - [`Repository`] is the combination of one trait per aggregate ([`AccountRepository`],
 //!   [`MemberRepository`], [`TokenRepository`], [`ProjectRepository`],
 //!   [`EnvironmentRepository`], [`FlagRepository`], [`SegmentRepository`], [`AuditRepository`],
-//!   [`WebhookRepository`]); a helper that needs one aggregate takes that trait.
+//!   [`WebhookRepository`], [`CustomRoleRepository`]); a helper that needs one aggregate takes that trait.
 //! - [`Locked`] carries the concurrency rule (see [`locked`]): a write takes what a `lock_*`
 //!   method handed out, so it cannot forget its lock.
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
@@ -22,6 +22,7 @@ use domain::webhook::target::WebhookTarget;
 pub mod account;
 pub mod audit;
 pub mod changes;
+pub mod custom_roles;
 pub mod environments;
 pub mod flags;
 pub mod listed;
@@ -36,6 +37,7 @@ pub mod webhooks;
 pub use account::AccountRepository;
 pub use audit::AuditRepository;
 pub use changes::{ChangeListener, Changed, Listeners};
+pub use custom_roles::CustomRoleRepository;
 pub use environments::{EnvironmentRepository, ProjectEnvironment};
 pub use flags::{
     FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig,
@@ -69,6 +71,7 @@ pub trait Repository:
     + SegmentRepository
     + AuditRepository
     + WebhookRepository
+    + CustomRoleRepository
 {
 }
 
@@ -82,6 +85,7 @@ impl<T> Repository for T where
         + SegmentRepository
         + AuditRepository
         + WebhookRepository
+        + CustomRoleRepository
         + ?Sized
 {
 }

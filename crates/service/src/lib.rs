@@ -4,6 +4,7 @@
 
 mod audit;
 mod auth;
+mod custom_roles;
 mod environments;
 mod error;
 mod flag_writes;
@@ -28,6 +29,7 @@ use domain::version::ApiVersion;
 use ports::{Clock, Repository, Store, StoreExt};
 
 pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
+pub use custom_roles::CustomRoleChange;
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError};
 pub use flag_writes::{Queued, QueuedWrite, WriteTurn};

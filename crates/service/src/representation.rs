@@ -4,6 +4,7 @@
 //! service never writes an API path itself.
 
 use domain::audit::AuditEntry;
+use domain::custom_role::CustomRole;
 use domain::environment::Environment;
 use domain::flag::Flag;
 use domain::member::Member;
@@ -51,6 +52,11 @@ pub enum ApiResource<'a> {
         /// The segment's key.
         key: &'a str,
     },
+    /// A custom role, by key.
+    CustomRole {
+        /// The role's key.
+        key: &'a str,
+    },
     /// A flag, by its project's key and its own.
     Flag {
         /// The project's key.
@@ -78,6 +84,9 @@ pub trait Representations: Send + Sync {
 
     /// A webhook as `GET /webhooks/{id}` shows it.
     fn webhook(&self, webhook: &Webhook) -> Value;
+
+    /// A custom role as `GET /roles/{customRoleKey}` shows it.
+    fn custom_role(&self, role: &CustomRole) -> Value;
 
     /// A segment of environment `environment_key` of project `project_key` as
     /// `GET /segments/{projectKey}/{environmentKey}/{segmentKey}` shows it (without the flags
@@ -122,6 +131,10 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(webhook).unwrap_or(Value::Null)
     }
 
+    fn custom_role(&self, role: &CustomRole) -> Value {
+        serde_json::to_value(role).unwrap_or(Value::Null)
+    }
+
     fn segment(&self, _project_key: &str, _environment_key: &str, segment: &Segment) -> Value {
         serde_json::to_value(segment).unwrap_or(Value::Null)
     }
@@ -145,6 +158,7 @@ impl Representations for PlainRepresentations {
             ApiResource::Member { id } => format!("member/{id}"),
             ApiResource::Token { id } => format!("token/{id}"),
             ApiResource::Webhook { id } => format!("webhook/{id}"),
+            ApiResource::CustomRole { key } => format!("role/{key}"),
         }
     }
 }

@@ -73,6 +73,10 @@ use_cases! {
     InviteMembers => ManageMembers,
     /// [`Service::patch_member`](crate::Service::patch_member).
     PatchMember => ManageMembers,
+    /// [`Service::create_custom_role`](crate::Service::create_custom_role).
+    CreateCustomRole => ManageMembers,
+    /// [`Service::patch_custom_role`](crate::Service::patch_custom_role).
+    PatchCustomRole => ManageMembers,
 }
 
 /// Proof that the caller's role allows use case `U`: only [`Caller::may`] makes one, after

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::{audit, environments, flags, members, projects, segments, tokens, webhooks};
+use super::{audit, environments, flags, members, projects, roles, segments, tokens, webhooks};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,6 +45,10 @@ impl Representations for ApiRepresentations {
         to_json(&webhooks::Webhook::from(webhook))
     }
 
+    fn custom_role(&self, role: &domain::custom_role::CustomRole) -> Value {
+        to_json(&roles::CustomRole::from(role))
+    }
+
     fn segment(
         &self,
         project_key: &str,
@@ -80,6 +84,7 @@ impl Representations for ApiRepresentations {
             ApiResource::Member { id } => members::member_href(id),
             ApiResource::Token { id } => tokens::token_href(id),
             ApiResource::Webhook { id } => webhooks::webhook_href(id),
+            ApiResource::CustomRole { key } => roles::role_href(key),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 mod account;
 mod audit;
+mod custom_roles;
 mod environments;
 mod fixed;
 mod flags;

@@ -1,9 +1,9 @@
 //! The stored format: how the JSON columns hold domain values, owned by the store.
 //!
-//! Four aggregates are kept as JSON documents: a flag's settings (`flags.settings`) and each of
+//! Five aggregates are kept as JSON documents: a flag's settings (`flags.settings`) and each of
 //! its per-environment configurations (`flag_configs.config`), segments (`segments.doc`), audit
-//! entries (`audit_log.entry`, with the detail apart in `audit_details.detail`) and webhooks
-//! (`webhooks.doc`). Each has a `Stored…` type here with serde names of its own, spelled out
+//! entries (`audit_log.entry`, with the detail apart in `audit_details.detail`), webhooks
+//! (`webhooks.doc`) and custom roles (`custom_roles.doc`). Each has a `Stored…` type here with serde names of its own, spelled out
 //! field by field, so renaming a field of the API or of the domain cannot silently change what
 //! is written, and old rows stay readable.
 //!
@@ -32,6 +32,7 @@
 //! types fails a test instead of changing the stored format unnoticed.
 
 pub mod audit;
+pub mod custom_role;
 pub mod flag;
 pub mod segment;
 pub mod webhook;

@@ -91,5 +91,6 @@ mod replicas;
 mod storage;
 mod storage_audit;
 mod storage_large;
+mod storage_roles;
 mod webhook_targets;
 mod webhooks;

@@ -184,7 +184,8 @@ fn the_documented_table_is_current() {
     let doc = include_str!("../../../../docs/roles.md");
     assert!(
         doc.contains(&domain::role::permission_table_markdown())
-            && doc.contains(&domain::role::actor_rules_markdown()),
+            && doc.contains(&domain::role::actor_rules_markdown())
+            && doc.contains(&domain::policy::actions::catalogue_markdown()),
         "docs/roles.md is out of date: run `cargo xtask roles`"
     );
 }

@@ -133,11 +133,6 @@ pub const ALL: &[ActionInfo] = &[
         "change which SDKs new flags are available to",
     ),
     action(
-        "updateProjectSettings",
-        Project,
-        "change the project's other settings (naming convention, flag defaults)",
-    ),
-    action(
         "createEnvironment",
         Environment,
         "create the environment (or clone another into it)",
@@ -354,6 +349,35 @@ pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
 /// ```
 pub fn of_kind(kind: ResourceKind) -> impl Iterator<Item = &'static ActionInfo> {
     ALL.iter().filter(move |a| a.kind == kind)
+}
+
+/// The catalogue as Markdown (rendered into `docs/roles.md`): one table per kind of resource,
+/// with the specifier naming all of them.
+///
+/// ```
+/// let text = domain::policy::actions::catalogue_markdown();
+/// assert!(text.contains("| `updateOn` |"));
+/// ```
+pub fn catalogue_markdown() -> String {
+    let mut out = String::from(
+        "## Actions\n\nThe vocabulary of policy statements: an action on a resource. A statement's `resources` are \
+         specifiers (`proj/shop:env/production:flag/*`: `kind/name` parts joined by `:`, `*` globs in names, \
+         `;tag,tag` after a part for things carrying all those tags); its `actions` are these names or globs of them \
+         (`update*`); a deny statement wins over any allow. Webhook statements match them against the `accesses` of \
+         audit entries, which record the actions of each change; reading (`view…`) is never recorded, nor are the \
+         actions on custom roles, teams, and members' custom roles and teams, which no route performs yet.\n",
+    );
+    for kind in ResourceKind::ALL {
+        out.push_str(&format!(
+            "\n### {} (`{}`)\n\n| Action | Covers |\n|---|---|\n",
+            kind,
+            kind.specifier()
+        ));
+        for action in of_kind(kind) {
+            out.push_str(&format!("| `{}` | {} |\n", action.name, action.describe));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

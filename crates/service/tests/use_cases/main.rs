@@ -11,6 +11,7 @@ mod flags;
 mod members;
 mod paths;
 mod queued;
+mod roles;
 mod tokens;
 
 use std::sync::Arc;

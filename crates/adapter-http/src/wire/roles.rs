@@ -1,0 +1,58 @@
+//! Custom roles as the API shows them: `CustomRole` with its `_links`.
+
+use crate::wire::link::{Link, Links};
+use domain::custom_role::BasePermissions;
+use domain::policy::Statement;
+use serde::Serialize;
+
+use super::model;
+
+/// The API path of the custom-role collection.
+pub const ROLES_HREF: &str = "/api/v2/roles";
+
+/// The API path of custom role `key`.
+pub fn role_href(key: &str) -> String {
+    format!("{ROLES_HREF}/{key}")
+}
+
+/// A custom role.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CustomRole {
+    /// 24 lowercase hex characters.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// `self`, `parent`.
+    #[serde(rename = "_links")]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
+    pub links: Links,
+    /// Unique in the account; never changes.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Free text (empty when none was given).
+    pub description: String,
+    /// Its statements.
+    #[schema(value_type = Vec<model::Statement>)]
+    pub policy: Vec<Statement>,
+    /// `reader` (what a reader may, besides the policy) or `no_access`.
+    #[schema(value_type = String)]
+    pub base_permissions: BasePermissions,
+}
+
+impl From<&domain::custom_role::CustomRole> for CustomRole {
+    fn from(role: &domain::custom_role::CustomRole) -> Self {
+        Self {
+            id: role.id.to_string(),
+            links: Links::from([
+                ("self".to_owned(), Link::api(role_href(&role.key))),
+                ("parent".to_owned(), Link::api(ROLES_HREF)),
+            ]),
+            key: role.key.to_string(),
+            name: role.name.clone(),
+            description: role.description.clone(),
+            policy: role.policy.clone(),
+            base_permissions: role.base_permissions,
+        }
+    }
+}

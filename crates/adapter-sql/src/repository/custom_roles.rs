@@ -1,0 +1,122 @@
+//! [`CustomRoleRepository`] on diesel.
+
+use diesel::prelude::*;
+use domain::custom_role::CustomRole;
+use domain::key::CustomRoleKey;
+use domain::query::{CustomRoleQuery, CustomRoleSortField};
+use ports::{CustomRoleRepository, Listed, Locked, StoreResult};
+
+use crate::schema::custom_roles;
+use crate::stored;
+
+use super::query::*;
+use super::SqlRepository;
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = custom_roles)]
+struct DocRow {
+    doc: String,
+}
+
+/// What a `query` filter matches: the key and the name, lower-cased.
+fn search_text(role: &CustomRole) -> String {
+    format!("{}\n{}", role.key, role.name).to_lowercase()
+}
+
+fn filtered(q: &CustomRoleQuery) -> custom_roles::BoxedQuery<'_, Backend> {
+    let mut query = custom_roles::table.into_boxed();
+    if let Some(text) = &q.query {
+        query = query.filter(
+            custom_roles::search
+                .like(contains_pattern(text))
+                .escape('\\'),
+        );
+    }
+    query
+}
+
+impl CustomRoleRepository for SqlRepository<'_> {
+    fn insert_custom_role(&mut self, role: &CustomRole, now: i64) -> StoreResult<()> {
+        diesel::insert_into(custom_roles::table)
+            .values((
+                custom_roles::id.eq(role.id.as_str()),
+                custom_roles::key.eq(role.key.as_str()),
+                custom_roles::sort_name.eq(role.name.to_lowercase()),
+                custom_roles::search.eq(search_text(role)),
+                custom_roles::creation_date.eq(now),
+                custom_roles::doc.eq(stored::custom_role::doc_json(role)?),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn get_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<CustomRole>> {
+        let doc: Option<String> = custom_roles::table
+            .filter(custom_roles::key.eq(key.as_str()))
+            .select(custom_roles::doc)
+            .first(self.conn)
+            .optional()
+            .store()?;
+        doc.map(|d| stored::custom_role::read_doc(&d)).transpose()
+    }
+
+    fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {
+        if lock_rows!(
+            self.conn,
+            custom_roles::table
+                .filter(custom_roles::key.eq(key.as_str()))
+                .select(custom_roles::id)
+        )
+        .is_empty()
+        {
+            return Ok(None);
+        }
+        Ok(self.get_custom_role(key)?.map(Locked::assume_locked))
+    }
+
+    fn list_custom_roles(&mut self, q: &CustomRoleQuery) -> StoreResult<Listed<CustomRole>> {
+        let total: i64 = filtered(q).count().get_result(self.conn).store()?;
+        let query = filtered(q);
+        let query = match q.sort.field {
+            CustomRoleSortField::Key => {
+                sorted!(query, q.sort.direction, custom_roles::key, custom_roles::id)
+            }
+            CustomRoleSortField::Name => {
+                sorted!(
+                    query,
+                    q.sort.direction,
+                    custom_roles::sort_name,
+                    custom_roles::key
+                )
+            }
+        };
+        let rows = load_page!(self.conn, query, q.page, DocRow);
+        Ok(Listed::new(
+            rows.iter()
+                .map(|row| stored::custom_role::read_doc(&row.doc))
+                .collect::<StoreResult<_>>()?,
+            count(total),
+        ))
+    }
+
+    fn update_custom_role(&mut self, role: &Locked<CustomRole>) -> StoreResult<()> {
+        let role: &CustomRole = role;
+        diesel::update(custom_roles::table.find(role.id.as_str()))
+            .set((
+                custom_roles::sort_name.eq(role.name.to_lowercase()),
+                custom_roles::search.eq(search_text(role)),
+                custom_roles::doc.eq(stored::custom_role::doc_json(role)?),
+            ))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+
+    fn delete_custom_role(&mut self, role: &Locked<CustomRole>) -> StoreResult<()> {
+        diesel::delete(custom_roles::table.find(role.id.as_str()))
+            .execute(self.conn)
+            .store()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,174 @@
+//! Custom roles: named policies of the account (`/roles`).
+
+use domain::audit::resource;
+use domain::custom_role::{CustomRole, CustomRolePost};
+use domain::id::CustomRoleId;
+use domain::key::CustomRoleKey;
+use domain::patch::JsonPatchBody;
+use domain::query::CustomRoleQuery;
+use domain::role::Action;
+use ports::{CustomRoleRepository, Listed, Locked, StoreExt};
+use serde_json::Value;
+
+use crate::audit::Change;
+use crate::{
+    use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service, ServiceError,
+    ServiceResult,
+};
+
+/// A change to a custom role, in one of its two patch forms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CustomRoleChange {
+    /// RFC 6902 operations (with an optional audit comment).
+    JsonPatch(JsonPatchBody),
+    /// RFC 7386 merge document.
+    MergePatch {
+        /// Audit comment.
+        comment: Option<String>,
+        /// The merge document.
+        merge: Value,
+    },
+}
+
+fn not_found(key: &str) -> ServiceError {
+    ServiceError::NotFound(format!("no custom role with key '{key}'"))
+}
+
+fn lock_role(repo: &mut dyn CustomRoleRepository, key: &str) -> ServiceResult<Locked<CustomRole>> {
+    repo.lock_custom_role(&CustomRoleKey::lookup(key))?
+        .ok_or_else(|| not_found(key))
+}
+
+fn role_change(
+    shown: &dyn Representations,
+    role: &CustomRole,
+    verb: &'static str,
+    action: &str,
+) -> Change {
+    Change::new(
+        "role",
+        &role.key,
+        verb,
+        action,
+        resource::role(role.key.as_str()),
+    )
+    .href(shown.href(ApiResource::CustomRole {
+        key: role.key.as_str(),
+    }))
+}
+
+impl Service {
+    /// One page of custom roles.
+    ///
+    /// # Errors
+    /// `NotPermitted` for a caller who may not read members (and so roles).
+    pub fn list_custom_roles(
+        &self,
+        caller: &Caller,
+        query: &CustomRoleQuery,
+    ) -> ServiceResult<Listed<CustomRole>> {
+        caller.require(Action::ViewMembers)?;
+        self.store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_custom_roles(query)?) })
+    }
+
+    /// One custom role, by key.
+    ///
+    /// # Errors
+    /// `NotPermitted`, `NotFound`.
+    pub fn get_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<CustomRole> {
+        caller.require(Action::ViewMembers)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            repo.get_custom_role(&CustomRoleKey::lookup(key))?
+                .ok_or_else(|| not_found(key))
+        })
+    }
+
+    /// Creates a custom role.
+    ///
+    /// # Errors
+    /// `Invalid` for a bad key, name, description or policy; `KeyTaken` for a taken key.
+    pub fn create_custom_role(
+        &self,
+        permit: &Permit<use_case::CreateCustomRole>,
+        post: CustomRolePost,
+    ) -> ServiceResult<CustomRole> {
+        let caller = permit.caller();
+        let role = CustomRole::create(CustomRoleId::generate(&mut RandomIds), post)?;
+        let now = self.now();
+        let key = role.key.to_string();
+        self.store
+            .write_tx(|repo| -> ServiceResult<()> {
+                repo.insert_custom_role(&role, now)?;
+                self.audit(
+                    repo,
+                    caller,
+                    role_change(&*self.shown, &role, "created", "createRole")
+                        .versions(None, Some(self.shown.custom_role(&role))),
+                )?;
+                Ok(())
+            })
+            .map_err(|e| {
+                e.key_taken(|| format!("a custom role with key '{key}' already exists"))
+            })?;
+        Ok(role)
+    }
+
+    /// Changes a custom role's name, description, policy or base permissions, by JSON Patch or
+    /// merge patch.
+    ///
+    /// # Errors
+    /// `NotFound`; `PatchFailed` for another path or an invalid result; `VersionConflict` for a
+    /// failed `test`.
+    pub fn patch_custom_role(
+        &self,
+        permit: &Permit<use_case::PatchCustomRole>,
+        key: &str,
+        change: &CustomRoleChange,
+    ) -> ServiceResult<CustomRole> {
+        let caller = permit.caller();
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let mut held = lock_role(repo, key)?;
+            let (next, comment) = match change {
+                CustomRoleChange::JsonPatch(patch) => (
+                    held.apply_patch_as_shown(&self.shown.custom_role(&held), &patch.operations)?,
+                    patch.comment.clone(),
+                ),
+                CustomRoleChange::MergePatch { comment, merge } => {
+                    (held.apply_merge(merge)?, comment.clone())
+                }
+            };
+            if next != *held {
+                let previous = held.replace(next);
+                repo.update_custom_role(&held)?;
+                let change = role_change(&*self.shown, &held, "updated", "updateRole")
+                    .comment(comment)
+                    .versions(
+                        Some(self.shown.custom_role(&previous)),
+                        Some(self.shown.custom_role(&held)),
+                    );
+                self.audit(repo, caller, change)?;
+            }
+            Ok(held.into_inner())
+        })
+    }
+
+    /// Deletes a custom role.
+    ///
+    /// # Errors
+    /// `NotPermitted`, `NotFound`.
+    pub fn delete_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
+        caller.require(Action::ManageMembers)?;
+        self.store.write_tx(|repo| -> ServiceResult<()> {
+            let held = lock_role(repo, key)?;
+            repo.delete_custom_role(&held)?;
+            self.audit(
+                repo,
+                caller,
+                role_change(&*self.shown, &held, "deleted", "deleteRole")
+                    .versions(Some(self.shown.custom_role(&held)), None),
+            )?;
+            Ok(())
+        })
+    }
+}

@@ -73,7 +73,7 @@ impl Text {
 fn path_parameter_rule(name: &str) -> Option<&'static Text> {
     match name {
         "projectKey" => Some(&PROJECT_KEY),
-        "environmentKey" | "flagKey" | "segmentKey" => Some(&KEY),
+        "environmentKey" | "flagKey" | "segmentKey" | "customRoleKey" => Some(&KEY),
         _ => None,
     }
 }
@@ -88,7 +88,7 @@ fn id_rule(path: &str) -> Value {
 }
 
 /// String properties of request bodies: (schema, property, rule).
-const BODY_TEXT: [(&str, &str, &Text); 20] = [
+const BODY_TEXT: [(&str, &str, &Text); 22] = [
     ("InitialPrerequisite", "key", &KEY),
     ("ProjectPost", "key", &PROJECT_KEY),
     ("ProjectPost", "name", &NAME),
@@ -109,6 +109,8 @@ const BODY_TEXT: [(&str, &str, &Text); 20] = [
     ("WebhookPost", "name", &LABEL),
     ("VariationPost", "name", &LABEL),
     ("CustomProperty", "name", &NAME),
+    ("CustomRolePost", "key", &KEY),
+    ("CustomRolePost", "name", &NAME),
 ];
 
 /// Request bodies with `tags`.
@@ -285,6 +287,37 @@ fn enums_and_ranges(schemas: &mut Map<String, Value>) {
     );
 }
 
+/// A custom role's policy: at most [`domain::custom_role::MAX_STATEMENTS`] statements, each list
+/// of 1 to [`domain::custom_role::MAX_STATEMENT_ENTRIES`] specifiers (of
+/// [`domain::policy::SPECIFIER_PATTERN`]) or actions.
+fn policies(schemas: &mut Map<String, Value>) {
+    use domain::custom_role::{MAX_DESCRIPTION_CHARS, MAX_STATEMENTS, MAX_STATEMENT_ENTRIES};
+    if let Some(policy) = property(schemas, "CustomRolePost", "policy") {
+        policy.insert("maxItems".into(), json!(MAX_STATEMENTS));
+    }
+    if let Some(description) = property(schemas, "CustomRolePost", "description") {
+        description.insert("maxLength".into(), json!(MAX_DESCRIPTION_CHARS));
+    }
+    let specifier = json!({
+        "type": "string",
+        "pattern": domain::policy::SPECIFIER_PATTERN,
+        "maxLength": domain::policy::MAX_SPECIFIER_CHARS,
+    });
+    let action = json!({"type": "string", "pattern": domain::policy::ACTION_PATTERN});
+    for (name, items) in [
+        ("resources", &specifier),
+        ("notResources", &specifier),
+        ("actions", &action),
+        ("notActions", &action),
+    ] {
+        if let Some(list) = property(schemas, "PolicyStatement", name) {
+            list.insert("minItems".into(), json!(1));
+            list.insert("maxItems".into(), json!(MAX_STATEMENT_ENTRIES));
+            list.insert("items".into(), items.clone());
+        }
+    }
+}
+
 fn with_null(values: &[&str]) -> Vec<Value> {
     values
         .iter()
@@ -407,6 +440,7 @@ pub(crate) fn constrain(doc: &mut Value) {
         }
     }
     enums_and_ranges(schemas);
+    policies(schemas);
     refused_fields(schemas);
     project_environments(schemas);
     for schema in schemas.values_mut() {
@@ -439,7 +473,14 @@ type LinkSource = (
     &'static [(&'static str, &'static str)],
 );
 
-const LINKS: [LinkSource; 7] = [
+const LINKS: [LinkSource; 8] = [
+    (
+        "/api/v2/roles",
+        "post",
+        "201",
+        &["get_custom_role", "patch_custom_role", "delete_custom_role"],
+        &[("customRoleKey", "$response.body#/key")],
+    ),
     (
         "/api/v2/projects",
         "post",
@@ -567,6 +608,7 @@ fn filter_fields(path: &str) -> Option<&'static [&'static str]> {
         "/api/v2/flags/{projectKey}" => Some(&FLAG_FILTERS),
         "/api/v2/members" => Some(&MEMBER_FILTERS),
         "/api/v2/segments/{projectKey}/{environmentKey}" => Some(&SEGMENT_FILTERS),
+        "/api/v2/roles" => Some(&CUSTOM_ROLE_FILTERS),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@ use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
 use crate::routes::{
-    audit, caller, environments, flags, members, projects, root, segments, statuses, tokens,
+    audit, caller, environments, flags, members, projects, roles, root, segments, statuses, tokens,
     webhooks,
 };
 use crate::{ErrorBody, Route};
@@ -33,7 +33,7 @@ use crate::{ErrorBody, Route};
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
-        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Webhooks"), (name = "Other")
+        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Webhooks"), (name = "Custom roles"), (name = "Other")
     )
 )]
 struct BaseDoc;
@@ -93,6 +93,11 @@ pub(crate) fn api_scope() -> Scope<
         .service(members::delete_member)
         .service(audit::list_audit_log)
         .service(audit::get_audit_entry)
+        .service(roles::list_custom_roles)
+        .service(roles::create_custom_role)
+        .service(roles::get_custom_role)
+        .service(roles::patch_custom_role)
+        .service(roles::delete_custom_role)
         .service(webhooks::list_webhooks)
         .service(webhooks::create_webhook)
         .service(webhooks::get_webhook)
@@ -118,7 +123,8 @@ const AUDIT_MAX_LIMIT: u32 = 20;
 /// The sort fields each list accepts, by path.
 fn sort_fields(path: &str) -> Option<Vec<&'static str>> {
     use domain::query::{
-        ENVIRONMENT_SORTS, FLAG_SORTS, MEMBER_SORTS, PROJECT_SORTS, SEGMENT_SORTS,
+        CUSTOM_ROLE_SORTS, ENVIRONMENT_SORTS, FLAG_SORTS, MEMBER_SORTS, PROJECT_SORTS,
+        SEGMENT_SORTS,
     };
     fn names<F>(sorts: &[(&'static str, F)]) -> Vec<&'static str> {
         sorts.iter().map(|(name, _)| *name).collect()
@@ -129,6 +135,7 @@ fn sort_fields(path: &str) -> Option<Vec<&'static str>> {
         "/api/v2/flags/{projectKey}" => names(&FLAG_SORTS),
         "/api/v2/members" => names(&MEMBER_SORTS),
         "/api/v2/segments/{projectKey}/{environmentKey}" => names(&SEGMENT_SORTS),
+        "/api/v2/roles" => names(&CUSTOM_ROLE_SORTS),
         _ => return None,
     })
 }

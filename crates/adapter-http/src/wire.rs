@@ -35,6 +35,7 @@ pub use flags::{DependentFlags, FeatureFlags, Flag};
 pub use members::{Member, Members};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
+pub use roles::{CustomRole, CustomRoles};
 pub use segments::{Segment, SegmentDetail, Segments};
 pub use tokens::{TokenRep, Tokens};
 pub use webhooks::{Webhook, Webhooks};
@@ -397,6 +398,70 @@ pub fn json_patch_only(
     }
     domain::patch::JsonPatchBody::parse(parse_json(body)?)
         .map_err(|e| ApiError::invalid(e.to_string()))
+}
+
+/// A PATCH body that changes a resource's document: RFC 6902 operations, or an RFC 7386 merge
+/// document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DocumentPatch {
+    /// JSON Patch (`[...]` or `{comment?, patch}`).
+    Json(domain::patch::JsonPatchBody),
+    /// Merge patch (`application/merge-patch+json`, or `{comment?, merge}` in `application/json`).
+    Merge {
+        /// Audit comment.
+        comment: Option<String>,
+        /// The merge document.
+        merge: Value,
+    },
+}
+
+/// Reads a PATCH body of `form` other than a semantic patch: in `application/json` a
+/// `{comment?, merge}` object is a merge patch and anything else a JSON Patch. `semantic` says
+/// whether the resource also takes semantic patches (then a JSON body of `instructions` is
+/// answered with the Content-Type to send it with).
+///
+/// # Errors
+/// 415 for a semantic patch (the caller reads those itself when it takes them); 400 for a
+/// `comment` that is not a string, another field beside `merge`, or a malformed JSON Patch.
+pub fn document_patch(
+    form: PatchForm,
+    value: Value,
+    semantic: bool,
+) -> Result<DocumentPatch, ApiError> {
+    match form {
+        PatchForm::Semantic => Err(ApiError::unsupported_media_type(
+            "this resource changes by JSON Patch (Content-Type: application/json) or merge patch (application/merge-patch+json)",
+        )),
+        PatchForm::Merge => Ok(DocumentPatch::Merge {
+            comment: None,
+            merge: value,
+        }),
+        PatchForm::Json => match value {
+            Value::Object(mut fields) if fields.contains_key("merge") => {
+                let merge = fields.remove("merge").unwrap_or(Value::Null);
+                let comment = match fields.remove("comment") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(c)) => Some(c),
+                    Some(_) => return Err(ApiError::invalid("'comment' must be a string")),
+                };
+                if let Some(other) = fields.keys().next() {
+                    return Err(ApiError::invalid(format!(
+                        "unexpected field '{other}' in merge patch body"
+                    )));
+                }
+                Ok(DocumentPatch::Merge { comment, merge })
+            }
+            Value::Object(fields) if semantic && fields.contains_key("instructions") => {
+                Err(ApiError::invalid(
+                    "this body is a semantic patch: send it with Content-Type: application/json; domain-model=svc.semanticpatch",
+                ))
+            }
+            other => Ok(DocumentPatch::Json(
+                domain::patch::JsonPatchBody::parse(other)
+                    .map_err(|e| ApiError::invalid(e.to_string()))?,
+            )),
+        },
+    }
 }
 
 /// A semantic patch body (`Content-Type: application/json; domain-model=svc.semanticpatch`).

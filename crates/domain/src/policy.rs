@@ -208,6 +208,20 @@ impl Statement {
     }
 }
 
+/// The grammar of [`check_specifier`] as a regular expression (for the OpenAPI document):
+/// parts joined by `:`, each `acct` or `kind/name`, optionally followed by `;tag,tag`.
+///
+/// ```
+/// let specifier = regex::Regex::new(domain::policy::SPECIFIER_PATTERN).unwrap();
+/// assert!(specifier.is_match("proj/shop;beta:env/*:flag/*"));
+/// assert!(!specifier.is_match("project/shop"));
+/// ```
+pub const SPECIFIER_PATTERN: &str = r"^(acct|(proj|env|flag|segment|member|token|webhook|role|team)/[A-Za-z0-9._*@+-]+)(;[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*)?(:(acct|(proj|env|flag|segment|member|token|webhook|role|team)/[A-Za-z0-9._*@+-]+)(;[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*)?)*$";
+
+/// What a policy statement's action (or glob of actions) looks like (for the OpenAPI document):
+/// letters and `*`; [`Statement::validate`] also checks it names an action of the catalogue.
+pub const ACTION_PATTERN: &str = r"^[A-Za-z*]+$";
+
 /// The longest resource specifier of a statement, in characters.
 pub const MAX_SPECIFIER_CHARS: usize = 512;
 
@@ -461,6 +475,17 @@ impl Resource {
     }
 }
 
+impl Resource {
+    /// [`Resource::matches`] for a specifier already split into parts.
+    fn matches_parts(&self, pattern: &[CompiledPart]) -> bool {
+        pattern.len() == self.parts.len()
+            && pattern.iter().zip(&self.parts).all(|(p, part)| {
+                p.kind_name.matches(&part.text)
+                    && p.tags.iter().all(|tag| part.tags.iter().any(|t| t == tag))
+            })
+    }
+}
+
 impl fmt::Display for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, part) in self.parts.iter().enumerate() {
@@ -480,6 +505,7 @@ impl fmt::Display for Resource {
 /// use domain::policy::{Policy, Statement};
 /// let p = Policy::new("reader", vec![Statement::allow(&["proj/*"], &["viewProject"])]);
 /// assert_eq!(p.name, "reader");
+/// assert_eq!(p.statements().len(), 1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Policy {
@@ -487,16 +513,107 @@ pub struct Policy {
     /// inline role): what a decision names as its reason.
     pub name: String,
     /// Its statements, in order.
-    pub statements: Vec<Statement>,
+    statements: Vec<Statement>,
+    /// The same statements, their specifiers split into parts once, for [`decide`].
+    compiled: Vec<Compiled>,
 }
 
 impl Policy {
     /// A policy named `name`.
     pub fn new(name: impl Into<String>, statements: Vec<Statement>) -> Self {
+        let compiled = statements.iter().map(Compiled::of).collect();
         Self {
             name: name.into(),
             statements,
+            compiled,
         }
+    }
+
+    /// Its statements, in order.
+    pub fn statements(&self) -> &[Statement] {
+        &self.statements
+    }
+}
+
+/// A glob, with the common case (no `*`) told apart once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Glob {
+    Exact(String),
+    Wild(String),
+}
+
+impl Glob {
+    fn of(pattern: &str) -> Self {
+        if pattern.contains('*') {
+            Glob::Wild(pattern.to_owned())
+        } else {
+            Glob::Exact(pattern.to_owned())
+        }
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        match self {
+            Glob::Exact(exact) => exact == text,
+            Glob::Wild(pattern) => glob(pattern, text),
+        }
+    }
+}
+
+/// One part of a specifier: its `kind/name` glob and the tags it asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CompiledPart {
+    kind_name: Glob,
+    tags: Vec<String>,
+}
+
+/// A statement with its specifiers split into parts and its globs told apart: what
+/// [`Statement::covers`] does, without reading the text again at every decision.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Compiled {
+    /// `(negated, specifiers)`: `resources`, or `notResources` (negated); `None` covers nothing.
+    resources: Option<(bool, Vec<Vec<CompiledPart>>)>,
+    /// `(negated, globs)`: `actions`, or `notActions`; `None` covers every action.
+    actions: Option<(bool, Vec<Glob>)>,
+}
+
+impl Compiled {
+    fn of(statement: &Statement) -> Self {
+        let specifier = |spec: &String| -> Vec<CompiledPart> {
+            spec.split(':')
+                .map(|part| match part.split_once(';') {
+                    Some((kind_name, tags)) => CompiledPart {
+                        kind_name: Glob::of(kind_name),
+                        tags: tags.split(',').map(str::to_owned).collect(),
+                    },
+                    None => CompiledPart {
+                        kind_name: Glob::of(part),
+                        tags: Vec::new(),
+                    },
+                })
+                .collect()
+        };
+        let resources = match (&statement.resources, &statement.not_resources) {
+            (Some(rs), _) => Some((false, rs.iter().map(specifier).collect())),
+            (None, Some(rs)) => Some((true, rs.iter().map(specifier).collect())),
+            (None, None) => None,
+        };
+        let actions = match (&statement.actions, &statement.not_actions) {
+            (Some(a), _) => Some((false, a.iter().map(|a| Glob::of(a)).collect())),
+            (None, Some(a)) => Some((true, a.iter().map(|a| Glob::of(a)).collect())),
+            (None, None) => None,
+        };
+        Self { resources, actions }
+    }
+
+    fn covers(&self, action: &str, resource: &Resource) -> bool {
+        let action_covered = self
+            .actions
+            .as_ref()
+            .is_none_or(|(negated, globs)| globs.iter().any(|g| g.matches(action)) != *negated);
+        action_covered
+            && self.resources.as_ref().is_some_and(|(negated, specs)| {
+                specs.iter().any(|spec| resource.matches_parts(spec)) != *negated
+            })
     }
 }
 
@@ -612,13 +729,13 @@ impl<'p> Decision<'p> {
 pub fn decide<'p>(policies: &'p [Policy], action: &str, resource: &Resource) -> Decision<'p> {
     let mut allowed = None;
     for policy in policies {
-        for statement in &policy.statements {
+        for (statement, compiled) in policy.statements.iter().zip(&policy.compiled) {
             let is_deny = statement.effect == Effect::Deny;
             // Once an allow is found, only a deny can change the outcome.
             if !is_deny && allowed.is_some() {
                 continue;
             }
-            if statement.covers(action, resource) {
+            if compiled.covers(action, resource) {
                 let reason = Reason {
                     policy: &policy.name,
                     statement,

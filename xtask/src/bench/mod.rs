@@ -413,6 +413,38 @@ fn remove_sqlite(file: &Path) {
     }
 }
 
+/// The time of one policy decision for a caller with 50 roles of 20 statements
+/// (`crates/domain/benches/decide.rs`, built optimised), as the benchmark prints it.
+fn policy_evaluation(cargo: &std::ffi::OsStr) -> Result<String> {
+    let output = Command::new(cargo)
+        .args([
+            "bench",
+            "--quiet",
+            "-p",
+            "flagsvc-domain",
+            "--bench",
+            "decide",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .context("running the policy benchmark")?;
+    if !output.status.success() {
+        bail!(
+            "the policy benchmark failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_prefix("decide: "))
+        .map(str::to_owned)
+        .collect();
+    if lines.is_empty() {
+        bail!("the policy benchmark printed no figures");
+    }
+    Ok(lines.join("; "))
+}
+
 pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
     let options = Options::parse(args)?;
     let started = Instant::now();
@@ -498,6 +530,7 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
         broken.extend(store_broken);
     }
 
+    let policy = policy_evaluation(cargo.get_program())?;
     let elapsed = started.elapsed();
     let date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
     let fsync = postgres.as_ref().map_or("no PostgreSQL".into(), |p| {
@@ -522,6 +555,7 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
                 options.connections,
                 options.duration.as_secs()
             ),
+            format!("Policy evaluation (`cargo bench -p flagsvc-domain --bench decide`, in process): {policy}."),
         ],
         references,
     };

@@ -3,10 +3,8 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::flag::{FlagCopyPost, FlagPost};
 use domain::instruction::SemanticPatch;
-use domain::patch::JsonPatchBody;
 use domain::query::{FlagQuery, Page};
 use domain::version::ApiVersion;
-use serde_json::Value;
 use service::{use_case, CachedAnswer, EnvironmentSelection, FlagChange, FlagListRequest};
 
 use crate::error::{ApiError, ErrorBody};
@@ -15,8 +13,8 @@ use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::model;
 use crate::wire::{
     answer_request, call, call_queued, json_body, keep_answer, kept_answer, page_links, parse_json,
-    patch_form, DependentFlags, FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams,
-    SemanticPatchBody,
+    patch_form, DependentFlags, DocumentPatch, FeatureFlags, Flag, JsonPatchOperation, PatchForm,
+    QueryParams, SemanticPatchBody,
 };
 use crate::AppState;
 
@@ -249,31 +247,16 @@ pub async fn get_flag(
 fn flag_change(req: &HttpRequest, body: &[u8]) -> Result<FlagChange, ApiError> {
     let form = patch_form(req)?;
     let value = parse_json(body)?;
-    let change = match form {
-        PatchForm::Semantic => FlagChange::Semantic(crate::wire::integers_leniently(value, SemanticPatch::parse).map_err(|e| ApiError::invalid(e.to_string()))?),
-        PatchForm::Merge => FlagChange::MergePatch { comment: None, merge: value },
-        PatchForm::Json => match value {
-            Value::Object(mut fields) if fields.contains_key("merge") => {
-                let merge = fields.remove("merge").unwrap_or(Value::Null);
-                let comment = match fields.remove("comment") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(c)) => Some(c),
-                    Some(_) => return Err(ApiError::invalid("'comment' must be a string")),
-                };
-                if let Some(other) = fields.keys().next() {
-                    return Err(ApiError::invalid(format!("unexpected field '{other}' in merge patch body")));
-                }
-                FlagChange::MergePatch { comment, merge }
-            }
-            Value::Object(fields) if fields.contains_key("instructions") => {
-                return Err(ApiError::invalid(
-                    "this body is a semantic patch: send it with Content-Type: application/json; domain-model=svc.semanticpatch",
-                ))
-            }
-            other => FlagChange::JsonPatch(JsonPatchBody::parse(other).map_err(|e| ApiError::invalid(e.to_string()))?),
-        },
-    };
-    Ok(change)
+    if form == PatchForm::Semantic {
+        return Ok(FlagChange::Semantic(
+            crate::wire::integers_leniently(value, SemanticPatch::parse)
+                .map_err(|e| ApiError::invalid(e.to_string()))?,
+        ));
+    }
+    Ok(match crate::wire::document_patch(form, value, true)? {
+        DocumentPatch::Json(patch) => FlagChange::JsonPatch(patch),
+        DocumentPatch::Merge { comment, merge } => FlagChange::MergePatch { comment, merge },
+    })
 }
 
 /// Changes a flag by JSON Patch, JSON Merge Patch or semantic patch.

@@ -7,6 +7,7 @@ pub mod environments;
 pub mod flags;
 pub mod members;
 pub mod projects;
+pub mod roles;
 pub mod root;
 pub mod segments;
 pub mod statuses;

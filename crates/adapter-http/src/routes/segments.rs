@@ -3,7 +3,6 @@
 use actix_web::{delete, get, patch, post, web, HttpRequest, HttpResponse};
 use domain::query::SegmentQuery;
 use domain::segment::{SegmentPatch, SegmentPost};
-use serde_json::Value;
 use service::{use_case, SegmentChange};
 
 use crate::error::{ApiError, ErrorBody};
@@ -11,8 +10,8 @@ use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, JsonPatchOperation, PatchForm,
-    QueryParams, Segment, SegmentDetail, Segments,
+    call, json_body, page_links, parse_json, patch_form, DocumentPatch, JsonPatchOperation,
+    PatchForm, QueryParams, Segment, SegmentDetail, Segments,
 };
 use crate::AppState;
 
@@ -131,22 +130,15 @@ pub async fn get_segment(
 fn segment_change(req: &HttpRequest, body: &[u8]) -> Result<SegmentChange, ApiError> {
     let form = patch_form(req)?;
     let value = parse_json(body)?;
-    Ok(match form {
-        PatchForm::Semantic => SegmentChange::Semantic(crate::wire::integers_leniently(value, SegmentPatch::parse).map_err(|e| ApiError::invalid(e.to_string()))?),
-        PatchForm::Merge => SegmentChange::MergePatch { comment: None, merge: value },
-        PatchForm::Json => match value {
-            Value::Object(mut fields) if fields.contains_key("merge") => {
-                let merge = fields.remove("merge").unwrap_or(Value::Null);
-                let comment = fields.remove("comment").and_then(|c| c.as_str().map(str::to_owned));
-                SegmentChange::MergePatch { comment, merge }
-            }
-            Value::Object(fields) if fields.contains_key("instructions") => {
-                return Err(ApiError::invalid(
-                    "this body is a semantic patch: send it with Content-Type: application/json; domain-model=svc.semanticpatch",
-                ))
-            }
-            other => SegmentChange::JsonPatch(domain::patch::JsonPatchBody::parse(other).map_err(|e| ApiError::invalid(e.to_string()))?),
-        },
+    if form == PatchForm::Semantic {
+        return Ok(SegmentChange::Semantic(
+            crate::wire::integers_leniently(value, SegmentPatch::parse)
+                .map_err(|e| ApiError::invalid(e.to_string()))?,
+        ));
+    }
+    Ok(match crate::wire::document_patch(form, value, true)? {
+        DocumentPatch::Json(patch) => SegmentChange::JsonPatch(patch),
+        DocumentPatch::Merge { comment, merge } => SegmentChange::MergePatch { comment, merge },
     })
 }
 

@@ -20,7 +20,8 @@ mod requests;
 mod segments;
 
 pub use account::{
-    Access, ClientSideAvailability, DeliveryAttempt, FieldError, NamingConvention, Role, Statement,
+    Access, BasePermissions, ClientSideAvailability, DeliveryAttempt, FieldError, NamingConvention,
+    PolicyStatement, Role, Statement,
 };
 pub use flags::{
     ConfigSummary, CustomProperty, Defaults, Experiments, FlagKind, FlagStatusName, Prerequisite,
@@ -28,8 +29,8 @@ pub use flags::{
 };
 pub use instructions::{Instruction, SegmentInstruction};
 pub use requests::{
-    EnvironmentPost, FlagCopyPost, FlagPost, NewMemberForm, ProjectPost, SegmentPost, TokenPost,
-    WebhookPost,
+    CustomRolePost, EnvironmentPost, FlagCopyPost, FlagPost, NewMemberForm, ProjectPost,
+    SegmentPost, TokenPost, WebhookPost,
 };
 pub use segments::{SegmentRule, SegmentTarget};
 

@@ -33,10 +33,10 @@ pub struct CustomRole {
     /// Free text (empty when none was given).
     pub description: String,
     /// Its statements.
-    #[schema(value_type = Vec<model::Statement>)]
+    #[schema(value_type = Vec<model::PolicyStatement>)]
     pub policy: Vec<Statement>,
     /// `reader` (what a reader may, besides the policy) or `no_access`.
-    #[schema(value_type = String)]
+    #[schema(value_type = model::BasePermissions)]
     pub base_permissions: BasePermissions,
 }
 
@@ -55,4 +55,18 @@ impl From<&domain::custom_role::CustomRole> for CustomRole {
             base_permissions: role.base_permissions,
         }
     }
+}
+
+/// A page of custom roles.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CustomRoles {
+    /// The page's roles.
+    pub items: Vec<CustomRole>,
+    /// All matches.
+    #[serde(rename = "totalCount")]
+    pub total_count: u64,
+    /// Paging links.
+    #[serde(rename = "_links")]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
+    pub links: Links,
 }

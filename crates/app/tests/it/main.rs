@@ -71,6 +71,7 @@ mod api_members;
 mod api_projects;
 mod api_protocol;
 mod api_required_fields;
+mod api_roles;
 mod api_safety;
 mod api_segments;
 mod api_shown;

@@ -124,6 +124,11 @@ fn document_lists_the_issue_routes() {
         ("patch", "/api/v2/webhooks/{id}"),
         ("delete", "/api/v2/webhooks/{id}"),
         ("get", "/api/v2/webhooks/{id}/deliveries"),
+        ("get", "/api/v2/roles"),
+        ("post", "/api/v2/roles"),
+        ("get", "/api/v2/roles/{customRoleKey}"),
+        ("patch", "/api/v2/roles/{customRoleKey}"),
+        ("delete", "/api/v2/roles/{customRoleKey}"),
         ("get", "/api/v2/members"),
         ("post", "/api/v2/members"),
         ("get", "/api/v2/members/{id}"),
@@ -266,7 +271,7 @@ fn document_states_the_list_parameters() {
     fn names<F>(sorts: &[(&'static str, F)]) -> Vec<&'static str> {
         sorts.iter().map(|(name, _)| *name).collect()
     }
-    let lists: [(&str, Vec<&str>, &[&str]); 5] = [
+    let lists: [(&str, Vec<&str>, &[&str]); 6] = [
         ("/api/v2/projects", names(&PROJECT_SORTS), &PROJECT_FILTERS),
         (
             "/api/v2/projects/{projectKey}/environments",
@@ -279,6 +284,11 @@ fn document_states_the_list_parameters() {
             &FLAG_FILTERS,
         ),
         ("/api/v2/members", names(&MEMBER_SORTS), &MEMBER_FILTERS),
+        (
+            "/api/v2/roles",
+            names(&CUSTOM_ROLE_SORTS),
+            &CUSTOM_ROLE_FILTERS,
+        ),
         (
             "/api/v2/segments/{projectKey}/{environmentKey}",
             names(&SEGMENT_SORTS),

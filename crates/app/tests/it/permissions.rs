@@ -148,6 +148,11 @@ const ROUTES: &[(&str, &str, Need)] = &[
     ),
     ("get", "/api/v2/auditlog", Role(Role::Reader)),
     ("get", "/api/v2/auditlog/{id}", Role(Role::Reader)),
+    ("get", "/api/v2/roles", Role(Role::Reader)),
+    ("post", "/api/v2/roles", Role(Role::Admin)),
+    ("get", "/api/v2/roles/{customRoleKey}", Role(Role::Reader)),
+    ("patch", "/api/v2/roles/{customRoleKey}", Role(Role::Admin)),
+    ("delete", "/api/v2/roles/{customRoleKey}", Role(Role::Admin)),
     ("get", "/api/v2/webhooks", Role(Role::Admin)),
     ("post", "/api/v2/webhooks", Role(Role::Admin)),
     ("get", "/api/v2/webhooks/{id}", Role(Role::Admin)),
@@ -280,6 +285,7 @@ async fn every_route_for_every_role(backend: Backend) {
             .replace("{environmentKey}", "test")
             .replace("{flagKey}", "f")
             .replace("{segmentKey}", "s")
+            .replace("{customRoleKey}", "r")
             .replace(
                 "{id}",
                 if template.starts_with("/api/v2/members") {

@@ -101,6 +101,27 @@ fn specifier_syntax() {
         assert!(check_specifier(bad).is_err(), "{bad}");
     }
     assert!(check_specifier(&format!("proj/{}", "a".repeat(600))).is_err());
+    let pattern = Regex::new(SPECIFIER_PATTERN).unwrap();
+    for good in [
+        "acct",
+        "proj/shop:env/prod*:flag/*;beta,checkout",
+        "member/a@b.c:token/*",
+    ] {
+        assert!(pattern.is_match(good), "{good}");
+        assert_eq!(check_specifier(good), Ok(()), "{good}");
+    }
+    for bad in [
+        "",
+        "proj",
+        "acct/x",
+        "proj/shop:",
+        "proj/shop;",
+        "proj/shop;a,,b",
+        "flags/*",
+        "proj/sh op",
+    ] {
+        assert!(!pattern.is_match(bad), "{bad}");
+    }
 }
 
 #[test]
@@ -257,7 +278,7 @@ fn naive(policies: &[Policy], action: &str, resource: &[(String, Vec<String>)]) 
     let action_matches = |a: &str| glob_regex(a, ".*").is_match(action);
     let mut matched = Vec::new();
     for (p, policy) in policies.iter().enumerate() {
-        for (s, st) in policy.statements.iter().enumerate() {
+        for (s, st) in policy.statements().iter().enumerate() {
             let r = match (&st.resources, &st.not_resources) {
                 (Some(rs), _) => rs.iter().any(|r| spec_matches(r)),
                 (None, Some(rs)) => !rs.iter().any(|r| spec_matches(r)),
@@ -390,7 +411,7 @@ proptest! {
         let reason_at = decision.reason().map(|reason| {
             let p = policies.iter().position(|p| p.name == reason.policy).unwrap();
             let s = policies[p]
-                .statements
+                .statements()
                 .iter()
                 .position(|s| std::ptr::eq(s, reason.statement))
                 .unwrap();
@@ -402,5 +423,13 @@ proptest! {
     #[test]
     fn every_generated_specifier_is_valid(spec in specifier()) {
         prop_assert_eq!(check_specifier(&spec), Ok(()));
+        prop_assert!(Regex::new(SPECIFIER_PATTERN).unwrap().is_match(&spec));
+    }
+
+    /// The published pattern and the checker agree on arbitrary text of the specifier alphabet.
+    #[test]
+    fn the_pattern_and_the_checker_agree(spec in "[a-z/;:,*.]{0,24}") {
+        let by_pattern = Regex::new(SPECIFIER_PATTERN).unwrap().is_match(&spec);
+        prop_assert_eq!(by_pattern, check_specifier(&spec).is_ok(), "{}", spec);
     }
 }

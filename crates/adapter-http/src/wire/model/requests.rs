@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::account::{ClientSideAvailability, NamingConvention, Statement};
+use super::account::{
+    BasePermissions, ClientSideAvailability, NamingConvention, PolicyStatement, Statement,
+};
 use super::flags::{CustomProperty, Defaults};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -273,6 +275,24 @@ pub struct NewMemberForm {
     /// is accepted.
     #[serde(default)]
     pub role_attributes: Option<BTreeMap<String, Vec<String>>>,
+}
+
+/// `POST /roles` body.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CustomRolePost {
+    /// Unique in the account; never changes.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Its statements (at most 50).
+    pub policy: Vec<PolicyStatement>,
+    /// `reader` (the default) or `no_access`.
+    #[serde(default)]
+    pub base_permissions: Option<BasePermissions>,
 }
 
 /// `POST /webhooks` body.

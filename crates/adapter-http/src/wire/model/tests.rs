@@ -234,7 +234,7 @@ fn lost(example: &Value, serialised: &Value, path: &str, errors: &mut Vec<String
 }
 
 /// Each schema of a domain struct, with the domain type's round trip.
-const STRUCTS: [(&str, RoundTrip); 37] = [
+const STRUCTS: [(&str, RoundTrip); 39] = [
     ("Variation", round_trip::<domain::flag::Variation>),
     ("Defaults", round_trip::<domain::flag::Defaults>),
     ("CustomProperty", round_trip::<domain::flag::CustomProperty>),
@@ -301,6 +301,11 @@ const STRUCTS: [(&str, RoundTrip); 37] = [
     ("NewMemberForm", round_trip::<domain::member::NewMemberForm>),
     ("WebhookPost", round_trip::<domain::webhook::WebhookPost>),
     (
+        "CustomRolePost",
+        round_trip::<domain::custom_role::CustomRolePost>,
+    ),
+    ("PolicyStatement", round_trip::<domain::policy::Statement>),
+    (
         "ClauseInput",
         round_trip::<domain::instruction::ClauseInput>,
     ),
@@ -343,7 +348,7 @@ fn domain_structs_fit_their_schemas() {
 fn enums_list_the_domain_variants() {
     let doc = Doc::load();
     let unknown = || json!("?unknown?");
-    let domain: [(&str, Vec<String>, RoundTrip); 7] = [
+    let domain: [(&str, Vec<String>, RoundTrip); 8] = [
         (
             "FlagKind",
             variants::<domain::flag::FlagKind>(unknown()),
@@ -378,6 +383,11 @@ fn enums_list_the_domain_variants() {
             "Effect",
             variants::<domain::webhook::Effect>(unknown()),
             round_trip::<domain::webhook::Effect>,
+        ),
+        (
+            "BasePermissions",
+            variants::<domain::custom_role::BasePermissions>(unknown()),
+            round_trip::<domain::custom_role::BasePermissions>,
         ),
     ];
     for (name, variants, round_trip) in domain {

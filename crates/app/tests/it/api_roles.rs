@@ -1,0 +1,239 @@
+//! Custom roles over HTTP: `/roles` create, read, list, patch (JSON Patch and merge patch) and
+//! delete, with the statements checked, and what each role may do with them.
+
+use serde_json::{json, Value};
+
+use crate::common::{spawn, Backend};
+
+fn body(key: &str, name: &str) -> Value {
+    json!({
+        "key": key,
+        "name": name,
+        "description": "toggles staging",
+        "policy": [
+            {"effect": "allow", "resources": ["proj/shop:env/staging:flag/*"], "actions": ["updateOn"]},
+            {"effect": "deny", "resources": ["proj/*:env/production:flag/*;critical"], "actions": ["*"]}
+        ]
+    })
+}
+
+async fn custom_roles_round_trip(backend: Backend) {
+    let app = spawn(backend).await;
+    let created = app
+        .post("/api/v2/roles", body("staging-toggler", "Staging toggler"))
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let role = created.body.clone();
+    assert_eq!(role["key"], "staging-toggler");
+    assert_eq!(role["basePermissions"], "reader", "reader by default");
+    assert_eq!(role["policy"], body("x", "x")["policy"]);
+    assert_eq!(
+        role["_links"]["self"]["href"],
+        "/api/v2/roles/staging-toggler"
+    );
+    assert_eq!(role["_id"].as_str().map(str::len), Some(24));
+    app.post("/api/v2/roles", body("staging-toggler", "Again"))
+        .await
+        .assert_error(409, "key_exists");
+    let second = app.post("/api/v2/roles", body("auditor", "Auditor")).await;
+    assert_eq!(second.status, 201, "{}", second.body);
+
+    let fetched = app.get("/api/v2/roles/staging-toggler").await;
+    assert_eq!(fetched.body, role);
+    let list = app.get("/api/v2/roles").await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert_eq!(list.body["totalCount"], 2);
+    let keys: Vec<&str> = list.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["auditor", "staging-toggler"]);
+    let found = app
+        .get("/api/v2/roles?filter=query:STAGING&sort=-name&limit=1")
+        .await;
+    assert_eq!(found.body["totalCount"], 1, "{}", found.body);
+    assert_eq!(found.body["items"][0]["key"], "staging-toggler");
+    app.get("/api/v2/roles?filter=tags:x")
+        .await
+        .assert_error(400, "invalid_request");
+
+    let patched = app
+        .patch(
+            "/api/v2/roles/staging-toggler",
+            json!([
+                {"op": "test", "path": "/name", "value": "Staging toggler"},
+                {"op": "replace", "path": "/name", "value": "Toggler"},
+                {"op": "add", "path": "/policy/-", "value": {"effect": "allow", "resources": ["proj/shop"], "actions": ["viewProject"]}}
+            ]),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    assert_eq!(patched.body["name"], "Toggler");
+    assert_eq!(patched.body["policy"].as_array().unwrap().len(), 3);
+    let merged = app
+        .patch_with(
+            "/api/v2/roles/staging-toggler",
+            "application/merge-patch+json",
+            json!({"basePermissions": "no_access", "description": ""}),
+        )
+        .await;
+    assert_eq!(merged.status, 200, "{}", merged.body);
+    assert_eq!(merged.body["basePermissions"], "no_access");
+    assert_eq!(merged.body["description"], "");
+    let commented = app
+        .patch(
+            "/api/v2/roles/staging-toggler",
+            json!({"comment": "rename", "merge": {"name": "Staging"}}),
+        )
+        .await;
+    assert_eq!(commented.body["name"], "Staging", "{}", commented.body);
+    app.patch(
+        "/api/v2/roles/staging-toggler",
+        json!([{"op": "test", "path": "/name", "value": "Toggler"}]),
+    )
+    .await
+    .assert_error(409, "optimistic_locking_error");
+    app.patch(
+        "/api/v2/roles/staging-toggler",
+        json!([{"op": "replace", "path": "/key", "value": "other"}]),
+    )
+    .await
+    .assert_error(422, "patch_failed");
+    app.patch(
+        "/api/v2/roles/staging-toggler",
+        json!([{"op": "add", "path": "/policy/-", "value": {"effect": "allow", "resources": ["proj/*"], "actions": ["updatOn"]}}]),
+    )
+    .await
+    .assert_error(422, "patch_failed");
+    app.patch_with(
+        "/api/v2/roles/staging-toggler",
+        "application/json; domain-model=svc.semanticpatch",
+        json!({"instructions": []}),
+    )
+    .await
+    .assert_error(415, "unsupported_media_type");
+    app.patch(
+        "/api/v2/roles/staging-toggler",
+        json!({"merge": {"name": "X"}, "comment": 3}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    assert_eq!(
+        app.get("/api/v2/roles/staging-toggler").await.body["name"],
+        "Staging",
+        "refused patches change nothing"
+    );
+
+    let entries = app.get("/api/v2/auditlog?spec=role/*").await;
+    let actions: Vec<&str> = entries.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["accesses"][0]["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "updateRole",
+            "updateRole",
+            "updateRole",
+            "createRole",
+            "createRole"
+        ]
+    );
+
+    let deleted = app.delete("/api/v2/roles/auditor").await;
+    assert_eq!(deleted.status, 204);
+    app.get("/api/v2/roles/auditor")
+        .await
+        .assert_error(404, "not_found");
+    app.delete("/api/v2/roles/auditor")
+        .await
+        .assert_error(404, "not_found");
+}
+
+async fn bad_roles_are_refused_with_the_field_named(backend: Backend) {
+    let app = spawn(backend).await;
+    let cases = [
+        (json!({"key": "no way", "name": "N", "policy": []}), "key"),
+        (json!({"key": "k", "name": " ", "policy": []}), "name"),
+        (
+            json!({"key": "k", "name": "N", "policy": [{"effect": "allow", "resources": ["project/*"]}]}),
+            "policy[0].resources[0]",
+        ),
+        (
+            json!({"key": "k", "name": "N", "policy": [{"effect": "allow", "resources": ["proj/*"], "notResources": ["acct"]}]}),
+            "policy[0]",
+        ),
+        (
+            json!({"key": "k", "name": "N", "policy": [{"effect": "allow", "resources": ["proj/*"], "actions": ["fly*"]}]}),
+            "policy[0].actions[0]",
+        ),
+    ];
+    for (post, attribute) in cases {
+        let refused = app.post("/api/v2/roles", post.clone()).await;
+        refused.assert_error(400, "invalid_request");
+        assert!(
+            refused.body["errors"]
+                .as_array()
+                .is_some_and(|errors| errors.iter().any(|e| e["attribute"] == attribute)),
+            "{post}: {}",
+            refused.body
+        );
+    }
+    let many: Vec<Value> = (0..51)
+        .map(|_| json!({"effect": "allow", "resources": ["proj/*"], "actions": ["viewProject"]}))
+        .collect();
+    app.post(
+        "/api/v2/roles",
+        json!({"key": "k", "name": "N", "policy": many}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    app.post(
+        "/api/v2/roles",
+        json!({"key": "k", "name": "N", "policy": [], "basePermissions": "writer"}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    assert_eq!(app.get("/api/v2/roles").await.body["totalCount"], 0);
+}
+
+async fn readers_read_roles_and_admins_change_them(backend: Backend) {
+    let app = spawn(backend).await;
+    assert_eq!(
+        app.post("/api/v2/roles", body("ops", "Ops")).await.status,
+        201
+    );
+    let reader = app.token("reader").await;
+    let writer = app.token("writer").await;
+    let admin = app.token("admin").await;
+    assert_eq!(app.get_as(&reader, "/api/v2/roles/ops").await.status, 200);
+    assert_eq!(app.get_as(&reader, "/api/v2/roles").await.status, 200);
+    for token in [&reader, &writer] {
+        app.post_as(token, "/api/v2/roles", body("x", "X"))
+            .await
+            .assert_error(403, "forbidden");
+        app.patch_as(token, "/api/v2/roles/ops", json!([]))
+            .await
+            .assert_error(403, "forbidden");
+        app.delete_as(token, "/api/v2/roles/ops")
+            .await
+            .assert_error(403, "forbidden");
+    }
+    assert_eq!(
+        app.post_as(&admin, "/api/v2/roles", body("x", "X"))
+            .await
+            .status,
+        201
+    );
+    assert_eq!(app.delete_as(&admin, "/api/v2/roles/x").await.status, 204);
+}
+
+on_both_backends!(
+    custom_roles_round_trip,
+    bad_roles_are_refused_with_the_field_named,
+    readers_read_roles_and_admins_change_them
+);

@@ -303,7 +303,11 @@ fn policies(schemas: &mut Map<String, Value>) {
         "pattern": domain::policy::SPECIFIER_PATTERN,
         "maxLength": domain::policy::MAX_SPECIFIER_CHARS,
     });
-    let action = json!({"type": "string", "pattern": domain::policy::ACTION_PATTERN});
+    let action = json!({
+        "type": "string",
+        "pattern": domain::policy::ACTION_PATTERN,
+        "maxLength": domain::policy::MAX_ACTION_CHARS,
+    });
     for (name, items) in [
         ("resources", &specifier),
         ("notResources", &specifier),
@@ -315,6 +319,17 @@ fn policies(schemas: &mut Map<String, Value>) {
             list.insert("maxItems".into(), json!(MAX_STATEMENT_ENTRIES));
             list.insert("items".into(), items.clone());
         }
+    }
+    // Exactly one of `resources` and `notResources`; not both `actions` and `notActions`.
+    if let Some(statement) = schemas
+        .get_mut("PolicyStatement")
+        .and_then(Value::as_object_mut)
+    {
+        statement.insert(
+            "oneOf".into(),
+            json!([{"required": ["resources"]}, {"required": ["notResources"]}]),
+        );
+        statement.insert("not".into(), json!({"required": ["actions", "notActions"]}));
     }
 }
 

@@ -35,6 +35,13 @@ pub const MAX_STATEMENT_ENTRIES: usize = 50;
 /// The longest description of a custom role, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 4096;
 
+/// The most bytes of a custom role's JSON (its policy included): a page of 100 roles stays a
+/// few MiB, and a role decides requests without reading much.
+pub const MAX_ROLE_BYTES: usize = 32 * 1024;
+
+/// Keys a custom role cannot take: the built-in roles' (a decision names its policy by key).
+pub const RESERVED_KEYS: [&str; 5] = ["no_access", "reader", "writer", "admin", "owner"];
+
 /// What a custom role grants besides its policy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -73,8 +80,8 @@ pub struct CustomRole {
     pub description: String,
     /// Its statements.
     pub policy: Vec<Statement>,
-    /// What it grants besides the policy.
-    #[serde(default)]
+    /// What it grants besides the policy (never absent: removing it is refused rather than
+    /// read as the default).
     pub base_permissions: BasePermissions,
 }
 
@@ -110,6 +117,7 @@ pub struct CustomRolePost {
 /// assert_eq!(errors[0].attribute, "policy[0].resources[0]");
 /// ```
 pub fn validate_policy(attribute: &str, policy: &[Statement], errors: &mut Vec<FieldError>) {
+    let before = errors.len();
     if policy.len() > MAX_STATEMENTS {
         errors.push(FieldError::new(
             attribute,
@@ -137,8 +145,21 @@ pub fn validate_policy(attribute: &str, policy: &[Statement], errors: &mut Vec<F
             continue;
         }
         statement.validate(&at, errors);
+        // The first problems say what is wrong; a policy of thousands of bad entries does not
+        // make an answer of megabytes.
+        if errors.len() - before >= MAX_REPORTED_ERRORS {
+            errors.truncate(before + MAX_REPORTED_ERRORS);
+            errors.push(FieldError::new(
+                format!("{attribute}[{i}]"),
+                "more problems not reported: fix these first",
+            ));
+            return;
+        }
     }
 }
+
+/// The most problems of one policy an error reports.
+const MAX_REPORTED_ERRORS: usize = 20;
 
 impl CustomRole {
     /// A new custom role.
@@ -148,6 +169,12 @@ impl CustomRole {
     pub fn create(id: CustomRoleId, post: CustomRolePost) -> Result<Self, ValidationError> {
         let key = CustomRoleKey::parse(&post.key)
             .map_err(|e| ValidationError::single("key", e.to_string()))?;
+        if RESERVED_KEYS.contains(&key.as_str()) {
+            return Err(ValidationError::single(
+                "key",
+                format!("'{key}' is the name of a built-in role"),
+            ));
+        }
         let role = Self {
             id,
             key,
@@ -174,6 +201,12 @@ impl CustomRole {
             ));
         }
         validate_policy("policy", &self.policy, &mut errors);
+        if errors.is_empty() && patch::json_len(self) > MAX_ROLE_BYTES {
+            errors.push(FieldError::new(
+                "policy",
+                format!("a custom role is at most {MAX_ROLE_BYTES} bytes of JSON"),
+            ));
+        }
         ValidationError::check(errors)
     }
 
@@ -213,24 +246,33 @@ impl CustomRole {
     }
 
     /// Applies a JSON Merge Patch (RFC 7386) to the same fields as
-    /// [`CustomRole::apply_patch_as_shown`].
+    /// [`CustomRole::apply_patch_as_shown`], on the role as the API shows it (with the `_links`
+    /// of `shown`), so that a GET's body sent back unchanged is accepted.
     ///
     /// ```
     /// # use domain::custom_role::{BasePermissions, CustomRole, CustomRolePost};
     /// # let role = CustomRole::create(domain::id::CustomRoleId::parse(&"0".repeat(24)).unwrap(), CustomRolePost { key: "k".into(), name: "K".into(), ..Default::default() }).unwrap();
-    /// let next = role.apply_merge(&serde_json::json!({"basePermissions": "no_access"})).unwrap();
+    /// let shown = serde_json::Value::Null;
+    /// let next = role.apply_merge_as_shown(&shown, &serde_json::json!({"basePermissions": "no_access"})).unwrap();
     /// assert_eq!(next.base_permissions, BasePermissions::NoAccess);
-    /// assert!(role.apply_merge(&serde_json::json!({"_id": "1"})).is_err());
+    /// assert!(role.apply_merge_as_shown(&shown, &serde_json::json!({"_id": "1"})).is_err());
+    /// assert!(role.apply_merge_as_shown(&shown, &serde_json::json!({"basePermissions": null})).is_err());
     /// ```
     ///
     /// # Errors
     /// [`PatchError`] for another field or an invalid result.
-    pub fn apply_merge(&self, merge: &serde_json::Value) -> Result<CustomRole, PatchError> {
-        let doc = patch::to_document(self)?;
-        let merged = patch::merge(&doc, merge, |path| {
+    pub fn apply_merge_as_shown(
+        &self,
+        shown: &serde_json::Value,
+        merge: &serde_json::Value,
+    ) -> Result<CustomRole, PatchError> {
+        let mut doc = patch::to_document(self)?;
+        patch::copy_members(&mut doc, shown, &patch::LINKS_ONLY);
+        let mut merged = patch::merge(&doc, merge, |path| {
             path.first()
                 .is_none_or(|first| !WRITABLE.contains(&first.as_str()))
         })?;
+        patch::remove_members(&mut merged, &patch::LINKS_ONLY);
         let next: CustomRole = patch::from_document(merged)?;
         next.finish_change(self)
     }
@@ -301,6 +343,36 @@ mod tests {
     }
 
     #[test]
+    fn built_in_role_names_are_not_keys() {
+        for key in RESERVED_KEYS {
+            let refused = CustomRole::create(
+                id(),
+                CustomRolePost {
+                    key: key.into(),
+                    ..post(serde_json::json!([]))
+                },
+            )
+            .unwrap_err();
+            assert_eq!(refused.errors[0].attribute, "key", "{key}");
+        }
+    }
+
+    #[test]
+    fn a_role_is_at_most_its_byte_limit() {
+        let spec = format!("proj/{}", "p".repeat(400));
+        let big = vec![Statement::allow(&[spec.as_str(); 10], &["viewProject"]); 10];
+        let refused = CustomRole::create(
+            id(),
+            CustomRolePost {
+                policy: big,
+                ..post(serde_json::json!([]))
+            },
+        )
+        .unwrap_err();
+        assert!(refused.errors[0].reason.contains("bytes"), "{refused:?}");
+    }
+
+    #[test]
     fn policy_size_is_bounded() {
         let many = vec![Statement::allow(&["proj/*"], &["viewProject"]); MAX_STATEMENTS + 1];
         let mut errors = Vec::new();
@@ -317,6 +389,15 @@ mod tests {
             &mut errors,
         );
         assert_eq!(errors[0].attribute, "policy[0].resources");
+    }
+
+    #[test]
+    fn a_policy_reports_its_first_problems_only() {
+        let bad: Vec<&str> = vec!["nope"; MAX_STATEMENT_ENTRIES];
+        let policy = vec![Statement::allow(&bad, &["viewProject"]); MAX_STATEMENTS];
+        let mut errors = Vec::new();
+        validate_policy("policy", &policy, &mut errors);
+        assert_eq!(errors.len(), MAX_REPORTED_ERRORS + 1);
     }
 
     #[test]
@@ -348,8 +429,25 @@ mod tests {
         assert!(role
             .apply_patch_as_shown(&serde_json::Value::Null, &bad)
             .is_err());
+        let shown = serde_json::json!({"_links": {"self": {"href": "/r"}}});
         assert!(role
-            .apply_merge(&serde_json::json!({"key": "other"}))
+            .apply_merge_as_shown(&shown, &serde_json::json!({"key": "other"}))
             .is_err());
+        let mut back = serde_json::to_value(&role).unwrap();
+        back["_links"] = shown["_links"].clone();
+        assert_eq!(
+            role.apply_merge_as_shown(&shown, &back).unwrap(),
+            role,
+            "a GET's body sent back changes nothing"
+        );
+        let remove: Vec<patch::Operation> = serde_json::from_value(serde_json::json!([
+            {"op": "remove", "path": "/basePermissions"}
+        ]))
+        .unwrap();
+        assert!(
+            role.apply_patch_as_shown(&serde_json::Value::Null, &remove)
+                .is_err(),
+            "base permissions are never defaulted by a patch"
+        );
     }
 }

@@ -186,7 +186,12 @@ impl Statement {
                 ));
             }
             for (i, action) in list.iter().flatten().enumerate() {
-                if !actions::ALL.iter().any(|known| glob(action, known.name)) {
+                if action.chars().count() > MAX_ACTION_CHARS {
+                    errors.push(FieldError::new(
+                        format!("{at}.{field}[{i}]"),
+                        format!("an action has at most {MAX_ACTION_CHARS} characters"),
+                    ));
+                } else if !actions::ALL.iter().any(|known| glob(action, known.name)) {
                     errors.push(FieldError::new(
                         format!("{at}.{field}[{i}]"),
                         format!("'{action}' is not an action, nor a glob matching one (see docs/roles.md)"),
@@ -224,6 +229,9 @@ pub const ACTION_PATTERN: &str = r"^[A-Za-z*]+$";
 
 /// The longest resource specifier of a statement, in characters.
 pub const MAX_SPECIFIER_CHARS: usize = 512;
+
+/// The longest action (or glob of actions) of a statement, in characters.
+pub const MAX_ACTION_CHARS: usize = 64;
 
 /// The kinds of resource a specifier part may name, and whether each has a name.
 const KINDS: [(&str, bool); 10] = [

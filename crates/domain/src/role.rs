@@ -50,9 +50,9 @@ pub enum Action {
     ManageTokens,
     /// Create, change and delete webhooks, and see their deliveries.
     ManageWebhooks,
-    /// List and read account members.
+    /// List and read account members and custom roles.
     ViewMembers,
-    /// Invite, change and delete members.
+    /// Invite, change and delete members; create, change and delete custom roles.
     ManageMembers,
     /// Transfer the account's ownership to another member.
     TransferOwnership,
@@ -87,8 +87,10 @@ impl Action {
             Action::ManageSegments => "create, change and delete segments",
             Action::ManageTokens => "create, list, change, reset and delete access tokens",
             Action::ManageWebhooks => "create, change and delete webhooks and see their deliveries",
-            Action::ViewMembers => "list and read members",
-            Action::ManageMembers => "invite, change and delete members",
+            Action::ViewMembers => "list and read members and custom roles",
+            Action::ManageMembers => {
+                "invite, change and delete members, and create, change and delete custom roles"
+            }
             Action::TransferOwnership => "transfer the account's ownership",
         }
     }

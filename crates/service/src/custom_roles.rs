@@ -134,9 +134,10 @@ impl Service {
                     held.apply_patch_as_shown(&self.shown.custom_role(&held), &patch.operations)?,
                     patch.comment.clone(),
                 ),
-                CustomRoleChange::MergePatch { comment, merge } => {
-                    (held.apply_merge(merge)?, comment.clone())
-                }
+                CustomRoleChange::MergePatch { comment, merge } => (
+                    held.apply_merge_as_shown(&self.shown.custom_role(&held), merge)?,
+                    comment.clone(),
+                ),
             };
             if next != *held {
                 let previous = held.replace(next);

@@ -49,7 +49,9 @@ pub async fn list_custom_roles(
 }
 
 /// Creates a custom role (201). Its statements are checked: each specifier by the grammar and
-/// each action against the catalogue of `docs/roles.md`. Admin or owner.
+/// each action against the catalogue of `docs/roles.md`; a role is at most 32 KiB of JSON, and
+/// its key is not a built-in role's (`reader`, `writer`, `admin`, `owner`, `no_access`). Admin
+/// or owner.
 #[utoipa::path(
     tag = "Custom roles",
     request_body = model::CustomRolePost,
@@ -102,7 +104,13 @@ fn role_change(req: &HttpRequest, body: &[u8]) -> Result<CustomRoleChange, ApiEr
 #[utoipa::path(
     tag = "Custom roles",
     params(("customRoleKey" = String, Path, description = "Custom role key")),
-    request_body(content = Vec<JsonPatchOperation>, description = "JSON Patch operations, `{comment, patch}`, or a merge patch", content_type = "application/json"),
+    request_body(
+        description = "JSON Patch (an array, or `{comment, patch}`; `{comment, merge}` for a merge patch) or merge patch, by Content-Type",
+        content(
+            (Vec<JsonPatchOperation> = "application/json"),
+            (Object = "application/merge-patch+json"),
+        )
+    ),
     responses(
         (status = 200, body = CustomRole),
         (status = 415, description = "A semantic patch: roles take JSON Patch or merge patch", body = ErrorBody),

@@ -120,10 +120,33 @@ async fn custom_roles_round_trip(backend: Backend) {
     )
     .await
     .assert_error(400, "invalid_request");
+    app.patch(
+        "/api/v2/roles/staging-toggler",
+        json!([{"op": "remove", "path": "/basePermissions"}]),
+    )
+    .await
+    .assert_error(422, "patch_failed");
+    app.patch_with(
+        "/api/v2/roles/staging-toggler",
+        "application/merge-patch+json",
+        json!({"basePermissions": null}),
+    )
+    .await
+    .assert_error(422, "patch_failed");
+    let current = app.get("/api/v2/roles/staging-toggler").await.body;
+    assert_eq!(current["name"], "Staging", "refused patches change nothing");
+    assert_eq!(current["basePermissions"], "no_access");
+    let sent_back = app
+        .patch_with(
+            "/api/v2/roles/staging-toggler",
+            "application/merge-patch+json",
+            current.clone(),
+        )
+        .await;
+    assert_eq!(sent_back.status, 200, "{}", sent_back.body);
     assert_eq!(
-        app.get("/api/v2/roles/staging-toggler").await.body["name"],
-        "Staging",
-        "refused patches change nothing"
+        sent_back.body, current,
+        "a GET's body sent back changes nothing"
     );
 
     let entries = app.get("/api/v2/auditlog?spec=role/*").await;
@@ -170,6 +193,17 @@ async fn bad_roles_are_refused_with_the_field_named(backend: Backend) {
         (
             json!({"key": "k", "name": "N", "policy": [{"effect": "allow", "resources": ["proj/*"], "actions": ["fly*"]}]}),
             "policy[0].actions[0]",
+        ),
+        (
+            json!({"key": "k", "name": "N", "policy": [{"effect": "allow", "resources": ["proj/*"], "actions": ["*".repeat(65)]}]}),
+            "policy[0].actions[0]",
+        ),
+        (json!({"key": "admin", "name": "N", "policy": []}), "key"),
+        (
+            json!({"key": "k", "name": "N", "policy": vec![
+                json!({"effect": "allow", "resources": vec![format!("proj/{}", "p".repeat(500)); 10]}); 10
+            ]}),
+            "policy",
         ),
     ];
     for (post, attribute) in cases {

@@ -365,7 +365,7 @@ pub fn catalogue_markdown() -> String {
          `;tag,tag` after a part for things carrying all those tags); its `actions` are these names or globs of them \
          (`update*`); a deny statement wins over any allow. Webhook statements match them against the `accesses` of \
          audit entries, which record the actions of each change; reading (`view…`) is never recorded, nor are the \
-         actions on custom roles, teams, and members' custom roles and teams, which no route performs yet.\n",
+         actions on teams and on members' custom roles and teams, which no route performs yet.\n",
     );
     for kind in ResourceKind::ALL {
         out.push_str(&format!(

@@ -91,7 +91,13 @@ impl Doc {
         if let Some(branches) = schema.get("allOf").and_then(Value::as_array) {
             return self.example(&self.merged(branches));
         }
-        if let Some(branches) = schema.get("oneOf").and_then(Value::as_array) {
+        // A `oneOf` beside `properties` only constrains which of them appear (a statement's
+        // `resources` or `notResources`): the example shows every property.
+        if let Some(branches) = schema
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .filter(|_| schema.get("properties").is_none())
+        {
             let branch = branches
                 .iter()
                 .find(|b| b["type"] != "null")

@@ -535,6 +535,13 @@ fn json_errors(response: ServiceResponse<BoxBody>, request_id: &str) -> ServiceR
     let api_error = match response.response().error() {
         Some(err) => match err.as_error::<ApiError>() {
             Some(api) => api.clone(),
+            // A body past the limit (actix's extractor): say what the limit is.
+            None if status == StatusCode::PAYLOAD_TOO_LARGE => {
+                match response.request().app_data::<web::Data<AppState>>() {
+                    Some(state) => ApiError::payload_too_large(state.config.body_limit),
+                    None => ApiError::from_status(status, err.to_string()),
+                }
+            }
             None => ApiError::from_status(status, err.to_string()),
         },
         None => ApiError::from_status(

@@ -96,9 +96,12 @@ async fn bodies_must_be_json_and_small(backend: Backend) {
         .await;
     malformed.assert_error(400, "invalid_request");
     let big = json!({"key": "x", "name": "x".repeat(400)});
-    app.post("/api/v2/projects", big.clone())
-        .await
-        .assert_error(413, "payload_too_large");
+    let too_large = app.post("/api/v2/projects", big.clone()).await;
+    too_large.assert_error(413, "payload_too_large");
+    assert_eq!(
+        too_large.body["message"], "the request body is larger than the limit of 256 bytes",
+        "the limit is named"
+    );
     app.project("web").await;
     app.flag("web", "f").await;
     app.patch(

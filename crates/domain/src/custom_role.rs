@@ -242,7 +242,7 @@ impl CustomRole {
     ) -> Result<CustomRole, PatchError> {
         let next: CustomRole =
             patch::apply_to_fields_as_shown(self, shown, &patch::LINKS_ONLY, ops, &WRITABLE)?;
-        next.finish_change(self)
+        next.validated()
     }
 
     /// Applies a JSON Merge Patch (RFC 7386) to the same fields as
@@ -274,13 +274,12 @@ impl CustomRole {
         })?;
         patch::remove_members(&mut merged, &patch::LINKS_ONLY);
         let next: CustomRole = patch::from_document(merged)?;
-        next.finish_change(self)
+        next.validated()
     }
 
-    fn finish_change(mut self, previous: &CustomRole) -> Result<CustomRole, PatchError> {
-        // The key and `_id` are not writable; a patch cannot have moved them.
-        self.id = previous.id.clone();
-        self.key = previous.key.clone();
+    /// The patched role, if it is valid (`_id` and `key` are not writable, so they are the
+    /// role's own).
+    fn validated(self) -> Result<CustomRole, PatchError> {
         self.validate()?;
         Ok(self)
     }

@@ -121,17 +121,7 @@ impl Statement {
     /// assert!(!tagged.covers("createFlag", &Resource::project("shop")));
     /// ```
     pub fn covers(&self, action: &str, resource: &Resource) -> bool {
-        let action_covered = match (&self.actions, &self.not_actions) {
-            (Some(a), _) => a.iter().any(|a| glob(a, action)),
-            (None, Some(a)) => !a.iter().any(|a| glob(a, action)),
-            (None, None) => true,
-        };
-        action_covered
-            && match (&self.resources, &self.not_resources) {
-                (Some(rs), _) => rs.iter().any(|r| resource.matches(r)),
-                (None, Some(rs)) => !rs.iter().any(|r| resource.matches(r)),
-                (None, None) => false,
-            }
+        Compiled::of(self).covers(action, resource)
     }
 
     /// Checks the statement's shape: exactly one of `resources` and `notResources`, at most
@@ -164,11 +154,16 @@ impl Statement {
     /// ```
     pub fn validate(&self, at: &str, errors: &mut Vec<FieldError>) {
         self.validate_shape(at, errors);
-        let lists = [
+        for (field, list) in [
             ("resources", &self.resources),
             ("notResources", &self.not_resources),
-        ];
-        for (field, list) in lists {
+        ] {
+            if list.as_ref().is_some_and(Vec::is_empty) {
+                errors.push(FieldError::new(
+                    format!("{at}.{field}"),
+                    "names at least one resource specifier",
+                ));
+            }
             for (i, spec) in list.iter().flatten().enumerate() {
                 if let Err(reason) = check_specifier(spec) {
                     errors.push(FieldError::new(format!("{at}.{field}[{i}]"), reason));
@@ -197,17 +192,6 @@ impl Statement {
                         format!("'{action}' is not an action, nor a glob matching one (see docs/roles.md)"),
                     ));
                 }
-            }
-        }
-        for (field, list) in [
-            ("resources", &self.resources),
-            ("notResources", &self.not_resources),
-        ] {
-            if list.as_ref().is_some_and(Vec::is_empty) {
-                errors.push(FieldError::new(
-                    format!("{at}.{field}"),
-                    "names at least one resource specifier",
-                ));
             }
         }
     }
@@ -458,28 +442,7 @@ impl Resource {
     /// Whether the specifier `pattern` names this resource: as many parts, each part's
     /// `kind/name` matching its glob, and each `;tag` of the pattern carried by the part.
     pub fn matches(&self, pattern: &str) -> bool {
-        let mut parts = self.parts.iter();
-        for pattern_part in pattern.split(':') {
-            let Some(part) = parts.next() else {
-                return false;
-            };
-            let (kind_name, tags) = match pattern_part.split_once(';') {
-                Some((kind_name, tags)) => (kind_name, Some(tags)),
-                None => (pattern_part, None),
-            };
-            if !glob(kind_name, &part.text) {
-                return false;
-            }
-            if let Some(tags) = tags {
-                if !tags
-                    .split(',')
-                    .all(|tag| part.tags.iter().any(|t| t == tag))
-                {
-                    return false;
-                }
-            }
-        }
-        parts.next().is_none()
+        self.matches_parts(&compile_specifier(pattern))
     }
 }
 
@@ -574,6 +537,22 @@ struct CompiledPart {
     tags: Vec<String>,
 }
 
+/// A specifier split into its parts (`kind/name` glob, `;tags`).
+fn compile_specifier(spec: &str) -> Vec<CompiledPart> {
+    spec.split(':')
+        .map(|part| match part.split_once(';') {
+            Some((kind_name, tags)) => CompiledPart {
+                kind_name: Glob::of(kind_name),
+                tags: tags.split(',').map(str::to_owned).collect(),
+            },
+            None => CompiledPart {
+                kind_name: Glob::of(part),
+                tags: Vec::new(),
+            },
+        })
+        .collect()
+}
+
 /// A statement with its specifiers split into parts and its globs told apart: what
 /// [`Statement::covers`] does, without reading the text again at every decision.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -586,23 +565,10 @@ struct Compiled {
 
 impl Compiled {
     fn of(statement: &Statement) -> Self {
-        let specifier = |spec: &String| -> Vec<CompiledPart> {
-            spec.split(':')
-                .map(|part| match part.split_once(';') {
-                    Some((kind_name, tags)) => CompiledPart {
-                        kind_name: Glob::of(kind_name),
-                        tags: tags.split(',').map(str::to_owned).collect(),
-                    },
-                    None => CompiledPart {
-                        kind_name: Glob::of(part),
-                        tags: Vec::new(),
-                    },
-                })
-                .collect()
-        };
+        let specifiers = |list: &[String]| list.iter().map(|s| compile_specifier(s)).collect();
         let resources = match (&statement.resources, &statement.not_resources) {
-            (Some(rs), _) => Some((false, rs.iter().map(specifier).collect())),
-            (None, Some(rs)) => Some((true, rs.iter().map(specifier).collect())),
+            (Some(rs), _) => Some((false, specifiers(rs))),
+            (None, Some(rs)) => Some((true, specifiers(rs))),
             (None, None) => None,
         };
         let actions = match (&statement.actions, &statement.not_actions) {

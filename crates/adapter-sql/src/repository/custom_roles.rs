@@ -62,17 +62,16 @@ impl CustomRoleRepository for SqlRepository<'_> {
     }
 
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {
-        if lock_rows!(
+        // One round trip: the locked row's document is what the lock reads.
+        let docs = lock_rows!(
             self.conn,
             custom_roles::table
                 .filter(custom_roles::key.eq(key.as_str()))
-                .select(custom_roles::id)
-        )
-        .is_empty()
-        {
-            return Ok(None);
-        }
-        Ok(self.get_custom_role(key)?.map(Locked::assume_locked))
+                .select(custom_roles::doc)
+        );
+        docs.first()
+            .map(|doc| stored::custom_role::read_doc(doc).map(Locked::assume_locked))
+            .transpose()
     }
 
     fn list_custom_roles(&mut self, q: &CustomRoleQuery) -> StoreResult<Listed<CustomRole>> {

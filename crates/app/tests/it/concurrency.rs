@@ -10,7 +10,10 @@ use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::role::Role;
 use serde_json::{json, Value};
-use service::{use_case, Caller, FlagChange, SegmentChange, Service, ServiceError, SystemClock};
+use service::{
+    use_case, Caller, CustomRoleChange, FlagChange, SegmentChange, Service, ServiceError,
+    SystemClock,
+};
 
 use crate::common::{open, Backend, Db, OWNER};
 
@@ -222,6 +225,28 @@ fn webhook_counter_loses_nothing(backend: Backend) {
                 .unwrap_or_default()
         },
         |body| service.patch_webhook(&permit, &webhook.id, body).map(drop),
+    );
+}
+
+fn custom_role_counter_loses_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    service
+        .create_custom_role(
+            &caller.may(use_case::CreateCustomRole).unwrap(),
+            serde_json::from_value(json!({"key": "r", "name": "R", "policy": []})).unwrap(),
+        )
+        .unwrap();
+    let permit = caller.may(use_case::PatchCustomRole).unwrap();
+    name_counter_loses_nothing(
+        &service,
+        &caller,
+        "role/r",
+        || service.get_custom_role(&caller, "r").unwrap().name,
+        |body| {
+            service
+                .patch_custom_role(&permit, "r", &CustomRoleChange::JsonPatch(body.clone()))
+                .map(drop)
+        },
     );
 }
 
@@ -829,6 +854,7 @@ storage_on_every_store!(
     environment_counter_loses_nothing,
     segment_counter_loses_nothing,
     webhook_counter_loses_nothing,
+    custom_role_counter_loses_nothing,
     concurrent_prerequisites_never_form_a_cycle,
     concurrent_environment_and_flag_creation,
     concurrent_invites_of_one_email,

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::flag::Flag;
 use crate::id::AuditEntryId;
+use crate::policy::{Request, Resource};
 use crate::query::QueryError;
 
 /// One action on one resource.
@@ -397,14 +398,75 @@ pub mod resource {
 /// assert_eq!(accesses[1].resource, "proj/web:env/production:flag/f");
 /// ```
 pub fn flag_accesses(project: &str, previous: &Flag, next: &Flag) -> Vec<Access> {
-    let flag_wide = resource::flag(project, None, &next.key);
+    accesses_of(&flag_requests(&Resource::project(project), previous, next))
+}
+
+/// The audit accesses of `requests`: each action on each resource once, in order (a request
+/// asked for a resource both as it was and as it becomes is recorded once).
+///
+/// ```
+/// use domain::audit::accesses_of;
+/// use domain::policy::{Request, Resource};
+/// let flag = Resource::project("web").environment("test").flag("f");
+/// let both = [
+///     Request::new("updateTags", flag.clone().with_tags(&["old".into()])),
+///     Request::new("updateTags", flag.with_tags(&["new".into()])),
+/// ];
+/// assert_eq!(accesses_of(&both).len(), 1);
+/// ```
+pub fn accesses_of(requests: &[Request]) -> Vec<Access> {
+    let mut accesses: Vec<Access> = Vec::with_capacity(requests.len());
+    for request in requests {
+        let access = request.to_access();
+        if !accesses.contains(&access) {
+            accesses.push(access);
+        }
+    }
+    accesses
+}
+
+/// The actions a change from `previous` to `next` of a flag in `project` asks for: each on the
+/// flag as it is (carrying its tags) and, when the change retags it, as it becomes, so that a
+/// statement limited to tagged flags (`flag/*;beta`) neither reaches an untagged flag by tagging
+/// it nor keeps a flag it untags. Flag-wide changes are on `env/*`.
+///
+/// ```
+/// # use domain::flag::{Flag, NewFlag};
+/// # use domain::key::FlagKey;
+/// use domain::audit::flag_requests;
+/// use domain::policy::Resource;
+/// # let mut ids = domain::SequentialIds::default();
+/// # let flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+/// let mut next = flag.clone();
+/// next.tags = vec!["beta".into()];
+/// let requests = flag_requests(&Resource::project("web"), &flag, &next);
+/// assert_eq!(requests.len(), 2, "as it is and as it becomes");
+/// assert!(requests[1].resource.matches("proj/web:env/*:flag/f;beta"));
+/// ```
+pub fn flag_requests(project: &Resource, previous: &Flag, next: &Flag) -> Vec<Request> {
+    let mut requests = changed_flag_actions(project, previous, next, &previous.tags);
+    if previous.tags != next.tags {
+        requests.extend(changed_flag_actions(project, previous, next, &next.tags));
+    }
+    requests
+}
+
+/// The actions of a change from `previous` to `next`, on the flag carrying `tags`.
+fn changed_flag_actions(
+    project: &Resource,
+    previous: &Flag,
+    next: &Flag,
+    tags: &[String],
+) -> Vec<Request> {
+    let flag_wide = project
+        .clone()
+        .environment("*")
+        .flag(&next.key)
+        .with_tags(tags);
     let mut accesses = Vec::new();
-    let mut add = |changed: bool, action: &str, resource: &str| {
+    let mut add = |changed: bool, action: &str, resource: &Resource| {
         if changed {
-            accesses.push(Access {
-                action: action.to_owned(),
-                resource: resource.to_owned(),
-            });
+            accesses.push(Request::new(action, resource.clone()));
         }
     };
     add(previous.name != next.name, "updateName", &flag_wide);
@@ -458,7 +520,11 @@ pub fn flag_accesses(project: &str, previous: &Flag, next: &Flag) -> Vec<Access>
         let Some(old) = previous.environments.get(env) else {
             continue;
         };
-        let at = resource::flag(project, Some(env), &next.key);
+        let at = project
+            .clone()
+            .environment(env)
+            .flag(&next.key)
+            .with_tags(tags);
         add(old.on != config.on, "updateOn", &at);
         add(old.rules != config.rules, "updateRules", &at);
         add(
@@ -491,6 +557,7 @@ pub fn flag_accesses(project: &str, previous: &Flag, next: &Flag) -> Vec<Access>
             "updateTrackEventsFallthrough",
             &at,
         );
+        add(old.archived != config.archived, "updateArchived", &at);
     }
     accesses
 }

@@ -469,6 +469,40 @@ impl fmt::Display for Resource {
     }
 }
 
+/// An action on a resource: what a request asks [`decide`] about, and (as an
+/// [`Access`](crate::audit::Access), without tags) what its audit entry records.
+///
+/// ```
+/// use domain::policy::{Request, Resource};
+/// let on = Request::new("updateOn", Resource::project("web").environment("test").flag("f"));
+/// assert_eq!(on.to_access().resource, "proj/web:env/test:flag/f");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Request {
+    /// The action's name (`updateOn`).
+    pub action: String,
+    /// What it is done to.
+    pub resource: Resource,
+}
+
+impl Request {
+    /// `action` on `resource`.
+    pub fn new(action: &str, resource: Resource) -> Self {
+        Self {
+            action: action.to_owned(),
+            resource,
+        }
+    }
+
+    /// As an audit entry records it: the resource's specifier, without tags.
+    pub fn to_access(&self) -> crate::audit::Access {
+        crate::audit::Access {
+            action: self.action.clone(),
+            resource: self.resource.to_string(),
+        }
+    }
+}
+
 /// A named list of statements: a custom role's policy, a built-in role's, a team's roles', or
 /// an access token's inline role.
 ///
@@ -504,6 +538,38 @@ impl Policy {
     pub fn statements(&self) -> &[Statement] {
         &self.statements
     }
+
+    /// Whether an allow statement of the policy covers `action` on some resource of its kind
+    /// (names and tags aside): what a caller needs before a use case made of such actions reads
+    /// its input; the resources are decided by [`decide`] once known.
+    ///
+    /// ```
+    /// use domain::policy::{actions, Policy, Statement};
+    /// use domain::policy::actions::ResourceKind;
+    /// let p = Policy::new("t", vec![Statement::allow(&["proj/shop:env/test:flag/*"], &["update*"])]);
+    /// let on = actions::find("updateOn", ResourceKind::Flag).unwrap();
+    /// let rename_env = actions::find("updateName", ResourceKind::Environment).unwrap();
+    /// assert!(p.may_allow(on));
+    /// assert!(!p.may_allow(rename_env), "no statement names environments");
+    /// ```
+    pub fn may_allow(&self, action: &actions::ActionInfo) -> bool {
+        let kinds: Vec<&str> = action
+            .kind
+            .specifier()
+            .split(':')
+            .map(|part| part.split('/').next().unwrap_or(part))
+            .collect();
+        self.statements
+            .iter()
+            .zip(&self.compiled)
+            .any(|(statement, compiled)| {
+                statement.effect == Effect::Allow
+                    && compiled.covers_action(action.name)
+                    && compiled.resources.as_ref().is_some_and(|(negated, specs)| {
+                        *negated || specs.iter().any(|spec| of_kinds(spec, &kinds))
+                    })
+            })
+    }
 }
 
 /// A glob, with the common case (no `*`) told apart once.
@@ -535,6 +601,17 @@ impl Glob {
 struct CompiledPart {
     kind_name: Glob,
     tags: Vec<String>,
+}
+
+/// Whether a specifier's parts are of `kinds` (`proj`, `env`, ...), whatever their names.
+fn of_kinds(spec: &[CompiledPart], kinds: &[&str]) -> bool {
+    spec.len() == kinds.len()
+        && spec.iter().zip(kinds).all(|(part, kind)| {
+            let text = match &part.kind_name {
+                Glob::Exact(text) | Glob::Wild(text) => text,
+            };
+            text.split('/').next() == Some(*kind)
+        })
 }
 
 /// A specifier split into its parts (`kind/name` glob, `;tags`).
@@ -579,12 +656,14 @@ impl Compiled {
         Self { resources, actions }
     }
 
-    fn covers(&self, action: &str, resource: &Resource) -> bool {
-        let action_covered = self
-            .actions
+    fn covers_action(&self, action: &str) -> bool {
+        self.actions
             .as_ref()
-            .is_none_or(|(negated, globs)| globs.iter().any(|g| g.matches(action)) != *negated);
-        action_covered
+            .is_none_or(|(negated, globs)| globs.iter().any(|g| g.matches(action)) != *negated)
+    }
+
+    fn covers(&self, action: &str, resource: &Resource) -> bool {
+        self.covers_action(action)
             && self.resources.as_ref().is_some_and(|(negated, specs)| {
                 specs.iter().any(|spec| resource.matches_parts(spec)) != *negated
             })

@@ -1,8 +1,9 @@
 //! The audit log: every change appends one entry in its own transaction.
 
-use domain::audit::{Access, AuditEntry, AuditQuery, AuditTarget};
+use domain::audit::{AuditEntry, AuditQuery, AuditTarget};
 use domain::id::AuditEntryId;
 use domain::key::{FlagKey, ProjectKey};
+use domain::policy::{Request, Resource};
 use domain::role::Action;
 use ports::{Changed, Repository, StoreExt};
 use serde_json::Value;
@@ -18,8 +19,9 @@ pub(crate) struct Change {
     pub name: String,
     /// `created`, `updated`, `deleted`, ...
     pub verb: &'static str,
-    /// Every action with its resource.
-    pub accesses: Vec<Access>,
+    /// Every action with its resource (and the resource's tags): each is decided by the
+    /// caller's policies before the entry is written, and recorded in it (without tags).
+    pub accesses: Vec<Request>,
     /// The resource's specifiers.
     pub resources: Vec<String>,
     /// Where the resource lives in the API (its path), if it has an address.
@@ -41,17 +43,14 @@ impl Change {
         name: &str,
         verb: &'static str,
         action: &str,
-        resource: String,
+        resource: Resource,
     ) -> Self {
         Self {
             kind,
             name: name.to_owned(),
             verb,
-            accesses: vec![Access {
-                action: action.to_owned(),
-                resource: resource.clone(),
-            }],
-            resources: vec![resource],
+            resources: vec![resource.to_string()],
+            accesses: vec![Request::new(action, resource)],
             ..Default::default()
         }
     }
@@ -185,10 +184,14 @@ impl Service {
         caller: &Caller,
         change: Change,
     ) -> ServiceResult<AuditEntry> {
+        // Every change is audited, so every action of every change is decided here at the
+        // latest (use cases that write before they audit, or write in batches, decide first).
+        caller.require_all(&change.accesses)?;
         // The caller as verified: no need to read its member and token again.
         let (member, token) = &*caller.audited_as;
         let actor = &member.email;
-        let actions: Vec<&str> = change.accesses.iter().map(|a| a.action.as_str()).collect();
+        let accesses = domain::audit::accesses_of(&change.accesses);
+        let actions: Vec<&str> = accesses.iter().map(|a| a.action.as_str()).collect();
         let description = if actions.is_empty() {
             format!("{actor} {} {} `{}`", change.verb, change.kind, change.name)
         } else {
@@ -212,7 +215,7 @@ impl Service {
             title: String::new(),
             description,
             comment: change.comment.filter(|c| !c.is_empty()),
-            accesses: change.accesses,
+            accesses,
             member: Some(member.clone()),
             token: Some(token.clone()),
             target: AuditTarget {
@@ -242,6 +245,7 @@ impl Service {
         query: &AuditQuery,
     ) -> ServiceResult<Vec<AuditEntry>> {
         caller.require(Action::ViewResources)?;
+        caller.require_on("viewAuditLog", &Resource::account())?;
         let account_id = self.account_id()?;
         // The store gives the listing view, without reading any entry's detail.
         let mut entries = self
@@ -259,6 +263,7 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
         caller.require(Action::ViewResources)?;
+        caller.require_on("viewAuditLog", &Resource::account())?;
         let account_id = self.account_id()?;
         let mut entry = self.store.read_tx(|repo| -> ServiceResult<_> {
             let not_found = || ServiceError::NotFound(format!("no audit entry with id '{id}'"));

@@ -201,6 +201,7 @@ fn caller_of(token: &Token, member: &Member) -> Caller {
         token_id: token.id.clone(),
         member_id: token.member_id.clone(),
         role,
+        permissions: crate::access::Permissions::of_role(role),
         service_token: token.service_token,
         default_api_version: ApiVersion::from_date(token.default_api_version)
             .unwrap_or(ApiVersion::CURRENT),

@@ -1,10 +1,10 @@
 //! Custom roles: named policies of the account (`/roles`).
 
-use domain::audit::resource;
 use domain::custom_role::{CustomRole, CustomRolePost};
 use domain::id::CustomRoleId;
 use domain::key::CustomRoleKey;
 use domain::patch::JsonPatchBody;
+use domain::policy::Resource;
 use domain::query::CustomRoleQuery;
 use domain::role::Action;
 use ports::{CustomRoleRepository, Listed, Locked, StoreExt};
@@ -50,7 +50,7 @@ fn role_change(
         &role.key,
         verb,
         action,
-        resource::role(role.key.as_str()),
+        Resource::role(role.key.as_str()),
     )
     .href(shown.href(ApiResource::CustomRole {
         key: role.key.as_str(),
@@ -68,6 +68,7 @@ impl Service {
         query: &CustomRoleQuery,
     ) -> ServiceResult<Listed<CustomRole>> {
         caller.require(Action::ViewMembers)?;
+        caller.require_on("viewRoles", &Resource::role("*"))?;
         self.store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_custom_roles(query)?) })
     }
@@ -78,10 +79,12 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn get_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<CustomRole> {
         caller.require(Action::ViewMembers)?;
-        self.store.read_tx(|repo| -> ServiceResult<_> {
+        let role = self.store.read_tx(|repo| -> ServiceResult<_> {
             repo.get_custom_role(&CustomRoleKey::lookup(key))?
                 .ok_or_else(|| not_found(key))
-        })
+        })?;
+        caller.require_on("viewRoles", &Resource::role(role.key.as_str()))?;
+        Ok(role)
     }
 
     /// Creates a custom role.

@@ -1,10 +1,10 @@
 //! Environments.
 
-use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentPost};
 use domain::id::ProjectId;
 use domain::key::EnvironmentKey;
 use domain::patch::JsonPatchBody;
+use domain::policy::{Request, Resource};
 use domain::query::EnvironmentQuery;
 use domain::role::Action;
 use domain::token::EnvironmentCredential;
@@ -65,7 +65,7 @@ impl Service {
         project_key: &str,
         query: &EnvironmentQuery,
     ) -> ServiceResult<EnvironmentPage> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let Listed { items, total } = repo.list_environments(&project.id, query)?;
@@ -143,16 +143,18 @@ impl Service {
                     &env.key,
                     if source.is_some() { "cloned" } else { "created" },
                     "createEnvironment",
-                    resource::environment(&project.key, &env.key),
+                    Resource::project(&project.key).environment(&env.key).with_tags(&env.tags),
                 )
                 .href(self.shown.href(ApiResource::Environment { project_key: &project.key, key: &env.key }))
                 .versions(None, masked(self.shown.environment(&project.key, &env)));
                 if let Some(source) = &source {
                     change.delta = Some(serde_json::json!({"source": {"key": source.key}}));
-                    change.accesses.push(Access {
-                        action: "cloneEnvironment".into(),
-                        resource: resource::environment(&project.key, &source.key),
-                    });
+                    change.accesses.push(Request::new(
+                        "cloneEnvironment",
+                        Resource::project(&project.key)
+                            .environment(&source.key)
+                            .with_tags(&source.tags),
+                    ));
                 }
                 self.audit(repo, caller, change)?;
                 Ok(env)
@@ -233,7 +235,7 @@ impl Service {
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Environment> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, key)
@@ -253,6 +255,8 @@ impl Service {
         patch: &JsonPatchBody,
     ) -> ServiceResult<Environment> {
         let caller = permit.caller();
+        // It answers the resource even when it changes nothing: only for a caller who may read it.
+        caller.require_view(project_key)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let mut held = lock_environment(repo, &project.id, project_key, key)?;
@@ -262,13 +266,14 @@ impl Service {
                 let env = held.replace(next);
                 repo.update_environment(&project.id, &held)?;
                 let next: &Environment = &held;
-                let at = resource::environment(&project.key, &next.key);
+                let at = Resource::project(&project.key).environment(&next.key);
+                let (was, becomes) = (at.clone().with_tags(&env.tags), at.with_tags(&next.tags));
                 let mut change = Change::new(
                     "environment",
                     &next.key,
                     "updated",
                     "updateEnvironment",
-                    at.clone(),
+                    was.clone(),
                 )
                 .href(self.shown.href(ApiResource::Environment {
                     project_key: &project.key,
@@ -302,9 +307,11 @@ impl Service {
                 ]
                 .into_iter()
                 .filter(|(changed, _)| *changed)
-                .map(|(_, action)| Access {
-                    action: action.into(),
-                    resource: at.clone(),
+                .flat_map(|(_, action)| {
+                    [
+                        Request::new(action, was.clone()),
+                        Request::new(action, becomes.clone()),
+                    ]
                 })
                 .collect();
                 self.audit(repo, caller, change)?;
@@ -333,7 +340,9 @@ impl Service {
                 &env.key,
                 "deleted",
                 "deleteEnvironment",
-                resource::environment(&project.key, &env.key),
+                Resource::project(&project.key)
+                    .environment(&env.key)
+                    .with_tags(&env.tags),
             )
             .versions(masked(self.shown.environment(&project.key, &env)), None);
             self.audit(repo, caller, change)?;
@@ -423,7 +432,9 @@ impl Service {
                 &env.key,
                 "reset a key of",
                 action,
-                resource::environment(&project.key, &env.key),
+                Resource::project(&project.key)
+                    .environment(&env.key)
+                    .with_tags(&env.tags),
             )
             .href(self.shown.href(ApiResource::Environment {
                 project_key: &project.key,

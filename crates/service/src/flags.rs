@@ -1,12 +1,12 @@
 //! Feature flags.
 
-use domain::audit::resource;
 use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, InitialPrerequisite, ProjectFlags};
 use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
 use domain::key::{FlagKey, ProjectKey};
 use domain::member::Member;
 use domain::patch::JsonPatchBody;
+use domain::policy::{Request, Resource};
 use domain::query::FlagQuery;
 use domain::role::Action;
 use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, StoreExt};
@@ -115,6 +115,14 @@ fn switch_verb(previous: &Flag, next: &Flag, accesses: &[domain::audit::Access])
         (false, true) => "turned off",
         _ => "updated",
     }
+}
+
+/// The resource a new flag is: in every environment of its project, with its tags.
+fn created_flag(project_key: &str, flag: &Flag) -> Resource {
+    Resource::project(project_key)
+        .environment("*")
+        .flag(&flag.key)
+        .with_tags(&flag.tags)
 }
 
 /// A flag that uses another as a prerequisite.
@@ -309,6 +317,7 @@ pub(crate) struct FlagCreate {
 /// against the project when it is created).
 fn new_flag(
     caller: &Caller,
+    project_key: &str,
     post: FlagPost,
     now: i64,
 ) -> ServiceResult<(FlagCreate, Vec<InitialPrerequisite>)> {
@@ -316,6 +325,8 @@ fn new_flag(
     let turn_on = new.post.is_flag_on.unwrap_or(false);
     let prerequisites = new.post.initial_prerequisites.clone().unwrap_or_default();
     let flag = Flag::create(new, now, &mut RandomIds)?;
+    // Decided before the flag joins a batch: a refusal there would fail the others with it.
+    caller.require_all(&[Request::new("createFlag", created_flag(project_key, &flag))])?;
     Ok((
         FlagCreate {
             caller: caller.clone(),
@@ -424,7 +435,7 @@ impl Service {
         project_key: &str,
         post: FlagPost,
     ) -> ServiceResult<FlagView> {
-        let (request, prerequisites) = new_flag(permit.caller(), post, self.now())?;
+        let (request, prerequisites) = new_flag(permit.caller(), project_key, post, self.now())?;
         if prerequisites.is_empty() {
             // Created with the others that arrive meanwhile, in one transaction.
             let lane = flag_write_lane(project_key, &request.flag.key);
@@ -445,10 +456,11 @@ impl Service {
         project_key: &str,
         post: FlagPost,
     ) -> QueuedWrite<FlagView> {
-        let (request, prerequisites) = match new_flag(permit.caller(), post, self.now()) {
-            Ok(new) => new,
-            Err(refused) => return QueuedWrite::answered(Err(refused)),
-        };
+        let (request, prerequisites) =
+            match new_flag(permit.caller(), project_key, post, self.now()) {
+                Ok(new) => new,
+                Err(refused) => return QueuedWrite::answered(Err(refused)),
+            };
         let service = Arc::clone(self);
         if prerequisites.is_empty() {
             let lane = flag_write_lane(project_key, &request.flag.key);
@@ -624,7 +636,7 @@ impl Service {
             &flag.key,
             "created",
             "createFlag",
-            resource::flag(project_key, None, &flag.key),
+            created_flag(project_key, flag),
         )
         .href(self.shown.href(ApiResource::Flag {
             project_key,
@@ -644,7 +656,7 @@ impl Service {
         key: &str,
         environments: &[String],
     ) -> ServiceResult<FlagView> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         let mut view = self.store.read_tx(|repo| -> ServiceResult<_> {
             let found = repo.find_flag(&ProjectKey::lookup(project_key), &FlagKey::lookup(key))?;
             match found {
@@ -674,7 +686,7 @@ impl Service {
         project_key: &str,
         request: &FlagListRequest,
     ) -> ServiceResult<FlagList> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let environments: Vec<String> = match &request.environments {
@@ -740,6 +752,9 @@ impl Service {
         change: &FlagChange,
         write: Write,
     ) -> ServiceResult<FlagView> {
+        // A patch answers the flag even when it changes nothing (or fails a `test`): only a
+        // caller who may read it gets that far.
+        permit.caller().require_view(project_key)?;
         let request = FlagWrite::new(permit, key, change.clone());
         match write {
             // A dry run writes nothing: it neither waits for other changes nor holds them up.
@@ -766,6 +781,9 @@ impl Service {
         key: &str,
         change: FlagChange,
     ) -> QueuedWrite<FlagView> {
+        if let Err(refused) = permit.caller().require_view(project_key) {
+            return QueuedWrite::answered(Err(refused));
+        }
         let request = FlagWrite::new(permit, key, change);
         let service = Arc::clone(self);
         QueuedWrite::on(
@@ -977,6 +995,20 @@ impl Service {
                 (outcome.flag, outcome.delete)
             }
         };
+        // Decided before anything of this change is written: a refusal leaves the flag, and
+        // the other changes of the batch, as they were.
+        let project_resource = Resource::project(&project.key);
+        let flag_wide = project_resource
+            .clone()
+            .environment("*")
+            .flag(key)
+            .with_tags(&flag.tags);
+        let requests = if delete {
+            vec![Request::new("deleteFlag", flag_wide.clone())]
+        } else {
+            domain::audit::flag_requests(&project_resource, flag, &next)
+        };
+        caller.require_all(&requests)?;
         if !involves_others && next.needs_project_check(flag) {
             writes.save_flags(repo, &project.id)?;
             others = project_flags(repo, &project.key, &project.id, &flag.key)?;
@@ -1011,7 +1043,6 @@ impl Service {
         } else {
             maintainer_of(repo, &next)?
         };
-        let flag_wide = resource::flag(&project.key, None, key);
         if delete {
             writes.save_flags(repo, &project.id)?;
             refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
@@ -1039,9 +1070,10 @@ impl Service {
                             .flag(&project.key, &next, next_maintainer.as_ref()),
                     ),
                 );
-            audit.accesses = domain::audit::flag_accesses(&project.key, flag, &next);
-            audit.resources = resources_of(&audit.accesses);
-            audit.verb = switch_verb(flag, &next, &audit.accesses);
+            let accesses = domain::audit::accesses_of(&requests);
+            audit.resources = resources_of(&accesses);
+            audit.verb = switch_verb(flag, &next, &accesses);
+            audit.accesses = requests;
             self.audit_later(repo, caller, audit, &mut writes.audits)?;
         }
         Ok(if delete {
@@ -1071,6 +1103,8 @@ impl Service {
         post: &FlagCopyPost,
     ) -> ServiceResult<FlagView> {
         let caller = permit.caller();
+        // It answers the resource even when it changes nothing: only for a caller who may read it.
+        caller.require_view(project_key)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let (project, mut held) = lock_flag_in(repo, project_key, key)?;
             let flag: &Flag = &held;
@@ -1089,12 +1123,18 @@ impl Service {
                 return Err(ServiceError::invalid(missing));
             }
             if next.version != flag.version {
+                let in_env = |env: &str| {
+                    Resource::project(&project.key)
+                        .environment(env)
+                        .flag(key)
+                        .with_tags(&flag.tags)
+                };
                 let mut audit = Change::new(
                     "flag",
                     key,
                     "copied settings of",
                     "copyFlagConfigFrom",
-                    resource::flag(&project.key, Some(&post.source.key), key),
+                    in_env(&post.source.key),
                 )
                 .href(self.shown.href(ApiResource::Flag {
                     project_key: &project.key,
@@ -1106,13 +1146,14 @@ impl Service {
                     Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
                     Some(self.shown.flag(&project.key, &next, maintainer.as_ref())),
                 );
-                audit.accesses.push(domain::audit::Access {
-                    action: "copyFlagConfigTo".into(),
-                    resource: resource::flag(&project.key, Some(&post.target.key), key),
-                });
                 audit
                     .accesses
-                    .extend(domain::audit::flag_accesses(&project.key, flag, &next));
+                    .push(Request::new("copyFlagConfigTo", in_env(&post.target.key)));
+                audit.accesses.extend(domain::audit::flag_requests(
+                    &Resource::project(&project.key),
+                    flag,
+                    &next,
+                ));
                 self.audit(repo, caller, audit)?;
                 let previous = held.replace(next);
                 repo.update_flag(&project.id, &held, &previous)?;
@@ -1161,17 +1202,17 @@ impl Service {
                     &clone.flag.key,
                     "cloned",
                     "createFlag",
-                    resource::flag(&project.key, None, &clone.flag.key),
+                    created_flag(&project.key, &clone.flag),
                 )
                 .href(self.shown.href(ApiResource::Flag {
                     project_key: &project.key,
                     key: &clone.flag.key,
                 }))
                 .versions(None, Some(shown));
-                change.accesses.push(domain::audit::Access {
-                    action: "cloneFlag".into(),
-                    resource: resource::flag(&project.key, None, source),
-                });
+                change.accesses.push(Request::new(
+                    "cloneFlag",
+                    created_flag(&project.key, &original),
+                ));
                 self.audit(repo, caller, change)?;
                 Ok(clone)
             })
@@ -1192,7 +1233,7 @@ impl Service {
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Vec<DependentFlag>> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let flag = load_flag(repo, &project.id, project_key, key)?;
@@ -1222,6 +1263,8 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn delete_flag(&self, caller: &Caller, project_key: &str, key: &str) -> ServiceResult<()> {
         caller.require(Action::ManageFlags)?;
+        // Its refusal names dependent flags: only for a caller who may read them.
+        caller.require_view(project_key)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
             // Project before flag, the order creations and clones lock in: no deadlock between
@@ -1234,7 +1277,10 @@ impl Service {
                 key,
                 "deleted",
                 "deleteFlag",
-                resource::flag(&project.key, None, key),
+                Resource::project(&project.key)
+                    .environment("*")
+                    .flag(key)
+                    .with_tags(&flag.tags),
             )
             .versions(Some(self.shown.flag(&project.key, &flag, None)), None);
             self.audit(repo, caller, change)?;

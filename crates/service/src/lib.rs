@@ -2,6 +2,7 @@
 //! caller's role (or takes a [`Permit`] proving it was checked), and stores the result, all in one
 //! transaction through the `ports`.
 
+mod access;
 mod audit;
 mod auth;
 mod custom_roles;
@@ -66,6 +67,9 @@ pub struct Caller {
     member_id: MemberId,
     /// The role in effect: a personal token never exceeds its member's role.
     role: Role,
+    /// What the caller may do, as policies decided per action and resource (its role's
+    /// built-in policy, or its custom roles' and its member's).
+    permissions: access::Permissions,
     /// Whether it is a service token.
     service_token: bool,
     /// The API version for requests that do not name one.
@@ -140,20 +144,68 @@ impl Caller {
         Permit::ask(self)
     }
 
-    /// Refuses callers whose role may not do `action` (see the table in `domain::role`).
+    /// Refuses callers who may not do any of what a use case of `action` consists of (see the
+    /// table in `domain::role`; for custom roles, whether a statement allows one of its actions
+    /// on some resource of its kind): asked before the input is read; the resources touched are
+    /// decided by [`Caller::require_all`] once known.
     ///
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
     pub(crate) fn require(&self, action: Action) -> ServiceResult<()> {
-        if self.role.can(action) {
-            Ok(())
+        let allowed = if self.permissions.built_in_only() {
+            self.role.can(action)
         } else {
+            self.permissions.may_do_some(action)
+        };
+        if allowed {
+            Ok(())
+        } else if self.permissions.built_in_only() {
             Err(ServiceError::NotPermitted(format!(
                 "the role '{}' cannot {}",
                 self.role,
                 action.describe()
             )))
+        } else {
+            Err(ServiceError::NotPermitted(format!(
+                "no role of the caller may {}",
+                action.describe()
+            )))
         }
+    }
+
+    /// Refuses unless the caller's policies allow every one of `requests`.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`] naming the first action refused, its resource and why.
+    pub(crate) fn require_all(&self, requests: &[domain::policy::Request]) -> ServiceResult<()> {
+        self.permissions.require_all(requests)
+    }
+
+    /// Refuses callers who may not read project `project_key` (`viewProject` on `proj/{key}`)
+    /// and what is in it.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`].
+    pub(crate) fn require_view(&self, project_key: &str) -> ServiceResult<()> {
+        self.require(Action::ViewResources)?;
+        self.require_on(
+            "viewProject",
+            &domain::policy::Resource::project(project_key),
+        )
+    }
+
+    /// Refuses unless the caller's policies allow `action` on `resource`.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`] naming the action, the resource and why.
+    pub(crate) fn require_on(
+        &self,
+        action: &str,
+        resource: &domain::policy::Resource,
+    ) -> ServiceResult<()> {
+        self.permissions
+            .decide(action, resource)
+            .map_err(ServiceError::NotPermitted)
     }
 }
 
@@ -251,7 +303,7 @@ impl Service {
         request: &str,
     ) -> Option<ServiceResult<Arc<[u8]>>> {
         let cache = self.read_cache.as_ref()?;
-        if let Err(refused) = caller.require(Action::ViewResources) {
+        if let Err(refused) = caller.require_view(answer.project()) {
             return Some(Err(refused));
         }
         cache.get(answer, request).map(Ok)
@@ -387,6 +439,7 @@ mod tests {
             token_id: TokenId::parse(&"1".repeat(24)).unwrap(),
             member_id: MemberId::parse(&"2".repeat(24)).unwrap(),
             role,
+            permissions: access::Permissions::of_role(role),
             service_token: false,
             default_api_version: ApiVersion::CURRENT,
             audited_as: Arc::new((

@@ -1,9 +1,9 @@
 //! Account members.
 
-use domain::audit::{resource, Access};
 use domain::id::MemberId;
 use domain::member::{validate_invites, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
+use domain::policy::{Request, Resource};
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
 use ports::{Changed, Listed, MemberRepository, StoreError, StoreExt};
@@ -102,6 +102,7 @@ impl Service {
     /// `NotPermitted` for a caller who cannot see members.
     pub fn list_members(&self, caller: &Caller, query: &MemberQuery) -> ServiceResult<MemberPage> {
         caller.require(Action::ViewMembers)?;
+        caller.require_on("viewMembers", &Resource::member("*"))?;
         let Listed { items, total } = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_members(query)?) })?;
@@ -116,8 +117,13 @@ impl Service {
         if id != "me" {
             caller.require(Action::ViewMembers)?;
         }
-        self.store
-            .read_tx(|repo| -> ServiceResult<_> { load_member(repo, caller, id) })
+        let member = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { load_member(repo, caller, id) })?;
+        if member.id != caller.member_id {
+            caller.require_on("viewMembers", &Resource::member(&member.id))?;
+        }
+        Ok(member)
     }
 
     /// Invites up to 50 members, all or none, with roles no higher than the caller's.
@@ -167,7 +173,7 @@ impl Service {
                     &member.email,
                     "invited",
                     "createMember",
-                    resource::member(&member.id),
+                    Resource::member(&member.id),
                 )
                 .href(self.shown.href(ApiResource::Member { id: &member.id }))
                 .versions(None, Some(self.shown.member(member)));
@@ -211,7 +217,7 @@ impl Service {
                 &member.email,
                 "updated",
                 "updateMember",
-                resource::member(&member.id),
+                Resource::member(&member.id),
             )
             .href(self.shown.href(ApiResource::Member { id: &member.id }))
             .comment(patch.comment.clone())
@@ -222,16 +228,16 @@ impl Service {
             );
             audit.accesses.clear();
             if member.role != next.role {
-                audit.accesses.push(Access {
-                    action: "updateMemberRole".into(),
-                    resource: resource::member(&member.id),
-                });
+                audit.accesses.push(Request::new(
+                    "updateMemberRole",
+                    Resource::member(&member.id),
+                ));
             }
             if member.first_name != next.first_name || member.last_name != next.last_name {
-                audit.accesses.push(Access {
-                    action: "updateMemberName".into(),
-                    resource: resource::member(&member.id),
-                });
+                audit.accesses.push(Request::new(
+                    "updateMemberName",
+                    Resource::member(&member.id),
+                ));
             }
             if next.role == Role::Owner && member.role != Role::Owner {
                 // Only the owner acts as the owner (service tokens carry at most `admin`), so
@@ -243,10 +249,9 @@ impl Service {
                     .ok_or_else(|| ServiceError::Internal("the owner is not the caller".into()))?;
                 previous.get_mut().role = Role::Admin;
                 repo.update_member(&previous)?;
-                audit.accesses.push(Access {
-                    action: "transferOwnership".into(),
-                    resource: resource::member(&previous.id),
-                });
+                audit
+                    .accesses
+                    .push(Request::new("transferOwnership", Resource::account()));
                 changed.push(previous.id.clone());
             }
             if next != *member {
@@ -301,7 +306,7 @@ impl Service {
                 &member.email,
                 "deleted",
                 "deleteMember",
-                resource::member(&member.id),
+                Resource::member(&member.id),
             )
             .versions(Some(self.shown.member(&member)), None);
             self.audit(repo, &caller, change)

@@ -2,15 +2,15 @@
 
 use std::collections::BTreeMap;
 
-use domain::audit::{resource, Access};
 use domain::environment::{Environment, EnvironmentCredentials};
 use domain::id::{EnvironmentId, ProjectId};
 use domain::key::ProjectKey;
 use domain::patch::JsonPatchBody;
+use domain::policy::{Request, Resource};
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
 use domain::role::Action;
-use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, StoreExt};
+use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -84,6 +84,53 @@ fn environments_of_one(
         .collect())
 }
 
+/// At most this many projects are looked at to list those a caller with custom roles may
+/// see (each is decided on its own): the bound of such a listing's cost.
+const MAX_DECIDED_PROJECTS: u64 = 10_000;
+
+/// The page of projects `query` asks for, of those `caller` may read: the store's page as it
+/// is when the caller may read every project (a built-in role), else the projects the store
+/// lists, each decided (`viewProject` on it, with its tags), paged here.
+fn visible_projects(
+    repo: &mut dyn Repository,
+    caller: &Caller,
+    query: &ProjectQuery,
+) -> ServiceResult<Listed<Project>> {
+    if caller.permissions.built_in_only() {
+        return Ok(repo.list_projects(query)?);
+    }
+    let may_view = |project: &Project| {
+        caller
+            .require_on(
+                "viewProject",
+                &Resource::project(&project.key).with_tags(&project.tags),
+            )
+            .is_ok()
+    };
+    let mut scan = query.clone();
+    scan.page = domain::query::Page {
+        limit: domain::query::MAX_LIMIT,
+        offset: 0,
+    };
+    let mut items = Vec::new();
+    let mut total = 0u64;
+    loop {
+        let Listed { items: found, .. } = repo.list_projects(&scan)?;
+        let read = found.len() as u64;
+        for project in found.into_iter().filter(|p| may_view(p)) {
+            if total >= query.page.offset && items.len() < query.page.limit as usize {
+                items.push(project);
+            }
+            total += 1;
+        }
+        scan.page.offset += read;
+        if read < u64::from(scan.page.limit) || scan.page.offset >= MAX_DECIDED_PROJECTS {
+            break;
+        }
+    }
+    Ok(Listed { items, total })
+}
+
 impl Service {
     /// Lists projects; with `expand_environments` each carries its environments (one query for all).
     ///
@@ -100,7 +147,7 @@ impl Service {
             let Listed {
                 items: projects,
                 total,
-            } = repo.list_projects(query)?;
+            } = visible_projects(repo, caller, query)?;
             let mut environments: BTreeMap<ProjectId, Vec<Environment>> = BTreeMap::new();
             if expand_environments && !projects.is_empty() {
                 let ids: Vec<ProjectId> = projects.iter().map(|p| p.id.clone()).collect();
@@ -160,15 +207,18 @@ impl Service {
                     &project.key,
                     "created",
                     "createProject",
-                    resource::project(&project.key),
+                    Resource::project(&project.key).with_tags(&project.tags),
                 )
                 .href(self.shown.href(ApiResource::Project { key: &project.key }))
                 .versions(None, Some(self.shown.project(&project)));
                 for env in &environments {
-                    change.accesses.push(Access {
-                        action: "createEnvironment".into(),
-                        resource: resource::environment(&project.key, &env.key),
-                    });
+                    change.accesses.push(Request::new(
+                        "createEnvironment",
+                        Resource::project(&project.key)
+                            .with_tags(&project.tags)
+                            .environment(&env.key)
+                            .with_tags(&env.tags),
+                    ));
                 }
                 self.audit(repo, caller, change)?;
                 Ok(())
@@ -190,7 +240,7 @@ impl Service {
         key: &str,
         expand_environments: bool,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, key)?;
             let environments = if expand_environments {
@@ -217,6 +267,8 @@ impl Service {
         patch: &JsonPatchBody,
     ) -> ServiceResult<ProjectWithEnvironments> {
         let caller = permit.caller();
+        // It answers the resource even when it changes nothing: only for a caller who may read it.
+        caller.require_view(key)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = lock_project(repo, key)?;
             let next = held.apply_patch_as_shown(&self.shown.project(&held), &patch.operations)?;
@@ -224,16 +276,22 @@ impl Service {
                 let project = held.replace(next);
                 repo.update_project(&held)?;
                 let next: &Project = &held;
-                let at = resource::project(&next.key);
-                let mut change =
-                    Change::new("project", &next.key, "updated", "updateProject", at.clone())
-                        .href(self.shown.href(ApiResource::Project { key: &next.key }))
-                        .comment(patch.comment.clone())
-                        .delta(json(&patch.operations))
-                        .versions(
-                            Some(self.shown.project(&project)),
-                            Some(self.shown.project(next)),
-                        );
+                let was = Resource::project(&project.key).with_tags(&project.tags);
+                let becomes = Resource::project(&next.key).with_tags(&next.tags);
+                let mut change = Change::new(
+                    "project",
+                    &next.key,
+                    "updated",
+                    "updateProject",
+                    was.clone(),
+                )
+                .href(self.shown.href(ApiResource::Project { key: &next.key }))
+                .comment(patch.comment.clone())
+                .delta(json(&patch.operations))
+                .versions(
+                    Some(self.shown.project(&project)),
+                    Some(self.shown.project(next)),
+                );
                 change.accesses = [
                     (project.name != next.name, "updateName"),
                     (project.tags != next.tags, "updateTags"),
@@ -242,12 +300,22 @@ impl Service {
                             != next.default_client_side_availability,
                         "updateDefaultClientSideAvailability",
                     ),
+                    (
+                        project.include_in_snippet_by_default != next.include_in_snippet_by_default,
+                        "updateIncludeInSnippetByDefault",
+                    ),
+                    (
+                        project.naming_convention != next.naming_convention,
+                        "updateFlagNamingConvention",
+                    ),
                 ]
                 .into_iter()
                 .filter(|(changed, _)| *changed)
-                .map(|(_, action)| Access {
-                    action: action.into(),
-                    resource: at.clone(),
+                .flat_map(|(_, action)| {
+                    [
+                        Request::new(action, was.clone()),
+                        Request::new(action, becomes.clone()),
+                    ]
                 })
                 .collect();
                 self.audit(repo, caller, change)?;
@@ -274,7 +342,7 @@ impl Service {
                 &project.key,
                 "deleted",
                 "deleteProject",
-                resource::project(&project.key),
+                Resource::project(&project.key).with_tags(&project.tags),
             )
             .versions(Some(self.shown.project(&project)), None);
             self.audit(repo, caller, change)?;

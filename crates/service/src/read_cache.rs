@@ -90,7 +90,8 @@ pub enum Answer<'a> {
 }
 
 impl Answer<'_> {
-    fn project(&self) -> &str {
+    /// The key of the project the answer is about.
+    pub(crate) fn project(&self) -> &str {
         match self {
             Answer::Flag { project, .. } | Answer::Project(project) => project,
         }

@@ -2,11 +2,11 @@
 
 use std::collections::BTreeSet;
 
-use domain::audit::resource;
 use domain::flag::Flag;
 use domain::id::ProjectId;
 use domain::key::{EnvironmentKey, SegmentKey};
 use domain::patch::JsonPatchBody;
+use domain::policy::{Request, Resource};
 use domain::query::SegmentQuery;
 use domain::role::Action;
 use domain::segment::{Segment, SegmentPatch, SegmentPost};
@@ -132,7 +132,7 @@ impl Service {
         environment_key: &str,
         query: &SegmentQuery,
     ) -> ServiceResult<SegmentPage> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let Listed { items, total } = repo.list_segments(&project_id, &env_key, query)?;
@@ -165,7 +165,10 @@ impl Service {
                     &segment.key,
                     "created",
                     "createSegment",
-                    resource::segment(project_key, environment_key, &segment.key),
+                    Resource::project(project_key)
+                        .environment(environment_key)
+                        .segment(&segment.key)
+                        .with_tags(&segment.tags),
                 )
                 .href(self.segment_href(project_key, environment_key, &segment.key))
                 .versions(None, Some(self.shown.segment(project_key, environment_key, &segment)));
@@ -186,7 +189,7 @@ impl Service {
         environment_key: &str,
         key: &str,
     ) -> ServiceResult<SegmentWithFlags> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let segment = repo
@@ -259,6 +262,8 @@ impl Service {
         write: Write,
     ) -> ServiceResult<Segment> {
         let caller = permit.caller();
+        // It answers the resource even when it changes nothing: only for a caller who may read it.
+        caller.require_view(project_key)?;
         if let SegmentChange::Semantic(patch) = change {
             if patch.environment_key != environment_key {
                 return Err(ServiceError::invalid(format!(
@@ -303,15 +308,22 @@ impl Service {
                         (patch.comment.clone(), json(&patch.instructions))
                     }
                 };
-                let at = resource::segment(project_key, environment_key, key);
-                let mut audit = Change::new("segment", key, "updated", "updateSegment", at.clone())
-                    .href(self.segment_href(project_key, environment_key, key))
-                    .comment(comment)
-                    .delta(delta)
-                    .versions(
-                        Some(self.shown.segment(project_key, environment_key, segment)),
-                        Some(self.shown.segment(project_key, environment_key, &next)),
-                    );
+                let at = Resource::project(project_key)
+                    .environment(environment_key)
+                    .segment(key);
+                let (was, becomes) = (
+                    at.clone().with_tags(&segment.tags),
+                    at.with_tags(&next.tags),
+                );
+                let mut audit =
+                    Change::new("segment", key, "updated", "updateSegment", was.clone())
+                        .href(self.segment_href(project_key, environment_key, key))
+                        .comment(comment)
+                        .delta(delta)
+                        .versions(
+                            Some(self.shown.segment(project_key, environment_key, segment)),
+                            Some(self.shown.segment(project_key, environment_key, &next)),
+                        );
                 audit.accesses = [
                     (segment.name != next.name, "updateName"),
                     (segment.description != next.description, "updateDescription"),
@@ -330,9 +342,11 @@ impl Service {
                 ]
                 .into_iter()
                 .filter(|(changed, _)| *changed)
-                .map(|(_, action)| domain::audit::Access {
-                    action: action.into(),
-                    resource: at.clone(),
+                .flat_map(|(_, action)| {
+                    [
+                        Request::new(action, was.clone()),
+                        Request::new(action, becomes.clone()),
+                    ]
                 })
                 .collect();
                 self.audit(repo, caller, audit)?;
@@ -378,7 +392,10 @@ impl Service {
                 key,
                 "deleted",
                 "deleteSegment",
-                resource::segment(project_key, environment_key, key),
+                Resource::project(project_key)
+                    .environment(environment_key)
+                    .segment(key)
+                    .with_tags(&segment.tags),
             )
             .versions(
                 Some(self.shown.segment(project_key, environment_key, &segment)),

@@ -4,7 +4,6 @@
 use domain::flag::{flag_status, FlagStatusName};
 use domain::id::ProjectId;
 use domain::key::FlagKey;
-use domain::role::Action;
 use ports::{FlagRepository, StoreExt};
 
 use crate::environments::load_environment;
@@ -55,7 +54,7 @@ impl Service {
         project_key: &str,
         environment_key: &str,
     ) -> ServiceResult<Vec<FlagStatus>> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, environment_key)?;
@@ -79,7 +78,7 @@ impl Service {
         environment_key: &str,
         key: &str,
     ) -> ServiceResult<FlagStatus> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, environment_key)?;
@@ -106,7 +105,7 @@ impl Service {
         key: &str,
         environments: &[String],
     ) -> ServiceResult<Vec<FlagStatus>> {
-        caller.require(Action::ViewResources)?;
+        caller.require_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let key_named = FlagKey::lookup(key);

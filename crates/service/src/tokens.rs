@@ -1,8 +1,8 @@
 //! Access tokens.
 
-use domain::audit::resource;
 use domain::id::TokenId;
 use domain::patch::JsonPatchBody;
+use domain::policy::{Request, Resource};
 use domain::query::Page;
 use domain::role::{Action, Role};
 use domain::token::{Token, TokenPatch, TokenPost};
@@ -59,15 +59,17 @@ fn token_change(
     before: Option<&Token>,
     after: Option<&Token>,
 ) -> Change {
-    Change::new(
-        "token",
-        &token.name,
-        verb,
-        action,
-        resource::token(&token.member_id, &token.name),
-    )
-    .href(shown.href(ApiResource::Token { id: &token.id }))
-    .versions(before.and_then(token_json), after.and_then(token_json))
+    let at = |token: &Token| Resource::member(&token.member_id).token(&token.name);
+    let mut change = Change::new("token", &token.name, verb, action, at(token))
+        .href(shown.href(ApiResource::Token { id: &token.id }))
+        .versions(before.and_then(token_json), after.and_then(token_json));
+    // A renamed token: the action is on the token as it was and as it becomes.
+    for other in [before, after].into_iter().flatten() {
+        if other.name != token.name {
+            change.accesses.push(Request::new(action, at(other)));
+        }
+    }
+    change
 }
 
 /// The token `id` (as a request names it) names: text that is not a token id names none, and
@@ -220,6 +222,8 @@ impl Service {
     ) -> ServiceResult<TokenPage> {
         caller.require(Action::ManageTokens)?;
         let member = (!show_all).then_some(&caller.member_id);
+        let listed = Resource::member(member.map_or("*", |m| m.as_str())).token("*");
+        caller.require_on("viewAccessTokens", &listed)?;
         let Listed { items, total } = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_tokens(member, page)?) })?;
@@ -232,8 +236,14 @@ impl Service {
     /// `NotPermitted` without token management; `NotFound` for an unknown id.
     pub fn get_token(&self, caller: &Caller, id: &str) -> ServiceResult<Token> {
         caller.require(Action::ManageTokens)?;
-        self.store
-            .read_tx(|repo| -> ServiceResult<_> { load_token(repo, id) })
+        let token = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { load_token(repo, id) })?;
+        caller.require_on(
+            "viewAccessTokens",
+            &Resource::member(&token.member_id).token(&token.name),
+        )?;
+        Ok(token)
     }
 
     /// Changes a token by JSON Patch (`/name`, `/description`, `/role`, `/defaultApiVersion`).

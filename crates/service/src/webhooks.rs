@@ -3,9 +3,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use domain::audit::{resource, AuditEntry};
+use domain::audit::AuditEntry;
 use domain::id::WebhookId;
 use domain::patch::JsonPatchBody;
+use domain::policy::Resource;
 use domain::role::Action;
 use domain::webhook::target::{TargetHost, TargetPolicy, WebhookTarget};
 use domain::webhook::{DeliveryAttempt, RetryPolicy, Webhook, WebhookPost};
@@ -97,6 +98,11 @@ impl WebhookSettings {
     }
 }
 
+/// `webhook/{id}`, with the webhook's tags.
+fn webhook_resource(webhook: &Webhook) -> Resource {
+    Resource::webhook(&webhook.id).with_tags(&webhook.tags)
+}
+
 fn webhook_change(
     shown: &dyn Representations,
     webhook: &Webhook,
@@ -108,7 +114,7 @@ fn webhook_change(
         webhook.name.as_deref().unwrap_or(&webhook.url),
         verb,
         action,
-        resource::webhook(&webhook.id),
+        webhook_resource(webhook),
     )
     .href(shown.href(ApiResource::Webhook { id: &webhook.id }))
 }
@@ -152,6 +158,7 @@ impl Service {
     /// `NotPermitted` below admin.
     pub fn list_webhooks(&self, caller: &Caller) -> ServiceResult<Vec<Webhook>> {
         caller.require(Action::ManageWebhooks)?;
+        caller.require_on("viewWebhooks", &Resource::webhook("*"))?;
         self.store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_webhooks()?) })
     }
@@ -189,10 +196,12 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn get_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<Webhook> {
         caller.require(Action::ManageWebhooks)?;
-        self.store.read_tx(|repo| -> ServiceResult<_> {
+        let webhook = self.store.read_tx(|repo| -> ServiceResult<_> {
             repo.get_webhook(&webhook_id(id)?)?
                 .ok_or_else(|| not_found(id))
-        })
+        })?;
+        caller.require_on("viewWebhooks", &webhook_resource(&webhook))?;
+        Ok(webhook)
     }
 
     /// Changes a webhook by JSON Patch (`/on`, `/url`, `/name`, `/secret`, `/tags`, `/statements`).
@@ -231,6 +240,8 @@ impl Service {
             let mut held = repo
                 .lock_webhook(&webhook_id(id)?)?
                 .ok_or_else(|| not_found(id))?;
+            // It answers the webhook even when it changes nothing: only for who may read it.
+            caller.require_on("viewWebhooks", &webhook_resource(&held))?;
             let next = held.apply_patch_as_shown(&self.shown.webhook(&held), &patch.operations)?;
             if next.url != held.url && checked_url.as_ref() != Some(&next.url) {
                 self.webhooks.check_url(&next.url)?;
@@ -238,12 +249,19 @@ impl Service {
             if next != *held {
                 let webhook = held.replace(next);
                 repo.update_webhook(&held)?;
-                let change = webhook_change(&*self.shown, &held, "updated", "updateWebhook")
+                let mut change = webhook_change(&*self.shown, &held, "updated", "updateWebhook")
                     .comment(patch.comment.clone())
                     .versions(
                         Some(self.shown.webhook(&webhook.masked())),
                         Some(self.shown.webhook(&held.masked())),
                     );
+                // Retagged: decided on the webhook as it was, too.
+                if webhook.tags != held.tags {
+                    change.accesses.push(domain::policy::Request::new(
+                        "updateWebhook",
+                        webhook_resource(&webhook),
+                    ));
+                }
                 self.audit(repo, caller, change)?;
             }
             Ok(held.into_inner())
@@ -285,6 +303,7 @@ impl Service {
             let webhook = repo
                 .get_webhook(&webhook_id(id)?)?
                 .ok_or_else(|| not_found(id))?;
+            caller.require_on("viewWebhooks", &webhook_resource(&webhook))?;
             Ok(repo.list_attempts(&webhook.id, 50)?)
         })
     }

@@ -133,9 +133,24 @@ pub const ALL: &[ActionInfo] = &[
         "change which SDKs new flags are available to",
     ),
     action(
+        "updateIncludeInSnippetByDefault",
+        Project,
+        "change whether new flags are available to client-side SDKs by default",
+    ),
+    action(
+        "updateFlagNamingConvention",
+        Project,
+        "change the convention new flags' keys must follow",
+    ),
+    action(
         "createEnvironment",
         Environment,
         "create the environment (or clone another into it)",
+    ),
+    action(
+        "cloneEnvironment",
+        Environment,
+        "clone the environment into a new one (needed on the source)",
     ),
     action("deleteEnvironment", Environment, "delete the environment"),
     action("updateName", Environment, "rename the environment"),
@@ -187,6 +202,11 @@ pub const ALL: &[ActionInfo] = &[
         "create the flag (in every environment: `env/*`), or clone one into it",
     ),
     action("deleteFlag", Flag, "delete the flag (in every environment)"),
+    action(
+        "cloneFlag",
+        Flag,
+        "clone the flag into a new one (needed on the source, in every environment)",
+    ),
     action("updateName", Flag, "rename the flag"),
     action("updateDescription", Flag, "change the flag's description"),
     action("updateTags", Flag, "change the flag's tags"),
@@ -257,6 +277,11 @@ pub const ALL: &[ActionInfo] = &[
         "updateTrackEventsFallthrough",
         Flag,
         "change whether the default rule sends detailed events in the environment",
+    ),
+    action(
+        "updateArchived",
+        Flag,
+        "archive or restore the flag's configuration in the environment",
     ),
     action(
         "copyFlagConfigFrom",
@@ -341,6 +366,35 @@ pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
     ALL.iter().find(|a| a.name == name && a.kind == kind)
 }
 
+/// The actions a use case of the built-in permission table's `permission` may consist of: what
+/// a caller whose policies allow none of them is refused before its input is read.
+///
+/// ```
+/// use domain::policy::actions::of_permission;
+/// use domain::role::Action;
+/// assert!(of_permission(Action::ManageFlags).any(|a| a.name == "updateOn"));
+/// assert!(!of_permission(Action::ManageFlags).any(|a| a.name == "viewProject"));
+/// assert!(of_permission(Action::ViewResources).any(|a| a.name == "viewProject"));
+/// ```
+pub fn of_permission(permission: crate::role::Action) -> impl Iterator<Item = &'static ActionInfo> {
+    use crate::role::Action as P;
+    ALL.iter().filter(move |a| {
+        let view = a.name.starts_with("view");
+        match permission {
+            P::ViewResources => matches!(a.name, "viewProject" | "viewAuditLog"),
+            P::ViewMembers => matches!(a.name, "viewMembers" | "viewRoles"),
+            P::ManageProjects => a.kind == Project && !view,
+            P::ManageEnvironments => a.kind == Environment,
+            P::ManageFlags => a.kind == Flag,
+            P::ManageSegments => a.kind == Segment,
+            P::ManageTokens => a.kind == Token,
+            P::ManageWebhooks => a.kind == Webhook,
+            P::ManageMembers => matches!(a.kind, Member | CustomRole | Team) && !view,
+            P::TransferOwnership => a.name == "transferOwnership",
+        }
+    })
+}
+
 /// The actions done to resources of `kind`.
 ///
 /// ```
@@ -365,7 +419,15 @@ pub fn catalogue_markdown() -> String {
          `;tag,tag` after a part for things carrying all those tags); its `actions` are these names or globs of them \
          (`update*`); a deny statement wins over any allow. Webhook statements match them against the `accesses` of \
          audit entries, which record the actions of each change; reading (`view…`) is never recorded, nor are the \
-         actions on teams and on members' custom roles and teams, which no route performs yet.\n",
+         actions on teams and on members' custom roles and teams, which no route performs yet.\n\n\
+         Every request is decided by the caller's policies (a built-in role is one too): each action a change \
+         consists of, on its resource with the resource's own tags, before anything is written (a flag-wide change \
+         and the creation or deletion of a flag are on `env/*`, which only a statement naming `env/*` covers; a \
+         change that retags something is decided on it as it was and as it becomes); a read inside a project needs \
+         `viewProject` on `proj/{key}` (a list of projects shows those the caller may read), the audit log \
+         `viewAuditLog` on `acct`, a list of members, custom roles, webhooks or tokens the `view…` action on every \
+         one of them (`member/*`), and one of them the action on it. Who may act on whom (no role above one's own, \
+         one owner) is decided by base roles, as listed above.\n",
     );
     for kind in ResourceKind::ALL {
         out.push_str(&format!(

@@ -1,0 +1,392 @@
+//! What a caller may do: its policies, decided by `domain::policy::decide` for every action on
+//! every resource a request touches. Built-in roles are policies like any other
+//! ([`domain::policy::base_role_policy`]), so there is one mechanism.
+//!
+//! A caller holds one or two *sets* of policies, and every set must allow: the token's (its
+//! base role, its custom roles or its inline role) and, for a personal token, its member's (base
+//! role and custom roles): a personal token never does what its member may not.
+
+use std::sync::{Arc, OnceLock};
+
+use domain::policy::{self, Decision, Policy, Request, Resource};
+use domain::role::{Action, Role};
+
+use crate::{ServiceError, ServiceResult};
+
+/// A set of policies of which one allow suffices (deny still wins).
+pub(crate) type PolicySet = Arc<[Policy]>;
+
+/// The built-in policy of `role`, made once.
+pub(crate) fn built_in(role: Role) -> PolicySet {
+    static SETS: OnceLock<Vec<PolicySet>> = OnceLock::new();
+    let sets = SETS.get_or_init(|| {
+        Role::ALL
+            .iter()
+            .map(|role| Arc::from(vec![policy::base_role_policy(*role)]))
+            .collect()
+    });
+    let at = Role::ALL.iter().position(|r| *r == role).unwrap_or(0);
+    Arc::clone(&sets[at])
+}
+
+/// What a caller may do: sets of policies that must all allow an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Permissions {
+    sets: Vec<PolicySet>,
+    /// Whether the sets are exactly the built-in policy of the caller's role (then the built-in
+    /// permission table answers, in its own words, what the role may not do).
+    built_in_only: bool,
+}
+
+impl Permissions {
+    /// Those of the built-in role `role` alone.
+    pub(crate) fn of_role(role: Role) -> Self {
+        Self {
+            sets: vec![built_in(role)],
+            built_in_only: true,
+        }
+    }
+
+    /// Those of `sets` (each must allow).
+    #[cfg(test)] // until custom roles are given to members and tokens
+    pub(crate) fn of_sets(sets: Vec<PolicySet>) -> Self {
+        Self {
+            sets,
+            built_in_only: false,
+        }
+    }
+
+    /// Whether only the built-in role's policy is in effect.
+    pub(crate) fn built_in_only(&self) -> bool {
+        self.built_in_only
+    }
+
+    /// Whether every set allows one of the actions a use case of `permission` consists of, on
+    /// some resource: asked before the input is read; the resources are decided once known.
+    pub(crate) fn may_do_some(&self, permission: Action) -> bool {
+        self.sets.iter().all(|set| {
+            policy::actions::of_permission(permission)
+                .any(|action| set.iter().any(|p| p.may_allow(action)))
+        })
+    }
+
+    /// Whether every set allows `action` on `resource`; the first refusal, as a message.
+    pub(crate) fn decide(&self, action: &str, resource: &Resource) -> Result<(), String> {
+        for set in &self.sets {
+            match policy::decide(set, action, resource) {
+                Decision::Allowed(_) => {}
+                Decision::Denied(Some(reason)) => {
+                    return Err(format!(
+                        "'{action}' on '{resource}' is denied by a statement of the role '{}'",
+                        reason.policy
+                    ))
+                }
+                Decision::Denied(None) => {
+                    return Err(format!(
+                        "no role of the caller allows '{action}' on '{resource}'"
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses unless every request is allowed.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`] naming the first request refused and why.
+    pub(crate) fn require_all(&self, requests: &[Request]) -> ServiceResult<()> {
+        for request in requests {
+            self.decide(&request.action, &request.resource)
+                .map_err(ServiceError::NotPermitted)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_permissions_agree_with_the_permission_table() {
+        for role in Role::ALL {
+            let permissions = Permissions::of_role(role);
+            for action in Action::ALL {
+                assert_eq!(
+                    permissions.may_do_some(action),
+                    role.can(action),
+                    "{role} {action:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_set_must_allow() {
+        let staging = Arc::from(vec![Policy::new(
+            "staging",
+            vec![policy::Statement::allow(
+                &["proj/*:env/staging:flag/*"],
+                &["updateOn"],
+            )],
+        )]);
+        let flag = |env: &str| Resource::project("shop").environment(env).flag("f");
+        let token_and_reader = Permissions::of_sets(vec![staging, built_in(Role::Reader)]);
+        assert!(token_and_reader
+            .decide("updateOn", &flag("staging"))
+            .is_err());
+        let token_and_writer = Permissions::of_sets(vec![
+            token_and_reader.sets[0].clone(),
+            built_in(Role::Writer),
+        ]);
+        assert!(token_and_writer
+            .decide("updateOn", &flag("staging"))
+            .is_ok());
+        let refused = token_and_writer
+            .decide("updateOn", &flag("production"))
+            .unwrap_err();
+        assert!(
+            refused.contains("proj/shop:env/production:flag/f"),
+            "{refused}"
+        );
+    }
+
+    /// Requests decided end to end, over the in-memory store, for a caller whose policies are
+    /// not a built-in role's (assigning custom roles is not yet part of the API).
+    mod requests {
+        use std::sync::Arc;
+
+        use adapter_memory::MemoryStore;
+        use domain::instruction::SemanticPatch;
+        use domain::policy::Statement;
+        use serde_json::json;
+
+        use super::*;
+        use crate::{use_case, Caller, FlagChange, PlainRepresentations, Service, SystemClock};
+
+        fn service() -> (Service, Caller) {
+            let service = Service::new(
+                Arc::new(MemoryStore::new()),
+                Arc::new(SystemClock::default()),
+                Arc::new(PlainRepresentations),
+            );
+            service
+                .bootstrap(Some("owner-secret"), "o@example.com")
+                .unwrap();
+            let owner = service.authenticate("owner-secret").unwrap();
+            for key in ["shop", "blog"] {
+                let post = serde_json::from_value(json!({"key": key, "name": key})).unwrap();
+                let permit = owner.may(use_case::CreateProject).unwrap();
+                service.create_project(&permit, post).unwrap();
+                let flag =
+                    serde_json::from_value(json!({"key": "f", "name": "F", "tags": ["beta"]}))
+                        .unwrap();
+                let permit = owner.may(use_case::CreateFlag).unwrap();
+                service.create_flag(&permit, key, flag).unwrap();
+            }
+            (service, owner)
+        }
+
+        /// `owner`, acting with the built-in `base` role and `statements` on top.
+        fn with_policy(owner: &Caller, base: Role, statements: Vec<Statement>) -> Caller {
+            let mut caller = owner.clone();
+            caller.role = base;
+            caller.permissions = Permissions::of_sets(vec![Arc::from(vec![
+                policy::base_role_policy(base),
+                Policy::new("custom", statements),
+            ])]);
+            caller
+        }
+
+        fn toggle(
+            service: &Service,
+            caller: &Caller,
+            project: &str,
+            env: &str,
+        ) -> crate::ServiceResult<bool> {
+            let patch = SemanticPatch::parse(json!({
+                "environmentKey": env,
+                "instructions": [{"kind": "turnFlagOn"}]
+            }))
+            .unwrap();
+            let permit = caller.may(use_case::PatchFlag)?;
+            service
+                .patch_flag(&permit, project, "f", &FlagChange::Semantic(patch))
+                .map(|view| view.flag.environments[env].on)
+        }
+
+        fn is_on(service: &Service, owner: &Caller, project: &str, env: &str) -> bool {
+            service
+                .get_flag(owner, project, "f", &[])
+                .unwrap()
+                .flag
+                .environments[env]
+                .on
+        }
+
+        #[test]
+        fn a_statement_allows_exactly_its_action_on_exactly_its_resource() {
+            let (service, owner) = service();
+            let toggler = with_policy(
+                &owner,
+                Role::Reader,
+                vec![Statement::allow(
+                    &["proj/shop:env/test:flag/*"],
+                    &["updateOn"],
+                )],
+            );
+            assert_eq!(toggle(&service, &toggler, "shop", "test").ok(), Some(true));
+            // Another environment, another project: refused, and nothing changed.
+            for (project, env) in [("shop", "production"), ("blog", "test")] {
+                let refused = toggle(&service, &toggler, project, env).unwrap_err();
+                assert!(
+                    matches!(refused, ServiceError::NotPermitted(_)),
+                    "{refused:?}"
+                );
+                assert!(refused
+                    .to_string()
+                    .contains(&format!("proj/{project}:env/{env}:flag/f")));
+                assert!(!is_on(&service, &owner, project, env));
+            }
+            // Another action on the same flag: refused.
+            let rename = domain::patch::JsonPatchBody::parse(
+                json!([{"op": "replace", "path": "/name", "value": "G"}]),
+            )
+            .unwrap();
+            let permit = toggler.may(use_case::PatchFlag).unwrap();
+            let refused = service
+                .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(rename))
+                .unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
+        }
+
+        #[test]
+        fn a_patch_that_changes_nothing_answers_only_who_may_read() {
+            let (service, owner) = service();
+            let blind = with_policy(
+                &owner,
+                Role::NoAccess,
+                vec![Statement::allow(&["proj/*:env/*:flag/*"], &["updateOn"])],
+            );
+            let nothing = domain::patch::JsonPatchBody::parse(json!([])).unwrap();
+            let permit = blind.may(use_case::PatchFlag).unwrap();
+            let refused = service
+                .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(nothing))
+                .unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
+        }
+
+        #[test]
+        fn a_deny_statement_overrides_the_base_role() {
+            let (service, owner) = service();
+            let no_production = with_policy(
+                &owner,
+                Role::Writer,
+                vec![Statement::deny(&["proj/*:env/production:flag/*"], &["*"])],
+            );
+            assert_eq!(
+                toggle(&service, &no_production, "shop", "test").ok(),
+                Some(true)
+            );
+            let refused = toggle(&service, &no_production, "shop", "production").unwrap_err();
+            assert!(
+                refused
+                    .to_string()
+                    .contains("denied by a statement of the role 'custom'"),
+                "{refused}"
+            );
+            assert!(!is_on(&service, &owner, "shop", "production"));
+        }
+
+        #[test]
+        fn tags_qualify_resources_and_retagging_needs_both() {
+            let (service, owner) = service();
+            let beta = with_policy(
+                &owner,
+                Role::Reader,
+                vec![Statement::allow(&["proj/*:env/*:flag/*;beta"], &["*"])],
+            );
+            assert_eq!(toggle(&service, &beta, "shop", "test").ok(), Some(true));
+            // Untagging the flag would take it out of the statement's reach: refused.
+            let untag = domain::patch::JsonPatchBody::parse(
+                json!([{"op": "replace", "path": "/tags", "value": []}]),
+            )
+            .unwrap();
+            let permit = beta.may(use_case::PatchFlag).unwrap();
+            let refused = service
+                .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(untag))
+                .unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
+            let tags = service
+                .get_flag(&owner, "shop", "f", &[])
+                .unwrap()
+                .flag
+                .tags;
+            assert_eq!(tags, ["beta"]);
+        }
+
+        #[test]
+        fn reads_need_view_project_and_lists_show_only_what_may_be_read() {
+            let (service, owner) = service();
+            let shop_only = with_policy(
+                &owner,
+                Role::NoAccess,
+                vec![Statement::allow(&["proj/shop"], &["viewProject"])],
+            );
+            assert!(service.get_flag(&shop_only, "shop", "f", &[]).is_ok());
+            let refused = service.get_flag(&shop_only, "blog", "f", &[]).unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
+            let query = domain::query::ProjectQuery::parse(None, None, None, None).unwrap();
+            let listed = service.list_projects(&shop_only, &query, false).unwrap();
+            let keys: Vec<&str> = listed
+                .items
+                .iter()
+                .map(|p| p.project.key.as_str())
+                .collect();
+            assert_eq!((keys, listed.total), (vec!["shop"], 1));
+            assert!(matches!(
+                service.list_audit_log(
+                    &shop_only,
+                    &domain::audit::AuditQuery::parse(None, None, None, None, None).unwrap()
+                ),
+                Err(ServiceError::NotPermitted(_))
+            ));
+        }
+
+        #[test]
+        fn a_create_is_decided_on_its_project() {
+            let (service, owner) = service();
+            let shop_writer = with_policy(
+                &owner,
+                Role::Reader,
+                vec![Statement::allow(
+                    &["proj/shop:env/*:flag/*"],
+                    &["createFlag"],
+                )],
+            );
+            let post =
+                |key: &str| serde_json::from_value(json!({"key": key, "name": key})).unwrap();
+            let permit = shop_writer.may(use_case::CreateFlag).unwrap();
+            assert!(service.create_flag(&permit, "shop", post("g")).is_ok());
+            let refused = service.create_flag(&permit, "blog", post("g")).unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
+            assert!(service.get_flag(&owner, "blog", "g", &[]).is_err());
+        }
+    }
+}

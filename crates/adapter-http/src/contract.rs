@@ -139,9 +139,8 @@ fn property<'a>(
 fn refused_fields(schemas: &mut Map<String, Value>) {
     let only_null = || json!({"type": "null"});
     let only_empty_list = || json!({"type": ["array", "null"], "maxItems": 0});
-    let rules: [(&str, &str, Value); 11] = [
+    let rules: [(&str, &str, Value); 10] = [
         ("NewMemberForm", "password", only_null()),
-        ("NewMemberForm", "customRoles", only_empty_list()),
         ("NewMemberForm", "teamKeys", only_empty_list()),
         (
             "NewMemberForm",
@@ -166,6 +165,15 @@ fn refused_fields(schemas: &mut Map<String, Value>) {
                 property.insert("description".into(), description);
             }
         }
+    }
+    if let Some(roles) = property(schemas, "NewMemberForm", "customRoles") {
+        let mut key = Map::new();
+        key.insert("type".into(), json!("string"));
+        KEY.apply(&mut key);
+        roles.insert("type".into(), json!(["array", "null"]));
+        roles.insert("maxItems".into(), json!(domain::member::MAX_CUSTOM_ROLES));
+        roles.insert("uniqueItems".into(), json!(true));
+        roles.insert("items".into(), Value::Object(key));
     }
     if let Some(unbounded) = property(schemas, "SegmentPost", "unbounded") {
         unbounded.insert("enum".into(), json!([false, null]));

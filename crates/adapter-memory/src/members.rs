@@ -119,12 +119,26 @@ impl Tables {
             .collect()
     }
 
+    /// The emails of at most `limit` members holding custom role `key`, in email order.
+    pub(crate) fn members_with_custom_role(&self, key: &str, limit: u32) -> Vec<String> {
+        let mut emails: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| m.custom_roles.iter().any(|k| k == key))
+            .map(|m| m.email.clone())
+            .collect();
+        emails.sort();
+        emails.truncate(limit as usize);
+        emails
+    }
+
     /// Saves what a member's update may change (not its e-mail, creation or last activity).
     pub(crate) fn update_member(&mut self, member: &Member) {
         if let Some(stored) = rows(&mut self.members).get_mut(&member.id) {
             stored.role = member.role;
             stored.first_name.clone_from(&member.first_name);
             stored.last_name.clone_from(&member.last_name);
+            stored.custom_roles.clone_from(&member.custom_roles);
             stored.pending_invite = member.pending_invite;
             stored.verified = member.verified;
         }

@@ -89,6 +89,14 @@ impl MemberRepository for MemoryRepository<'_> {
         Ok(self.tables.taken_emails(emails))
     }
 
+    fn members_with_custom_role(
+        &mut self,
+        key: &CustomRoleKey,
+        limit: u32,
+    ) -> StoreResult<Vec<String>> {
+        Ok(self.tables.members_with_custom_role(key.as_str(), limit))
+    }
+
     fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
         self.tables.update_member(member);
         Ok(())
@@ -622,6 +630,13 @@ impl CustomRoleRepository for MemoryRepository<'_> {
 
     fn get_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<CustomRole>> {
         Ok(self.tables.get_custom_role(key.as_str()))
+    }
+
+    fn get_custom_roles(&mut self, keys: &[String]) -> StoreResult<Vec<CustomRole>> {
+        Ok(keys
+            .iter()
+            .filter_map(|key| self.tables.get_custom_role(key))
+            .collect())
     }
 
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {

@@ -13,6 +13,7 @@ diesel::table! {
         last_seen -> BigInt,
         display_name -> Text,
         search -> Text,
+        custom_roles -> Text,
     }
 }
 

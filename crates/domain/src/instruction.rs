@@ -407,6 +407,68 @@ impl Instruction {
         }
     }
 
+    /// The policy action the instruction needs (see [`crate::policy::actions`]): on the flag
+    /// in the patch's environment when [`Instruction::is_environment_scoped`], else on the flag
+    /// in every environment (`env/*`). Decided whether or not the instruction changes anything.
+    ///
+    /// ```
+    /// use domain::instruction::Instruction;
+    /// assert_eq!(Instruction::TurnFlagOn.action(), "updateOn");
+    /// assert_eq!(Instruction::ArchiveFlag.action(), "updateGlobalArchived");
+    /// ```
+    pub fn action(&self) -> &'static str {
+        use Instruction::*;
+        match self {
+            TurnFlagOn | TurnFlagOff => "updateOn",
+            AddTargets { .. }
+            | RemoveTargets { .. }
+            | ReplaceTargets { .. }
+            | ClearTargets { .. }
+            | AddUserTargets { .. }
+            | RemoveUserTargets { .. }
+            | ReplaceUserTargets { .. }
+            | ClearUserTargets { .. } => "updateTargets",
+            AddRule { .. }
+            | RemoveRule { .. }
+            | ReorderRules { .. }
+            | ReplaceRules { .. }
+            | UpdateRuleDescription { .. }
+            | UpdateRuleTrackEvents { .. }
+            | UpdateRuleVariationOrRollout { .. }
+            | AddClauses { .. }
+            | RemoveClauses { .. }
+            | UpdateClause { .. }
+            | AddValuesToClause { .. }
+            | RemoveValuesFromClause { .. } => "updateRules",
+            UpdateFallthroughVariationOrRollout { .. } => "updateFallthrough",
+            UpdateOffVariation { .. } => "updateOffVariation",
+            AddPrerequisite { .. }
+            | RemovePrerequisite { .. }
+            | UpdatePrerequisite { .. }
+            | ReplacePrerequisites { .. } => "updatePrerequisites",
+            UpdateTrackEvents { .. } => "updateTrackEvents",
+            UpdateTrackEventsFallthrough { .. } => "updateTrackEventsFallthrough",
+            AddVariation { .. } | RemoveVariation { .. } | UpdateVariation { .. } => {
+                "updateFlagVariations"
+            }
+            UpdateDefaultVariation { .. } => "updateFlagDefaults",
+            UpdateName { .. } => "updateName",
+            UpdateDescription { .. } => "updateDescription",
+            AddTags { .. } | RemoveTags { .. } => "updateTags",
+            MakeFlagPermanent | MakeFlagTemporary => "updateTemporary",
+            AddCustomProperties { .. }
+            | ReplaceCustomProperties { .. }
+            | RemoveCustomProperties { .. } => "updateFlagCustomProperties",
+            UpdateMaintainerMember { .. } | RemoveMaintainer => "updateMaintainer",
+            TurnOnClientSideAvailability { .. } | TurnOffClientSideAvailability { .. } => {
+                "updateClientSideFlagAvailability"
+            }
+            ArchiveFlag | RestoreFlag => "updateGlobalArchived",
+            DeprecateFlag | RestoreDeprecatedFlag => "updateDeprecated",
+            DeleteFlag => "deleteFlag",
+        }
+    }
+
     /// Whether the instruction acts on one environment (and so needs `environmentKey`).
     pub fn is_environment_scoped(&self) -> bool {
         use Instruction::*;

@@ -37,7 +37,7 @@ pub struct Member {
     /// Family name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_name: Option<String>,
-    /// Custom roles (always empty here).
+    /// The keys of the member's custom roles: its permissions are its base role's and theirs.
     pub custom_roles: Vec<String>,
     /// Invited but not yet signed in.
     #[serde(rename = "_pendingInvite")]
@@ -80,7 +80,7 @@ impl Member {
             role: invite.role,
             first_name: invite.first_name,
             last_name: invite.last_name,
-            custom_roles: vec![],
+            custom_roles: invite.custom_roles,
             pending_invite: true,
             verified: false,
             last_seen: 0,
@@ -139,7 +139,7 @@ impl Member {
         ops: &[patch::Operation],
         by: Role,
     ) -> Result<Member, PatchError> {
-        const WRITABLE: [&str; 3] = ["role", "firstName", "lastName"];
+        const WRITABLE: [&str; 4] = ["role", "firstName", "lastName", "customRoles"];
         let mut next: Member =
             patch::apply_to_fields_as_shown(self, shown, &patch::LINKS_ONLY, ops, &WRITABLE)?;
         next.first_name = next.first_name.filter(|n| !n.trim().is_empty());
@@ -153,6 +153,7 @@ impl Member {
                 crate::validate_label(attribute, name, &mut errors);
             }
         }
+        check_custom_roles("customRoles", &next.custom_roles, &mut errors);
         ValidationError::check(errors)?;
         self.role_change(next.role, by)
             .map_err(PatchError::Invalid)?;
@@ -234,6 +235,39 @@ pub struct NewMember {
     pub first_name: Option<String>,
     /// Family name.
     pub last_name: Option<String>,
+    /// Keys of custom roles (checked against the roles that exist by the use case).
+    pub custom_roles: Vec<String>,
+}
+
+/// The most custom roles a member holds.
+pub const MAX_CUSTOM_ROLES: usize = 50;
+
+/// Checks a member's custom role keys: at most [`MAX_CUSTOM_ROLES`], each a well-formed role key
+/// (`domain::key` rules), none twice.
+///
+/// ```
+/// let mut errors = Vec::new();
+/// domain::member::check_custom_roles("customRoles", &["ops".into(), "ops".into(), "no way".into()], &mut errors);
+/// assert_eq!(errors.len(), 2);
+/// ```
+pub fn check_custom_roles(at: &str, keys: &[String], errors: &mut Vec<FieldError>) {
+    if keys.len() > MAX_CUSTOM_ROLES {
+        errors.push(FieldError::new(
+            at,
+            format!("a member holds at most {MAX_CUSTOM_ROLES} custom roles"),
+        ));
+        return;
+    }
+    for (i, key) in keys.iter().enumerate() {
+        if let Err(e) = crate::key::CustomRoleKey::parse(key) {
+            errors.push(FieldError::new(format!("{at}[{i}]"), e.to_string()));
+        } else if keys[..i].contains(key) {
+            errors.push(FieldError::new(
+                format!("{at}[{i}]"),
+                format!("the custom role '{key}' is given twice"),
+            ));
+        }
+    }
 }
 
 /// Why invitations were refused.
@@ -313,12 +347,8 @@ pub fn validate_invites(
                 "members authenticate with access tokens; passwords are not supported",
             ));
         }
-        if form.custom_roles.as_ref().is_some_and(|r| !r.is_empty()) {
-            errors.push(FieldError::new(
-                format!("[{i}].customRoles"),
-                "custom roles are not supported yet; give a base role in role",
-            ));
-        }
+        let custom_roles = form.custom_roles.unwrap_or_default();
+        check_custom_roles(&format!("[{i}].customRoles"), &custom_roles, &mut errors);
         if form.team_keys.as_ref().is_some_and(|t| !t.is_empty()) {
             errors.push(FieldError::new(
                 format!("[{i}].teamKeys"),
@@ -328,7 +358,7 @@ pub fn validate_invites(
         if form.role_attributes.as_ref().is_some_and(|a| !a.is_empty()) {
             errors.push(FieldError::new(
                 format!("[{i}].roleAttributes"),
-                "role attributes belong to custom roles, which are not supported yet",
+                "role attributes are not supported",
             ));
         }
         for (attribute, name) in [
@@ -344,6 +374,7 @@ pub fn validate_invites(
             role,
             first_name: form.first_name,
             last_name: form.last_name,
+            custom_roles,
         });
     }
     ValidationError::check(errors)?;

@@ -13,6 +13,8 @@ pub trait CustomRoleRepository {
     fn insert_custom_role(&mut self, role: &CustomRole, now: i64) -> StoreResult<()>;
     /// A custom role by key.
     fn get_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<CustomRole>>;
+    /// The custom roles with these keys (unknown ones are left out), in one query, unlocked.
+    fn get_custom_roles(&mut self, keys: &[String]) -> StoreResult<Vec<CustomRole>>;
     /// A custom role by key, locked until the transaction ends.
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>>;
     /// One page of custom roles matching `query`, with the total count of matches.

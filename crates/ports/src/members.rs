@@ -25,6 +25,12 @@ pub trait MemberRepository {
     fn list_members(&mut self, query: &MemberQuery) -> StoreResult<Listed<Member>>;
     /// Which of `emails` (lower-cased) belong to members already, lower-cased.
     fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>>;
+    /// The emails of at most `limit` members holding the custom role `key`, in email order.
+    fn members_with_custom_role(
+        &mut self,
+        key: &domain::key::CustomRoleKey,
+        limit: u32,
+    ) -> StoreResult<Vec<String>>;
     /// Saves a member's changed fields.
     fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()>;
     /// Deletes a member and its personal tokens.

@@ -48,7 +48,6 @@ impl Permissions {
     }
 
     /// Those of `sets` (each must allow).
-    #[cfg(test)] // until custom roles are given to members and tokens
     pub(crate) fn of_sets(sets: Vec<PolicySet>) -> Self {
         Self {
             sets,

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use domain::audit::{AuditMember, AuditToken};
+use domain::custom_role::CustomRole;
 use domain::id::{MemberId, TokenId};
 use domain::member::Member;
 use domain::role::Role;
@@ -14,6 +15,7 @@ use domain::version::ApiVersion;
 use ports::{ChangeListener, Changed, Locked, Repository, StoreExt, TokenMatch};
 use sha2::{Digest, Sha256};
 
+use crate::access::Permissions;
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
 /// How long a verified token is trusted without asking the store again, at most. Changes to
@@ -188,7 +190,35 @@ pub enum BootstrapOutcome {
     Unchanged,
 }
 
-fn caller_of(token: &Token, member: &Member) -> Caller {
+/// The custom roles `member` holds, when its personal `token` acts with them (a service token
+/// acts for the account, with its own role only).
+fn custom_roles_of(
+    repo: &mut dyn Repository,
+    token: &Token,
+    member: &Member,
+) -> ServiceResult<Vec<CustomRole>> {
+    if token.service_token || member.custom_roles.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(repo.get_custom_roles(&member.custom_roles)?)
+}
+
+/// What a caller with built-in role `role` and its member's custom roles `roles` may do: the
+/// built-in role's policy and the roles' (each with its base permissions), one of which
+/// allowing suffices. A personal token acts with at most its member's base role, and with its
+/// member's custom roles: never beyond what the member may.
+fn permissions_of(role: Role, roles: &[CustomRole]) -> Permissions {
+    if roles.is_empty() {
+        return Permissions::of_role(role);
+    }
+    let mut policies = vec![domain::policy::base_role_policy(role)];
+    for custom in roles {
+        policies.extend(custom.policies());
+    }
+    Permissions::of_sets(vec![Arc::from(policies)])
+}
+
+fn caller_of(token: &Token, member: &Member, roles: &[CustomRole]) -> Caller {
     let member_role = member.role;
     // A personal token acts with at most its member's role; the owner's admin tokens act as the
     // owner (tokens carry at most `admin`, and ownership moves through the API).
@@ -201,7 +231,7 @@ fn caller_of(token: &Token, member: &Member) -> Caller {
         token_id: token.id.clone(),
         member_id: token.member_id.clone(),
         role,
-        permissions: crate::access::Permissions::of_role(role),
+        permissions: permissions_of(role, roles),
         service_token: token.service_token,
         default_api_version: ApiVersion::from_date(token.default_api_version)
             .unwrap_or(ApiVersion::CURRENT),
@@ -262,8 +292,9 @@ pub(crate) fn hold_members(
     let token = repo.get_token(&caller.token_id)?.ok_or_else(|| {
         ServiceError::Unauthenticated("this access token no longer exists".into())
     })?;
+    let roles = custom_roles_of(repo, &token, member)?;
     Ok(HeldMembers {
-        caller: caller_of(&token, member),
+        caller: caller_of(&token, member, &roles),
         members,
     })
 }
@@ -328,17 +359,23 @@ impl Service {
         let epoch = self.tokens.epoch();
         let found = self.store.read_tx(|repo| -> ServiceResult<_> {
             match repo.find_token_by_hash(hash, now)? {
-                Some(found) => Ok(Ok(found)),
+                Some(found) => {
+                    let roles = custom_roles_of(repo, &found.token, &found.member)?;
+                    Ok(Ok((found, roles)))
+                }
                 None => Ok(Err(repo.find_environment_credential(secret)?)),
             }
         })?;
         match found {
-            Ok(TokenMatch {
-                token,
-                member,
-                previous_secret_expires_at,
-            }) => {
-                let caller = caller_of(&token, &member);
+            Ok((
+                TokenMatch {
+                    token,
+                    member,
+                    previous_secret_expires_at,
+                },
+                roles,
+            )) => {
+                let caller = caller_of(&token, &member, &roles);
                 self.tokens.put(
                     epoch,
                     hash.to_owned(),
@@ -442,7 +479,7 @@ mod tests {
             last_used: None,
             ending: String::new(),
         };
-        caller_of(&token, &member)
+        caller_of(&token, &member, &[])
     }
 
     /// A cache on a store that hears other processes, caught up now.

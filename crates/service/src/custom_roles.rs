@@ -165,6 +165,18 @@ impl Service {
         caller.require(Action::ManageMembers)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let held = lock_role(repo, key)?;
+            // Under the role's lock, which giving it takes too: none is given meanwhile.
+            let holders = repo.members_with_custom_role(&held.key, 5)?;
+            if !holders.is_empty() {
+                return Err(ServiceError::StillReferenced(
+                    format!(
+                        "the custom role '{}' is given to {}; take it from them first",
+                        held.key,
+                        holders.join(", ")
+                    )
+                    .into(),
+                ));
+            }
             repo.delete_custom_role(&held)?;
             self.audit(
                 repo,

@@ -1009,6 +1009,22 @@ impl Service {
             domain::audit::flag_requests(&project_resource, flag, &next)
         };
         caller.require_all(&requests)?;
+        // What each instruction asks for is decided too, whether it changed anything or not.
+        if let FlagChange::Semantic(patch) = change {
+            let in_environment = project_resource
+                .clone()
+                .environment(patch.environment_key.as_deref().unwrap_or("*"))
+                .flag(key)
+                .with_tags(&flag.tags);
+            for instruction in &patch.instructions {
+                let resource = if instruction.is_environment_scoped() {
+                    &in_environment
+                } else {
+                    &flag_wide
+                };
+                caller.require_on(instruction.action(), resource)?;
+            }
+        }
         if !involves_others && next.needs_project_check(flag) {
             writes.save_flags(repo, &project.id)?;
             others = project_flags(repo, &project.key, &project.id, &flag.key)?;

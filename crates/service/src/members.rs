@@ -1,12 +1,14 @@
 //! Account members.
 
 use domain::id::MemberId;
+use domain::key::CustomRoleKey;
 use domain::member::{validate_invites, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
-use ports::{Changed, Listed, MemberRepository, StoreError, StoreExt};
+use domain::ValidationError;
+use ports::{Changed, Listed, MemberRepository, Repository, StoreError, StoreExt};
 
 use crate::audit::{json, Change};
 
@@ -152,6 +154,9 @@ impl Service {
                     above.role, caller.role
                 )));
             }
+            for (i, member) in members.iter().enumerate() {
+                hold_custom_roles(repo, &member.custom_roles, &format!("[{i}].customRoles"))??;
+            }
             let emails: Vec<String> = members.iter().map(|m| m.email.to_lowercase()).collect();
             let taken = repo.taken_emails(&emails)?;
             if !taken.is_empty() {
@@ -177,6 +182,13 @@ impl Service {
                 )
                 .href(self.shown.href(ApiResource::Member { id: &member.id }))
                 .versions(None, Some(self.shown.member(member)));
+                let mut change = change;
+                if !member.custom_roles.is_empty() {
+                    change.accesses.push(Request::new(
+                        "updateCustomRole",
+                        Resource::member(&member.id),
+                    ));
+                }
                 self.audit(repo, caller, change)?;
             }
             Ok(members.clone())
@@ -236,6 +248,14 @@ impl Service {
             if member.first_name != next.first_name || member.last_name != next.last_name {
                 audit.accesses.push(Request::new(
                     "updateMemberName",
+                    Resource::member(&member.id),
+                ));
+            }
+            if member.custom_roles != next.custom_roles {
+                hold_custom_roles(repo, &next.custom_roles, "customRoles")?
+                    .map_err(|e| ServiceError::PatchFailed(e.to_string().into()))?;
+                audit.accesses.push(Request::new(
+                    "updateCustomRole",
                     Resource::member(&member.id),
                 ));
             }
@@ -313,4 +333,32 @@ impl Service {
         })?;
         Ok(())
     }
+}
+
+/// Locks the custom roles `keys` name until the transaction ends (in key order, so two
+/// transactions cannot deadlock): none can be deleted while it is being given, and a role
+/// deleted meanwhile is not given.
+///
+/// # Errors
+/// The first key that names no custom role, as a [`ValidationError`] on `at`, inside the
+/// storage error's `Ok`.
+fn hold_custom_roles(
+    repo: &mut dyn Repository,
+    keys: &[String],
+    at: &str,
+) -> ServiceResult<Result<(), ValidationError>> {
+    let mut sorted: Vec<&String> = keys.iter().collect();
+    sorted.sort();
+    for key in sorted {
+        if repo
+            .lock_custom_role(&CustomRoleKey::lookup(key))?
+            .is_none()
+        {
+            return Ok(Err(ValidationError::single(
+                at,
+                format!("no custom role with key '{key}'"),
+            )));
+        }
+    }
+    Ok(Ok(()))
 }

@@ -92,7 +92,8 @@ pub async fn get_member(
     Ok(web::Json(Member::from(&member)))
 }
 
-/// Changes a member by JSON Patch: `/role`, `/firstName`, `/lastName`. Nobody gives a role above
+/// Changes a member by JSON Patch: `/role`, `/firstName`, `/lastName`, `/customRoles` (keys of
+/// existing custom roles, at most 50; an unknown key is a 422). Nobody gives a role above
 /// their own; the owner transfers ownership by setting another member's role to `owner` (and
 /// becomes an admin).
 #[utoipa::path(

@@ -61,6 +61,21 @@ impl CustomRoleRepository for SqlRepository<'_> {
         doc.map(|d| stored::custom_role::read_doc(&d)).transpose()
     }
 
+    fn get_custom_roles(&mut self, keys: &[String]) -> StoreResult<Vec<CustomRole>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let docs: Vec<String> = custom_roles::table
+            .filter(custom_roles::key.eq_any(keys))
+            .order(custom_roles::key)
+            .select(custom_roles::doc)
+            .load(self.conn)
+            .store()?;
+        docs.iter()
+            .map(|doc| stored::custom_role::read_doc(doc))
+            .collect()
+    }
+
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {
         // One round trip: the locked row's document is what the lock reads.
         let docs = lock_rows!(

@@ -2,6 +2,7 @@
 
 use diesel::prelude::*;
 use domain::id::MemberId;
+use domain::key::CustomRoleKey;
 use domain::member::Member;
 use domain::query::{MemberQuery, MemberSortField};
 use domain::role::Role;
@@ -26,6 +27,18 @@ pub(super) struct MemberRow {
     last_seen: i64,
     display_name: String,
     search: String,
+    /// The custom roles' keys, each between newlines (empty for none).
+    custom_roles: String,
+}
+
+/// The stored form of custom role keys: each between newlines, so that a holder of `key` is a
+/// match of `\n{key}\n`.
+fn stored_custom_roles(keys: &[String]) -> String {
+    if keys.is_empty() {
+        String::new()
+    } else {
+        format!("\n{}\n", keys.join("\n"))
+    }
 }
 
 impl MemberRow {
@@ -47,6 +60,7 @@ impl MemberRow {
             last_seen: m.last_seen,
             display_name: m.display_name().to_lowercase(),
             search: format!("{}\n{}", m.email.to_lowercase(), names.to_lowercase()),
+            custom_roles: stored_custom_roles(&m.custom_roles),
         }
     }
 
@@ -62,6 +76,12 @@ impl MemberRow {
         member.pending_invite = self.pending_invite;
         member.verified = self.verified;
         member.last_seen = self.last_seen;
+        member.custom_roles = self
+            .custom_roles
+            .split('\n')
+            .filter(|key| !key.is_empty())
+            .map(str::to_owned)
+            .collect();
         Ok(member)
     }
 }
@@ -172,6 +192,25 @@ impl MemberRepository for SqlRepository<'_> {
         })
     }
 
+    fn members_with_custom_role(
+        &mut self,
+        key: &CustomRoleKey,
+        limit: u32,
+    ) -> StoreResult<Vec<String>> {
+        let held = stored_custom_roles(&[key.as_str().to_owned()]);
+        members::table
+            .filter(
+                members::custom_roles
+                    .like(contains_pattern(&held))
+                    .escape('\\'),
+            )
+            .order(members::email)
+            .limit(i64::from(limit))
+            .select(members::email)
+            .load(self.conn)
+            .store()
+    }
+
     fn update_member(&mut self, member: &Locked<Member>) -> StoreResult<()> {
         let row = MemberRow::from_member(member);
         diesel::update(members::table.find(member.id.as_str()))
@@ -183,6 +222,7 @@ impl MemberRepository for SqlRepository<'_> {
                 members::verified.eq(row.verified),
                 members::display_name.eq(row.display_name),
                 members::search.eq(row.search),
+                members::custom_roles.eq(row.custom_roles),
             ))
             .execute(self.conn)
             .store()?;

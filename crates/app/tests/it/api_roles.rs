@@ -266,7 +266,140 @@ async fn readers_read_roles_and_admins_change_them(backend: Backend) {
     assert_eq!(app.delete_as(&admin, "/api/v2/roles/x").await.status, 204);
 }
 
+/// Turns flag `f` of `project` on in `env` with `token`: the status.
+async fn toggle<S, B>(app: &crate::common::TestApp<S>, token: &str, project: &str, env: &str) -> u16
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let body = json!({"environmentKey": env, "instructions": [{"kind": "turnFlagOn"}]});
+    app.send(
+        crate::common::request(
+            actix_web::http::Method::PATCH,
+            &format!("/api/v2/flags/{project}/f"),
+            Some(token),
+        )
+        .insert_header(("Content-Type", crate::common::SEMANTIC))
+        .set_payload(body.to_string()),
+    )
+    .await
+    .status
+}
+
+async fn custom_roles_given_to_members_decide_their_requests(backend: Backend) {
+    let app = spawn(backend).await;
+    for project in ["shop", "blog"] {
+        app.project(project).await;
+        app.flag(project, "f").await;
+    }
+    let toggler = json!({
+        "key": "toggler",
+        "name": "Toggler",
+        "policy": [{"effect": "allow", "resources": ["proj/shop:env/test:flag/*"], "actions": ["updateOn"]}]
+    });
+    assert_eq!(app.post("/api/v2/roles", toggler).await.status, 201);
+    app.post(
+        "/api/v2/members",
+        json!([{"email": "x@example.com", "customRoles": ["nope"]}]),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "t@example.com", "customRoles": ["toggler"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    assert_eq!(invited.body["items"][0]["customRoles"], json!(["toggler"]));
+    assert_eq!(invited.body["items"][0]["role"], "reader");
+    let id = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    let token = app.token_of_member(&id, domain::role::Role::Reader);
+
+    // Exactly its action on exactly its resource; reads by its base permissions.
+    assert_eq!(toggle(&app, &token, "shop", "test").await, 200);
+    assert_eq!(toggle(&app, &token, "shop", "production").await, 403);
+    assert_eq!(toggle(&app, &token, "blog", "test").await, 403);
+    let rename = json!([{"op": "replace", "path": "/name", "value": "G"}]);
+    app.patch_as(&token, "/api/v2/flags/shop/f", rename)
+        .await
+        .assert_error(403, "forbidden");
+    let flag = app.get("/api/v2/flags/shop/f").await.body;
+    assert_eq!(flag["environments"]["test"]["on"], true);
+    assert_eq!(flag["environments"]["production"]["on"], false);
+    assert_eq!(flag["name"], "f");
+
+    // A role that is held is not deleted; a change to it counts at the next request.
+    app.delete("/api/v2/roles/toggler")
+        .await
+        .assert_error(409, "optimistic_locking_error");
+    let to_production = json!([{"op": "replace", "path": "/policy/0/resources/0",
+        "value": "proj/shop:env/production:flag/*"}]);
+    assert_eq!(
+        app.patch("/api/v2/roles/toggler", to_production)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(toggle(&app, &token, "shop", "production").await, 200);
+    let off = json!([
+        {"op": "replace", "path": "/environments/test/on", "value": false},
+        {"op": "replace", "path": "/environments/production/on", "value": false}
+    ]);
+    assert_eq!(app.patch("/api/v2/flags/shop/f", off).await.status, 200);
+    assert_eq!(toggle(&app, &token, "shop", "test").await, 403);
+
+    // A deny statement overrides the writer base role.
+    let no_production = json!({
+        "key": "no-production",
+        "name": "No production",
+        "policy": [{"effect": "deny", "resources": ["proj/*:env/production:flag/*"], "actions": ["*"]}]
+    });
+    assert_eq!(app.post("/api/v2/roles", no_production).await.status, 201);
+    let writer = app.member("w@example.com", "writer").await;
+    let writer_token = app.token_of_member(&writer, domain::role::Role::Writer);
+    assert_eq!(toggle(&app, &writer_token, "blog", "production").await, 200);
+    let give = json!([{"op": "add", "path": "/customRoles/-", "value": "no-production"}]);
+    let given = app.patch(&format!("/api/v2/members/{writer}"), give).await;
+    assert_eq!(given.status, 200, "{}", given.body);
+    assert_eq!(given.body["customRoles"], json!(["no-production"]));
+    assert_eq!(toggle(&app, &writer_token, "shop", "production").await, 403);
+    assert_eq!(toggle(&app, &writer_token, "shop", "test").await, 200);
+    let unknown = json!([{"op": "add", "path": "/customRoles/-", "value": "nope"}]);
+    app.patch(&format!("/api/v2/members/{writer}"), unknown)
+        .await
+        .assert_error(422, "patch_failed");
+
+    // Taken from the member: it counts at once, and the role can go.
+    let take = json!([{"op": "replace", "path": "/customRoles", "value": []}]);
+    assert_eq!(
+        app.patch(&format!("/api/v2/members/{id}"), take)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(toggle(&app, &token, "shop", "production").await, 403);
+    assert_eq!(app.delete("/api/v2/roles/toggler").await.status, 204);
+    let audit = app
+        .get("/api/v2/auditlog?spec=member/*&limit=20")
+        .await
+        .body;
+    let actions: Vec<&str> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["accesses"].as_array().unwrap())
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert!(actions.contains(&"updateCustomRole"), "{actions:?}");
+}
+
 on_both_backends!(
+    custom_roles_given_to_members_decide_their_requests,
     custom_roles_round_trip,
     bad_roles_are_refused_with_the_field_named,
     readers_read_roles_and_admins_change_them

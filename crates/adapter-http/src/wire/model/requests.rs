@@ -265,14 +265,14 @@ pub struct NewMemberForm {
     /// that sets it is a 400 naming the field.
     #[serde(default)]
     pub password: Option<String>,
-    /// Custom roles are not supported yet: only an empty list is accepted.
+    /// Keys of custom roles to give the member, at most 50, each naming an existing role (a 400
+    /// naming `[i].customRoles` otherwise): its permissions are its base role's and theirs.
     #[serde(default)]
     pub custom_roles: Option<Vec<String>>,
     /// Teams are not supported: only an empty list is accepted.
     #[serde(default)]
     pub team_keys: Option<Vec<String>>,
-    /// Role attributes belong to custom roles, which are not supported yet: only an empty map
-    /// is accepted.
+    /// Role attributes are not supported: only an empty map is accepted.
     #[serde(default)]
     pub role_attributes: Option<BTreeMap<String, Vec<String>>>,
 }

@@ -426,6 +426,25 @@ impl Resource {
         self
     }
 
+    /// The same resource in environment `key`, when it is in every environment (its
+    /// environment part is `env/*`): a change to a flag in every environment is one to each of
+    /// them, which a statement naming one environment may deny.
+    ///
+    /// ```
+    /// use domain::policy::Resource;
+    /// let everywhere = Resource::project("shop").environment("*").flag("f");
+    /// let production = everywhere.in_environment("production").unwrap();
+    /// assert_eq!(production.to_string(), "proj/shop:env/production:flag/f");
+    /// assert!(production.in_environment("test").is_none(), "already in one environment");
+    /// ```
+    #[must_use]
+    pub fn in_environment(&self, key: &str) -> Option<Resource> {
+        let at = self.parts.iter().position(|part| part.text == "env/*")?;
+        let mut resource = self.clone();
+        resource.parts[at].text = format!("env/{key}");
+        Some(resource)
+    }
+
     /// A resource from a specifier without tags (an audit access's `resource`).
     pub fn from_specifier(spec: &str) -> Self {
         Self {

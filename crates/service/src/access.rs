@@ -302,6 +302,24 @@ mod tests {
                 "{refused}"
             );
             assert!(!is_on(&service, &owner, "shop", "production"));
+            // A change to the flag in every environment is one in production too.
+            let rename = domain::patch::JsonPatchBody::parse(
+                json!([{"op": "replace", "path": "/name", "value": "G"}]),
+            )
+            .unwrap();
+            let permit = no_production.may(use_case::PatchFlag).unwrap();
+            let refused = service
+                .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(rename))
+                .unwrap_err();
+            assert!(refused.to_string().contains("env/production"), "{refused}");
+            let refused = service
+                .delete_flag(&no_production, "shop", "f")
+                .unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
+            assert!(service.get_flag(&owner, "shop", "f", &[]).is_ok());
         }
 
         #[test]
@@ -363,6 +381,56 @@ mod tests {
                 ),
                 Err(ServiceError::NotPermitted(_))
             ));
+        }
+
+        #[test]
+        fn the_audit_log_shows_what_may_be_read() {
+            let (service, owner) = service();
+            let shop_auditor = with_policy(
+                &owner,
+                Role::NoAccess,
+                vec![
+                    Statement::allow(&["proj/shop"], &["viewProject"]),
+                    Statement::allow(&["acct"], &["viewAuditLog"]),
+                ],
+            );
+            let everything =
+                domain::audit::AuditQuery::parse(None, None, None, None, None).unwrap();
+            let seen = service.list_audit_log(&shop_auditor, &everything).unwrap();
+            let all = service.list_audit_log(&owner, &everything).unwrap();
+            assert!(all.iter().any(|e| e
+                .target
+                .resources
+                .iter()
+                .any(|r| r.starts_with("proj/blog"))));
+            assert!(!seen.is_empty());
+            for entry in &seen {
+                assert!(
+                    entry
+                        .target
+                        .resources
+                        .iter()
+                        .all(|r| r.starts_with("proj/shop")),
+                    "{:?}",
+                    entry.target
+                );
+            }
+            let blog = all
+                .iter()
+                .find(|e| {
+                    e.target
+                        .resources
+                        .iter()
+                        .any(|r| r.starts_with("proj/blog"))
+                })
+                .unwrap();
+            let refused = service
+                .get_audit_entry(&shop_auditor, blog.id.as_str())
+                .unwrap_err();
+            assert!(
+                matches!(refused, ServiceError::NotPermitted(_)),
+                "{refused:?}"
+            );
         }
 
         #[test]

@@ -113,6 +113,29 @@ fn announced(entry: &AuditEntry) -> Option<Changed> {
     Some(changed.unwrap_or(Changed::Everything))
 }
 
+/// Whether `caller` may read what `entry` is about (it shows the resources' versions): every
+/// resource it accessed, by the view action of the resource's kind (`viewProject` on the project
+/// of anything in one).
+fn may_read_entry(caller: &Caller, entry: &AuditEntry) -> bool {
+    let accessed = entry.accesses.iter().map(|access| access.resource.as_str());
+    let targets = entry.target.resources.iter().map(String::as_str);
+    accessed.chain(targets).all(|spec| {
+        let first = spec.split(':').next().unwrap_or(spec);
+        let (action, resource) = match first.split_once('/') {
+            Some(("proj", key)) => ("viewProject", Resource::project(key)),
+            Some(("member", id)) if spec.contains(":token/") => {
+                ("viewAccessTokens", Resource::member(id).token("*"))
+            }
+            Some(("member", id)) => ("viewMembers", Resource::member(id)),
+            Some(("webhook", id)) => ("viewWebhooks", Resource::webhook(id)),
+            Some(("role", key)) => ("viewRoles", Resource::role(key)),
+            _ if first == "acct" => ("viewAuditLog", Resource::account()),
+            _ => return false,
+        };
+        caller.require_on(action, &resource).is_ok()
+    })
+}
+
 /// A model value as JSON for an audit entry (it serialises infallibly).
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> Option<Value> {
     serde_json::to_value(value).ok()
@@ -251,6 +274,11 @@ impl Service {
         let mut entries = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })?;
+        // A caller with custom roles sees the entries of what it may read (a page may then hold
+        // fewer than `limit`); a built-in role reads everything it is shown.
+        if !caller.permissions.built_in_only() {
+            entries.retain(|entry| may_read_entry(caller, entry));
+        }
         for entry in &mut entries {
             complete_entry(entry, &account_id);
         }
@@ -271,6 +299,11 @@ impl Service {
             let id = AuditEntryId::parse(id).map_err(|_| not_found())?;
             repo.get_audit_entry(&id)?.ok_or_else(not_found)
         })?;
+        if !may_read_entry(caller, &entry) {
+            return Err(ServiceError::NotPermitted(
+                "the entry is about something the caller may not read".into(),
+            ));
+        }
         complete_entry(&mut entry, &account_id);
         Ok(entry)
     }

@@ -117,6 +117,22 @@ fn switch_verb(previous: &Flag, next: &Flag, accesses: &[domain::audit::Access])
     }
 }
 
+/// `requests` on `flag`, each one in every environment (`env/*`) also in each of the flag's
+/// environments: what a change must be allowed, so that a statement denying something in one
+/// environment also denies a flag-wide change (deleting the flag, changing its variations),
+/// which changes what that environment serves.
+fn in_every_environment(requests: &[Request], flag: &Flag) -> Vec<Request> {
+    let mut decided = requests.to_vec();
+    for request in requests {
+        for env in flag.environments.keys() {
+            if let Some(resource) = request.resource.in_environment(env) {
+                decided.push(Request::new(&request.action, resource));
+            }
+        }
+    }
+    decided
+}
+
 /// The resource a new flag is: in every environment of its project, with its tags.
 fn created_flag(project_key: &str, flag: &Flag) -> Resource {
     Resource::project(project_key)
@@ -1008,7 +1024,7 @@ impl Service {
         } else {
             domain::audit::flag_requests(&project_resource, flag, &next)
         };
-        caller.require_all(&requests)?;
+        let mut decided = requests.clone();
         // What each instruction asks for is decided too, whether it changed anything or not.
         if let FlagChange::Semantic(patch) = change {
             let in_environment = project_resource
@@ -1022,9 +1038,10 @@ impl Service {
                 } else {
                     &flag_wide
                 };
-                caller.require_on(instruction.action(), resource)?;
+                decided.push(Request::new(instruction.action(), resource.clone()));
             }
         }
+        caller.require_all(&in_every_environment(&decided, flag))?;
         if !involves_others && next.needs_project_check(flag) {
             writes.save_flags(repo, &project.id)?;
             others = project_flags(repo, &project.key, &project.id, &flag.key)?;
@@ -1287,18 +1304,17 @@ impl Service {
             // them, and no dependent can appear until commit.
             refuse_if_depended_on(repo, &project.key, &project.id, &FlagKey::lookup(key))?;
             let flag = lock_flag(repo, &project.id, project_key, key)?;
-            repo.delete_flag(&project.id, &flag)?;
-            let change = Change::new(
-                "flag",
-                key,
-                "deleted",
+            let delete = Request::new(
                 "deleteFlag",
                 Resource::project(&project.key)
                     .environment("*")
                     .flag(key)
                     .with_tags(&flag.tags),
-            )
-            .versions(Some(self.shown.flag(&project.key, &flag, None)), None);
+            );
+            caller.require_all(&in_every_environment(std::slice::from_ref(&delete), &flag))?;
+            repo.delete_flag(&project.id, &flag)?;
+            let change = Change::new("flag", key, "deleted", &delete.action, delete.resource)
+                .versions(Some(self.shown.flag(&project.key, &flag, None)), None);
             self.audit(repo, caller, change)?;
             Ok(())
         })

@@ -422,7 +422,9 @@ pub fn catalogue_markdown() -> String {
          actions on teams and on members' custom roles and teams, which no route performs yet.\n\n\
          Every request is decided by the caller's policies (a built-in role is one too): each action a change \
          consists of, on its resource with the resource's own tags, before anything is written (a flag-wide change \
-         and the creation or deletion of a flag are on `env/*`, which only a statement naming `env/*` covers; a \
+         and the creation or deletion of a flag are on `env/*`, which only a statement naming `env/*` covers, and \
+         a flag-wide change or deletion also in each of the flag's environments, so that a statement denying one \
+         environment denies them; each instruction of a semantic patch is decided even when it changes nothing; a \
          change that retags something is decided on it as it was and as it becomes); a read inside a project needs \
          `viewProject` on `proj/{key}` (a list of projects shows those the caller may read), the audit log \
          `viewAuditLog` on `acct`, a list of members, custom roles, webhooks or tokens the `view…` action on every \

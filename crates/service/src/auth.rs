@@ -208,7 +208,9 @@ fn custom_roles_of(
 /// allowing suffices. A personal token acts with at most its member's base role, and with its
 /// member's custom roles: never beyond what the member may.
 fn permissions_of(role: Role, roles: &[CustomRole]) -> Permissions {
-    if roles.is_empty() {
+    // The owner acts with its built-in role alone: no custom role (one an admin may edit)
+    // locks it out of the account.
+    if roles.is_empty() || role == Role::Owner {
         return Permissions::of_role(role);
     }
     let mut policies = vec![domain::policy::base_role_policy(role)];

@@ -165,6 +165,8 @@ impl Service {
         caller.require(Action::ManageMembers)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let held = lock_role(repo, key)?;
+            // Decided before the refusal below names who holds it.
+            caller.require_on("deleteRole", &Resource::role(held.key.as_str()))?;
             // Under the role's lock, which giving it takes too: none is given meanwhile.
             let holders = repo.members_with_custom_role(&held.key, 5)?;
             if !holders.is_empty() {

@@ -178,7 +178,24 @@ impl Caller {
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the first action refused, its resource and why.
     pub(crate) fn require_all(&self, requests: &[domain::policy::Request]) -> ServiceResult<()> {
+        for request in requests {
+            self.require_base_for(&request.action)?;
+        }
         self.permissions.require_all(requests)
+    }
+
+    /// Refuses an action over policies (`domain::policy::actions::OVER_POLICIES`) to a caller
+    /// whose base role may not manage members, whatever its policies allow.
+    fn require_base_for(&self, action: &str) -> ServiceResult<()> {
+        if domain::policy::actions::OVER_POLICIES.contains(&action)
+            && !self.role.can(Action::ManageMembers)
+        {
+            return Err(ServiceError::NotPermitted(format!(
+                "'{action}' needs the admin base role: custom roles cannot grant power over \
+                 custom roles"
+            )));
+        }
+        Ok(())
     }
 
     /// Refuses callers who may not read project `project_key` (`viewProject` on `proj/{key}`)
@@ -203,6 +220,7 @@ impl Caller {
         action: &str,
         resource: &domain::policy::Resource,
     ) -> ServiceResult<()> {
+        self.require_base_for(action)?;
         self.permissions
             .decide(action, resource)
             .map_err(ServiceError::NotPermitted)

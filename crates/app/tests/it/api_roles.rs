@@ -398,7 +398,80 @@ async fn custom_roles_given_to_members_decide_their_requests(backend: Backend) {
     assert!(actions.contains(&"updateCustomRole"), "{actions:?}");
 }
 
+async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
+    let app = spawn(backend).await;
+    let role = |key: &str, effect: &str, resources: &[&str], actions: &[&str]| {
+        json!({"key": key, "name": key,
+            "policy": [{"effect": effect, "resources": resources, "actions": actions}]})
+    };
+    for body in [
+        role("shared", "allow", &["proj/*"], &["viewProject"]),
+        role(
+            "editor",
+            "allow",
+            &["role/*", "member/*"],
+            &[
+                "updateRole",
+                "deleteRole",
+                "updateCustomRole",
+                "viewMembers",
+            ],
+        ),
+        role(
+            "deny-all",
+            "deny",
+            &["acct", "member/*", "role/*", "proj/*"],
+            &["*"],
+        ),
+    ] {
+        assert_eq!(app.post("/api/v2/roles", body).await.status, 201);
+    }
+    let editor = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "e@example.com", "customRoles": ["editor"]}]),
+        )
+        .await
+        .body["items"][0]["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let holder = app.member("h@example.com", "writer").await;
+    let give_shared = json!([{"op": "add", "path": "/customRoles/-", "value": "shared"}]);
+    assert_eq!(
+        app.patch(&format!("/api/v2/members/{holder}"), give_shared.clone())
+            .await
+            .status,
+        200
+    );
+    let token = app.token_of_member(&editor, domain::role::Role::Reader);
+
+    // A reader whose policy allows the actions over roles still may not take them.
+    let widen = json!([{"op": "replace", "path": "/policy/0/actions", "value": ["*"]}]);
+    app.patch_as(&token, "/api/v2/roles/shared", widen)
+        .await
+        .assert_error(403, "forbidden");
+    app.patch_as(&token, &format!("/api/v2/members/{editor}"), give_shared)
+        .await
+        .assert_error(403, "forbidden");
+    // Refused before it could name who holds the role.
+    let refused = app.delete_as(&token, "/api/v2/roles/shared").await;
+    refused.assert_error(403, "forbidden");
+    assert!(
+        !refused.body.to_string().contains("h@example.com"),
+        "{}",
+        refused.body
+    );
+
+    // The owner is never locked out by a custom role it holds.
+    let deny = json!([{"op": "add", "path": "/customRoles/-", "value": "deny-all"}]);
+    assert_eq!(app.patch("/api/v2/members/me", deny).await.status, 200);
+    assert_eq!(app.get("/api/v2/members").await.status, 200);
+    assert_eq!(app.get("/api/v2/roles/deny-all").await.status, 200);
+}
+
 on_both_backends!(
+    custom_roles_grant_no_power_over_custom_roles,
     custom_roles_given_to_members_decide_their_requests,
     custom_roles_round_trip,
     bad_roles_are_refused_with_the_field_named,

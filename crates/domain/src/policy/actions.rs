@@ -361,6 +361,15 @@ pub const ALL: &[ActionInfo] = &[
     action("deleteTeam", Team, "delete the team"),
 ];
 
+/// Actions over policies themselves (giving custom roles, writing them): a caller needs an
+/// `admin` base role for them besides a policy allowing them, since whoever may do them may give
+/// itself anything; a policy cannot grant power over policies.
+///
+/// ```
+/// assert!(domain::policy::actions::OVER_POLICIES.contains(&"updateCustomRole"));
+/// ```
+pub const OVER_POLICIES: [&str; 4] = ["updateCustomRole", "createRole", "updateRole", "deleteRole"];
+
 /// The action `name` done to a resource of `kind`, if the catalogue has it.
 pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
     ALL.iter().find(|a| a.name == name && a.kind == kind)
@@ -419,7 +428,12 @@ pub fn catalogue_markdown() -> String {
          `;tag,tag` after a part for things carrying all those tags); its `actions` are these names or globs of them \
          (`update*`); a deny statement wins over any allow. Webhook statements match them against the `accesses` of \
          audit entries, which record the actions of each change; reading (`view…`) is never recorded, nor are the \
-         actions on teams and on members' custom roles and teams, which no route performs yet.\n\n\
+         actions on teams and on members' teams, which no route performs yet. A statement without `actions` (or \
+         `notActions`) covers every action.\n\n\
+         Who may act on whom follows base roles (no role above one's own, one owner), and the actions over \
+         custom roles themselves (`updateCustomRole`, `createRole`, `updateRole`, `deleteRole`) need an `admin` \
+         base role besides a statement allowing them: whoever may do them may give itself anything. The owner \
+         acts with its built-in role alone, whatever custom roles it holds.\n\n\
          Every request is decided by the caller's policies (a built-in role is one too): each action a change \
          consists of, on its resource with the resource's own tags, before anything is written (a flag-wide change \
          and the creation or deletion of a flag are on `env/*`, which only a statement naming `env/*` covers, and \

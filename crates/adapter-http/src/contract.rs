@@ -139,7 +139,7 @@ fn property<'a>(
 fn refused_fields(schemas: &mut Map<String, Value>) {
     let only_null = || json!({"type": "null"});
     let only_empty_list = || json!({"type": ["array", "null"], "maxItems": 0});
-    let rules: [(&str, &str, Value); 10] = [
+    let rules: [(&str, &str, Value); 8] = [
         ("NewMemberForm", "password", only_null()),
         ("NewMemberForm", "teamKeys", only_empty_list()),
         (
@@ -147,8 +147,6 @@ fn refused_fields(schemas: &mut Map<String, Value>) {
             "roleAttributes",
             json!({"type": ["object", "null"], "maxProperties": 0}),
         ),
-        ("TokenPost", "customRoleIds", only_empty_list()),
-        ("TokenPost", "inlineRole", only_empty_list()),
         ("FlagPost", "purpose", only_null()),
         ("FlagPost", "migrationSettings", only_null()),
         ("FlagPost", "maintainerTeamKey", only_null()),
@@ -174,6 +172,23 @@ fn refused_fields(schemas: &mut Map<String, Value>) {
         roles.insert("maxItems".into(), json!(domain::member::MAX_CUSTOM_ROLES));
         roles.insert("uniqueItems".into(), json!(true));
         roles.insert("items".into(), Value::Object(key));
+    }
+    if let Some(ids) = property(schemas, "TokenPost", "customRoleIds") {
+        ids.insert(
+            "maxItems".into(),
+            json!(domain::token::MAX_TOKEN_CUSTOM_ROLES),
+        );
+        ids.insert("uniqueItems".into(), json!(true));
+        ids.insert(
+            "items".into(),
+            json!({"type": "string", "pattern": "^[0-9a-f]{24}$"}),
+        );
+    }
+    if let Some(inline) = property(schemas, "TokenPost", "inlineRole") {
+        inline.insert(
+            "maxItems".into(),
+            json!(domain::custom_role::MAX_STATEMENTS),
+        );
     }
     if let Some(unbounded) = property(schemas, "SegmentPost", "unbounded") {
         unbounded.insert("enum".into(), json!([false, null]));

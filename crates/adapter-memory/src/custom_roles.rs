@@ -36,6 +36,17 @@ impl Tables {
         self.custom_roles.get(key).map(|(_, role)| role.clone())
     }
 
+    pub(crate) fn get_custom_roles_by_id(
+        &self,
+        ids: &[domain::id::CustomRoleId],
+    ) -> Vec<CustomRole> {
+        self.custom_roles
+            .values()
+            .filter(|(_, role)| ids.contains(&role.id))
+            .map(|(_, role)| role.clone())
+            .collect()
+    }
+
     pub(crate) fn list_custom_roles(&self, q: &CustomRoleQuery) -> (Vec<CustomRole>, u64) {
         let mut found: Vec<CustomRole> = self
             .custom_roles

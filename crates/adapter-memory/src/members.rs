@@ -251,7 +251,22 @@ impl Tables {
             stored.default_api_version = token.default_api_version;
             stored.last_modified = token.last_modified;
             stored.ending.clone_from(&token.ending);
+            stored.custom_role_ids.clone_from(&token.custom_role_ids);
+            stored.inline_role.clone_from(&token.inline_role);
         }
+    }
+
+    /// The names of at most `limit` tokens acting with custom role `id`, in name order.
+    pub(crate) fn tokens_with_custom_role(&self, id: &str, limit: u32) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .tokens
+            .values()
+            .filter(|row| row.token.custom_role_ids.iter().any(|r| r.as_str() == id))
+            .map(|row| row.token.name.clone())
+            .collect();
+        names.sort();
+        names.truncate(limit as usize);
+        names
     }
 
     pub(crate) fn reset_token_secret(

@@ -148,6 +148,14 @@ impl TokenRepository for MemoryRepository<'_> {
         Ok(())
     }
 
+    fn tokens_with_custom_role(
+        &mut self,
+        id: &domain::id::CustomRoleId,
+        limit: u32,
+    ) -> StoreResult<Vec<String>> {
+        Ok(self.tables.tokens_with_custom_role(id.as_str(), limit))
+    }
+
     fn reset_token_secret(
         &mut self,
         token: &Locked<Token>,
@@ -637,6 +645,13 @@ impl CustomRoleRepository for MemoryRepository<'_> {
             .iter()
             .filter_map(|key| self.tables.get_custom_role(key))
             .collect())
+    }
+
+    fn get_custom_roles_by_id(
+        &mut self,
+        ids: &[domain::id::CustomRoleId],
+    ) -> StoreResult<Vec<CustomRole>> {
+        Ok(self.tables.get_custom_roles_by_id(ids))
     }
 
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {

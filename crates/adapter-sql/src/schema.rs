@@ -33,6 +33,8 @@ diesel::table! {
         ending -> Text,
         previous_secret_hash -> Nullable<Text>,
         previous_expires_at -> Nullable<BigInt>,
+        custom_role_ids -> Text,
+        inline_role -> Text,
     }
 }
 

@@ -145,6 +145,18 @@ pub fn validate_policy(attribute: &str, policy: &[Statement], errors: &mut Vec<F
             continue;
         }
         statement.validate(&at, errors);
+        for (field, list) in [
+            ("resources", &statement.resources),
+            ("notResources", &statement.not_resources),
+        ] {
+            for (j, spec) in list.iter().flatten().enumerate() {
+                if crate::policy::check_specifier(spec).is_ok() {
+                    if let Err(e) = crate::policy::check_shape(spec) {
+                        errors.push(FieldError::new(format!("{at}.{field}[{j}]"), e));
+                    }
+                }
+            }
+        }
         // The first problems say what is wrong; a policy of thousands of bad entries does not
         // make an answer of megabytes.
         if errors.len() - before >= MAX_REPORTED_ERRORS {

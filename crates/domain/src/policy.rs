@@ -248,6 +248,54 @@ const KINDS: [(&str, bool); 10] = [
 /// # Errors
 /// What is wrong with it.
 pub fn check_specifier(spec: &str) -> Result<(), String> {
+    check_parts(spec)
+}
+
+/// Checks that a (well-formed) specifier's parts name a kind of resource that exists, in the
+/// order resources nest (`proj/*:env/*:flag/*`, not `flag/x:proj/p` nor `proj/a:proj/b`): a
+/// statement naming nothing would silently allow or deny nothing.
+///
+/// ```
+/// use domain::policy::check_shape;
+/// assert!(check_shape("proj/*:env/production:flag/*;beta").is_ok());
+/// assert!(check_shape("member/*:token/*").is_ok());
+/// assert!(check_shape("flag/x:proj/p").is_err());
+/// assert!(check_shape("proj/a:proj/b").is_err());
+/// ```
+///
+/// # Errors
+/// A message naming the kinds of resources there are.
+pub fn check_shape(spec: &str) -> Result<(), String> {
+    let kinds: Vec<&str> = spec
+        .split(':')
+        .map(|part| {
+            let kind_name = part.split(';').next().unwrap_or(part);
+            kind_name.split('/').next().unwrap_or(kind_name)
+        })
+        .collect();
+    let exists = actions::ResourceKind::ALL.iter().any(|kind| {
+        let shape: Vec<&str> = kind
+            .specifier()
+            .split(':')
+            .map(|part| part.split('/').next().unwrap_or(part))
+            .collect();
+        shape == kinds
+    });
+    if exists {
+        Ok(())
+    } else {
+        let shapes: Vec<&str> = actions::ResourceKind::ALL
+            .iter()
+            .map(|kind| kind.specifier())
+            .collect();
+        Err(format!(
+            "'{spec}' names no resource: its parts must nest as in {}",
+            shapes.join(", ")
+        ))
+    }
+}
+
+fn check_parts(spec: &str) -> Result<(), String> {
     if spec.chars().count() > MAX_SPECIFIER_CHARS {
         return Err(format!(
             "a resource specifier has at most {MAX_SPECIFIER_CHARS} characters"

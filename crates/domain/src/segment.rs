@@ -755,6 +755,40 @@ impl SegmentInstruction {
         "updateRuleRolloutAndContextKind",
     ];
 
+    /// The policy action the instruction needs on the segment (see
+    /// [`crate::policy::actions`]), decided whether or not it changes anything.
+    ///
+    /// ```
+    /// use domain::segment::SegmentInstruction;
+    /// let i = SegmentInstruction::AddIncludedUsers { values: vec!["a".into()] };
+    /// assert_eq!(i.action(), "updateIncluded");
+    /// ```
+    pub fn action(&self) -> &'static str {
+        use SegmentInstruction::*;
+        match self {
+            UpdateName { .. } => "updateName",
+            AddTags { .. } | RemoveTags { .. } => "updateTags",
+            AddIncludedTargets { .. }
+            | RemoveIncludedTargets { .. }
+            | AddIncludedUsers { .. }
+            | RemoveIncludedUsers { .. } => "updateIncluded",
+            AddExcludedTargets { .. }
+            | RemoveExcludedTargets { .. }
+            | AddExcludedUsers { .. }
+            | RemoveExcludedUsers { .. } => "updateExcluded",
+            AddRule { .. }
+            | RemoveRule { .. }
+            | ReorderRules { .. }
+            | AddClauses { .. }
+            | RemoveClauses { .. }
+            | UpdateClause { .. }
+            | AddValuesToClause { .. }
+            | RemoveValuesFromClause { .. }
+            | UpdateRuleDescription { .. }
+            | UpdateRuleRolloutAndContextKind { .. } => "updateRules",
+        }
+    }
+
     /// How many target values the instruction adds or removes.
     pub fn target_operations(&self) -> usize {
         use SegmentInstruction::*;

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::id::{MemberId, TokenId};
+use crate::id::{CustomRoleId, MemberId, TokenId};
+use crate::policy::Statement;
 use crate::role::Role;
 use crate::version::ApiVersion;
 use crate::{FieldError, ValidationError};
@@ -18,8 +19,13 @@ pub struct Token {
     pub name: String,
     /// Free text.
     pub description: String,
-    /// The token's role (`reader`, `writer` or `admin`).
+    /// The token's base role (`reader`, `writer` or `admin`; `no_access` for a token that acts
+    /// with its custom roles or inline role alone).
     pub role: Role,
+    /// Custom roles (by `_id`) the token acts with besides its base role.
+    pub custom_role_ids: Vec<CustomRoleId>,
+    /// Policy statements the token acts with besides its base role (empty for none).
+    pub inline_role: Vec<Statement>,
     /// Service tokens belong to the account, not to a member.
     pub service_token: bool,
     /// The API version used when a request does not send `Svc-API-Version`.
@@ -48,11 +54,56 @@ pub struct TokenPost {
     pub service_token: Option<bool>,
     /// The API version for requests without `Svc-API-Version`: 20240415 (default) or 20220603.
     pub default_api_version: Option<i32>,
-    /// Custom roles are not supported yet: only an empty list is accepted.
+    /// Custom roles (`_id`s) the token acts with; without `role`, alone.
     pub custom_role_ids: Option<Vec<String>>,
-    /// Inline roles (policy statements instead of a role) are not supported yet: only an empty
-    /// list is accepted.
+    /// Policy statements the token acts with; without `role`, alone.
     pub inline_role: Option<Vec<serde_json::Value>>,
+}
+
+/// The most custom roles a token acts with.
+pub const MAX_TOKEN_CUSTOM_ROLES: usize = 50;
+
+/// Checks what a token acts with: its base role (`no_access` only with custom roles or an inline
+/// role), at most [`MAX_TOKEN_CUSTOM_ROLES`] custom roles, none twice, and the inline role's
+/// statements as a custom role's policy.
+fn check_grants(
+    role: Role,
+    custom_role_ids: &[CustomRoleId],
+    inline_role: &[Statement],
+    errors: &mut Vec<FieldError>,
+) {
+    let alone = custom_role_ids.is_empty() && inline_role.is_empty();
+    if !(role.is_token_role() || role == Role::NoAccess && !alone) {
+        errors.push(FieldError::new(
+            "role",
+            "must be one of reader, writer, admin (or absent, with customRoleIds or inlineRole)",
+        ));
+    }
+    if custom_role_ids.len() > MAX_TOKEN_CUSTOM_ROLES {
+        errors.push(FieldError::new(
+            "customRoleIds",
+            format!("a token acts with at most {MAX_TOKEN_CUSTOM_ROLES} custom roles"),
+        ));
+    }
+    for (i, id) in custom_role_ids.iter().enumerate() {
+        if custom_role_ids[..i].contains(id) {
+            errors.push(FieldError::new(
+                format!("customRoleIds[{i}]"),
+                format!("the custom role '{id}' is given twice"),
+            ));
+        }
+    }
+    crate::custom_role::validate_policy("inlineRole", inline_role, errors);
+    let bytes = serde_json::to_vec(inline_role).map_or(0, |json| json.len());
+    if bytes > crate::custom_role::MAX_ROLE_BYTES {
+        errors.push(FieldError::new(
+            "inlineRole",
+            format!(
+                "an inline role is at most {} bytes of JSON, as a custom role",
+                crate::custom_role::MAX_ROLE_BYTES
+            ),
+        ));
+    }
 }
 
 /// A validated token request.
@@ -68,6 +119,10 @@ pub struct NewToken {
     pub service_token: bool,
     /// Default API version (a dated version).
     pub default_api_version: i32,
+    /// Custom roles (checked against the roles that exist by the use case).
+    pub custom_role_ids: Vec<CustomRoleId>,
+    /// Inline policy statements.
+    pub inline_role: Vec<Statement>,
 }
 
 impl TokenPost {
@@ -87,8 +142,27 @@ impl TokenPost {
     /// a name longer than 256 characters.
     pub fn validate(self) -> Result<NewToken, ValidationError> {
         let mut errors = Vec::new();
+        let mut custom_role_ids = Vec::new();
+        for (i, id) in self.custom_role_ids.unwrap_or_default().iter().enumerate() {
+            match CustomRoleId::parse(id) {
+                Ok(id) => custom_role_ids.push(id),
+                Err(_) => errors.push(FieldError::new(
+                    format!("customRoleIds[{i}]"),
+                    "must be a custom role's _id (24 lowercase hex digits)",
+                )),
+            }
+        }
+        let mut inline_role = Vec::new();
+        for (i, statement) in self.inline_role.unwrap_or_default().into_iter().enumerate() {
+            match serde_json::from_value::<Statement>(statement) {
+                Ok(statement) => inline_role.push(statement),
+                Err(e) => errors.push(FieldError::new(format!("inlineRole[{i}]"), e.to_string())),
+            }
+        }
+        let alone = custom_role_ids.is_empty() && inline_role.is_empty();
         let role = match self.role.as_deref() {
-            None => Some(Role::Reader),
+            None if alone => Some(Role::Reader),
+            None => Some(Role::NoAccess),
             Some(r) => match r.parse::<Role>() {
                 Ok(role) if role.is_token_role() => Some(role),
                 _ => {
@@ -100,6 +174,9 @@ impl TokenPost {
                 }
             },
         };
+        if let Some(role) = role {
+            check_grants(role, &custom_role_ids, &inline_role, &mut errors);
+        }
         let version = self
             .default_api_version
             .unwrap_or(ApiVersion::CURRENT.date());
@@ -107,18 +184,6 @@ impl TokenPost {
             errors.push(FieldError::new(
                 "defaultApiVersion",
                 "must be 20240415 or 20220603",
-            ));
-        }
-        if self.custom_role_ids.as_ref().is_some_and(|r| !r.is_empty()) {
-            errors.push(FieldError::new(
-                "customRoleIds",
-                "custom roles are not supported yet; give a base role in role",
-            ));
-        }
-        if self.inline_role.as_ref().is_some_and(|r| !r.is_empty()) {
-            errors.push(FieldError::new(
-                "inlineRole",
-                "inline roles are not supported yet; give a base role in role",
             ));
         }
         let name = self.name.unwrap_or_default();
@@ -133,12 +198,14 @@ impl TokenPost {
             role: role.unwrap_or(Role::Reader),
             service_token: self.service_token.unwrap_or(false),
             default_api_version: version,
+            custom_role_ids,
+            inline_role,
         })
     }
 }
 
 /// The fields of a token a JSON Patch may change: `/name`, `/description`, `/role`,
-/// `/defaultApiVersion`.
+/// `/defaultApiVersion`, `/customRoleIds`, `/inlineRole`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TokenPatch {
@@ -150,6 +217,12 @@ pub struct TokenPatch {
     pub role: Role,
     /// A dated API version.
     pub default_api_version: i32,
+    /// Custom roles (`_id`s).
+    #[serde(default)]
+    pub custom_role_ids: Vec<CustomRoleId>,
+    /// Inline policy statements.
+    #[serde(default)]
+    pub inline_role: Vec<Statement>,
 }
 
 impl TokenPatch {
@@ -160,6 +233,8 @@ impl TokenPatch {
             description: token.description.clone(),
             role: token.role,
             default_api_version: token.default_api_version,
+            custom_role_ids: token.custom_role_ids.clone(),
+            inline_role: token.inline_role.clone(),
         }
     }
 
@@ -168,7 +243,7 @@ impl TokenPatch {
     /// ```
     /// use domain::token::TokenPatch;
     /// use domain::role::Role;
-    /// let fields = TokenPatch { name: "ci".into(), description: String::new(), role: Role::Reader, default_api_version: 20240415 };
+    /// let fields = TokenPatch { name: "ci".into(), description: String::new(), role: Role::Reader, default_api_version: 20240415, custom_role_ids: vec![], inline_role: vec![] };
     /// let ops: Vec<domain::patch::Operation> = serde_json::from_value(serde_json::json!(
     ///     [{"op": "replace", "path": "/role", "value": "writer"}])).unwrap();
     /// assert_eq!(fields.apply(&ops).unwrap().role, Role::Writer);
@@ -184,15 +259,22 @@ impl TokenPatch {
         let next: Self = crate::patch::apply_to_fields(
             self,
             ops,
-            &["name", "description", "role", "defaultApiVersion"],
+            &[
+                "name",
+                "description",
+                "role",
+                "defaultApiVersion",
+                "customRoleIds",
+                "inlineRole",
+            ],
         )?;
         let mut errors = Vec::new();
-        if !next.role.is_token_role() {
-            errors.push(FieldError::new(
-                "role",
-                "must be one of reader, writer, admin",
-            ));
-        }
+        check_grants(
+            next.role,
+            &next.custom_role_ids,
+            &next.inline_role,
+            &mut errors,
+        );
         if ApiVersion::from_date(next.default_api_version).is_err() {
             errors.push(FieldError::new(
                 "defaultApiVersion",
@@ -214,6 +296,8 @@ impl TokenPatch {
             description: self.description,
             role: self.role,
             default_api_version: self.default_api_version,
+            custom_role_ids: self.custom_role_ids,
+            inline_role: self.inline_role,
             ..token.clone()
         }
     }

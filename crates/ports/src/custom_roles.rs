@@ -15,6 +15,11 @@ pub trait CustomRoleRepository {
     fn get_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<CustomRole>>;
     /// The custom roles with these keys (unknown ones are left out), in one query, unlocked.
     fn get_custom_roles(&mut self, keys: &[String]) -> StoreResult<Vec<CustomRole>>;
+    /// The custom roles with these `_id`s (unknown ones are left out), in one query, unlocked.
+    fn get_custom_roles_by_id(
+        &mut self,
+        ids: &[domain::id::CustomRoleId],
+    ) -> StoreResult<Vec<CustomRole>>;
     /// A custom role by key, locked until the transaction ends.
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>>;
     /// One page of custom roles matching `query`, with the total count of matches.

@@ -63,4 +63,10 @@ pub trait TokenRepository {
     /// Hands the service tokens created by member `from` to member `to` (service tokens belong
     /// to the account, not to the member who made them).
     fn reassign_service_tokens(&mut self, from: &MemberId, to: &MemberId) -> StoreResult<()>;
+    /// The names of at most `limit` tokens acting with custom role `id`, in name order.
+    fn tokens_with_custom_role(
+        &mut self,
+        id: &domain::id::CustomRoleId,
+        limit: u32,
+    ) -> StoreResult<Vec<String>>;
 }

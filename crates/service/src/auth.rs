@@ -9,6 +9,7 @@ use domain::audit::{AuditMember, AuditToken};
 use domain::custom_role::CustomRole;
 use domain::id::{MemberId, TokenId};
 use domain::member::Member;
+use domain::policy::Policy;
 use domain::role::Role;
 use domain::token::Token;
 use domain::version::ApiVersion;
@@ -190,37 +191,72 @@ pub enum BootstrapOutcome {
     Unchanged,
 }
 
-/// The custom roles `member` holds, when its personal `token` acts with them (a service token
-/// acts for the account, with its own role only).
-fn custom_roles_of(
-    repo: &mut dyn Repository,
-    token: &Token,
-    member: &Member,
-) -> ServiceResult<Vec<CustomRole>> {
-    if token.service_token || member.custom_roles.is_empty() {
-        return Ok(Vec::new());
-    }
-    Ok(repo.get_custom_roles(&member.custom_roles)?)
+/// The custom roles a caller acts with: its member's (for a personal token; a service token
+/// acts for the account) and its token's.
+#[derive(Debug, Default)]
+struct Grants {
+    member_roles: Vec<CustomRole>,
+    token_roles: Vec<CustomRole>,
 }
 
-/// What a caller with built-in role `role` and its member's custom roles `roles` may do: the
-/// built-in role's policy and the roles' (each with its base permissions), one of which
-/// allowing suffices. A personal token acts with at most its member's base role, and with its
-/// member's custom roles: never beyond what the member may.
-fn permissions_of(role: Role, roles: &[CustomRole]) -> Permissions {
-    // The owner acts with its built-in role alone: no custom role (one an admin may edit)
-    // locks it out of the account.
-    if roles.is_empty() || role == Role::Owner {
-        return Permissions::of_role(role);
-    }
+/// The custom roles `token` of `member` acts with, read from the store.
+fn grants_of(repo: &mut dyn Repository, token: &Token, member: &Member) -> ServiceResult<Grants> {
+    let member_roles = if token.service_token || member.custom_roles.is_empty() {
+        Vec::new()
+    } else {
+        repo.get_custom_roles(&member.custom_roles)?
+    };
+    let token_roles = if token.custom_role_ids.is_empty() {
+        Vec::new()
+    } else {
+        repo.get_custom_roles_by_id(&token.custom_role_ids)?
+    };
+    Ok(Grants {
+        member_roles,
+        token_roles,
+    })
+}
+
+/// The policies of built-in role `role` and of custom roles `roles` (each with its base
+/// permissions), one of which allowing suffices. The owner acts with its built-in role alone: no
+/// custom role (one an admin may edit) locks it out of the account.
+fn policy_set(role: Role, roles: &[CustomRole]) -> Vec<Policy> {
     let mut policies = vec![domain::policy::base_role_policy(role)];
-    for custom in roles {
-        policies.extend(custom.policies());
+    if role != Role::Owner {
+        for custom in roles {
+            policies.extend(custom.policies());
+        }
     }
-    Permissions::of_sets(vec![Arc::from(policies)])
+    policies
 }
 
-fn caller_of(token: &Token, member: &Member, roles: &[CustomRole]) -> Caller {
+/// What `token` of `member` may do, acting with built-in role `role` (its own, capped by its
+/// member's for a personal token): that role's policy and its member's custom roles'; for a
+/// token with custom roles or an inline role, what those and its own base role allow, and (a
+/// personal token) never beyond what its member may.
+fn permissions_of(token: &Token, member: &Member, role: Role, grants: &Grants) -> Permissions {
+    if token.custom_role_ids.is_empty() && token.inline_role.is_empty() {
+        if grants.member_roles.is_empty() || role == Role::Owner {
+            return Permissions::of_role(role);
+        }
+        return Permissions::of_sets(vec![Arc::from(policy_set(role, &grants.member_roles))]);
+    }
+    let token_role = match (token.service_token, token.role, member.role) {
+        (false, Role::Admin, Role::Owner) => Role::Owner,
+        (_, own, _) => own,
+    };
+    let mut token_set = policy_set(token_role, &grants.token_roles);
+    if !token.inline_role.is_empty() {
+        token_set.push(Policy::new("inline", token.inline_role.clone()));
+    }
+    let mut sets = vec![Arc::from(token_set)];
+    if !token.service_token {
+        sets.push(Arc::from(policy_set(member.role, &grants.member_roles)));
+    }
+    Permissions::of_sets(sets)
+}
+
+fn caller_of(token: &Token, member: &Member, grants: &Grants) -> Caller {
     let member_role = member.role;
     // A personal token acts with at most its member's role; the owner's admin tokens act as the
     // owner (tokens carry at most `admin`, and ownership moves through the API).
@@ -233,7 +269,7 @@ fn caller_of(token: &Token, member: &Member, roles: &[CustomRole]) -> Caller {
         token_id: token.id.clone(),
         member_id: token.member_id.clone(),
         role,
-        permissions: permissions_of(role, roles),
+        permissions: permissions_of(token, member, role, grants),
         service_token: token.service_token,
         default_api_version: ApiVersion::from_date(token.default_api_version)
             .unwrap_or(ApiVersion::CURRENT),
@@ -294,9 +330,9 @@ pub(crate) fn hold_members(
     let token = repo.get_token(&caller.token_id)?.ok_or_else(|| {
         ServiceError::Unauthenticated("this access token no longer exists".into())
     })?;
-    let roles = custom_roles_of(repo, &token, member)?;
+    let grants = grants_of(repo, &token, member)?;
     Ok(HeldMembers {
-        caller: caller_of(&token, member, &roles),
+        caller: caller_of(&token, member, &grants),
         members,
     })
 }
@@ -362,8 +398,8 @@ impl Service {
         let found = self.store.read_tx(|repo| -> ServiceResult<_> {
             match repo.find_token_by_hash(hash, now)? {
                 Some(found) => {
-                    let roles = custom_roles_of(repo, &found.token, &found.member)?;
-                    Ok(Ok((found, roles)))
+                    let grants = grants_of(repo, &found.token, &found.member)?;
+                    Ok(Ok((found, grants)))
                 }
                 None => Ok(Err(repo.find_environment_credential(secret)?)),
             }
@@ -375,9 +411,9 @@ impl Service {
                     member,
                     previous_secret_expires_at,
                 },
-                roles,
+                grants,
             )) => {
-                let caller = caller_of(&token, &member, &roles);
+                let caller = caller_of(&token, &member, &grants);
                 self.tokens.put(
                     epoch,
                     hash.to_owned(),
@@ -416,6 +452,8 @@ impl Service {
                 name: name.to_owned(),
                 description: "created at start-up".to_owned(),
                 role: Role::Admin,
+                custom_role_ids: Vec::new(),
+                inline_role: Vec::new(),
                 service_token: false,
                 default_api_version: ApiVersion::CURRENT.date(),
                 creation_date: now,
@@ -480,8 +518,10 @@ mod tests {
             last_modified: 0,
             last_used: None,
             ending: String::new(),
+            custom_role_ids: Vec::new(),
+            inline_role: Vec::new(),
         };
-        caller_of(&token, &member, &[])
+        caller_of(&token, &member, &Grants::default())
     }
 
     /// A cache on a store that hears other processes, caught up now.

@@ -168,7 +168,12 @@ impl Service {
             // Decided before the refusal below names who holds it.
             caller.require_on("deleteRole", &Resource::role(held.key.as_str()))?;
             // Under the role's lock, which giving it takes too: none is given meanwhile.
-            let holders = repo.members_with_custom_role(&held.key, 5)?;
+            let mut holders = repo.members_with_custom_role(&held.key, 5)?;
+            holders.extend(
+                repo.tokens_with_custom_role(&held.id, 5)?
+                    .into_iter()
+                    .map(|name| format!("the token '{name}'")),
+            );
             if !holders.is_empty() {
                 return Err(ServiceError::StillReferenced(
                     format!(

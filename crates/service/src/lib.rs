@@ -195,6 +195,14 @@ impl Caller {
                  custom roles"
             )));
         }
+        if domain::policy::actions::ACCOUNT_WIDE.contains(&action)
+            && !self.role.can(Action::ManageWebhooks)
+        {
+            return Err(ServiceError::NotPermitted(format!(
+                "'{action}' needs the admin base role: a webhook is sent every change of the \
+                 account"
+            )));
+        }
         Ok(())
     }
 

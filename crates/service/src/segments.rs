@@ -293,6 +293,14 @@ impl Service {
                     &mut RandomIds,
                 )?,
                 SegmentChange::Semantic(patch) => {
+                    // Each instruction is decided, whether it changes anything or not.
+                    let at = Resource::project(project_key)
+                        .environment(environment_key)
+                        .segment(key)
+                        .with_tags(&segment.tags);
+                    for instruction in &patch.instructions {
+                        caller.require_on(instruction.action(), &at)?;
+                    }
                     segment.apply_instructions(patch, now, &mut RandomIds)?
                 }
             };

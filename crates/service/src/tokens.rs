@@ -1,11 +1,13 @@
 //! Access tokens.
 
 use domain::id::TokenId;
+use domain::key::CustomRoleKey;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::Page;
 use domain::role::{Action, Role};
 use domain::token::{Token, TokenPatch, TokenPost};
+use domain::ValidationError;
 use ports::{Changed, Listed, Locked, Repository, StoreExt, TokenRepository};
 
 use crate::audit::Change;
@@ -45,6 +47,8 @@ fn token_json(token: &Token) -> Option<serde_json::Value> {
         "name": token.name,
         "description": token.description,
         "role": token.role,
+        "customRoleIds": token.custom_role_ids,
+        "inlineRole": token.inline_role,
         "serviceToken": token.service_token,
         "defaultApiVersion": token.default_api_version,
         "token": token.ending,
@@ -105,6 +109,17 @@ fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceRe
     let caller = held.caller.clone();
     caller.require(Action::ManageTokens)?;
     let token = repo.lock_token(&token_id)?.ok_or_else(|| not_found(id))?;
+    // Its base role does not say what it may do: whoever resets it holds its custom roles and
+    // inline role, so only who may give those manages it.
+    if (!token.custom_role_ids.is_empty() || !token.inline_role.is_empty())
+        && !caller.role.can(Action::ManageMembers)
+    {
+        return Err(ServiceError::NotPermitted(
+            "this token acts with custom roles or an inline role: managing it needs the admin \
+             base role"
+                .into(),
+        ));
+    }
     let member_role = match held.take(&token.member_id) {
         Some(member) if token.member_id == member_id => member.role,
         _ => {
@@ -179,6 +194,8 @@ impl Service {
             name: new.name,
             description: new.description,
             role: new.role,
+            custom_role_ids: new.custom_role_ids,
+            inline_role: new.inline_role,
             service_token: new.service_token,
             default_api_version: new.default_api_version,
             creation_date: now,
@@ -192,6 +209,7 @@ impl Service {
             if let Some(refused) = above_caller(caller) {
                 return Err(refused);
             }
+            hold_token_roles(repo, caller, &token)??;
             repo.insert_token(&token, &hash_secret(&secret))?;
             self.audit(
                 repo,
@@ -284,6 +302,10 @@ impl Service {
                     .into(),
                 ));
             }
+            if next.custom_role_ids != held.custom_role_ids || next.inline_role != held.inline_role {
+                hold_token_roles(repo, &caller, &next)?
+                    .map_err(|e| ServiceError::PatchFailed(e.to_string().into()))?;
+            }
             next.last_modified = now;
             let token = held.replace(next);
             repo.update_token(&held)?;
@@ -375,4 +397,46 @@ impl Service {
         })?;
         Ok(())
     }
+}
+
+/// Locks the custom roles `ids` name until the transaction ends (in key order, as giving roles
+/// to members does): none is deleted while a token is given it. Giving a token custom roles or
+/// an inline role is giving it policies, which needs the admin base role (see
+/// `domain::policy::actions::OVER_POLICIES`).
+///
+/// # Errors
+/// `NotPermitted` below admin; the first `_id` that names no custom role, as a
+/// [`ValidationError`] on `customRoleIds`, inside the storage error's `Ok`.
+fn hold_token_roles(
+    repo: &mut dyn Repository,
+    caller: &Caller,
+    token: &Token,
+) -> ServiceResult<Result<(), ValidationError>> {
+    let ids = &token.custom_role_ids;
+    if ids.is_empty() && token.inline_role.is_empty() {
+        return Ok(Ok(()));
+    }
+    if !caller.role.can(Action::ManageMembers) {
+        return Err(ServiceError::NotPermitted(
+            "giving a token custom roles or an inline role needs the admin base role".into(),
+        ));
+    }
+    let found = repo.get_custom_roles_by_id(ids)?;
+    if let Some(missing) = ids.iter().find(|id| !found.iter().any(|r| r.id == **id)) {
+        return Ok(Err(ValidationError::single(
+            "customRoleIds",
+            format!("no custom role with _id '{missing}'"),
+        )));
+    }
+    let mut keys: Vec<&CustomRoleKey> = found.iter().map(|r| &r.key).collect();
+    keys.sort();
+    for key in keys {
+        if repo.lock_custom_role(key)?.is_none() {
+            return Ok(Err(ValidationError::single(
+                "customRoleIds",
+                format!("the custom role '{key}' was deleted meanwhile"),
+            )));
+        }
+    }
+    Ok(Ok(()))
 }

@@ -99,8 +99,10 @@ pub async fn delete_token(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Changes a token by JSON Patch: `/name`, `/description`, `/role`, `/defaultApiVersion`. The
-/// role stays at most the caller's, and a personal token's at most its member's.
+/// Changes a token by JSON Patch: `/name`, `/description`, `/role`, `/defaultApiVersion`,
+/// `/customRoleIds`, `/inlineRole` (giving policies needs the admin base role; an unknown role
+/// `_id` is a 422). The role stays at most the caller's, and a personal token's at most its
+/// member's.
 #[utoipa::path(
     tag = "Access tokens",
     params(("id" = String, Path, description = "Token `_id`")),

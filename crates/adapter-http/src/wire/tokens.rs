@@ -36,8 +36,16 @@ pub struct TokenRep {
     pub name: String,
     /// Free text.
     pub description: String,
-    /// `reader`, `writer` or `admin`.
+    /// `reader`, `writer` or `admin` (`no_access` for a token acting with its custom roles or
+    /// inline role alone).
     pub role: String,
+    /// Custom roles (`_id`s) the token acts with besides its role.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub custom_role_ids: Vec<String>,
+    /// Policy statements the token acts with besides its role.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<crate::wire::model::PolicyStatement>)]
+    pub inline_role: Vec<domain::policy::Statement>,
     /// Service token or personal.
     pub service_token: bool,
     /// Version used without `Svc-API-Version`.
@@ -66,6 +74,12 @@ impl TokenRep {
             name: token.name,
             description: token.description,
             role: token.role.as_str().to_owned(),
+            custom_role_ids: token
+                .custom_role_ids
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            inline_role: token.inline_role.clone(),
             service_token: token.service_token,
             default_api_version: token.default_api_version,
             token: secret.unwrap_or(token.ending),

@@ -76,6 +76,24 @@ impl CustomRoleRepository for SqlRepository<'_> {
             .collect()
     }
 
+    fn get_custom_roles_by_id(
+        &mut self,
+        ids: &[domain::id::CustomRoleId],
+    ) -> StoreResult<Vec<CustomRole>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let docs: Vec<String> = custom_roles::table
+            .filter(custom_roles::id.eq_any(ids.iter().map(|id| id.as_str())))
+            .order(custom_roles::key)
+            .select(custom_roles::doc)
+            .load(self.conn)
+            .store()?;
+        docs.iter()
+            .map(|doc| stored::custom_role::read_doc(doc))
+            .collect()
+    }
+
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {
         // One round trip: the locked row's document is what the lock reads.
         let docs = lock_rows!(

@@ -1,10 +1,11 @@
 //! [`TokenRepository`] on diesel.
 
 use diesel::prelude::*;
-use domain::id::{MemberId, TokenId};
+use domain::id::{CustomRoleId, MemberId, TokenId};
+use domain::policy::Statement;
 use domain::query::Page;
 use domain::token::Token;
-use ports::{Listed, Locked, StoreResult, TokenMatch, TokenRepository};
+use ports::{Listed, Locked, StoreError, StoreResult, TokenMatch, TokenRepository};
 
 use crate::schema::{members, tokens};
 
@@ -29,11 +30,34 @@ struct TokenRow {
     ending: String,
     previous_secret_hash: Option<String>,
     previous_expires_at: Option<i64>,
+    /// Custom role `_id`s, each between newlines (empty for none).
+    custom_role_ids: String,
+    /// Inline policy statements as JSON (empty for none).
+    inline_role: String,
+}
+
+/// The stored form of custom role `_id`s: each between newlines (see the migration).
+pub(super) fn stored_ids(ids: &[CustomRoleId]) -> String {
+    if ids.is_empty() {
+        String::new()
+    } else {
+        let ids: Vec<&str> = ids.iter().map(CustomRoleId::as_str).collect();
+        format!("\n{}\n", ids.join("\n"))
+    }
+}
+
+/// The stored form of an inline role (empty for none).
+fn stored_inline(statements: &[Statement]) -> StoreResult<String> {
+    if statements.is_empty() {
+        return Ok(String::new());
+    }
+    serde_json::to_string(statements)
+        .map_err(|e| StoreError::Other(format!("a token's inline role: {e}")))
 }
 
 impl TokenRow {
-    fn from_token(t: &Token, secret_hash: &str) -> Self {
-        Self {
+    fn from_token(t: &Token, secret_hash: &str) -> StoreResult<Self> {
+        Ok(Self {
             id: t.id.to_string(),
             secret_hash: secret_hash.to_owned(),
             member_id: t.member_id.to_string(),
@@ -48,7 +72,9 @@ impl TokenRow {
             ending: t.ending.clone(),
             previous_secret_hash: None,
             previous_expires_at: None,
-        }
+            custom_role_ids: stored_ids(&t.custom_role_ids),
+            inline_role: stored_inline(&t.inline_role)?,
+        })
     }
 
     fn into_token(self) -> StoreResult<Token> {
@@ -64,6 +90,18 @@ impl TokenRow {
             last_modified: self.last_modified,
             last_used: self.last_used,
             ending: self.ending,
+            custom_role_ids: self
+                .custom_role_ids
+                .split('\n')
+                .filter(|id| !id.is_empty())
+                .map(|id| CustomRoleId::from_stored(id.to_owned()))
+                .collect(),
+            inline_role: if self.inline_role.is_empty() {
+                Vec::new()
+            } else {
+                serde_json::from_str(&self.inline_role)
+                    .map_err(|e| StoreError::Other(format!("a token's inline role: {e}")))?
+            },
         })
     }
 }
@@ -83,7 +121,7 @@ impl TokenRepository for SqlRepository<'_> {
 
     fn insert_token(&mut self, token: &Token, secret_hash: &str) -> StoreResult<()> {
         diesel::insert_into(tokens::table)
-            .values(TokenRow::from_token(token, secret_hash))
+            .values(TokenRow::from_token(token, secret_hash)?)
             .execute(self.conn)
             .store()?;
         Ok(())
@@ -173,6 +211,25 @@ impl TokenRepository for SqlRepository<'_> {
         ))
     }
 
+    fn tokens_with_custom_role(
+        &mut self,
+        id: &CustomRoleId,
+        limit: u32,
+    ) -> StoreResult<Vec<String>> {
+        let held = stored_ids(std::slice::from_ref(id));
+        tokens::table
+            .filter(
+                tokens::custom_role_ids
+                    .like(contains_pattern(&held))
+                    .escape('\\'),
+            )
+            .order(tokens::name)
+            .limit(i64::from(limit))
+            .select(tokens::name)
+            .load(self.conn)
+            .store()
+    }
+
     fn update_token(&mut self, token: &Locked<Token>) -> StoreResult<()> {
         diesel::update(tokens::table.find(token.id.as_str()))
             .set((
@@ -182,6 +239,8 @@ impl TokenRepository for SqlRepository<'_> {
                 tokens::default_api_version.eq(token.default_api_version),
                 tokens::last_modified.eq(token.last_modified),
                 tokens::ending.eq(&token.ending),
+                tokens::custom_role_ids.eq(stored_ids(&token.custom_role_ids)),
+                tokens::inline_role.eq(stored_inline(&token.inline_role)?),
             ))
             .execute(self.conn)
             .store()?;

@@ -409,8 +409,9 @@ async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
         role(
             "editor",
             "allow",
-            &["role/*", "member/*"],
+            &["role/*", "member/*", "webhook/*"],
             &[
+                "createWebhook",
                 "updateRole",
                 "deleteRole",
                 "updateCustomRole",
@@ -462,6 +463,32 @@ async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
         "{}",
         refused.body
     );
+    // A webhook is sent every change of the account: not for a policy limited to some.
+    let hook = app
+        .post_as(
+            &token,
+            "/api/v2/webhooks",
+            json!({"url": "https://example.com/hook", "sign": false, "on": true}),
+        )
+        .await;
+    hook.assert_error(403, "forbidden");
+    assert!(
+        hook.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("every change"),
+        "{}",
+        hook.body
+    );
+    // A statement naming no resource is refused, not stored to deny nothing.
+    let nowhere = role("nowhere", "deny", &["flag/x:proj/p"], &["*"]);
+    let refused = app.post("/api/v2/roles", nowhere).await;
+    refused.assert_error(400, "invalid_request");
+    assert!(
+        refused.body.to_string().contains("policy[0].resources[0]"),
+        "{}",
+        refused.body
+    );
 
     // The owner is never locked out by a custom role it holds.
     let deny = json!([{"op": "add", "path": "/customRoles/-", "value": "deny-all"}]);
@@ -470,7 +497,163 @@ async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
     assert_eq!(app.get("/api/v2/roles/deny-all").await.status, 200);
 }
 
+async fn tokens_act_with_custom_roles_and_inline_roles(backend: Backend) {
+    let app = spawn(backend).await;
+    for project in ["shop", "blog"] {
+        app.project(project).await;
+        app.flag(project, "f").await;
+    }
+    let toggler = json!({
+        "key": "toggler",
+        "name": "Toggler",
+        "policy": [{"effect": "allow", "resources": ["proj/shop:env/test:flag/*"], "actions": ["updateOn"]}]
+    });
+    let role_id = app.post("/api/v2/roles", toggler).await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let created = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "ci", "serviceToken": true, "customRoleIds": [role_id]}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(created.body["role"], "no_access");
+    assert_eq!(created.body["customRoleIds"], json!([role_id]));
+    let ci = created.body["token"].as_str().unwrap().to_owned();
+    let ci_id = created.body["_id"].as_str().unwrap().to_owned();
+    assert_eq!(toggle(&app, &ci, "shop", "test").await, 200);
+    assert_eq!(toggle(&app, &ci, "shop", "production").await, 403);
+    assert_eq!(
+        app.get_as(&ci, "/api/v2/flags/blog/f").await.status,
+        200,
+        "reader base"
+    );
+
+    let inline = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "blog", "serviceToken": true, "inlineRole": [
+                {"effect": "allow", "resources": ["proj/blog:env/*:flag/*"], "actions": ["updateOn"]},
+                {"effect": "allow", "resources": ["proj/blog"], "actions": ["viewProject"]}
+            ]}),
+        )
+        .await;
+    assert_eq!(inline.status, 201, "{}", inline.body);
+    let blog = inline.body["token"].as_str().unwrap().to_owned();
+    assert_eq!(toggle(&app, &blog, "blog", "test").await, 200);
+    assert_eq!(toggle(&app, &blog, "shop", "production").await, 403);
+    app.get_as(&blog, "/api/v2/flags/shop/f")
+        .await
+        .assert_error(403, "forbidden");
+
+    // A personal token with custom roles acts with them (and never beyond its member).
+    let personal = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "mine", "customRoleIds": [role_id]}),
+        )
+        .await;
+    assert_eq!(personal.status, 201, "{}", personal.body);
+    let mine = personal.body["token"].as_str().unwrap().to_owned();
+    assert_eq!(toggle(&app, &mine, "shop", "production").await, 403);
+    assert_eq!(toggle(&app, &mine, "blog", "production").await, 403);
+
+    // Whoever resets a token holds what it acts with: only an admin manages such tokens.
+    let rotator = json!({
+        "key": "rotator",
+        "name": "Rotator",
+        "policy": [{"effect": "allow", "resources": ["member/*:token/*", "webhook/*"],
+            "actions": ["resetAccessToken", "viewAccessTokens", "viewWebhooks"]}]
+    });
+    assert_eq!(app.post("/api/v2/roles", rotator).await.status, 201);
+    let member = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "r@example.com", "customRoles": ["rotator"]}]),
+        )
+        .await
+        .body["items"][0]["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let rotating = app.token_of_member(&member, domain::role::Role::Reader);
+    app.post_as(
+        &rotating,
+        &format!("/api/v2/tokens/{ci_id}/reset"),
+        json!({}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    app.get_as(&rotating, "/api/v2/webhooks")
+        .await
+        .assert_error(403, "forbidden");
+    // An inline role is at most what a custom role may be.
+    let wide: Vec<Value> = (0..50)
+        .map(|i| {
+            let long = |n: usize| format!("proj/{}{i}x{n}", "p".repeat(400));
+            json!({"effect": "allow", "resources": [long(1), long(2)]})
+        })
+        .collect();
+    app.post("/api/v2/tokens", json!({"inlineRole": wide}))
+        .await
+        .assert_error(400, "invalid_request");
+
+    // Bad grants are named.
+    app.post(
+        "/api/v2/tokens",
+        json!({"customRoleIds": ["0123456789abcdef01234567"]}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    app.post("/api/v2/tokens", json!({"customRoleIds": ["nope"]}))
+        .await
+        .assert_error(400, "invalid_request");
+    app.post(
+        "/api/v2/tokens",
+        json!({"inlineRole": [{"effect": "allow"}]}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+
+    // A role a token acts with is not deleted; taken away, it can go.
+    let refused = app.delete("/api/v2/roles/toggler").await;
+    refused.assert_error(409, "optimistic_locking_error");
+    assert!(
+        refused.body["message"].as_str().unwrap().contains("'ci'"),
+        "{}",
+        refused.body
+    );
+    let alone = json!([{"op": "replace", "path": "/customRoleIds", "value": []}]);
+    app.patch(&format!("/api/v2/tokens/{ci_id}"), alone)
+        .await
+        .assert_error(422, "patch_failed");
+    let reader = json!([
+        {"op": "replace", "path": "/customRoleIds", "value": []},
+        {"op": "replace", "path": "/role", "value": "reader"}
+    ]);
+    let patched = app.patch(&format!("/api/v2/tokens/{ci_id}"), reader).await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    assert!(
+        patched.body.get("customRoleIds").is_none(),
+        "{}",
+        patched.body
+    );
+    assert_eq!(toggle(&app, &ci, "shop", "test").await, 403);
+    let mine_id = personal.body["_id"].as_str().unwrap();
+    assert_eq!(
+        app.delete(&format!("/api/v2/tokens/{mine_id}"))
+            .await
+            .status,
+        204
+    );
+    assert_eq!(app.delete("/api/v2/roles/toggler").await.status, 204);
+}
+
 on_both_backends!(
+    tokens_act_with_custom_roles_and_inline_roles,
     custom_roles_grant_no_power_over_custom_roles,
     custom_roles_given_to_members_decide_their_requests,
     custom_roles_round_trip,

@@ -424,6 +424,8 @@ where
             last_modified: 1,
             last_used: None,
             ending: secret[secret.len() - 4..].to_owned(),
+            custom_role_ids: Vec::new(),
+            inline_role: Vec::new(),
         };
         let hash = hex::encode(sha2::Sha256::digest(secret.as_bytes()));
         self.db

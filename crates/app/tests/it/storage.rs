@@ -355,6 +355,8 @@ fn tokens_and_credentials(backend: Backend) {
         last_modified: 1,
         last_used: None,
         ending: "abcd".into(),
+        custom_role_ids: Vec::new(),
+        inline_role: Vec::new(),
     };
     let p = project("p", 1, &[]);
     let env = environment("prod", 1);

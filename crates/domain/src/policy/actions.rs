@@ -370,6 +370,12 @@ pub const ALL: &[ActionInfo] = &[
 /// ```
 pub const OVER_POLICIES: [&str; 4] = ["updateCustomRole", "createRole", "updateRole", "deleteRole"];
 
+/// Actions on webhooks, which are sent every change of the account (whatever its project) and
+/// whose signing secrets they show: a caller needs an `admin` base role for them besides a
+/// policy allowing them, since a policy limited to some projects must not read the others'
+/// changes through a webhook, nor forge its deliveries.
+pub const ACCOUNT_WIDE: [&str; 3] = ["createWebhook", "updateWebhook", "viewWebhooks"];
+
 /// The action `name` done to a resource of `kind`, if the catalogue has it.
 pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
     ALL.iter().find(|a| a.name == name && a.kind == kind)
@@ -432,7 +438,9 @@ pub fn catalogue_markdown() -> String {
          `notActions`) covers every action.\n\n\
          Who may act on whom follows base roles (no role above one's own, one owner), and the actions over \
          custom roles themselves (`updateCustomRole`, `createRole`, `updateRole`, `deleteRole`) need an `admin` \
-         base role besides a statement allowing them: whoever may do them may give itself anything. The owner \
+         base role besides a statement allowing them: whoever may do them may give itself anything; so do \
+         `createWebhook`, `updateWebhook` and `viewWebhooks`, since a webhook is sent every change of the account \
+         and shows its signing secret. The owner \
          acts with its built-in role alone, whatever custom roles it holds.\n\n\
          Every request is decided by the caller's policies (a built-in role is one too): each action a change \
          consists of, on its resource with the resource's own tags, before anything is written (a flag-wide change \

@@ -232,17 +232,20 @@ pub struct TokenPost {
     pub name: Option<String>,
     /// Free text.
     pub description: Option<String>,
-    /// `reader` (default), `writer` or `admin`.
+    /// `reader` (default), `writer` or `admin`; without it, a token with `customRoleIds` or
+    /// `inlineRole` acts with those alone (its role is then `no_access`).
     pub role: Option<String>,
     /// A service token belongs to the account instead of the creating member.
     pub service_token: Option<bool>,
     /// The API version for requests without `Svc-API-Version`: 20240415 (default) or 20220603.
     pub default_api_version: Option<i32>,
-    /// Custom roles are not supported yet: only an empty list is accepted.
+    /// Custom roles (`_id`s, at most 50, each naming an existing role) the token acts with
+    /// besides its role. Giving them needs the admin base role. A personal token never does what
+    /// its member may not.
     pub custom_role_ids: Option<Vec<String>>,
-    /// Inline roles (policy statements instead of a role) are not supported yet: only an empty
-    /// list is accepted.
-    #[schema(value_type = Option<Vec<Object>>)]
+    /// Policy statements the token acts with besides its role (a custom role's policy: at most
+    /// 50 statements).
+    #[schema(value_type = Option<Vec<PolicyStatement>>)]
     pub inline_role: Option<Vec<Value>>,
 }
 

@@ -620,6 +620,26 @@ impl Policy {
     /// assert!(!p.may_allow(rename_env), "no statement names environments");
     /// ```
     pub fn may_allow(&self, action: &actions::ActionInfo) -> bool {
+        self.may_allow_where(action, None)
+    }
+
+    /// [`Policy::may_allow`] on a resource inside project `project` (names of the parts below
+    /// it, and tags, aside): what a caller needs before a use case in that project reads its
+    /// input.
+    ///
+    /// ```
+    /// use domain::policy::{actions, Policy, Statement};
+    /// use domain::policy::actions::ResourceKind;
+    /// let p = Policy::new("t", vec![Statement::allow(&["proj/sh*:env/test:flag/*"], &["updateOn"])]);
+    /// let on = actions::find("updateOn", ResourceKind::Flag).unwrap();
+    /// assert!(p.may_allow_in(on, "shop"));
+    /// assert!(!p.may_allow_in(on, "blog"));
+    /// ```
+    pub fn may_allow_in(&self, action: &actions::ActionInfo, project: &str) -> bool {
+        self.may_allow_where(action, Some(&format!("proj/{project}")))
+    }
+
+    fn may_allow_where(&self, action: &actions::ActionInfo, project: Option<&str>) -> bool {
         let kinds: Vec<&str> = action
             .kind
             .specifier()
@@ -633,7 +653,14 @@ impl Policy {
                 statement.effect == Effect::Allow
                     && compiled.covers_action(action.name)
                     && compiled.resources.as_ref().is_some_and(|(negated, specs)| {
-                        *negated || specs.iter().any(|spec| of_kinds(spec, &kinds))
+                        *negated
+                            || specs.iter().any(|spec| {
+                                of_kinds(spec, &kinds)
+                                    && project.is_none_or(|project| {
+                                        spec.first()
+                                            .is_some_and(|part| part.kind_name.matches(project))
+                                    })
+                            })
                     })
             })
     }

@@ -69,6 +69,14 @@ impl Permissions {
         })
     }
 
+    /// [`Permissions::may_do_some`] on resources inside project `project`.
+    pub(crate) fn may_do_some_in(&self, permission: Action, project: &str) -> bool {
+        self.sets.iter().all(|set| {
+            policy::actions::of_permission(permission)
+                .any(|action| set.iter().any(|p| p.may_allow_in(action, project)))
+        })
+    }
+
     /// Whether every set allows `action` on `resource`; the first refusal, as a message.
     pub(crate) fn decide(&self, action: &str, resource: &Resource) -> Result<(), String> {
         for set in &self.sets {

@@ -144,6 +144,26 @@ impl Caller {
         Permit::ask(self)
     }
 
+    /// [`Caller::may`] for a use case inside project `project_key`: a caller whose policies
+    /// allow none of its actions in that project learns so before anything about its input.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`].
+    pub fn may_in<U: UseCase>(&self, use_case: U, project_key: &str) -> ServiceResult<Permit<U>> {
+        let permit = self.may(use_case)?;
+        if !self.permissions.built_in_only()
+            && !self
+                .permissions
+                .may_do_some_in(use_case::action_of::<U>(), project_key)
+        {
+            return Err(ServiceError::NotPermitted(format!(
+                "no role of the caller may {} in project '{project_key}'",
+                use_case::action_of::<U>().describe()
+            )));
+        }
+        Ok(permit)
+    }
+
     /// Refuses callers who may not do any of what a use case of `action` consists of (see the
     /// table in `domain::role`; for custom roles, whether a statement allows one of its actions
     /// on some resource of its kind): asked before the input is read; the resources touched are

@@ -23,6 +23,12 @@ mod sealed {
     }
 }
 
+/// What the caller's role must allow for use case `U` (the table of roles is in
+/// `domain::role`).
+pub(crate) fn action_of<U: UseCase>() -> Action {
+    U::ACTION
+}
+
 /// A use case that takes a [`Permit`]: one of the marker types in this module.
 pub trait UseCase: sealed::Sealed + Copy + std::fmt::Debug {}
 

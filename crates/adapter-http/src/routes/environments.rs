@@ -88,7 +88,7 @@ pub async fn create_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let permit = caller.may(use_case::CreateEnvironment)?;
+    let permit = caller.may_in(use_case::CreateEnvironment, path.as_str())?;
     let post: EnvironmentPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let key = project.clone();
@@ -139,7 +139,7 @@ pub async fn patch_environment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Environment>, ApiError> {
-    let permit = caller.may(use_case::PatchEnvironment)?;
+    let permit = caller.may_in(use_case::PatchEnvironment, &path.0)?;
     let patch = json_patch_only(&req, &body)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();

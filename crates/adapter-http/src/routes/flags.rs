@@ -45,7 +45,7 @@ pub async fn create_flag(
     let key = project.clone();
     let flag = match QueryParams::of(&req).get("clone").map(str::to_owned) {
         Some(source) => {
-            let permit = caller.may(use_case::CloneFlag)?;
+            let permit = caller.may_in(use_case::CloneFlag, &project)?;
             let post: FlagPost = json_body(&req, &body)?;
             call(&state, move |s| {
                 s.clone_flag(&permit, &project, &source, post)
@@ -53,7 +53,7 @@ pub async fn create_flag(
             .await?
         }
         None => {
-            let permit = caller.may(use_case::CreateFlag)?;
+            let permit = caller.may_in(use_case::CreateFlag, &project)?;
             let post: FlagPost = json_body(&req, &body)?;
             let queued = state.service.queue_create_flag(&permit, &project, post);
             call_queued(&state, queued).await?
@@ -81,7 +81,7 @@ pub async fn copy_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let permit = caller.may(use_case::CopyFlagConfig)?;
+    let permit = caller.may_in(use_case::CopyFlagConfig, &path.0)?;
     let post: FlagCopyPost = json_body(&req, &body)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();
@@ -302,7 +302,7 @@ pub async fn patch_flag(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Flag>, ApiError> {
-    let permit = caller.may(use_case::PatchFlag)?;
+    let permit = caller.may_in(use_case::PatchFlag, &path.0)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = flag_change(&req, &body)?;
     let (project, key) = path.into_inner();

@@ -129,7 +129,7 @@ pub async fn patch_project(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<ProjectRep>, ApiError> {
-    let permit = caller.may(use_case::PatchProject)?;
+    let permit = caller.may_in(use_case::PatchProject, path.as_str())?;
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
     let updated = call(&state, move |s| s.patch_project(&permit, &key, &patch)).await?;

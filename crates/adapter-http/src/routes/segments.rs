@@ -91,7 +91,7 @@ pub async fn create_segment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let permit = caller.may(use_case::CreateSegment)?;
+    let permit = caller.may_in(use_case::CreateSegment, &path.0)?;
     let post: SegmentPost = json_body(&req, &body)?;
     let (project, env) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
@@ -175,7 +175,7 @@ pub async fn patch_segment(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<web::Json<Segment>, ApiError> {
-    let permit = caller.may(use_case::PatchSegment)?;
+    let permit = caller.may_in(use_case::PatchSegment, &path.0)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = segment_change(&req, &body)?;
     let (project, env, key) = path.into_inner();

@@ -35,6 +35,23 @@ fn filtered(q: &CustomRoleQuery) -> custom_roles::BoxedQuery<'_, Backend> {
     query
 }
 
+impl SqlRepository<'_> {
+    /// The roles `query` selects, in key order, in one query.
+    fn roles_where(
+        &mut self,
+        query: custom_roles::BoxedQuery<'_, Backend>,
+    ) -> StoreResult<Vec<CustomRole>> {
+        let docs: Vec<String> = query
+            .order(custom_roles::key)
+            .select(custom_roles::doc)
+            .load(self.conn)
+            .store()?;
+        docs.iter()
+            .map(|doc| stored::custom_role::read_doc(doc))
+            .collect()
+    }
+}
+
 impl CustomRoleRepository for SqlRepository<'_> {
     fn insert_custom_role(&mut self, role: &CustomRole, now: i64) -> StoreResult<()> {
         diesel::insert_into(custom_roles::table)
@@ -65,15 +82,11 @@ impl CustomRoleRepository for SqlRepository<'_> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let docs: Vec<String> = custom_roles::table
-            .filter(custom_roles::key.eq_any(keys))
-            .order(custom_roles::key)
-            .select(custom_roles::doc)
-            .load(self.conn)
-            .store()?;
-        docs.iter()
-            .map(|doc| stored::custom_role::read_doc(doc))
-            .collect()
+        self.roles_where(
+            custom_roles::table
+                .filter(custom_roles::key.eq_any(keys))
+                .into_boxed(),
+        )
     }
 
     fn get_custom_roles_by_id(
@@ -83,15 +96,12 @@ impl CustomRoleRepository for SqlRepository<'_> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let docs: Vec<String> = custom_roles::table
-            .filter(custom_roles::id.eq_any(ids.iter().map(|id| id.as_str())))
-            .order(custom_roles::key)
-            .select(custom_roles::doc)
-            .load(self.conn)
-            .store()?;
-        docs.iter()
-            .map(|doc| stored::custom_role::read_doc(doc))
-            .collect()
+        let ids = ids.iter().map(|id| id.as_str());
+        self.roles_where(
+            custom_roles::table
+                .filter(custom_roles::id.eq_any(ids))
+                .into_boxed(),
+        )
     }
 
     fn lock_custom_role(&mut self, key: &CustomRoleKey) -> StoreResult<Option<Locked<CustomRole>>> {

@@ -266,6 +266,26 @@ async fn readers_read_roles_and_admins_change_them(backend: Backend) {
     assert_eq!(app.delete_as(&admin, "/api/v2/roles/x").await.status, 204);
 }
 
+/// Invites a `reader` holding custom role `role`: its `_id`.
+async fn member_with_role<S, B>(app: &crate::common::TestApp<S>, email: &str, role: &str) -> String
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": email, "customRoles": [role]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    invited.body["items"][0]["_id"].as_str().unwrap().to_owned()
+}
+
 /// Turns flag `f` of `project` on in `env` with `token`: the status.
 async fn toggle<S, B>(app: &crate::common::TestApp<S>, token: &str, project: &str, env: &str) -> u16
 where
@@ -427,16 +447,7 @@ async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
     ] {
         assert_eq!(app.post("/api/v2/roles", body).await.status, 201);
     }
-    let editor = app
-        .post(
-            "/api/v2/members",
-            json!([{"email": "e@example.com", "customRoles": ["editor"]}]),
-        )
-        .await
-        .body["items"][0]["_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let editor = member_with_role(&app, "e@example.com", "editor").await;
     let holder = app.member("h@example.com", "writer").await;
     let give_shared = json!([{"op": "add", "path": "/customRoles/-", "value": "shared"}]);
     assert_eq!(
@@ -569,16 +580,7 @@ async fn tokens_act_with_custom_roles_and_inline_roles(backend: Backend) {
             "actions": ["resetAccessToken", "viewAccessTokens", "viewWebhooks"]}]
     });
     assert_eq!(app.post("/api/v2/roles", rotator).await.status, 201);
-    let member = app
-        .post(
-            "/api/v2/members",
-            json!([{"email": "r@example.com", "customRoles": ["rotator"]}]),
-        )
-        .await
-        .body["items"][0]["_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let member = member_with_role(&app, "r@example.com", "rotator").await;
     let rotating = app.token_of_member(&member, domain::role::Role::Reader);
     app.post_as(
         &rotating,

@@ -344,8 +344,9 @@ fn roles() -> Result<()> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let text = format!(
         "# Roles\n\nWhat each built-in role may do. Generated from `domain::role` by `cargo xtask roles`; \
-         a test fails when it is out of date.\n\nAccess tokens carry `reader`, `writer` or `admin`; a personal \
-         token never acts above its member's role. Every route needs a valid access token except `GET /api/v2` and \
+         a test fails when it is out of date.\n\nAccess tokens carry `reader`, `writer` or `admin`, and may act with \
+         custom roles or an inline role besides (see Actions below); a personal token never does what its member may \
+         not. Members may hold custom roles besides their base role. Every route needs a valid access token except `GET /api/v2` and \
          `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}\n{}\n{}",
         domain::role::permission_table_markdown(),
         domain::role::actor_rules_markdown(),

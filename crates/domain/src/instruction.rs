@@ -469,41 +469,19 @@ impl Instruction {
         }
     }
 
-    /// Whether the instruction acts on one environment (and so needs `environmentKey`).
+    /// Whether the instruction acts on one environment (and so needs `environmentKey`): what
+    /// its action ([`Instruction::action`]) changes is per environment.
     pub fn is_environment_scoped(&self) -> bool {
-        use Instruction::*;
         matches!(
-            self,
-            TurnFlagOn
-                | TurnFlagOff
-                | AddTargets { .. }
-                | RemoveTargets { .. }
-                | ReplaceTargets { .. }
-                | ClearTargets { .. }
-                | AddUserTargets { .. }
-                | RemoveUserTargets { .. }
-                | ReplaceUserTargets { .. }
-                | ClearUserTargets { .. }
-                | AddRule { .. }
-                | RemoveRule { .. }
-                | ReorderRules { .. }
-                | ReplaceRules { .. }
-                | UpdateRuleDescription { .. }
-                | UpdateRuleTrackEvents { .. }
-                | UpdateRuleVariationOrRollout { .. }
-                | AddClauses { .. }
-                | RemoveClauses { .. }
-                | UpdateClause { .. }
-                | AddValuesToClause { .. }
-                | RemoveValuesFromClause { .. }
-                | UpdateFallthroughVariationOrRollout { .. }
-                | UpdateOffVariation { .. }
-                | AddPrerequisite { .. }
-                | RemovePrerequisite { .. }
-                | UpdatePrerequisite { .. }
-                | ReplacePrerequisites { .. }
-                | UpdateTrackEvents { .. }
-                | UpdateTrackEventsFallthrough { .. }
+            self.action(),
+            "updateOn"
+                | "updateTargets"
+                | "updateRules"
+                | "updateFallthrough"
+                | "updateOffVariation"
+                | "updatePrerequisites"
+                | "updateTrackEvents"
+                | "updateTrackEventsFallthrough"
         )
     }
 

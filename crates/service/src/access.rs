@@ -160,7 +160,7 @@ mod tests {
     }
 
     /// Requests decided end to end, over the in-memory store, for a caller whose policies are
-    /// not a built-in role's (assigning custom roles is not yet part of the API).
+    /// not a built-in role's (made here directly; `api_roles` gives them through the API).
     mod requests {
         use std::sync::Arc;
 

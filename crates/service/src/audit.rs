@@ -322,7 +322,13 @@ fn complete_entry(entry: &mut AuditEntry, account_id: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::audit::resource;
+
+    fn flag_wide(project: &str, flag: &str) -> String {
+        Resource::project(project)
+            .environment("*")
+            .flag(flag)
+            .to_string()
+    }
 
     fn entry(kind: &str, name: &str, resource: String) -> AuditEntry {
         serde_json::from_value(serde_json::json!({
@@ -335,7 +341,7 @@ mod tests {
 
     #[test]
     fn what_a_change_announces_follows_its_resource() {
-        let flag = entry("flag", "f", resource::flag("shop", None, "f"));
+        let flag = entry("flag", "f", flag_wide("shop", "f"));
         assert_eq!(
             announced(&flag),
             Some(Changed::Flag {
@@ -343,20 +349,35 @@ mod tests {
                 flag: "f".into()
             })
         );
-        let env = entry("environment", "e", resource::environment("shop", "e"));
+        let env = entry(
+            "environment",
+            "e",
+            Resource::project("shop").environment("e").to_string(),
+        );
         assert_eq!(announced(&env), Some(Changed::Project("shop".into())));
-        let project = entry("project", "shop", resource::project("shop"));
+        let project = entry("project", "shop", Resource::project("shop").to_string());
         assert_eq!(announced(&project), Some(Changed::Project("shop".into())));
-        let member = entry("member", "m", resource::member("m"));
+        let member = entry("member", "m", Resource::member("m").to_string());
         assert_eq!(announced(&member), None);
-        let segment = entry("segment", "s", resource::segment("shop", "e", "s"));
+        let segment = entry(
+            "segment",
+            "s",
+            Resource::project("shop")
+                .environment("e")
+                .segment("s")
+                .to_string(),
+        );
         assert_eq!(announced(&segment), None);
         // Keys from older rules, which the resource cannot be split by safely.
-        let loose = entry("flag", "f", resource::flag("sh:op", None, "f"));
+        let loose = entry("flag", "f", flag_wide("sh:op", "f"));
         assert_eq!(announced(&loose), Some(Changed::Everything));
-        let loose = entry("environment", "e", resource::environment("sh:env/x", "e"));
+        let loose = entry(
+            "environment",
+            "e",
+            Resource::project("sh:env/x").environment("e").to_string(),
+        );
         assert_eq!(announced(&loose), Some(Changed::Everything));
-        let loose = entry("project", "s:p", resource::project("s:p"));
+        let loose = entry("project", "s:p", Resource::project("s:p").to_string());
         assert_eq!(announced(&loose), Some(Changed::Everything));
     }
 }

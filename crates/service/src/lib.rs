@@ -172,24 +172,17 @@ impl Caller {
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
     pub(crate) fn require(&self, action: Action) -> ServiceResult<()> {
-        let allowed = if self.permissions.built_in_only() {
-            self.role.can(action)
+        let refusal = if self.permissions.built_in_only() {
+            (!self.role.can(action)).then(|| format!("the role '{}' cannot", self.role))
         } else {
-            self.permissions.may_do_some(action)
+            (!self.permissions.may_do_some(action)).then(|| "no role of the caller may".to_owned())
         };
-        if allowed {
-            Ok(())
-        } else if self.permissions.built_in_only() {
-            Err(ServiceError::NotPermitted(format!(
-                "the role '{}' cannot {}",
-                self.role,
+        match refusal {
+            None => Ok(()),
+            Some(who) => Err(ServiceError::NotPermitted(format!(
+                "{who} {}",
                 action.describe()
-            )))
-        } else {
-            Err(ServiceError::NotPermitted(format!(
-                "no role of the caller may {}",
-                action.describe()
-            )))
+            ))),
         }
     }
 

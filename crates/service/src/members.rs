@@ -154,8 +154,17 @@ impl Service {
                     above.role, caller.role
                 )));
             }
-            for (i, member) in members.iter().enumerate() {
-                hold_custom_roles(repo, &member.custom_roles, &format!("[{i}].customRoles"))??;
+            // All invitations' roles at once, in key order (as two transactions lock them).
+            let keys: Vec<String> = members
+                .iter()
+                .flat_map(|m| m.custom_roles.iter().cloned())
+                .collect();
+            if let Some(missing) = hold_custom_roles(repo, &keys)? {
+                let i = members
+                    .iter()
+                    .position(|m| m.custom_roles.contains(&missing))
+                    .unwrap_or(0);
+                return Err(unknown_role(&format!("[{i}].customRoles"), &missing).into());
             }
             let emails: Vec<String> = members.iter().map(|m| m.email.to_lowercase()).collect();
             let taken = repo.taken_emails(&emails)?;
@@ -252,8 +261,10 @@ impl Service {
                 ));
             }
             if member.custom_roles != next.custom_roles {
-                hold_custom_roles(repo, &next.custom_roles, "customRoles")?
-                    .map_err(|e| ServiceError::PatchFailed(e.to_string().into()))?;
+                if let Some(missing) = hold_custom_roles(repo, &next.custom_roles)? {
+                    let refused = unknown_role("customRoles", &missing);
+                    return Err(ServiceError::PatchFailed(refused.to_string().into()));
+                }
                 audit.accesses.push(Request::new(
                     "updateCustomRole",
                     Resource::member(&member.id),
@@ -335,30 +346,28 @@ impl Service {
     }
 }
 
-/// Locks the custom roles `keys` name until the transaction ends (in key order, so two
-/// transactions cannot deadlock): none can be deleted while it is being given, and a role
-/// deleted meanwhile is not given.
-///
-/// # Errors
-/// The first key that names no custom role, as a [`ValidationError`] on `at`, inside the
-/// storage error's `Ok`.
-fn hold_custom_roles(
+/// Locks the custom roles `keys` name until the transaction ends (each once, in key order, so
+/// two transactions cannot deadlock): none can be deleted while it is being given, and a role
+/// deleted meanwhile is not given. The first key that names no custom role, if any.
+pub(crate) fn hold_custom_roles(
     repo: &mut dyn Repository,
     keys: &[String],
-    at: &str,
-) -> ServiceResult<Result<(), ValidationError>> {
+) -> ServiceResult<Option<String>> {
     let mut sorted: Vec<&String> = keys.iter().collect();
     sorted.sort();
+    sorted.dedup();
     for key in sorted {
         if repo
             .lock_custom_role(&CustomRoleKey::lookup(key))?
             .is_none()
         {
-            return Ok(Err(ValidationError::single(
-                at,
-                format!("no custom role with key '{key}'"),
-            )));
+            return Ok(Some(key.clone()));
         }
     }
-    Ok(Ok(()))
+    Ok(None)
+}
+
+/// The refusal of custom role `key`, which does not exist, given in field `at`.
+fn unknown_role(at: &str, key: &str) -> ValidationError {
+    ValidationError::single(at, format!("no custom role with key '{key}'"))
 }

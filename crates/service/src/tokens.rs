@@ -1,7 +1,6 @@
 //! Access tokens.
 
 use domain::id::TokenId;
-use domain::key::CustomRoleKey;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::Page;
@@ -399,10 +398,10 @@ impl Service {
     }
 }
 
-/// Locks the custom roles `ids` name until the transaction ends (in key order, as giving roles
-/// to members does): none is deleted while a token is given it. Giving a token custom roles or
-/// an inline role is giving it policies, which needs the admin base role (see
-/// `domain::policy::actions::OVER_POLICIES`).
+/// Locks the custom roles `token` is given until the transaction ends (as giving roles to
+/// members does: `members::hold_custom_roles`): none is deleted while a token is given it.
+/// Giving a token custom roles or an inline role is giving it policies, which needs the admin
+/// base role (see `domain::policy::actions::OVER_POLICIES`).
 ///
 /// # Errors
 /// `NotPermitted` below admin; the first `_id` that names no custom role, as a
@@ -422,21 +421,18 @@ fn hold_token_roles(
         ));
     }
     let found = repo.get_custom_roles_by_id(ids)?;
-    if let Some(missing) = ids.iter().find(|id| !found.iter().any(|r| r.id == **id)) {
-        return Ok(Err(ValidationError::single(
+    let missing = ids.iter().find(|id| !found.iter().any(|r| r.id == **id));
+    let keys: Vec<String> = found.iter().map(|r| r.key.to_string()).collect();
+    let deleted = crate::members::hold_custom_roles(repo, &keys)?;
+    Ok(match (missing, deleted) {
+        (Some(id), _) => Err(ValidationError::single(
             "customRoleIds",
-            format!("no custom role with _id '{missing}'"),
-        )));
-    }
-    let mut keys: Vec<&CustomRoleKey> = found.iter().map(|r| &r.key).collect();
-    keys.sort();
-    for key in keys {
-        if repo.lock_custom_role(key)?.is_none() {
-            return Ok(Err(ValidationError::single(
-                "customRoleIds",
-                format!("the custom role '{key}' was deleted meanwhile"),
-            )));
-        }
-    }
-    Ok(Ok(()))
+            format!("no custom role with _id '{id}'"),
+        )),
+        (None, Some(key)) => Err(ValidationError::single(
+            "customRoleIds",
+            format!("the custom role '{key}' was deleted meanwhile"),
+        )),
+        (None, None) => Ok(()),
+    })
 }

@@ -328,6 +328,20 @@ async fn custom_roles_given_to_members_decide_their_requests(backend: Backend) {
     )
     .await
     .assert_error(400, "invalid_request");
+    // The unknown role is named in its own invitation, and none of them is made.
+    let second = app
+        .post(
+            "/api/v2/members",
+            json!([
+                {"email": "y@example.com", "customRoles": ["toggler"]},
+                {"email": "z@example.com", "customRoles": ["toggler", "nope"]}
+            ]),
+        )
+        .await;
+    second.assert_error(400, "invalid_request");
+    assert_eq!(second.body["errors"][0]["attribute"], "[1].customRoles");
+    let members = app.get("/api/v2/members?filter=email:y@example.com").await;
+    assert_eq!(members.body["totalCount"], 0, "{}", members.body);
     let invited = app
         .post(
             "/api/v2/members",

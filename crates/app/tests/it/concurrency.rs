@@ -340,7 +340,9 @@ fn token_counter_loses_nothing(backend: Backend) {
     let audited = audit_entries(
         &service,
         &caller,
-        &domain::audit::resource::token(&token.member_id, "counter"),
+        &domain::policy::Resource::member(&token.member_id)
+            .token("counter")
+            .to_string(),
     );
     let permit = caller.may(use_case::PatchToken).unwrap();
     let acknowledged = hammer(|_, _| {
@@ -357,7 +359,9 @@ fn token_counter_loses_nothing(backend: Backend) {
         audit_entries(
             &service,
             &caller,
-            &domain::audit::resource::token(&token.member_id, "counter")
+            &domain::policy::Resource::member(&token.member_id)
+                .token("counter")
+                .to_string()
         ) - audited,
         acknowledged
     );

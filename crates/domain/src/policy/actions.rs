@@ -517,7 +517,11 @@ mod tests {
         config.track_events = true;
         config.track_events_fallthrough = true;
         config.off_variation = Some(0);
-        let accesses = crate::audit::flag_accesses("p", &flag, &next);
+        let accesses = crate::audit::accesses_of(&crate::audit::flag_requests(
+            &crate::policy::Resource::project("p"),
+            &flag,
+            &next,
+        ));
         assert!(accesses.len() >= 8, "{accesses:?}");
         for access in accesses {
             assert!(

@@ -73,7 +73,7 @@ impl Text {
 fn path_parameter_rule(name: &str) -> Option<&'static Text> {
     match name {
         "projectKey" => Some(&PROJECT_KEY),
-        "environmentKey" | "flagKey" | "segmentKey" | "customRoleKey" => Some(&KEY),
+        "environmentKey" | "flagKey" | "segmentKey" | "customRoleKey" | "teamKey" => Some(&KEY),
         _ => None,
     }
 }
@@ -88,7 +88,7 @@ fn id_rule(path: &str) -> Value {
 }
 
 /// String properties of request bodies: (schema, property, rule).
-const BODY_TEXT: [(&str, &str, &Text); 22] = [
+const BODY_TEXT: [(&str, &str, &Text); 24] = [
     ("InitialPrerequisite", "key", &KEY),
     ("ProjectPost", "key", &PROJECT_KEY),
     ("ProjectPost", "name", &NAME),
@@ -111,6 +111,8 @@ const BODY_TEXT: [(&str, &str, &Text); 22] = [
     ("CustomProperty", "name", &NAME),
     ("CustomRolePost", "key", &KEY),
     ("CustomRolePost", "name", &NAME),
+    ("TeamPost", "key", &KEY),
+    ("TeamPost", "name", &NAME),
 ];
 
 /// Request bodies with `tags`.
@@ -134,14 +136,55 @@ fn property<'a>(
         .as_object_mut()
 }
 
+/// Lists of keys or `_id`s in request bodies: each item's pattern, how many, none twice.
+fn key_lists(schemas: &mut Map<String, Value>) {
+    let mut key = Map::new();
+    key.insert("type".into(), json!("string"));
+    KEY.apply(&mut key);
+    let key = Value::Object(key);
+    let id = json!({"type": "string", "pattern": "^[0-9a-f]{24}$"});
+    let roles = domain::member::MAX_CUSTOM_ROLES;
+    let teams = domain::team::MAX_TEAMS_PER_REQUEST;
+    for (schema, name, items, min, max, optional) in [
+        ("NewMemberForm", "customRoles", &key, 0, roles, true),
+        ("NewMemberForm", "teamKeys", &key, 0, teams, true),
+        ("TeamPost", "customRoleKeys", &key, 0, roles, true),
+        (
+            "TeamPost",
+            "memberIDs",
+            &id,
+            0,
+            domain::team::MAX_MEMBER_IDS,
+            true,
+        ),
+        ("MemberTeamsPost", "teamKeys", &key, 1, teams, false),
+    ] {
+        if let Some(list) = property(schemas, schema, name) {
+            if optional {
+                list.insert("type".into(), json!(["array", "null"]));
+            }
+            if min > 0 {
+                list.insert("minItems".into(), json!(min));
+            }
+            list.insert("maxItems".into(), json!(max));
+            list.insert("uniqueItems".into(), json!(true));
+            list.insert("items".into(), items.clone());
+        }
+    }
+    if let Some(description) = property(schemas, "TeamPost", "description") {
+        description.insert(
+            "maxLength".into(),
+            json!(domain::team::MAX_DESCRIPTION_CHARS),
+        );
+    }
+}
+
 /// Fields the reference lists that this service refuses unless they are empty or absent: the
 /// schema admits only what is accepted (its description says why).
 fn refused_fields(schemas: &mut Map<String, Value>) {
     let only_null = || json!({"type": "null"});
-    let only_empty_list = || json!({"type": ["array", "null"], "maxItems": 0});
-    let rules: [(&str, &str, Value); 8] = [
+    let rules: [(&str, &str, Value); 7] = [
         ("NewMemberForm", "password", only_null()),
-        ("NewMemberForm", "teamKeys", only_empty_list()),
         (
             "NewMemberForm",
             "roleAttributes",
@@ -164,15 +207,7 @@ fn refused_fields(schemas: &mut Map<String, Value>) {
             }
         }
     }
-    if let Some(roles) = property(schemas, "NewMemberForm", "customRoles") {
-        let mut key = Map::new();
-        key.insert("type".into(), json!("string"));
-        KEY.apply(&mut key);
-        roles.insert("type".into(), json!(["array", "null"]));
-        roles.insert("maxItems".into(), json!(domain::member::MAX_CUSTOM_ROLES));
-        roles.insert("uniqueItems".into(), json!(true));
-        roles.insert("items".into(), Value::Object(key));
-    }
+    key_lists(schemas);
     if let Some(ids) = property(schemas, "TokenPost", "customRoleIds") {
         ids.insert(
             "maxItems".into(),
@@ -511,13 +546,20 @@ type LinkSource = (
     &'static [(&'static str, &'static str)],
 );
 
-const LINKS: [LinkSource; 8] = [
+const LINKS: [LinkSource; 9] = [
     (
         "/api/v2/roles",
         "post",
         "201",
         &["get_custom_role", "patch_custom_role", "delete_custom_role"],
         &[("customRoleKey", "$response.body#/key")],
+    ),
+    (
+        "/api/v2/teams",
+        "post",
+        "201",
+        &["get_team", "patch_team", "delete_team"],
+        &[("teamKey", "$response.body#/key")],
     ),
     (
         "/api/v2/projects",

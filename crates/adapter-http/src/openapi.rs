@@ -12,8 +12,8 @@ use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
 use crate::routes::{
-    audit, caller, environments, flags, members, projects, roles, root, segments, statuses, tokens,
-    webhooks,
+    audit, caller, environments, flags, members, projects, roles, root, segments, statuses, teams,
+    tokens, webhooks,
 };
 use crate::{ErrorBody, Route};
 
@@ -33,7 +33,7 @@ use crate::{ErrorBody, Route};
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),
-        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Webhooks"), (name = "Custom roles"), (name = "Other")
+        (name = "Segments"), (name = "Access tokens"), (name = "Account members"), (name = "Audit log"), (name = "Webhooks"), (name = "Custom roles"), (name = "Teams"), (name = "Other")
     )
 )]
 struct BaseDoc;
@@ -91,6 +91,7 @@ pub(crate) fn api_scope() -> Scope<
         .service(members::get_member)
         .service(members::patch_member)
         .service(members::delete_member)
+        .service(members::add_member_to_teams)
         .service(audit::list_audit_log)
         .service(audit::get_audit_entry)
         .service(roles::list_custom_roles)
@@ -98,6 +99,11 @@ pub(crate) fn api_scope() -> Scope<
         .service(roles::get_custom_role)
         .service(roles::patch_custom_role)
         .service(roles::delete_custom_role)
+        .service(teams::list_teams)
+        .service(teams::create_team)
+        .service(teams::get_team)
+        .service(teams::patch_team)
+        .service(teams::delete_team)
         .service(webhooks::list_webhooks)
         .service(webhooks::create_webhook)
         .service(webhooks::get_webhook)
@@ -135,7 +141,8 @@ fn sort_fields(path: &str) -> Option<Vec<&'static str>> {
         "/api/v2/flags/{projectKey}" => names(&FLAG_SORTS),
         "/api/v2/members" => names(&MEMBER_SORTS),
         "/api/v2/segments/{projectKey}/{environmentKey}" => names(&SEGMENT_SORTS),
-        "/api/v2/roles" => names(&CUSTOM_ROLE_SORTS),
+        // Teams are listed as custom roles are (`domain::query::TeamQuery`).
+        "/api/v2/roles" | "/api/v2/teams" => names(&CUSTOM_ROLE_SORTS),
         _ => return None,
     })
 }
@@ -313,7 +320,7 @@ pub(crate) fn document() -> OpenApi {
     }
     let components = doc.components.get_or_insert_with(Default::default);
     // Instructions are told apart by `kind`.
-    for name in ["Instruction", "SegmentInstruction"] {
+    for name in ["Instruction", "SegmentInstruction", "TeamInstruction"] {
         if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::OneOf(one_of))) =
             components.schemas.get_mut(name)
         {

@@ -26,6 +26,7 @@ mod projects;
 mod representations;
 mod roles;
 mod segments;
+mod teams;
 mod tokens;
 mod webhooks;
 
@@ -37,6 +38,7 @@ pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
 pub use roles::{CustomRole, CustomRoles};
 pub use segments::{Segment, SegmentDetail, Segments};
+pub use teams::{Team, Teams};
 pub use tokens::{TokenRep, Tokens};
 pub use webhooks::{Webhook, Webhooks};
 

@@ -32,6 +32,7 @@ mod members;
 mod projects;
 mod repository;
 mod segments;
+mod teams;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -216,6 +217,10 @@ struct Tables {
     attempts: Table<(String, u32), AttemptRow>,
     /// By key, with their creation time.
     custom_roles: Table<String, (i64, domain::custom_role::CustomRole)>,
+    /// By key.
+    teams: Table<String, domain::team::Team>,
+    /// `(team key, member _id)`.
+    team_members: Arc<BTreeSet<(String, MemberId)>>,
 }
 
 /// What a unique constraint answers.

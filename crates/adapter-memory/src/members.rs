@@ -1,6 +1,7 @@
 //! The account, members and access tokens.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use domain::id::MemberId;
 use domain::member::Member;
@@ -12,8 +13,8 @@ use ports::{StoreError, StoreResult};
 use crate::{directed, duplicate, missing, one_page, rows, search_text, Tables, TokenRow};
 
 /// A member as the SQL stores read one back: the stored columns on a fresh [`Member`] (so
-/// derived fields, `_links` among them, are made anew).
-fn as_read(stored: &Member) -> Member {
+/// derived fields, `_links` among them, are made anew), with its teams.
+fn as_read(tables: &Tables, stored: &Member) -> Member {
     let mut member = Member::owner(
         stored.id.clone(),
         stored.email.clone(),
@@ -22,9 +23,11 @@ fn as_read(stored: &Member) -> Member {
     member.role = stored.role;
     member.first_name.clone_from(&stored.first_name);
     member.last_name.clone_from(&stored.last_name);
+    member.custom_roles.clone_from(&stored.custom_roles);
     member.pending_invite = stored.pending_invite;
     member.verified = stored.verified;
     member.last_seen = stored.last_seen;
+    member.teams = tables.teams_of(&stored.id);
     member
 }
 
@@ -62,7 +65,7 @@ impl Tables {
         self.members
             .values()
             .find(|m| m.role == Role::Owner)
-            .map(as_read)
+            .map(|m| as_read(self, m))
     }
 
     pub(crate) fn insert_member(&mut self, member: &Member) -> StoreResult<()> {
@@ -82,7 +85,7 @@ impl Tables {
     }
 
     pub(crate) fn get_member(&self, id: &str) -> Option<Member> {
-        self.members.get(id).map(as_read)
+        self.members.get(id).map(|m| as_read(self, m))
     }
 
     /// The members with these `_id`s, in `_id` order.
@@ -90,7 +93,7 @@ impl Tables {
         self.members
             .values()
             .filter(|m| ids.contains(&&m.id))
-            .map(as_read)
+            .map(|m| as_read(self, m))
             .collect()
     }
 
@@ -105,7 +108,7 @@ impl Tables {
             })
             .filter(|m| q.roles.is_empty() || q.roles.contains(&m.role))
             .filter(|m| q.emails.is_empty() || q.emails.contains(&m.email.to_lowercase()))
-            .map(as_read)
+            .map(|m| as_read(self, m))
             .collect();
         found.sort_by(|a, b| directed(q.sort.direction, member_order(q.sort.field, a, b)));
         one_page(found, q.page)
@@ -148,6 +151,7 @@ impl Tables {
     pub(crate) fn delete_member(&mut self, id: &str) {
         if rows(&mut self.members).remove(id).is_some() {
             rows(&mut self.tokens).retain(|_, row| row.token.member_id != id);
+            Arc::make_mut(&mut self.team_members).retain(|(_, member)| member.as_str() != id);
         }
     }
 
@@ -213,7 +217,7 @@ impl Tables {
                     && row.previous_expires_at.is_some_and(|at| at > now)
             })
         })?;
-        let member = as_read(self.members.get(&row.token.member_id)?);
+        let member = as_read(self, self.members.get(&row.token.member_id)?);
         let previous = (row.secret_hash != secret_hash)
             .then_some(row.previous_expires_at)
             .flatten();

@@ -6,21 +6,23 @@ use domain::custom_role::CustomRole;
 use domain::environment::Environment;
 use domain::flag::{Flag, FlagFacts};
 use domain::id::{AuditEntryId, EnvironmentId, MemberId, ProjectId, TokenId, WebhookId};
-use domain::key::{CustomRoleKey, EnvironmentKey, FlagKey, ProjectKey, SegmentKey};
+use domain::key::{CustomRoleKey, EnvironmentKey, FlagKey, ProjectKey, SegmentKey, TeamKey};
 use domain::member::Member;
 use domain::project::Project;
 use domain::query::{
     CustomRoleQuery, EnvironmentQuery, FlagQuery, MemberQuery, Page, ProjectQuery, SegmentQuery,
+    TeamQuery,
 };
 use domain::segment::Segment;
+use domain::team::{MembershipStep, Team};
 use domain::token::{EnvironmentCredential, Token};
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{
     AccountRepository, AuditRepository, Changed, ClaimedDelivery, CustomRoleRepository,
     DeliveryOutcome, EnvironmentRepository, FlagDefaults, FlagDependent, FlagEnvironmentFacts,
     FlagRepository, KeyedFlagConfig, Listed, Locked, MemberRepository, ProjectEnvironment,
-    ProjectRepository, QueuedDelivery, SegmentRepository, SegmentUser, StoreResult, TokenMatch,
-    TokenRepository, WebhookRepository,
+    ProjectRepository, QueuedDelivery, SegmentRepository, SegmentUser, StoreResult, TeamRepository,
+    TokenMatch, TokenRepository, WebhookRepository,
 };
 
 use crate::Tables;
@@ -679,4 +681,62 @@ impl CustomRoleRepository for MemoryRepository<'_> {
 /// A page of a listing, from the tables' `(items, total)`.
 fn listed<T>((items, total): (Vec<T>, u64)) -> Listed<T> {
     Listed::new(items, total)
+}
+
+impl TeamRepository for MemoryRepository<'_> {
+    fn insert_team(&mut self, team: &Team) -> StoreResult<()> {
+        self.tables.insert_team(team)
+    }
+
+    fn get_team(&mut self, key: &TeamKey) -> StoreResult<Option<Team>> {
+        Ok(self.tables.get_team(key.as_str()))
+    }
+
+    fn lock_teams(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<Locked<Team>>> {
+        let mut keys = keys.to_vec();
+        keys.sort();
+        keys.dedup();
+        Ok(locked(
+            keys.into_iter()
+                .filter_map(|key| self.tables.get_team(key.as_str()))
+                .collect(),
+        ))
+    }
+
+    fn list_teams(&mut self, query: &TeamQuery) -> StoreResult<Listed<Team>> {
+        Ok(listed(self.tables.list_teams(query)))
+    }
+
+    fn count_team_members(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<u64>> {
+        Ok(keys
+            .iter()
+            .map(|key| self.tables.count_team_members(key.as_str()))
+            .collect())
+    }
+
+    fn update_team(&mut self, team: &Locked<Team>) -> StoreResult<()> {
+        self.tables.update_team(team);
+        Ok(())
+    }
+
+    fn change_team_members(
+        &mut self,
+        team: &Locked<Team>,
+        step: &MembershipStep,
+    ) -> StoreResult<()> {
+        self.tables.change_team_members(team.key.as_str(), step)
+    }
+
+    fn delete_team(&mut self, team: &Locked<Team>) -> StoreResult<()> {
+        self.tables.delete_team(team.key.as_str());
+        Ok(())
+    }
+
+    fn teams_with_custom_role(
+        &mut self,
+        key: &CustomRoleKey,
+        limit: u32,
+    ) -> StoreResult<Vec<String>> {
+        Ok(self.tables.teams_with_custom_role(key.as_str(), limit))
+    }
 }

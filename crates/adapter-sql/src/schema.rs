@@ -209,6 +209,27 @@ diesel::table! {
 }
 
 diesel::table! {
+    teams (key) {
+        key -> Text,
+        name -> Text,
+        description -> Text,
+        custom_roles -> Text,
+        sort_name -> Text,
+        search -> Text,
+        creation_date -> BigInt,
+        last_modified -> BigInt,
+        version -> BigInt,
+    }
+}
+
+diesel::table! {
+    team_members (team_key, member_id) {
+        team_key -> Text,
+        member_id -> Text,
+    }
+}
+
+diesel::table! {
     webhooks (id) {
         id -> Text,
         creation_date -> BigInt,
@@ -251,6 +272,7 @@ diesel::table! {
 }
 
 diesel::joinable!(tokens -> members (member_id));
+diesel::joinable!(team_members -> teams (team_key));
 diesel::joinable!(audit_details -> audit_log (entry_id));
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 
@@ -275,6 +297,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     audit_details,
     webhooks,
     custom_roles,
+    teams,
+    team_members,
     webhook_deliveries,
     webhook_attempts,
 );

@@ -161,6 +161,19 @@ key_type!(
     crate::text::MAX_KEY_CHARS
 );
 
+key_type!(
+    /// A team's key (1..=256 characters), unique in the account.
+    ///
+    /// ```
+    /// use domain::key::TeamKey;
+    /// assert!(TeamKey::parse("platform").is_ok());
+    /// assert!(TeamKey::parse("no way").is_err());
+    /// ```
+    TeamKey,
+    "team",
+    crate::text::MAX_KEY_CHARS
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

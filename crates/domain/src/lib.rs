@@ -38,6 +38,7 @@ pub mod query;
 pub mod role;
 mod rules;
 pub mod segment;
+pub mod team;
 pub mod text;
 pub mod token;
 pub mod version;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::id::MemberId;
 use crate::patch::{self, PatchError};
 use crate::role::Role;
+use crate::team::{check_team_keys, MemberTeam};
 use crate::{FieldError, ValidationError};
 
 /// At most this many members are invited by one request.
@@ -39,6 +40,10 @@ pub struct Member {
     pub last_name: Option<String>,
     /// The keys of the member's custom roles: its permissions are its base role's and theirs.
     pub custom_roles: Vec<String>,
+    /// The teams the member belongs to (by key), with the custom roles it holds through each.
+    /// Read-only here: membership changes through the team (or `POST /members/{id}/teams`).
+    #[serde(default)]
+    pub teams: Vec<MemberTeam>,
     /// Invited but not yet signed in.
     #[serde(rename = "_pendingInvite")]
     pub pending_invite: bool,
@@ -64,6 +69,7 @@ impl Member {
             first_name: None,
             last_name: None,
             custom_roles: vec![],
+            teams: vec![],
             pending_invite: false,
             verified: true,
             last_seen: 0,
@@ -81,12 +87,33 @@ impl Member {
             first_name: invite.first_name,
             last_name: invite.last_name,
             custom_roles: invite.custom_roles,
+            teams: vec![],
             pending_invite: true,
             verified: false,
             last_seen: 0,
             creation_date: now,
             mfa: "disabled".into(),
         }
+    }
+
+    /// The keys of every custom role the member holds: its own and its teams', each once.
+    ///
+    /// ```
+    /// use domain::member::Member;
+    /// use domain::team::MemberTeam;
+    /// let mut m = Member::owner(domain::id::MemberId::parse(&"0".repeat(24)).unwrap(), "m@example.com".into(), 1);
+    /// m.custom_roles = vec!["a".into()];
+    /// m.teams = vec![MemberTeam { key: "t".into(), name: "T".into(), custom_role_keys: vec!["a".into(), "b".into()] }];
+    /// assert_eq!(m.all_custom_roles(), ["a", "b"]);
+    /// ```
+    pub fn all_custom_roles(&self) -> Vec<String> {
+        let mut keys = self.custom_roles.clone();
+        for key in self.teams.iter().flat_map(|t| &t.custom_role_keys) {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+        keys
     }
 
     /// The name members are sorted by: first and last name, else the email.
@@ -215,7 +242,7 @@ pub struct NewMemberForm {
     /// Custom roles are not supported yet: only an empty list is accepted.
     #[serde(default)]
     pub custom_roles: Option<Vec<String>>,
-    /// Teams are not supported: only an empty list is accepted.
+    /// Teams the member joins (keys; at most 50).
     #[serde(default)]
     pub team_keys: Option<Vec<String>>,
     /// Role attributes belong to custom roles, which are not supported yet: only an empty map
@@ -237,6 +264,8 @@ pub struct NewMember {
     pub last_name: Option<String>,
     /// Keys of custom roles (checked against the roles that exist by the use case).
     pub custom_roles: Vec<String>,
+    /// Keys of the teams it joins (checked against the teams that exist by the use case).
+    pub team_keys: Vec<String>,
 }
 
 /// The most custom roles a member holds.
@@ -254,7 +283,7 @@ pub fn check_custom_roles(at: &str, keys: &[String], errors: &mut Vec<FieldError
     if keys.len() > MAX_CUSTOM_ROLES {
         errors.push(FieldError::new(
             at,
-            format!("a member holds at most {MAX_CUSTOM_ROLES} custom roles"),
+            format!("at most {MAX_CUSTOM_ROLES} custom roles"),
         ));
         return;
     }
@@ -349,12 +378,8 @@ pub fn validate_invites(
         }
         let custom_roles = form.custom_roles.unwrap_or_default();
         check_custom_roles(&format!("[{i}].customRoles"), &custom_roles, &mut errors);
-        if form.team_keys.as_ref().is_some_and(|t| !t.is_empty()) {
-            errors.push(FieldError::new(
-                format!("[{i}].teamKeys"),
-                "teams are not supported",
-            ));
-        }
+        let team_keys = form.team_keys.unwrap_or_default();
+        check_team_keys(&format!("[{i}].teamKeys"), &team_keys, &mut errors);
         if form.role_attributes.as_ref().is_some_and(|a| !a.is_empty()) {
             errors.push(FieldError::new(
                 format!("[{i}].roleAttributes"),
@@ -375,6 +400,7 @@ pub fn validate_invites(
             first_name: form.first_name,
             last_name: form.last_name,
             custom_roles,
+            team_keys,
         });
     }
     ValidationError::check(errors)?;

@@ -793,6 +793,7 @@ pub fn base_role_policy(role: Role) -> Policy {
             Statement::allow(&[K::Account.specifier()], &["viewAuditLog"]),
             Statement::allow(&[K::Member.specifier()], &["viewMembers"]),
             Statement::allow(&[K::Role.specifier()], &["viewRoles"]),
+            Statement::allow(&[K::Team.specifier()], &["viewTeams"]),
         ]
     };
     let projects = [K::Project, K::Environment, K::Flag, K::Segment];

@@ -666,6 +666,10 @@ impl CustomRoleQuery {
     }
 }
 
+/// `GET /teams` parameters: as custom roles', `filter=query:` matching a team's key or name,
+/// `sort` by `key` or `name`, 20 teams a page by default.
+pub type TeamQuery = CustomRoleQuery;
+
 /// Sort fields of segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentSortField {

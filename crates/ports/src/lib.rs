@@ -8,7 +8,7 @@
 //! - [`Repository`] is the combination of one trait per aggregate ([`AccountRepository`],
 //!   [`MemberRepository`], [`TokenRepository`], [`ProjectRepository`],
 //!   [`EnvironmentRepository`], [`FlagRepository`], [`SegmentRepository`], [`AuditRepository`],
-//!   [`WebhookRepository`], [`CustomRoleRepository`]); a helper that needs one aggregate takes that trait.
+//!   [`WebhookRepository`], [`CustomRoleRepository`], [`TeamRepository`]); a helper that needs one aggregate takes that trait.
 //! - [`Locked`] carries the concurrency rule (see [`locked`]): a write takes what a `lock_*`
 //!   method handed out, so it cannot forget its lock.
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
@@ -31,6 +31,7 @@ pub mod members;
 pub mod projects;
 pub mod segments;
 pub mod store;
+pub mod teams;
 pub mod tokens;
 pub mod webhooks;
 
@@ -48,6 +49,7 @@ pub use members::MemberRepository;
 pub use projects::ProjectRepository;
 pub use segments::{SegmentRepository, SegmentUser};
 pub use store::{Store, StoreError, StoreExt, StoreResult, UnitOfWork, WRITE_ATTEMPTS};
+pub use teams::TeamRepository;
 pub use tokens::{TokenMatch, TokenRepository};
 pub use webhooks::{
     ClaimedDelivery, DeliveryOutcome, OutboxDepth, QueuedDelivery, WebhookRepository,
@@ -72,6 +74,7 @@ pub trait Repository:
     + AuditRepository
     + WebhookRepository
     + CustomRoleRepository
+    + TeamRepository
 {
 }
 
@@ -86,6 +89,7 @@ impl<T> Repository for T where
         + AuditRepository
         + WebhookRepository
         + CustomRoleRepository
+        + TeamRepository
         + ?Sized
 {
 }

@@ -129,6 +129,7 @@ fn may_read_entry(caller: &Caller, entry: &AuditEntry) -> bool {
             Some(("member", id)) => ("viewMembers", Resource::member(id)),
             Some(("webhook", id)) => ("viewWebhooks", Resource::webhook(id)),
             Some(("role", key)) => ("viewRoles", Resource::role(key)),
+            Some(("team", key)) => ("viewTeams", Resource::team(key)),
             _ if first == "acct" => ("viewAuditLog", Resource::account()),
             _ => return false,
         };

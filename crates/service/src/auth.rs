@@ -201,10 +201,11 @@ struct Grants {
 
 /// The custom roles `token` of `member` acts with, read from the store.
 fn grants_of(repo: &mut dyn Repository, token: &Token, member: &Member) -> ServiceResult<Grants> {
-    let member_roles = if token.service_token || member.custom_roles.is_empty() {
+    let held = member.all_custom_roles();
+    let member_roles = if token.service_token || held.is_empty() {
         Vec::new()
     } else {
-        repo.get_custom_roles(&member.custom_roles)?
+        repo.get_custom_roles(&held)?
     };
     let token_roles = if token.custom_role_ids.is_empty() {
         Vec::new()

@@ -170,6 +170,11 @@ impl Service {
             // Under the role's lock, which giving it takes too: none is given meanwhile.
             let mut holders = repo.members_with_custom_role(&held.key, 5)?;
             holders.extend(
+                repo.teams_with_custom_role(&held.key, 5)?
+                    .into_iter()
+                    .map(|key| format!("the team '{key}'")),
+            );
+            holders.extend(
                 repo.tokens_with_custom_role(&held.id, 5)?
                     .into_iter()
                     .map(|name| format!("the token '{name}'")),

@@ -17,6 +17,7 @@ mod read_cache;
 mod representation;
 mod segments;
 mod statuses;
+mod teams;
 mod tokens;
 pub mod use_case;
 mod webhooks;
@@ -47,6 +48,7 @@ pub use read_cache::{
 pub use representation::{ApiResource, PlainRepresentations, Representations};
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
+pub use teams::TeamView;
 pub use tokens::{CreatedToken, TokenPage};
 pub use use_case::{Permit, UseCase};
 pub use webhooks::{sign, WebhookSettings, SIGNATURE_HEADER};

@@ -7,6 +7,7 @@ use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
+use domain::team::{MemberTeam, MembershipStep};
 use domain::ValidationError;
 use ports::{Changed, Listed, MemberRepository, Repository, StoreError, StoreExt};
 
@@ -14,6 +15,7 @@ use crate::audit::{json, Change};
 
 use crate::auth::hold_members;
 use crate::error::Detail;
+use crate::teams::hold_teams;
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
 };
@@ -29,20 +31,20 @@ pub struct MemberPage {
 
 /// The member a request names by `id` (in its path): `me` is the caller's.
 #[derive(Debug)]
-struct Target<'a> {
+pub(crate) struct Target<'a> {
     /// The member id, if `id` is one (or `me`): text that is not a member id names no member.
-    id: Option<MemberId>,
+    pub(crate) id: Option<MemberId>,
     /// How the request named it (the caller's id for `me`), for a `NotFound`.
     named: &'a str,
 }
 
 impl Target<'_> {
     /// The member ids to hold: this one, if it is one.
-    fn ids(&self) -> Vec<&MemberId> {
+    pub(crate) fn ids(&self) -> Vec<&MemberId> {
         self.id.iter().collect()
     }
 
-    fn not_found(&self) -> ServiceError {
+    pub(crate) fn not_found(&self) -> ServiceError {
         member_not_found(self.named)
     }
 }
@@ -51,7 +53,7 @@ impl Target<'_> {
 ///
 /// # Errors
 /// `NotFound` for `me` with a service token, which acts for the account and is no member.
-fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<Target<'a>> {
+pub(crate) fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<Target<'a>> {
     match id {
         "me" if caller.service_token => Err(ServiceError::NotFound(
             "a service token belongs to the account, not to a member: there is no 'me'".into(),
@@ -141,39 +143,65 @@ impl Service {
         let caller = permit.caller();
         let invites = validate_invites(forms, caller.role)?;
         let now = self.now();
-        let members: Vec<Member> = invites
+        let members: Vec<(Member, Vec<String>)> = invites
             .into_iter()
-            .map(|i| Member::invited(MemberId::generate(&mut RandomIds), i, now))
+            .map(|i| {
+                let teams = i.team_keys.clone();
+                (
+                    Member::invited(MemberId::generate(&mut RandomIds), i, now),
+                    teams,
+                )
+            })
             .collect();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let caller = &hold_members(repo, caller, &[])?.caller;
             permit.recheck(caller)?;
-            if let Some(above) = members.iter().find(|m| m.role > caller.role) {
+            if let Some((above, _)) = members.iter().find(|(m, _)| m.role > caller.role) {
                 return Err(ServiceError::NotPermitted(format!(
                     "cannot invite a member with role '{}' above your own role '{}'",
                     above.role, caller.role
                 )));
             }
-            // All invitations' roles at once, in key order (as two transactions lock them).
+            // All invitations' teams, then roles, at once in key order (as every writer locks
+            // them: members, teams, roles).
+            let team_keys: Vec<String> = members.iter().flat_map(|(_, t)| t.clone()).collect();
+            let mut teams = match hold_teams(repo, &team_keys)? {
+                Ok(teams) => teams,
+                Err(missing) => {
+                    let i = members
+                        .iter()
+                        .position(|(_, t)| t.contains(&missing))
+                        .unwrap_or(0);
+                    return Err(ValidationError::single(
+                        format!("[{i}].teamKeys"),
+                        format!("no team with key '{missing}'"),
+                    )
+                    .into());
+                }
+            };
             let keys: Vec<String> = members
                 .iter()
-                .flat_map(|m| m.custom_roles.iter().cloned())
+                .flat_map(|(m, _)| m.custom_roles.iter().cloned())
                 .collect();
             if let Some(missing) = hold_custom_roles(repo, &keys)? {
                 let i = members
                     .iter()
-                    .position(|m| m.custom_roles.contains(&missing))
+                    .position(|(m, _)| m.custom_roles.contains(&missing))
                     .unwrap_or(0);
                 return Err(unknown_role(&format!("[{i}].customRoles"), &missing).into());
             }
-            let emails: Vec<String> = members.iter().map(|m| m.email.to_lowercase()).collect();
+            let emails: Vec<String> = members
+                .iter()
+                .map(|(m, _)| m.email.to_lowercase())
+                .collect();
             let taken = repo.taken_emails(&emails)?;
             if !taken.is_empty() {
                 return Err(ServiceError::EmailTaken(
                     format!("already members of this account: {}", taken.join(", ")).into(),
                 ));
             }
-            for member in &members {
+            let mut invited = Vec::with_capacity(members.len());
+            for (member, team_keys) in &members {
                 repo.insert_member(member).map_err(|e| match e {
                     // Another request invited the same email since `taken_emails` looked.
                     StoreError::Duplicate(_) => ServiceError::EmailTaken(Detail::caused_by(
@@ -182,6 +210,22 @@ impl Service {
                     )),
                     other => ServiceError::from(other),
                 })?;
+                let mut member = member.clone();
+                for team in teams
+                    .iter_mut()
+                    .filter(|t| team_keys.contains(&t.key.to_string()))
+                {
+                    repo.change_team_members(team, &MembershipStep::Add(vec![member.id.clone()]))?;
+                    member.teams.push(MemberTeam {
+                        key: team.key.to_string(),
+                        name: team.name.clone(),
+                        custom_role_keys: team.custom_role_keys.clone(),
+                    });
+                    let team = team.get_mut();
+                    team.version += 1;
+                    team.last_modified = now;
+                }
+                let member = &member;
                 let change = Change::new(
                     "member",
                     &member.email,
@@ -198,9 +242,24 @@ impl Service {
                         Resource::member(&member.id),
                     ));
                 }
+                if !member.teams.is_empty() {
+                    change.accesses.push(Request::new(
+                        "updateMemberTeams",
+                        Resource::member(&member.id),
+                    ));
+                }
+                for team in &member.teams {
+                    change
+                        .accesses
+                        .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
+                }
                 self.audit(repo, caller, change)?;
+                invited.push(member.clone());
             }
-            Ok(members.clone())
+            for team in &teams {
+                repo.update_team(team)?;
+            }
+            Ok(invited)
         })
     }
 

@@ -10,6 +10,7 @@ use domain::flag::Flag;
 use domain::member::Member;
 use domain::project::Project;
 use domain::segment::Segment;
+use domain::team::Team;
 use domain::webhook::Webhook;
 use serde_json::Value;
 
@@ -52,6 +53,11 @@ pub enum ApiResource<'a> {
         /// The segment's key.
         key: &'a str,
     },
+    /// A team, by key.
+    Team {
+        /// The team's key.
+        key: &'a str,
+    },
     /// A custom role, by key.
     CustomRole {
         /// The role's key.
@@ -87,6 +93,10 @@ pub trait Representations: Send + Sync {
 
     /// A custom role as `GET /roles/{customRoleKey}` shows it.
     fn custom_role(&self, role: &CustomRole) -> Value;
+
+    /// A team as `GET /teams/{teamKey}` shows it (without its member count, which is no part
+    /// of the team's document).
+    fn team(&self, team: &Team) -> Value;
 
     /// A segment of environment `environment_key` of project `project_key` as
     /// `GET /segments/{projectKey}/{environmentKey}/{segmentKey}` shows it (without the flags
@@ -135,6 +145,10 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(role).unwrap_or(Value::Null)
     }
 
+    fn team(&self, team: &Team) -> Value {
+        serde_json::to_value(team).unwrap_or(Value::Null)
+    }
+
     fn segment(&self, _project_key: &str, _environment_key: &str, segment: &Segment) -> Value {
         serde_json::to_value(segment).unwrap_or(Value::Null)
     }
@@ -159,6 +173,7 @@ impl Representations for PlainRepresentations {
             ApiResource::Token { id } => format!("token/{id}"),
             ApiResource::Webhook { id } => format!("webhook/{id}"),
             ApiResource::CustomRole { key } => format!("role/{key}"),
+            ApiResource::Team { key } => format!("team/{key}"),
         }
     }
 }

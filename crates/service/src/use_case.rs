@@ -83,6 +83,10 @@ use_cases! {
     CreateCustomRole => ManageMembers,
     /// [`Service::patch_custom_role`](crate::Service::patch_custom_role).
     PatchCustomRole => ManageMembers,
+    /// [`Service::create_team`](crate::Service::create_team).
+    CreateTeam => ManageMembers,
+    /// [`Service::patch_team`](crate::Service::patch_team).
+    PatchTeam => ManageMembers,
 }
 
 /// Proof that the caller's role allows use case `U`: only [`Caller::may`] makes one, after

@@ -122,6 +122,42 @@ pub async fn patch_member(
     Ok(web::Json(Member::from(&member)))
 }
 
+/// Adds a member to teams (`me`: the caller): it holds their custom roles from its next
+/// request. Teams it is in already are left as they are. Admin or owner.
+#[utoipa::path(
+    tag = "Account members",
+    params(("id" = String, Path, description = "Member `_id`, or `me`")),
+    request_body = model::MemberTeamsPost,
+    responses(
+        (status = 201, description = "The member, with its teams", body = Member),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[post("/members/{id}/teams")]
+pub async fn add_member_to_teams(
+    state: web::Data<AppState>,
+    Auth(caller): Auth,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let permit = caller.may(use_case::PatchMember)?;
+    let form: MemberTeamsForm = json_body(&req, &body)?;
+    let id = path.into_inner();
+    let member = call(&state, move |s| {
+        s.add_member_to_teams(&permit, &id, &form.team_keys)
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(Member::from(&member)))
+}
+
+/// `POST /members/{id}/teams` body, as read.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MemberTeamsForm {
+    team_keys: Vec<String>,
+}
+
 /// Deletes a member with its personal tokens (its service tokens pass to the owner). The owner
 /// cannot be deleted (409).
 #[utoipa::path(

@@ -11,5 +11,6 @@ pub mod roles;
 pub mod root;
 pub mod segments;
 pub mod statuses;
+pub mod teams;
 pub mod tokens;
 pub mod webhooks;

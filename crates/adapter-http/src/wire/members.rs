@@ -35,8 +35,10 @@ pub struct Member {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub last_name: Option<String>,
-    /// Custom roles (always empty here).
+    /// The keys of the member's own custom roles.
     pub custom_roles: Vec<String>,
+    /// The teams the member belongs to, with the custom roles it holds through each.
+    pub teams: Vec<super::teams::MemberTeam>,
     /// Invited but not yet signed in.
     #[serde(rename = "_pendingInvite")]
     pub pending_invite: bool,
@@ -62,6 +64,7 @@ impl From<&domain::member::Member> for Member {
             first_name: member.first_name.clone(),
             last_name: member.last_name.clone(),
             custom_roles: member.custom_roles.clone(),
+            teams: member.teams.iter().map(Into::into).collect(),
             pending_invite: member.pending_invite,
             verified: member.verified,
             last_seen: member.last_seen,

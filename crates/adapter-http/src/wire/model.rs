@@ -27,10 +27,10 @@ pub use flags::{
     ConfigSummary, CustomProperty, Defaults, Experiments, FlagKind, FlagStatusName, Prerequisite,
     Rule, Target, Variation, VariationOrRollout,
 };
-pub use instructions::{Instruction, SegmentInstruction};
+pub use instructions::{Instruction, SegmentInstruction, TeamInstruction};
 pub use requests::{
-    CustomRolePost, EnvironmentPost, FlagCopyPost, FlagPost, NewMemberForm, ProjectPost,
-    SegmentPost, TokenPost, WebhookPost,
+    CustomRolePost, EnvironmentPost, FlagCopyPost, FlagPost, MemberTeamsPost, NewMemberForm,
+    ProjectPost, SegmentPost, TeamPost, TokenPost, WebhookPost,
 };
 pub use segments::{SegmentRule, SegmentTarget};
 

@@ -4,7 +4,9 @@
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
-use super::{audit, environments, flags, members, projects, roles, segments, tokens, webhooks};
+use super::{
+    audit, environments, flags, members, projects, roles, segments, teams, tokens, webhooks,
+};
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
 #[derive(Debug, Clone, Copy, Default)]
@@ -49,6 +51,10 @@ impl Representations for ApiRepresentations {
         to_json(&roles::CustomRole::from(role))
     }
 
+    fn team(&self, team: &domain::team::Team) -> Value {
+        to_json(&teams::Team::of(team, None))
+    }
+
     fn segment(
         &self,
         project_key: &str,
@@ -85,6 +91,7 @@ impl Representations for ApiRepresentations {
             ApiResource::Token { id } => tokens::token_href(id),
             ApiResource::Webhook { id } => webhooks::webhook_href(id),
             ApiResource::CustomRole { key } => roles::role_href(key),
+            ApiResource::Team { key } => teams::team_href(key),
         }
     }
 }

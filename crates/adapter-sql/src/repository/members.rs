@@ -11,6 +11,7 @@ use ports::{Listed, Locked, MemberRepository, StoreResult};
 use crate::schema::members;
 
 use super::query::*;
+use super::teams::{read_keys, stored_keys as stored_custom_roles};
 use super::SqlRepository;
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -29,16 +30,6 @@ pub(super) struct MemberRow {
     search: String,
     /// The custom roles' keys, each between newlines (empty for none).
     custom_roles: String,
-}
-
-/// The stored form of custom role keys: each between newlines, so that a holder of `key` is a
-/// match of `\n{key}\n`.
-fn stored_custom_roles(keys: &[String]) -> String {
-    if keys.is_empty() {
-        String::new()
-    } else {
-        format!("\n{}\n", keys.join("\n"))
-    }
 }
 
 impl MemberRow {
@@ -76,12 +67,7 @@ impl MemberRow {
         member.pending_invite = self.pending_invite;
         member.verified = self.verified;
         member.last_seen = self.last_seen;
-        member.custom_roles = self
-            .custom_roles
-            .split('\n')
-            .filter(|key| !key.is_empty())
-            .map(str::to_owned)
-            .collect();
+        member.custom_roles = read_keys(&self.custom_roles);
         Ok(member)
     }
 }
@@ -108,7 +94,8 @@ impl MemberRepository for SqlRepository<'_> {
             .first(self.conn)
             .optional()
             .store()?;
-        row.map(MemberRow::into_member).transpose()
+        let owner = row.map(MemberRow::into_member).transpose()?;
+        self.with_teams_one(owner)
     }
 
     fn insert_member(&mut self, member: &Member) -> StoreResult<()> {
@@ -126,7 +113,8 @@ impl MemberRepository for SqlRepository<'_> {
             .first(self.conn)
             .optional()
             .store()?;
-        row.map(MemberRow::into_member).transpose()
+        let member = row.map(MemberRow::into_member).transpose()?;
+        self.with_teams_one(member)
     }
 
     fn get_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Member>> {
@@ -139,7 +127,11 @@ impl MemberRepository for SqlRepository<'_> {
             .select(MemberRow::as_select())
             .load(self.conn)
             .store()?;
-        rows.into_iter().map(MemberRow::into_member).collect()
+        let members = rows
+            .into_iter()
+            .map(MemberRow::into_member)
+            .collect::<StoreResult<_>>()?;
+        self.with_teams(members)
     }
 
     fn lock_members(&mut self, ids: &[&MemberId]) -> StoreResult<Vec<Locked<Member>>> {
@@ -156,9 +148,15 @@ impl MemberRepository for SqlRepository<'_> {
             .select(MemberRow::as_select())
             .load(self.conn)
             .store()?;
-        rows.into_iter()
-            .map(|row| row.into_member().map(Locked::assume_locked))
-            .collect()
+        let members = rows
+            .into_iter()
+            .map(MemberRow::into_member)
+            .collect::<StoreResult<_>>()?;
+        Ok(self
+            .with_teams(members)?
+            .into_iter()
+            .map(Locked::assume_locked)
+            .collect())
     }
 
     fn list_members(&mut self, q: &MemberQuery) -> StoreResult<Listed<Member>> {
@@ -173,12 +171,11 @@ impl MemberRepository for SqlRepository<'_> {
             }
         };
         let rows = load_page!(self.conn, query, q.page, MemberRow);
-        Ok(Listed::new(
-            rows.into_iter()
-                .map(MemberRow::into_member)
-                .collect::<StoreResult<_>>()?,
-            count(total),
-        ))
+        let members = rows
+            .into_iter()
+            .map(MemberRow::into_member)
+            .collect::<StoreResult<_>>()?;
+        Ok(Listed::new(self.with_teams(members)?, count(total)))
     }
 
     fn taken_emails(&mut self, emails: &[String]) -> StoreResult<Vec<String>> {

@@ -149,9 +149,12 @@ impl TokenRepository for SqlRepository<'_> {
             let previous = (token.secret_hash != secret_hash)
                 .then_some(token.previous_expires_at)
                 .flatten();
+            let member = self
+                .with_teams_one(Some(member.into_member()?))?
+                .ok_or_else(|| ports::StoreError::Other("a member vanished".into()))?;
             Ok(TokenMatch {
                 token: token.into_token()?,
-                member: member.into_member()?,
+                member,
                 previous_secret_expires_at: previous,
             })
         })

@@ -250,6 +250,55 @@ fn custom_role_counter_loses_nothing(backend: Backend) {
     );
 }
 
+/// Members join and leave one team from 16 threads at once, by the team's semantic patch and by
+/// `POST /members/{id}/teams`: every member ends in it, and every change moved its version once.
+fn team_members_lose_nothing(backend: Backend) {
+    let (_db, service, caller) = service_on(backend);
+    let invite = caller.may(use_case::InviteMembers).unwrap();
+    let forms = (0..THREADS)
+        .map(|t| serde_json::from_value(json!({"email": format!("m{t}@example.com")})).unwrap())
+        .collect();
+    let members = service.invite_members(&invite, forms).unwrap();
+    service
+        .create_team(
+            &caller.may(use_case::CreateTeam).unwrap(),
+            serde_json::from_value(json!({"key": "t", "name": "T"})).unwrap(),
+        )
+        .unwrap();
+    let patch_team = caller.may(use_case::PatchTeam).unwrap();
+    let patch_member = caller.may(use_case::PatchMember).unwrap();
+    let changes = 5;
+    let acknowledged = hammer_n(changes, |thread, i| {
+        let id = members[thread].id.to_string();
+        let kind = if i % 2 == 0 {
+            "addMembers"
+        } else {
+            "removeMembers"
+        };
+        if kind == "addMembers" && thread % 2 == 1 {
+            return service
+                .add_member_to_teams(&patch_member, &id, &["t".to_owned()])
+                .map(drop);
+        }
+        let body = json!({"instructions": [{"kind": kind, "values": [id]}]});
+        service
+            .patch_team(
+                &patch_team,
+                "t",
+                &domain::team::TeamPatch::parse(body).unwrap(),
+            )
+            .map(drop)
+    });
+    assert_eq!(acknowledged, THREADS * changes);
+    let team = service.get_team(&caller, "t").unwrap();
+    assert_eq!(team.member_count, THREADS as u64);
+    assert_eq!(team.team.version, 1 + (THREADS * changes) as u64);
+    for member in &members {
+        let member = service.get_member(&caller, member.id.as_str()).unwrap();
+        assert_eq!(member.teams.len(), 1, "{member:?}");
+    }
+}
+
 /// Tags accumulate from concurrent `add /tags/-` (the shape of the reported loss), within the
 /// limit of 100 tags per object: all of them arrive, each audited once.
 fn project_tags_lose_nothing(backend: Backend) {
@@ -859,6 +908,7 @@ storage_on_every_store!(
     segment_counter_loses_nothing,
     webhook_counter_loses_nothing,
     custom_role_counter_loses_nothing,
+    team_members_lose_nothing,
     concurrent_prerequisites_never_form_a_cycle,
     concurrent_environment_and_flag_creation,
     concurrent_invites_of_one_email,

@@ -76,6 +76,7 @@ mod api_safety;
 mod api_segments;
 mod api_shown;
 mod api_size_cap;
+mod api_teams;
 mod api_tokens;
 mod api_writes;
 mod binary;

@@ -134,6 +134,12 @@ fn document_lists_the_issue_routes() {
         ("get", "/api/v2/members/{id}"),
         ("patch", "/api/v2/members/{id}"),
         ("delete", "/api/v2/members/{id}"),
+        ("post", "/api/v2/members/{id}/teams"),
+        ("get", "/api/v2/teams"),
+        ("post", "/api/v2/teams"),
+        ("get", "/api/v2/teams/{teamKey}"),
+        ("patch", "/api/v2/teams/{teamKey}"),
+        ("delete", "/api/v2/teams/{teamKey}"),
     ];
     let mut documented: Vec<(String, String)> = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {

@@ -164,6 +164,12 @@ const ROUTES: &[(&str, &str, Need)] = &[
     ("get", "/api/v2/members/{id}", Role(Role::Reader)),
     ("patch", "/api/v2/members/{id}", Role(Role::Admin)),
     ("delete", "/api/v2/members/{id}", Role(Role::Admin)),
+    ("post", "/api/v2/members/{id}/teams", Role(Role::Admin)),
+    ("get", "/api/v2/teams", Role(Role::Reader)),
+    ("post", "/api/v2/teams", Role(Role::Admin)),
+    ("get", "/api/v2/teams/{teamKey}", Role(Role::Reader)),
+    ("patch", "/api/v2/teams/{teamKey}", Role(Role::Admin)),
+    ("delete", "/api/v2/teams/{teamKey}", Role(Role::Admin)),
 ];
 
 #[test]

@@ -305,7 +305,7 @@ pub const ALL: &[ActionInfo] = &[
     action("updateIncluded", Segment, "change who the segment includes"),
     action("updateExcluded", Segment, "change who the segment excludes"),
     action("updateRules", Segment, "change the segment's rules"),
-    action("viewMembers", Member, "list and read members and teams"),
+    action("viewMembers", Member, "list and read members"),
     action("createMember", Member, "invite the member"),
     action("deleteMember", Member, "delete the member"),
     action("updateMemberName", Member, "change the member's name"),
@@ -345,6 +345,7 @@ pub const ALL: &[ActionInfo] = &[
         "change the custom role's name, description, policy or base permissions",
     ),
     action("deleteRole", CustomRole, "delete the custom role"),
+    action("viewTeams", Team, "list and read teams"),
     action("createTeam", Team, "create the team"),
     action("updateTeamName", Team, "rename the team"),
     action(
@@ -361,14 +362,24 @@ pub const ALL: &[ActionInfo] = &[
     action("deleteTeam", Team, "delete the team"),
 ];
 
-/// Actions over policies themselves (giving custom roles, writing them): a caller needs an
+/// Actions over policies themselves (giving custom roles, directly or through a team, writing
+/// them): a caller needs an
 /// `admin` base role for them besides a policy allowing them, since whoever may do them may give
 /// itself anything; a policy cannot grant power over policies.
 ///
 /// ```
 /// assert!(domain::policy::actions::OVER_POLICIES.contains(&"updateCustomRole"));
 /// ```
-pub const OVER_POLICIES: [&str; 4] = ["updateCustomRole", "createRole", "updateRole", "deleteRole"];
+pub const OVER_POLICIES: [&str; 8] = [
+    "updateCustomRole",
+    "createRole",
+    "updateRole",
+    "deleteRole",
+    "updateMemberTeams",
+    "createTeam",
+    "updateTeamCustomRoles",
+    "updateTeamMembers",
+];
 
 /// Actions on webhooks, which are sent every change of the account (whatever its project) and
 /// whose signing secrets they show: a caller needs an `admin` base role for them besides a
@@ -397,7 +408,7 @@ pub fn of_permission(permission: crate::role::Action) -> impl Iterator<Item = &'
         let view = a.name.starts_with("view");
         match permission {
             P::ViewResources => matches!(a.name, "viewProject" | "viewAuditLog"),
-            P::ViewMembers => matches!(a.name, "viewMembers" | "viewRoles"),
+            P::ViewMembers => matches!(a.name, "viewMembers" | "viewRoles" | "viewTeams"),
             P::ManageProjects => a.kind == Project && !view,
             P::ManageEnvironments => a.kind == Environment,
             P::ManageFlags => a.kind == Flag,
@@ -433,12 +444,13 @@ pub fn catalogue_markdown() -> String {
          specifiers (`proj/shop:env/production:flag/*`: `kind/name` parts joined by `:`, `*` globs in names, \
          `;tag,tag` after a part for things carrying all those tags); its `actions` are these names or globs of them \
          (`update*`); a deny statement wins over any allow. Webhook statements match them against the `accesses` of \
-         audit entries, which record the actions of each change; reading (`view…`) is never recorded, nor are the \
-         actions on teams and on members' teams, which no route performs yet. A statement without `actions` (or \
-         `notActions`) covers every action.\n\n\
+         audit entries, which record the actions of each change; reading (`view…`) is never recorded. A statement \
+         without `actions` (or `notActions`) covers every action.\n\n\
          Who may act on whom follows base roles (no role above one's own, one owner), and the actions over \
-         custom roles themselves (`updateCustomRole`, `createRole`, `updateRole`, `deleteRole`) need an `admin` \
-         base role besides a statement allowing them: whoever may do them may give itself anything; so do \
+         custom roles themselves (`updateCustomRole`, `createRole`, `updateRole`, `deleteRole`) and over who \
+         holds them through a team (`createTeam`, `updateTeamCustomRoles`, `updateTeamMembers`, \
+         `updateMemberTeams`) need an `admin` base role besides a statement allowing them: whoever may do them \
+         may give itself anything; so do \
          `createWebhook`, `updateWebhook` and `viewWebhooks`, since a webhook is sent every change of the account \
          and shows its signing secret. The owner \
          acts with its built-in role alone, whatever custom roles it holds.\n\n\
@@ -449,8 +461,8 @@ pub fn catalogue_markdown() -> String {
          environment denies them; each instruction of a semantic patch is decided even when it changes nothing; a \
          change that retags something is decided on it as it was and as it becomes); a read inside a project needs \
          `viewProject` on `proj/{key}` (a list of projects shows those the caller may read), the audit log \
-         `viewAuditLog` on `acct`, a list of members, custom roles, webhooks or tokens the `view…` action on every \
-         one of them (`member/*`), and one of them the action on it. Who may act on whom (no role above one's own, \
+         `viewAuditLog` on `acct`, a list of members, teams, custom roles, webhooks or tokens the `view…` action \
+         on every one of them (`member/*`), and one of them the action on it. Who may act on whom (no role above one's own, \
          one owner) is decided by base roles, as listed above.\n",
     );
     for kind in ResourceKind::ALL {

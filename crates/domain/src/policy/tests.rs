@@ -198,7 +198,7 @@ fn base_role_policies_agree_with_the_permission_table() {
             Action::ManageSegments => kind(&[K::Segment]),
             Action::ManageTokens => actions::of_kind(K::Token).collect(),
             Action::ManageWebhooks => actions::of_kind(K::Webhook).collect(),
-            Action::ViewMembers => named(&["viewMembers"]),
+            Action::ViewMembers => named(&["viewMembers", "viewRoles", "viewTeams"]),
             Action::ManageMembers => kind(&[K::Member, K::Role, K::Team]),
             Action::TransferOwnership => named(&["transferOwnership"]),
         }
@@ -225,24 +225,10 @@ fn base_role_policies_agree_with_the_permission_table() {
         .filter(|a| !checked.contains(&(a.name, a.kind)))
         .map(|a| (a.name, a.kind))
         .collect();
-    assert_eq!(
-        unchecked,
-        [("viewRoles", K::Role)],
-        "actions the table does not say"
+    assert!(
+        unchecked.is_empty(),
+        "actions the table does not say: {unchecked:?}"
     );
-    // Custom roles are readable by whoever reads members.
-    for role in Role::ALL {
-        assert_eq!(
-            decide(
-                &[base_role_policy(role)],
-                "viewRoles",
-                &Resource::role("ops")
-            )
-            .is_allowed(),
-            role.can(Action::ViewMembers),
-            "{role}"
-        );
-    }
 }
 
 /// A reference evaluator written differently: each specifier becomes one regular expression

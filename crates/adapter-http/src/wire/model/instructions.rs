@@ -1,5 +1,6 @@
-//! Semantic-patch instructions of flags and segments, as the domain reads them: schemas of
-//! `domain::instruction::Instruction` (with its inputs) and `domain::segment::SegmentInstruction`.
+//! Semantic-patch instructions of flags, segments and teams, as the domain reads them: schemas
+//! of `domain::instruction::Instruction` (with its inputs), `domain::segment::SegmentInstruction`
+//! and `domain::team::TeamInstruction`.
 
 use std::collections::BTreeMap;
 
@@ -434,4 +435,24 @@ pub enum SegmentInstruction {
         #[serde(default)]
         context_kind: Option<String>,
     },
+}
+
+/// One team instruction, tagged by `kind`.
+#[derive(Debug, ToSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum TeamInstruction {
+    /// Give the team's members these custom roles (keys of existing roles).
+    AddCustomRoles { values: Vec<String> },
+    /// Take these custom roles (keys) from the team.
+    RemoveCustomRoles { values: Vec<String> },
+    /// Add these members (`_id`s of existing members).
+    AddMembers { values: Vec<String> },
+    /// Remove these members (`_id`s).
+    RemoveMembers { values: Vec<String> },
+    /// Make these members (`_id`s of existing members) the team's only ones.
+    ReplaceMembers { values: Vec<String> },
+    /// Rename the team.
+    UpdateName { value: String },
+    /// Change the team's description.
+    UpdateDescription { value: String },
 }

@@ -272,7 +272,8 @@ pub struct NewMemberForm {
     /// naming `[i].customRoles` otherwise): its permissions are its base role's and theirs.
     #[serde(default)]
     pub custom_roles: Option<Vec<String>>,
-    /// Teams are not supported: only an empty list is accepted.
+    /// Keys of teams the member joins, at most 50, each naming an existing team (a 400 naming
+    /// `[i].teamKeys` otherwise): it holds their custom roles too.
     #[serde(default)]
     pub team_keys: Option<Vec<String>>,
     /// Role attributes are not supported: only an empty map is accepted.
@@ -296,6 +297,34 @@ pub struct CustomRolePost {
     /// `reader` (the default) or `no_access`.
     #[serde(default)]
     pub base_permissions: Option<BasePermissions>,
+}
+
+/// `POST /teams` body.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TeamPost {
+    /// Unique in the account; never changes.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Keys of custom roles the team's members hold through it (at most 50, each naming an
+    /// existing role).
+    #[serde(default)]
+    pub custom_role_keys: Option<Vec<String>>,
+    /// `_id`s of its first members (at most 1000, each naming a member).
+    #[serde(default, rename = "memberIDs")]
+    pub member_ids: Option<Vec<String>>,
+}
+
+/// `POST /members/{id}/teams` body.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemberTeamsPost {
+    /// Keys of the teams the member joins (1 to 50, each naming an existing team).
+    pub team_keys: Vec<String>,
 }
 
 /// `POST /webhooks` body.

@@ -417,7 +417,7 @@ fn enums_list_the_domain_variants() {
 fn instruction_unions_list_the_domain_kinds_and_fit() {
     let doc = Doc::load();
     let unknown = json!({"kind": "?unknown?"});
-    let unions: [(&str, Vec<String>, RoundTrip); 2] = [
+    let unions: [(&str, Vec<String>, RoundTrip); 3] = [
         (
             "Instruction",
             variants::<domain::instruction::Instruction>(unknown.clone()),
@@ -425,8 +425,13 @@ fn instruction_unions_list_the_domain_kinds_and_fit() {
         ),
         (
             "SegmentInstruction",
-            variants::<domain::segment::SegmentInstruction>(unknown),
+            variants::<domain::segment::SegmentInstruction>(unknown.clone()),
             round_trip::<domain::segment::SegmentInstruction>,
+        ),
+        (
+            "TeamInstruction",
+            variants::<domain::team::TeamInstruction>(unknown),
+            round_trip::<domain::team::TeamInstruction>,
         ),
     ];
     for (name, kinds, round_trip) in unions {

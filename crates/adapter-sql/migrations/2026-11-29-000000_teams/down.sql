@@ -1,0 +1,2 @@
+DROP TABLE team_members;
+DROP TABLE teams;

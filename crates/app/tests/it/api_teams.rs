@@ -1,0 +1,371 @@
+//! Teams over HTTP: `/teams` create, read, list, semantic patch and delete; members joining them
+//! (invitations, `POST /members/{id}/teams`); their custom roles deciding their members'
+//! requests.
+
+use serde_json::{json, Value};
+
+use crate::common::{request, spawn, Backend, SEMANTIC};
+
+async fn patch_team<S, B>(
+    app: &crate::common::TestApp<S>,
+    key: &str,
+    instructions: Value,
+) -> crate::common::Resp
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    app.patch_with(
+        &format!("/api/v2/teams/{key}"),
+        SEMANTIC,
+        json!({"comment": "on call", "instructions": instructions}),
+    )
+    .await
+}
+
+async fn teams_round_trip(backend: Backend) {
+    let app = spawn(backend).await;
+    let ann = app.member("ann@example.com", "reader").await;
+    let bob = app.member("bob@example.com", "reader").await;
+    let role = json!({"key": "toggler", "name": "Toggler", "policy": []});
+    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+
+    let created = app
+        .post(
+            "/api/v2/teams",
+            json!({"key": "platform", "name": "Platform", "description": "infra",
+                   "customRoleKeys": ["toggler"], "memberIDs": [ann]}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let team = &created.body;
+    assert_eq!(team["key"], "platform");
+    assert_eq!(team["customRoleKeys"], json!(["toggler"]));
+    assert_eq!(team["members"]["totalCount"], 1);
+    assert_eq!(team["_version"], 1);
+    assert_eq!(team["_links"]["self"]["href"], "/api/v2/teams/platform");
+    app.post("/api/v2/teams", json!({"key": "platform", "name": "Again"}))
+        .await
+        .assert_error(409, "key_exists");
+    for (body, attribute) in [
+        (
+            json!({"key": "x", "name": "X", "customRoleKeys": ["nope"]}),
+            "customRoleKeys",
+        ),
+        (
+            json!({"key": "x", "name": "X", "memberIDs": ["0123456789abcdef01234567"]}),
+            "memberIDs[0]",
+        ),
+        (
+            json!({"key": "x", "name": "X", "memberIDs": ["nope"]}),
+            "memberIDs[0]",
+        ),
+        (json!({"key": "-x", "name": "X"}), "key"),
+    ] {
+        let refused = app.post("/api/v2/teams", body).await;
+        refused.assert_error(400, "invalid_request");
+        assert_eq!(
+            refused.body["errors"][0]["attribute"], attribute,
+            "{}",
+            refused.body
+        );
+    }
+    assert_eq!(
+        app.get("/api/v2/teams/x").await.status,
+        404,
+        "no half-made team"
+    );
+    assert_eq!(
+        app.post("/api/v2/teams", json!({"key": "apps", "name": "Apps"}))
+            .await
+            .status,
+        201
+    );
+
+    let fetched = app.get("/api/v2/teams/platform").await;
+    assert_eq!(&fetched.body, team);
+    let list = app.get("/api/v2/teams?filter=query:PLAT").await;
+    assert_eq!(list.body["totalCount"], 1, "{}", list.body);
+    let all = app.get("/api/v2/teams?sort=-key").await;
+    let keys: Vec<&str> = all.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["platform", "apps"]);
+
+    // The member shows its team and the roles it holds through it.
+    let member = app.get(&format!("/api/v2/members/{ann}")).await;
+    assert_eq!(
+        member.body["teams"][0]["key"], "platform",
+        "{}",
+        member.body
+    );
+    assert_eq!(
+        member.body["teams"][0]["customRoleKeys"],
+        json!(["toggler"])
+    );
+
+    let patched = patch_team(
+        &app,
+        "platform",
+        json!([
+            {"kind": "addMembers", "values": [bob]},
+            {"kind": "removeMembers", "values": [ann]},
+            {"kind": "updateName", "value": "Platform team"},
+            {"kind": "removeCustomRoles", "values": ["toggler"]}
+        ]),
+    )
+    .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    assert_eq!(patched.body["name"], "Platform team");
+    assert_eq!(patched.body["customRoleKeys"], json!([]));
+    assert_eq!(patched.body["members"]["totalCount"], 1);
+    assert_eq!(patched.body["_version"], 2);
+    let ann_now = app.get(&format!("/api/v2/members/{ann}")).await;
+    assert_eq!(ann_now.body["teams"], json!([]));
+    let bob_now = app.get(&format!("/api/v2/members/{bob}")).await;
+    assert_eq!(bob_now.body["teams"][0]["name"], "Platform team");
+
+    // Refusals name the instruction, and change nothing.
+    let unknown = patch_team(
+        &app,
+        "platform",
+        json!([{"kind": "updateName", "value": "Z"}, {"kind": "addCustomRoles", "values": ["nope"]}]),
+    )
+    .await;
+    unknown.assert_error(400, "invalid_request");
+    assert!(
+        unknown.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("instruction 1"),
+        "{}",
+        unknown.body
+    );
+    let ghost = patch_team(
+        &app,
+        "platform",
+        json!([{"kind": "replaceMembers", "values": ["0123456789abcdef01234567"]}]),
+    )
+    .await;
+    ghost.assert_error(400, "invalid_request");
+    assert_eq!(app.get("/api/v2/teams/platform").await.body, patched.body);
+    patch_team(&app, "nope", json!([{"kind": "updateName", "value": "Z"}]))
+        .await
+        .assert_error(404, "not_found");
+    let json_patch = app
+        .patch(
+            "/api/v2/teams/platform",
+            json!([{"op": "replace", "path": "/name", "value": "Z"}]),
+        )
+        .await;
+    assert_eq!(json_patch.status, 415, "{}", json_patch.body);
+
+    // Joining from the member's side; a team it is in is left as it is.
+    let joined = app
+        .post(
+            &format!("/api/v2/members/{ann}/teams"),
+            json!({"teamKeys": ["apps", "platform"]}),
+        )
+        .await;
+    assert_eq!(joined.status, 201, "{}", joined.body);
+    let teams: Vec<&str> = joined.body["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(teams, ["apps", "platform"]);
+    app.post(
+        &format!("/api/v2/members/{ann}/teams"),
+        json!({"teamKeys": ["nope"]}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+
+    // Invited straight into a team.
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "cy@example.com", "teamKeys": ["apps"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    assert_eq!(invited.body["items"][0]["teams"][0]["key"], "apps");
+    let refused = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "dee@example.com", "teamKeys": ["nope"]}]),
+        )
+        .await;
+    refused.assert_error(400, "invalid_request");
+    assert_eq!(refused.body["errors"][0]["attribute"], "[0].teamKeys");
+    assert_eq!(
+        app.get("/api/v2/teams/apps").await.body["members"]["totalCount"],
+        2
+    );
+
+    // Audited as team/{key}.
+    let audit = app.get("/api/v2/auditlog?spec=team/platform").await;
+    assert_eq!(audit.status, 200, "{}", audit.body);
+    let kinds: Vec<&str> = audit.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    // Created, patched, and the member's joining (which accessed the team).
+    assert_eq!(kinds, ["member", "team", "team"], "{}", audit.body);
+
+    // A deleted team's members leave it; a deleted member leaves its teams.
+    assert_eq!(
+        app.delete(&format!("/api/v2/members/{bob}")).await.status,
+        204
+    );
+    assert_eq!(
+        app.get("/api/v2/teams/platform").await.body["members"]["totalCount"],
+        1
+    );
+    assert_eq!(app.delete("/api/v2/teams/platform").await.status, 204);
+    app.get("/api/v2/teams/platform")
+        .await
+        .assert_error(404, "not_found");
+    let ann_after = app.get(&format!("/api/v2/members/{ann}")).await;
+    assert_eq!(ann_after.body["teams"].as_array().unwrap().len(), 1);
+}
+
+/// A team's custom roles decide its members' requests, from their next request; a role a team
+/// gives is not deleted; only admins change teams.
+async fn team_roles_decide_members_requests(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "f").await;
+    let toggler = json!({
+        "key": "toggler",
+        "name": "Toggler",
+        "policy": [{"effect": "allow", "resources": ["proj/shop:env/test:flag/*"], "actions": ["updateOn"]}]
+    });
+    assert_eq!(app.post("/api/v2/roles", toggler).await.status, 201);
+    let id = app.member("t@example.com", "reader").await;
+    let token = app.token_of_member(&id, domain::role::Role::Reader);
+    let toggle = |env: &'static str| {
+        let token = token.clone();
+        let app = &app;
+        async move {
+            app.send(
+                request(
+                    actix_web::http::Method::PATCH,
+                    "/api/v2/flags/shop/f",
+                    Some(&token),
+                )
+                .insert_header(("Content-Type", SEMANTIC))
+                .set_payload(
+                    json!({"environmentKey": env, "instructions": [{"kind": "turnFlagOn"}]})
+                        .to_string(),
+                ),
+            )
+            .await
+            .status
+        }
+    };
+    assert_eq!(toggle("test").await, 403, "a reader alone");
+    let created = app
+        .post(
+            "/api/v2/teams",
+            json!({"key": "ops", "name": "Ops", "customRoleKeys": ["toggler"], "memberIDs": [id]}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(toggle("test").await, 200, "through the team's role");
+    assert_eq!(
+        toggle("production").await,
+        403,
+        "only where the role allows"
+    );
+
+    let held = app.delete("/api/v2/roles/toggler").await;
+    held.assert_error(409, "optimistic_locking_error");
+    assert!(
+        held.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("the team 'ops'"),
+        "{}",
+        held.body
+    );
+
+    // Its member may not change teams: power over who holds which role needs an admin.
+    let reader_patch = app
+        .send(
+            request(
+                actix_web::http::Method::PATCH,
+                "/api/v2/teams/ops",
+                Some(&token),
+            )
+            .insert_header(("Content-Type", SEMANTIC))
+            .set_payload(
+                json!({"instructions": [{"kind": "updateName", "value": "Mine"}]}).to_string(),
+            ),
+        )
+        .await;
+    reader_patch.assert_error(403, "forbidden");
+    let everything = json!({
+        "key": "everything",
+        "name": "Everything",
+        "policy": [{"effect": "allow", "resources": ["team/*", "member/*"], "actions": ["*"]}]
+    });
+    assert_eq!(app.post("/api/v2/roles", everything).await.status, 201);
+    let writer = app.member("w@example.com", "writer").await;
+    let patched = patch_team(
+        &app,
+        "ops",
+        json!([{"kind": "addCustomRoles", "values": ["everything"]}, {"kind": "addMembers", "values": [writer]}]),
+    )
+    .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    let writer_token = app.token_of_member(&writer, domain::role::Role::Writer);
+    let escalate = app
+        .send(
+            request(
+                actix_web::http::Method::PATCH,
+                "/api/v2/teams/ops",
+                Some(&writer_token),
+            )
+            .insert_header(("Content-Type", SEMANTIC))
+            .set_payload(
+                json!({"instructions": [{"kind": "addCustomRoles", "values": ["toggler"]}]})
+                    .to_string(),
+            ),
+        )
+        .await;
+    escalate.assert_error(403, "forbidden");
+    assert!(app.get_as(&writer_token, "/api/v2/teams").await.status == 200);
+
+    // Leaving the team takes its roles at the next request.
+    let removed = patch_team(
+        &app,
+        "ops",
+        json!([{"kind": "removeMembers", "values": [id]}]),
+    )
+    .await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    assert_eq!(toggle("test").await, 403, "no longer in the team");
+    let back = app
+        .post(
+            &format!("/api/v2/members/{id}/teams"),
+            json!({"teamKeys": ["ops"]}),
+        )
+        .await;
+    assert_eq!(back.status, 201, "{}", back.body);
+    assert_eq!(toggle("test").await, 200, "in it again");
+    assert_eq!(app.delete("/api/v2/teams/ops").await.status, 204);
+    assert_eq!(toggle("test").await, 403, "the team is gone");
+}
+
+on_both_backends!(teams_round_trip, team_roles_decide_members_requests);

@@ -144,7 +144,7 @@ fn key_lists(schemas: &mut Map<String, Value>) {
     let key = Value::Object(key);
     let id = json!({"type": "string", "pattern": "^[0-9a-f]{24}$"});
     let roles = domain::member::MAX_CUSTOM_ROLES;
-    let teams = domain::team::MAX_TEAMS_PER_REQUEST;
+    let teams = domain::team::MAX_TEAMS_PER_MEMBER;
     for (schema, name, items, min, max, optional) in [
         ("NewMemberForm", "customRoles", &key, 0, roles, true),
         ("NewMemberForm", "teamKeys", &key, 0, teams, true),

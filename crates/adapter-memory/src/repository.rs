@@ -723,7 +723,7 @@ impl TeamRepository for MemoryRepository<'_> {
         &mut self,
         team: &Locked<Team>,
         step: &MembershipStep,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<bool> {
         self.tables.change_team_members(team.key.as_str(), step)
     }
 

@@ -66,7 +66,7 @@ impl Tables {
         &mut self,
         key: &str,
         step: &MembershipStep,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<bool> {
         let joining: &[MemberId] = match step {
             MembershipStep::Add(ids) | MembershipStep::Replace(ids) => ids,
             MembershipStep::Remove(_) => &[],
@@ -74,6 +74,7 @@ impl Tables {
         if joining.iter().any(|id| !self.members.contains_key(id)) {
             return Err(missing("team_members.member_id"));
         }
+        let before = Arc::clone(&self.team_members);
         let pairs = Arc::make_mut(&mut self.team_members);
         match step {
             MembershipStep::Add(ids) => {
@@ -87,7 +88,7 @@ impl Tables {
                 pairs.extend(ids.iter().map(|id| (key.to_owned(), id.clone())));
             }
         }
-        Ok(())
+        Ok(*pairs != *before)
     }
 
     pub(crate) fn delete_team(&mut self, key: &str) {

@@ -79,7 +79,7 @@ pub struct AuditEntry {
     pub account_id: String,
     /// When (epoch ms).
     pub date: i64,
-    /// `flag`, `project`, `environment`, `segment`, `member`, `token` or `webhook`.
+    /// `flag`, `project`, `environment`, `segment`, `member`, `token`, `webhook`, `role` or `team`.
     pub kind: String,
     /// The changed resource's name.
     pub name: String,

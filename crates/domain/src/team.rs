@@ -13,10 +13,11 @@
 //!     {"kind": "addCustomRoles", "values": ["deployer"]},
 //!     {"kind": "addMembers", "values": ["5f0c0e0c0e0c0e0c0e0c0e0c"]},
 //! ]})).unwrap();
-//! let change = team.apply(&patch.instructions, 2).unwrap();
+//! let change = team.apply(&patch.instructions).unwrap();
 //! assert_eq!(change.team.custom_role_keys, ["deployer"]);
-//! assert_eq!(change.team.version, 2);
 //! assert!(matches!(&change.membership[0], MembershipStep::Add(ids) if ids.len() == 1));
+//! // The store says whether the members changed; a change moves the version on once.
+//! assert_eq!(change.team.touched(2).version, 2);
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -35,8 +36,9 @@ pub const MAX_DESCRIPTION_CHARS: usize = 4096;
 /// one semantic patch together): a request's cost stays bounded.
 pub const MAX_MEMBER_IDS: usize = 1000;
 
-/// The most teams a member is added to by one request.
-pub const MAX_TEAMS_PER_REQUEST: usize = 50;
+/// The most teams a member belongs to: what it holds through them (and what its representation
+/// shows) stays bounded.
+pub const MAX_TEAMS_PER_MEMBER: usize = 20;
 
 /// A team. Its members are a relation kept by the store (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,10 +226,23 @@ impl TeamPatch {
 /// What a semantic patch makes of a team.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamChange {
-    /// The team as it becomes (its version and last change moved on when anything changed).
+    /// The team's fields as they become (its version and last change as they were: whether its
+    /// members changed is known once the store applied `membership`; see [`Team::touched`]).
     pub team: Team,
     /// The changes of its members, in order.
     pub membership: Vec<MembershipStep>,
+}
+
+/// Refuses a list that names a value twice.
+fn once_each(at: &str, values: &[String]) -> Result<(), String> {
+    match values
+        .iter()
+        .enumerate()
+        .find(|(i, v)| values[..*i].contains(v))
+    {
+        Some((i, v)) => Err(format!("{at}[{i}]: '{v}' is named twice")),
+        None => Ok(()),
+    }
 }
 
 /// Reads member ids, refusing text that is none and ids given twice.
@@ -319,18 +334,23 @@ impl Team {
         ValidationError::check(errors)
     }
 
-    /// Applies semantic-patch instructions at `now`: the team as it becomes and the changes of
-    /// its members. Custom role keys and member ids are checked for form here; whether they
+    /// This team changed at `now`: its version moves on by one.
+    #[must_use]
+    pub fn touched(mut self, now: i64) -> Self {
+        self.version += 1;
+        self.last_modified = now;
+        self
+    }
+
+    /// Applies semantic-patch instructions: the team's fields as they become and the changes
+    /// of its members. Custom role keys and member ids are checked for form here; whether they
     /// exist is the use case's question.
     ///
     /// # Errors
     /// [`InstructionError::Instruction`] naming the instruction that is ill-formed (a bad key
-    /// or id, an empty name, more than [`crate::member::MAX_CUSTOM_ROLES`] roles).
-    pub fn apply(
-        &self,
-        instructions: &[TeamInstruction],
-        now: i64,
-    ) -> Result<TeamChange, InstructionError> {
+    /// or id, one named twice, an empty name, more than [`crate::member::MAX_CUSTOM_ROLES`]
+    /// roles).
+    pub fn apply(&self, instructions: &[TeamInstruction]) -> Result<TeamChange, InstructionError> {
         use TeamInstruction::*;
         let mut team = self.clone();
         let mut membership = Vec::new();
@@ -338,6 +358,7 @@ impl Team {
             let fail = |message: String| InstructionError::Instruction { index, message };
             match instruction {
                 AddCustomRoles { values } => {
+                    once_each("values", values).map_err(fail)?;
                     for key in values {
                         if !team.custom_role_keys.contains(key) {
                             team.custom_role_keys.push(key.clone());
@@ -345,6 +366,7 @@ impl Team {
                     }
                 }
                 RemoveCustomRoles { values } => {
+                    once_each("values", values).map_err(fail)?;
                     team.custom_role_keys.retain(|key| !values.contains(key));
                 }
                 AddMembers { values } => membership.push(MembershipStep::Add(
@@ -360,15 +382,6 @@ impl Team {
                 UpdateDescription { value } => team.description = value.clone(),
             }
             team.validate("values").map_err(|e| fail(e.to_string()))?;
-        }
-        let changed = team != *self
-            || membership.iter().any(|s| !s.member_ids().is_empty())
-            || membership
-                .iter()
-                .any(|s| matches!(s, MembershipStep::Replace(_)));
-        if changed {
-            team.version = self.version + 1;
-            team.last_modified = now;
         }
         Ok(TeamChange { team, membership })
     }
@@ -387,7 +400,7 @@ pub struct MemberTeam {
 }
 
 /// Checks the team keys of a member's invitation or of `POST /members/{id}/teams`: at most
-/// [`MAX_TEAMS_PER_REQUEST`], each well-formed, none twice.
+/// [`MAX_TEAMS_PER_MEMBER`], each well-formed, none twice.
 ///
 /// ```
 /// let mut errors = Vec::new();
@@ -395,10 +408,10 @@ pub struct MemberTeam {
 /// assert_eq!(errors[0].attribute, "teamKeys[1]");
 /// ```
 pub fn check_team_keys(at: &str, keys: &[String], errors: &mut Vec<FieldError>) {
-    if keys.len() > MAX_TEAMS_PER_REQUEST {
+    if keys.len() > MAX_TEAMS_PER_MEMBER {
         errors.push(FieldError::new(
             at,
-            format!("at most {MAX_TEAMS_PER_REQUEST} teams at once"),
+            format!("at most {MAX_TEAMS_PER_MEMBER} teams at once"),
         ));
         return;
     }
@@ -438,18 +451,21 @@ mod tests {
     fn instructions_change_the_team_and_its_members_in_order() {
         let id = "5f0c0e0c0e0c0e0c0e0c0e0c";
         let p = patch(serde_json::json!([
-            {"kind": "addCustomRoles", "values": ["a", "b", "a"]},
+            {"kind": "addCustomRoles", "values": ["a", "b"]},
             {"kind": "removeCustomRoles", "values": ["a"]},
+            {"kind": "addCustomRoles", "values": ["a"]},
             {"kind": "replaceMembers", "values": [id]},
             {"kind": "removeMembers", "values": [id]},
             {"kind": "updateName", "value": "Operations"},
             {"kind": "updateDescription", "value": "on call"},
         ]));
-        let change = team().apply(&p.instructions, 5).unwrap();
-        assert_eq!(change.team.custom_role_keys, ["b"]);
+        let change = team().apply(&p.instructions).unwrap();
+        assert_eq!(change.team.custom_role_keys, ["b", "a"]);
         assert_eq!(change.team.name, "Operations");
         assert_eq!(change.team.description, "on call");
-        assert_eq!((change.team.version, change.team.last_modified), (2, 5));
+        assert_eq!(change.team.version, 1, "the use case moves it on");
+        let touched = change.team.touched(5);
+        assert_eq!((touched.version, touched.last_modified), (2, 5));
         assert_eq!(change.membership.len(), 2);
         assert!(matches!(change.membership[0], MembershipStep::Replace(_)));
     }
@@ -457,7 +473,7 @@ mod tests {
     #[test]
     fn nothing_changed_keeps_the_version() {
         let p = patch(serde_json::json!([{"kind": "removeCustomRoles", "values": ["x"]}]));
-        let change = team().apply(&p.instructions, 5).unwrap();
+        let change = team().apply(&p.instructions).unwrap();
         assert_eq!(change.team, team());
     }
 
@@ -483,7 +499,7 @@ mod tests {
         ] {
             let p = patch(instructions);
             assert!(
-                matches!(team().apply(&p.instructions, 2), Err(InstructionError::Instruction { index: i, .. }) if i == index),
+                matches!(team().apply(&p.instructions), Err(InstructionError::Instruction { index: i, .. }) if i == index),
                 "{p:?}"
             );
         }
@@ -491,7 +507,7 @@ mod tests {
             .map(|i| format!("r{i}"))
             .collect();
         let p = patch(serde_json::json!([{"kind": "addCustomRoles", "values": too_many}]));
-        assert!(team().apply(&p.instructions, 2).is_err());
+        assert!(team().apply(&p.instructions).is_err());
     }
 
     #[test]

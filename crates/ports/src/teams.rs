@@ -25,14 +25,14 @@ pub trait TeamRepository {
     fn count_team_members(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<u64>>;
     /// Saves a team's name, description, custom roles, version and last change.
     fn update_team(&mut self, team: &Locked<Team>) -> StoreResult<()>;
-    /// Changes a team's members. Every member `step` adds exists when the use case looked: one
-    /// deleted since is a [`crate::StoreError::Conflict`] (the unit of work runs again and
-    /// finds it gone).
+    /// Changes a team's members; whether any joined or left. Every member `step` adds exists
+    /// when the use case looked: one deleted since is a [`crate::StoreError::Conflict`] (the
+    /// unit of work runs again and finds it gone).
     fn change_team_members(
         &mut self,
         team: &Locked<Team>,
         step: &MembershipStep,
-    ) -> StoreResult<()>;
+    ) -> StoreResult<bool>;
     /// Deletes a team; its members leave it.
     fn delete_team(&mut self, team: &Locked<Team>) -> StoreResult<()>;
     /// The keys of at most `limit` teams giving the custom role `key`, in key order.

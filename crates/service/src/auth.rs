@@ -301,6 +301,11 @@ pub(crate) struct HeldMembers {
 }
 
 impl HeldMembers {
+    /// Member `id`, if it is held.
+    pub(crate) fn get(&self, id: &MemberId) -> Option<&Member> {
+        self.members.iter().map(|m| &**m).find(|m| m.id == *id)
+    }
+
     /// Takes member `id` out of the held set (locked all the same).
     pub(crate) fn take(&mut self, id: &MemberId) -> Option<Locked<Member>> {
         let at = self.members.iter().position(|m| m.id == *id)?;

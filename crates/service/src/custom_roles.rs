@@ -193,8 +193,15 @@ impl Service {
             self.audit(
                 repo,
                 caller,
-                role_change(&*self.shown, &held, "deleted", "deleteRole")
-                    .versions(Some(self.shown.custom_role(&held)), None),
+                // No link: a deleted role has no address.
+                Change::new(
+                    "role",
+                    &held.key,
+                    "deleted",
+                    "deleteRole",
+                    Resource::role(held.key.as_str()),
+                )
+                .versions(Some(self.shown.custom_role(&held)), None),
             )?;
             Ok(())
         })

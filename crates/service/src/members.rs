@@ -7,7 +7,7 @@ use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::MemberQuery;
 use domain::role::{Action, Role};
-use domain::team::{MemberTeam, MembershipStep};
+use domain::team::{MemberTeam, MembershipStep, Team};
 use domain::ValidationError;
 use ports::{Changed, Listed, MemberRepository, Repository, StoreError, StoreExt};
 
@@ -71,7 +71,7 @@ pub(crate) fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<Ta
 
 /// Refuses a change of `member` by a caller ranked below it (see
 /// [`domain::role::Actor::may_change_member`]).
-fn may_change(caller: &Caller, member: &Member, what: &str) -> ServiceResult<()> {
+pub(crate) fn may_change(caller: &Caller, member: &Member, what: &str) -> ServiceResult<()> {
     if caller.actor().may_change_member(&member.id, member.role) {
         Ok(())
     } else {
@@ -221,9 +221,8 @@ impl Service {
                         name: team.name.clone(),
                         custom_role_keys: team.custom_role_keys.clone(),
                     });
-                    let team = team.get_mut();
-                    team.version += 1;
-                    team.last_modified = now;
+                    let touched = Team::clone(team).touched(now);
+                    team.replace(touched);
                 }
                 let member = &member;
                 let change = Change::new(
@@ -384,14 +383,23 @@ impl Service {
                 ));
             }
             may_change(&caller, &member, "delete")?;
+            // It leaves its teams: each changes (and its change is decided with the deletion).
+            let team_keys: Vec<String> = member.teams.iter().map(|t| t.key.clone()).collect();
+            let mut teams = hold_teams(repo, &team_keys)?.unwrap_or_default();
+            let now = self.now();
             let owner = repo
                 .find_owner()?
                 .ok_or_else(|| ServiceError::Internal("the account has no owner".into()))?;
             repo.reassign_service_tokens(&member.id, &owner.id)?;
             repo.delete_member(&member)?;
+            for team in &mut teams {
+                let touched = Team::clone(team).touched(now);
+                team.replace(touched);
+                repo.update_team(team)?;
+            }
             // Its tokens stop (its service tokens pass to the owner) on every replica.
             repo.announce(&Changed::Member(member.id.to_string()))?;
-            let change = Change::new(
+            let mut change = Change::new(
                 "member",
                 &member.email,
                 "deleted",
@@ -399,6 +407,11 @@ impl Service {
                 Resource::member(&member.id),
             )
             .versions(Some(self.shown.member(&member)), None);
+            for team in &teams {
+                change
+                    .accesses
+                    .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
+            }
             self.audit(repo, &caller, change)
         })?;
         Ok(())

@@ -13,13 +13,16 @@ use domain::member::Member;
 use domain::policy::{Request, Resource};
 use domain::query::TeamQuery;
 use domain::role::Action;
-use domain::team::{check_team_keys, MembershipStep, Team, TeamInstruction, TeamPatch, TeamPost};
+use domain::team::{
+    check_team_keys, MembershipStep, Team, TeamInstruction, TeamPatch, TeamPost,
+    MAX_TEAMS_PER_MEMBER,
+};
 use domain::ValidationError;
 use ports::{Changed, Listed, Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
-use crate::auth::hold_members;
-use crate::members::hold_custom_roles;
+use crate::auth::{hold_members, HeldMembers};
+use crate::members::{hold_custom_roles, may_change, member_id};
 use crate::{use_case, ApiResource, Caller, Permit, Service, ServiceError, ServiceResult};
 
 /// A team with the number of its members.
@@ -43,18 +46,6 @@ fn team_change(service: &Service, team: &Team, verb: &'static str, action: &str)
     )
 }
 
-/// The members of `ids` that do not exist, by their place in `ids`.
-fn missing_members(repo: &mut dyn Repository, ids: &[MemberId]) -> ServiceResult<Vec<usize>> {
-    let refs: Vec<&MemberId> = ids.iter().collect();
-    let found = repo.get_members(&refs)?;
-    Ok(ids
-        .iter()
-        .enumerate()
-        .filter(|(_, id)| !found.iter().any(|m| m.id == **id))
-        .map(|(i, _)| i)
-        .collect())
-}
-
 /// Locks the teams `keys` name (each once, in key order). The first key naming no team, if any.
 pub(crate) fn hold_teams(
     repo: &mut dyn Repository,
@@ -71,23 +62,38 @@ pub(crate) fn hold_teams(
     )
 }
 
-/// Adds `member` to each of `teams` it is not in yet (each team's version moves on), at `now`.
-pub(crate) fn join_teams(
-    repo: &mut dyn Repository,
-    member: &MemberId,
-    teams: &mut [Locked<Team>],
-    now: i64,
-) -> ServiceResult<()> {
-    for team in teams.iter_mut() {
-        repo.change_team_members(team, &MembershipStep::Add(vec![member.clone()]))?;
-        let team = team.get_mut();
-        team.version += 1;
-        team.last_modified = now;
+/// Why `member` (held) cannot join team `key`: it does not exist, or it is in as many teams as a
+/// member may be (and not in this one).
+fn cannot_join(held: &HeldMembers, id: &MemberId, key: &str) -> Option<String> {
+    match held.get(id) {
+        None => Some(format!("no member with id '{id}'")),
+        Some(member)
+            if member.teams.len() >= MAX_TEAMS_PER_MEMBER
+                && !member.teams.iter().any(|t| t.key == key) =>
+        {
+            Some(format!(
+                "the member '{id}' belongs to {MAX_TEAMS_PER_MEMBER} teams already, the most a member may"
+            ))
+        }
+        Some(_) => None,
     }
-    for team in teams.iter() {
-        repo.update_team(team)?;
-    }
-    Ok(())
+}
+
+/// The members the instructions add (`addMembers`, `replaceMembers`): those to hold and check.
+fn joining(instructions: &[TeamInstruction]) -> Vec<MemberId> {
+    let mut ids: Vec<MemberId> = instructions
+        .iter()
+        .flat_map(|i| match i {
+            TeamInstruction::AddMembers { values } | TeamInstruction::ReplaceMembers { values } => {
+                values.as_slice()
+            }
+            _ => &[],
+        })
+        .filter_map(|v| MemberId::parse(v).ok())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
 }
 
 impl Service {
@@ -152,7 +158,9 @@ impl Service {
         let key = new.team.key.to_string();
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
-                let caller = &hold_members(repo, permit.caller(), &[])?.caller;
+                let ids: Vec<&MemberId> = new.member_ids.iter().collect();
+                let held = hold_members(repo, permit.caller(), &ids)?;
+                let caller = &held.caller;
                 permit.recheck(caller)?;
                 let team = &new.team;
                 if let Some(missing) = hold_custom_roles(repo, &team.custom_role_keys)? {
@@ -162,19 +170,19 @@ impl Service {
                     )
                     .into());
                 }
-                if let Some(&i) = missing_members(repo, &new.member_ids)?.first() {
-                    return Err(ValidationError::single(
-                        format!("memberIDs[{i}]"),
-                        format!("no member with id '{}'", new.member_ids[i]),
-                    )
-                    .into());
+                for (i, id) in new.member_ids.iter().enumerate() {
+                    if let Some(reason) = cannot_join(&held, id, &key) {
+                        return Err(
+                            ValidationError::single(format!("memberIDs[{i}]"), reason).into()
+                        );
+                    }
                 }
                 repo.insert_team(team)?;
-                let mut held = repo.lock_teams(&[&team.key])?;
-                let held = held
+                let mut locked = repo.lock_teams(&[&team.key])?;
+                let locked = locked
                     .first_mut()
                     .ok_or_else(|| ServiceError::Internal("a new team vanished".into()))?;
-                repo.change_team_members(held, &MembershipStep::Add(new.member_ids.clone()))?;
+                repo.change_team_members(locked, &MembershipStep::Add(new.member_ids.clone()))?;
                 let mut change = team_change(self, team, "created", "createTeam")
                     .versions(None, Some(self.shown.team(team)));
                 for (action, given) in [
@@ -208,8 +216,10 @@ impl Service {
         patch: &TeamPatch,
     ) -> ServiceResult<TeamView> {
         let now = self.now();
+        let joining = joining(&patch.instructions);
         self.store.write_tx(|repo| -> ServiceResult<_> {
-            let caller = &hold_members(repo, permit.caller(), &[])?.caller;
+            let held_members = hold_members(repo, permit.caller(), &joining.iter().collect::<Vec<_>>())?;
+            let caller = &held_members.caller;
             permit.recheck(caller)?;
             let mut held = repo
                 .lock_teams(&[&TeamKey::lookup(key)])?
@@ -220,7 +230,7 @@ impl Service {
             for instruction in &patch.instructions {
                 caller.require_on(instruction.action(), &resource)?;
             }
-            let change = held.apply(&patch.instructions, now)?;
+            let change = held.apply(&patch.instructions)?;
             let added: Vec<String> = change
                 .team
                 .custom_role_keys
@@ -233,34 +243,32 @@ impl Service {
                     matches!(i, TeamInstruction::AddCustomRoles { values } if values.contains(&missing))
                 }, format!("no custom role with key '{missing}'")));
             }
-            let joining: Vec<MemberId> = change
-                .membership
-                .iter()
-                .filter(|step| !matches!(step, MembershipStep::Remove(_)))
-                .flat_map(|step| step.member_ids().iter().cloned())
-                .collect();
-            if let Some(&i) = missing_members(repo, &joining)?.first() {
-                let id = joining[i].to_string();
-                return Err(instruction_naming(&patch.instructions, |instruction| {
-                    matches!(instruction, TeamInstruction::AddMembers { values } | TeamInstruction::ReplaceMembers { values } if values.contains(&id))
-                }, format!("no member with id '{id}'")));
+            for id in &joining {
+                if let Some(reason) = cannot_join(&held_members, id, held.key.as_str()) {
+                    let id = id.to_string();
+                    return Err(instruction_naming(&patch.instructions, |instruction| {
+                        matches!(instruction, TeamInstruction::AddMembers { values } | TeamInstruction::ReplaceMembers { values } if values.contains(&id))
+                    }, reason));
+                }
             }
+            let mut members_changed = false;
             for step in &change.membership {
-                repo.change_team_members(&held, step)?;
+                members_changed |= repo.change_team_members(&held, step)?;
             }
-            if change.team != *held {
-                let previous = held.replace(change.team);
+            if change.team != *held || members_changed {
+                let previous = held.replace(change.team.touched(now));
                 repo.update_team(&held)?;
                 let mut audit = team_change(self, &held, "updated", "updateTeam")
                     .comment(patch.comment.clone())
                     .delta(json(&patch.instructions))
                     .versions(Some(self.shown.team(&previous)), Some(self.shown.team(&held)));
-                audit.accesses = patch
-                    .instructions
-                    .iter()
-                    .map(|i| Request::new(i.action(), resource.clone()))
-                    .collect();
-                audit.accesses.dedup();
+                audit.accesses = Vec::new();
+                for instruction in &patch.instructions {
+                    let access = Request::new(instruction.action(), resource.clone());
+                    if !audit.accesses.contains(&access) {
+                        audit.accesses.push(access);
+                    }
+                }
                 self.audit(repo, caller, audit)?;
             }
             let team = held.into_inner();
@@ -281,13 +289,27 @@ impl Service {
                 .lock_teams(&[&TeamKey::lookup(key)])?
                 .pop()
                 .ok_or_else(|| not_found(key))?;
+            let resource = Resource::team(&held.key);
+            // Deleting a team takes its roles from its members: decided as that too.
+            let mut change =
+                Change::new("team", &held.key, "deleted", "deleteTeam", resource.clone())
+                    .versions(Some(self.shown.team(&held)), None);
+            if repo
+                .count_team_members(&[&held.key])?
+                .first()
+                .is_some_and(|n| *n > 0)
+            {
+                change
+                    .accesses
+                    .push(Request::new("updateTeamMembers", resource.clone()));
+            }
+            if !held.custom_role_keys.is_empty() {
+                change
+                    .accesses
+                    .push(Request::new("updateTeamCustomRoles", resource));
+            }
             repo.delete_team(&held)?;
-            self.audit(
-                repo,
-                caller,
-                team_change(self, &held, "deleted", "deleteTeam")
-                    .versions(Some(self.shown.team(&held)), None),
-            )?;
+            self.audit(repo, caller, change)?;
             Ok(())
         })
     }
@@ -312,7 +334,7 @@ impl Service {
         }
         ValidationError::check(errors)?;
         let now = self.now();
-        let target = crate::members::member_id(permit.caller(), id)?;
+        let target = member_id(permit.caller(), id)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, permit.caller(), &target.ids())?;
             let caller = held.caller.clone();
@@ -322,6 +344,7 @@ impl Service {
                 .as_ref()
                 .and_then(|id| held.take(id))
                 .ok_or_else(|| target.not_found())?;
+            may_change(&caller, &member, "change the teams of")?;
             let mut teams = match hold_teams(repo, team_keys)? {
                 Ok(teams) => teams,
                 Err(missing) => {
@@ -333,12 +356,6 @@ impl Service {
                     .into());
                 }
             };
-            teams.retain(|t| {
-                !member
-                    .teams
-                    .iter()
-                    .any(|in_team| in_team.key == t.key.as_str())
-            });
             let mut change = Change::new(
                 "member",
                 &member.email,
@@ -357,10 +374,26 @@ impl Service {
             for access in &change.accesses {
                 caller.require_on(&access.action, &access.resource)?;
             }
+            teams.retain(|t| !member.teams.iter().any(|in_team| in_team.key == t.key.as_str()));
             if teams.is_empty() {
                 return Ok(member.into_inner());
             }
-            join_teams(repo, &member.id, &mut teams, now)?;
+            if member.teams.len() + teams.len() > MAX_TEAMS_PER_MEMBER {
+                return Err(ValidationError::single(
+                    "teamKeys",
+                    format!(
+                        "the member belongs to {} teams; a member belongs to at most {MAX_TEAMS_PER_MEMBER}",
+                        member.teams.len()
+                    ),
+                )
+                .into());
+            }
+            for team in &mut teams {
+                repo.change_team_members(team, &MembershipStep::Add(vec![member.id.clone()]))?;
+                let touched = Team::clone(team).touched(now);
+                team.replace(touched);
+                repo.update_team(team)?;
+            }
             let after = repo
                 .get_member(&member.id)?
                 .ok_or_else(|| target.not_found())?;

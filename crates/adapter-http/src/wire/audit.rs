@@ -98,7 +98,7 @@ pub struct AuditEntry {
     pub links: Links,
     /// When (epoch ms).
     pub date: i64,
-    /// `flag`, `project`, `environment`, `segment`, `member`, `token` or `webhook`.
+    /// `flag`, `project`, `environment`, `segment`, `member`, `token`, `webhook`, `role` or `team`.
     pub kind: String,
     /// The changed resource's name.
     pub name: String,

@@ -37,7 +37,7 @@ pub struct Member {
     pub last_name: Option<String>,
     /// The keys of the member's own custom roles.
     pub custom_roles: Vec<String>,
-    /// The teams the member belongs to, with the custom roles it holds through each.
+    /// The teams the member belongs to (at most 20): it holds their custom roles.
     pub teams: Vec<super::teams::MemberTeam>,
     /// Invited but not yet signed in.
     #[serde(rename = "_pendingInvite")]

@@ -91,7 +91,9 @@ pub struct Teams {
     pub links: Links,
 }
 
-/// A team as a member's representation names it.
+/// A team as a member's representation names it: its key and name (its custom roles are the
+/// team's, `GET /teams/{teamKey}`; a member's representation stays small whatever its teams
+/// give).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberTeam {
@@ -103,8 +105,6 @@ pub struct MemberTeam {
     pub key: String,
     /// The team's name.
     pub name: String,
-    /// The custom roles the member holds through it.
-    pub custom_role_keys: Vec<String>,
 }
 
 impl From<&domain::team::MemberTeam> for MemberTeam {
@@ -113,7 +113,6 @@ impl From<&domain::team::MemberTeam> for MemberTeam {
             links: Links::from([("self".to_owned(), Link::api(team_href(&team.key)))]),
             key: team.key.clone(),
             name: team.name.clone(),
-            custom_role_keys: team.custom_role_keys.clone(),
         }
     }
 }

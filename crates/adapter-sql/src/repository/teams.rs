@@ -126,9 +126,10 @@ impl SqlRepository<'_> {
             .next())
     }
 
-    fn add_team_members(&mut self, key: &str, ids: &[MemberId]) -> StoreResult<()> {
+    /// Adds members to team `key`; how many were not in it.
+    fn add_team_members(&mut self, key: &str, ids: &[MemberId]) -> StoreResult<usize> {
         if ids.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         let rows: Vec<_> = ids
             .iter()
@@ -140,7 +141,7 @@ impl SqlRepository<'_> {
             })
             .collect();
         // Those already in stay: a member added twice (here or by a concurrent writer) is in once.
-        match &mut *self.conn {
+        let added = match &mut *self.conn {
             crate::DbConnection::Pg(conn) => diesel::insert_into(team_members::table)
                 .values(&rows)
                 .on_conflict_do_nothing()
@@ -150,7 +151,7 @@ impl SqlRepository<'_> {
                 .execute(conn),
         }
         .store()?;
-        Ok(())
+        Ok(added)
     }
 }
 
@@ -255,38 +256,35 @@ impl TeamRepository for SqlRepository<'_> {
         &mut self,
         team: &Locked<Team>,
         step: &MembershipStep,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<bool> {
         let key = team.key.as_str();
-        match step {
-            MembershipStep::Add(ids) => self.add_team_members(key, ids),
-            MembershipStep::Remove(ids) => {
-                if !ids.is_empty() {
-                    diesel::delete(
-                        team_members::table.filter(
-                            team_members::team_key.eq(key).and(
-                                team_members::member_id.eq_any(ids.iter().map(|id| id.as_str())),
-                            ),
-                        ),
-                    )
-                    .execute(self.conn)
-                    .store()?;
-                }
-                Ok(())
-            }
-            MembershipStep::Replace(ids) => {
-                diesel::delete(
+        let ids: Vec<&str> = step.member_ids().iter().map(|id| id.as_str()).collect();
+        let changed = match step {
+            MembershipStep::Add(added) => self.add_team_members(key, added)?,
+            MembershipStep::Remove(_) if ids.is_empty() => 0,
+            MembershipStep::Remove(_) => diesel::delete(
+                team_members::table.filter(
+                    team_members::team_key
+                        .eq(key)
+                        .and(team_members::member_id.eq_any(&ids)),
+                ),
+            )
+            .execute(self.conn)
+            .store()?,
+            MembershipStep::Replace(joining) => {
+                let left = diesel::delete(
                     team_members::table.filter(
-                        team_members::team_key.eq(key).and(
-                            team_members::member_id
-                                .ne_all(ids.iter().map(|id| id.as_str()).collect::<Vec<_>>()),
-                        ),
+                        team_members::team_key
+                            .eq(key)
+                            .and(team_members::member_id.ne_all(&ids)),
                     ),
                 )
                 .execute(self.conn)
                 .store()?;
-                self.add_team_members(key, ids)
+                left + self.add_team_members(key, joining)?
             }
-        }
+        };
+        Ok(changed > 0)
     }
 
     fn delete_team(&mut self, team: &Locked<Team>) -> StoreResult<()> {

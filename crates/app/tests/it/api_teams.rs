@@ -107,8 +107,8 @@ async fn teams_round_trip(backend: Backend) {
         member.body
     );
     assert_eq!(
-        member.body["teams"][0]["customRoleKeys"],
-        json!(["toggler"])
+        member.body["teams"][0]["_links"]["self"]["href"],
+        "/api/v2/teams/platform"
     );
 
     let patched = patch_team(
@@ -131,6 +131,25 @@ async fn teams_round_trip(backend: Backend) {
     assert_eq!(ann_now.body["teams"], json!([]));
     let bob_now = app.get(&format!("/api/v2/members/{bob}")).await;
     assert_eq!(bob_now.body["teams"][0]["name"], "Platform team");
+
+    // What changes nothing moves no version and writes no entry.
+    for instructions in [
+        json!([{"kind": "addMembers", "values": [bob]}]),
+        json!([{"kind": "removeMembers", "values": [ann]}]),
+        json!([{"kind": "replaceMembers", "values": [bob]}]),
+        json!([{"kind": "addMembers", "values": []}, {"kind": "updateName", "value": "Platform team"}]),
+    ] {
+        let same = patch_team(&app, "platform", instructions).await;
+        assert_eq!(same.status, 200, "{}", same.body);
+        assert_eq!(same.body, patched.body);
+    }
+    patch_team(
+        &app,
+        "platform",
+        json!([{"kind": "addCustomRoles", "values": ["toggler", "toggler"]}]),
+    )
+    .await
+    .assert_error(400, "invalid_request");
 
     // Refusals name the instruction, and change nothing.
     let unknown = patch_team(
@@ -223,16 +242,36 @@ async fn teams_round_trip(backend: Backend) {
     // Created, patched, and the member's joining (which accessed the team).
     assert_eq!(kinds, ["member", "team", "team"], "{}", audit.body);
 
-    // A deleted team's members leave it; a deleted member leaves its teams.
+    // A deleted member leaves its teams, which change (and say so); a deleted team's members
+    // leave it.
+    let before = app.get("/api/v2/teams/platform").await.body;
     assert_eq!(
         app.delete(&format!("/api/v2/members/{bob}")).await.status,
         204
     );
-    assert_eq!(
-        app.get("/api/v2/teams/platform").await.body["members"]["totalCount"],
-        1
+    let after = app.get("/api/v2/teams/platform").await.body;
+    assert_eq!(after["members"]["totalCount"], 1);
+    assert_eq!(after["_version"], before["_version"].as_u64().unwrap() + 1);
+    let deleted = app.get("/api/v2/auditlog?spec=member/*").await.body;
+    assert_eq!(deleted["items"][0]["kind"], "member");
+    assert!(
+        deleted["items"][0]["accesses"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"action": "updateTeamMembers", "resource": "team/platform"})),
+        "{deleted}"
     );
     assert_eq!(app.delete("/api/v2/teams/platform").await.status, 204);
+    let gone = app.get("/api/v2/auditlog?spec=team/platform").await.body;
+    assert_eq!(gone["items"][0]["titleVerb"], "deleted the team");
+    assert_eq!(gone["items"][0]["target"]["_links"], json!({}), "{gone}");
+    assert!(
+        gone["items"][0]["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("deleted the team platform"),
+        "{gone}"
+    );
     app.get("/api/v2/teams/platform")
         .await
         .assert_error(404, "not_found");
@@ -345,7 +384,31 @@ async fn team_roles_decide_members_requests(backend: Backend) {
         )
         .await;
     escalate.assert_error(403, "forbidden");
-    assert!(app.get_as(&writer_token, "/api/v2/teams").await.status == 200);
+    // Deleting a team takes its roles from its members: an admin's too.
+    app.delete_as(&writer_token, "/api/v2/teams/ops")
+        .await
+        .assert_error(403, "forbidden");
+    assert_eq!(app.get_as(&writer_token, "/api/v2/teams").await.status, 200);
+    // An admin does not change the owner's teams.
+    let admin = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "ci", "role": "admin", "serviceToken": true}),
+        )
+        .await;
+    assert_eq!(admin.status, 201, "{}", admin.body);
+    let admin = admin.body["token"].as_str().unwrap().to_owned();
+    let owner = app.get("/api/v2/members/me").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.post_as(
+        &admin,
+        &format!("/api/v2/members/{owner}/teams"),
+        json!({"teamKeys": ["ops"]}),
+    )
+    .await
+    .assert_error(403, "forbidden");
 
     // Leaving the team takes its roles at the next request.
     let removed = patch_team(
@@ -368,4 +431,66 @@ async fn team_roles_decide_members_requests(backend: Backend) {
     assert_eq!(toggle("test").await, 403, "the team is gone");
 }
 
-on_both_backends!(teams_round_trip, team_roles_decide_members_requests);
+/// A member belongs to at most 20 teams, whichever way it joins.
+async fn a_member_belongs_to_a_bounded_number_of_teams(backend: Backend) {
+    let app = spawn(backend).await;
+    let id = app.member("m@example.com", "reader").await;
+    for i in 0..21 {
+        let created = app
+            .post(
+                "/api/v2/teams",
+                json!({"key": format!("t{i:02}"), "name": "T"}),
+            )
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+    }
+    let first: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+    let joined = app
+        .post(
+            &format!("/api/v2/members/{id}/teams"),
+            json!({"teamKeys": first}),
+        )
+        .await;
+    assert_eq!(joined.status, 201, "{}", joined.body);
+    assert_eq!(joined.body["teams"].as_array().unwrap().len(), 20);
+    app.post(
+        &format!("/api/v2/members/{id}/teams"),
+        json!({"teamKeys": ["t20"]}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    patch_team(&app, "t20", json!([{"kind": "addMembers", "values": [id]}]))
+        .await
+        .assert_error(400, "invalid_request");
+    app.post(
+        "/api/v2/teams",
+        json!({"key": "u", "name": "U", "memberIDs": [id]}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    // A team it is in already is no new one.
+    let again = patch_team(
+        &app,
+        "t00",
+        json!([{"kind": "replaceMembers", "values": [id]}]),
+    )
+    .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    let teams: Vec<String> = (0..21).map(|i| format!("t{i:02}")).collect();
+    app.post(
+        "/api/v2/members",
+        json!([{"email": "n@example.com", "teamKeys": teams}]),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    assert_eq!(
+        app.get("/api/v2/teams/t20").await.body["members"]["totalCount"],
+        0
+    );
+}
+
+on_both_backends!(
+    teams_round_trip,
+    team_roles_decide_members_requests,
+    a_member_belongs_to_a_bounded_number_of_teams
+);

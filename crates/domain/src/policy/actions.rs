@@ -370,7 +370,7 @@ pub const ALL: &[ActionInfo] = &[
 /// ```
 /// assert!(domain::policy::actions::OVER_POLICIES.contains(&"updateCustomRole"));
 /// ```
-pub const OVER_POLICIES: [&str; 8] = [
+pub const OVER_POLICIES: [&str; 9] = [
     "updateCustomRole",
     "createRole",
     "updateRole",
@@ -379,6 +379,7 @@ pub const OVER_POLICIES: [&str; 8] = [
     "createTeam",
     "updateTeamCustomRoles",
     "updateTeamMembers",
+    "deleteTeam",
 ];
 
 /// Actions on webhooks, which are sent every change of the account (whatever its project) and
@@ -449,7 +450,7 @@ pub fn catalogue_markdown() -> String {
          Who may act on whom follows base roles (no role above one's own, one owner), and the actions over \
          custom roles themselves (`updateCustomRole`, `createRole`, `updateRole`, `deleteRole`) and over who \
          holds them through a team (`createTeam`, `updateTeamCustomRoles`, `updateTeamMembers`, \
-         `updateMemberTeams`) need an `admin` base role besides a statement allowing them: whoever may do them \
+         `updateMemberTeams`, `deleteTeam`) need an `admin` base role besides a statement allowing them: whoever may do them \
          may give itself anything; so do \
          `createWebhook`, `updateWebhook` and `viewWebhooks`, since a webhook is sent every change of the account \
          and shows its signing secret. The owner \

@@ -272,7 +272,7 @@ pub struct NewMemberForm {
     /// naming `[i].customRoles` otherwise): its permissions are its base role's and theirs.
     #[serde(default)]
     pub custom_roles: Option<Vec<String>>,
-    /// Keys of teams the member joins, at most 50, each naming an existing team (a 400 naming
+    /// Keys of teams the member joins, at most 20, each naming an existing team (a 400 naming
     /// `[i].teamKeys` otherwise): it holds their custom roles too.
     #[serde(default)]
     pub team_keys: Option<Vec<String>>,
@@ -323,7 +323,8 @@ pub struct TeamPost {
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberTeamsPost {
-    /// Keys of the teams the member joins (1 to 50, each naming an existing team).
+    /// Keys of the teams the member joins (1 to 20, each naming an existing team; a member
+    /// belongs to at most 20 teams).
     pub team_keys: Vec<String>,
 }
 

@@ -88,7 +88,7 @@ fn id_rule(path: &str) -> Value {
 }
 
 /// String properties of request bodies: (schema, property, rule).
-const BODY_TEXT: [(&str, &str, &Text); 24] = [
+const BODY_TEXT: [(&str, &str, &Text); 25] = [
     ("InitialPrerequisite", "key", &KEY),
     ("ProjectPost", "key", &PROJECT_KEY),
     ("ProjectPost", "name", &NAME),
@@ -112,6 +112,7 @@ const BODY_TEXT: [(&str, &str, &Text); 24] = [
     ("CustomRolePost", "key", &KEY),
     ("CustomRolePost", "name", &NAME),
     ("TeamPost", "key", &KEY),
+    ("FlagPost", "maintainerTeamKey", &KEY),
     ("TeamPost", "name", &NAME),
 ];
 
@@ -183,7 +184,7 @@ fn key_lists(schemas: &mut Map<String, Value>) {
 /// schema admits only what is accepted (its description says why).
 fn refused_fields(schemas: &mut Map<String, Value>) {
     let only_null = || json!({"type": "null"});
-    let rules: [(&str, &str, Value); 7] = [
+    let rules: [(&str, &str, Value); 6] = [
         ("NewMemberForm", "password", only_null()),
         (
             "NewMemberForm",
@@ -192,7 +193,6 @@ fn refused_fields(schemas: &mut Map<String, Value>) {
         ),
         ("FlagPost", "purpose", only_null()),
         ("FlagPost", "migrationSettings", only_null()),
-        ("FlagPost", "maintainerTeamKey", only_null()),
         ("SegmentPost", "unboundedContextKind", only_null()),
         ("EnvironmentSource", "version", only_null()),
     ];

@@ -692,6 +692,13 @@ impl TeamRepository for MemoryRepository<'_> {
         Ok(self.tables.get_team(key.as_str()))
     }
 
+    fn get_teams(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<Team>> {
+        Ok(keys
+            .iter()
+            .filter_map(|key| self.tables.get_team(key.as_str()))
+            .collect())
+    }
+
     fn lock_teams(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<Locked<Team>>> {
         let mut keys = keys.to_vec();
         keys.sort();

@@ -305,10 +305,13 @@ pub enum Instruction {
     /// Remove values from a custom property (removed when empty).
     #[serde(rename_all = "camelCase")]
     RemoveCustomProperties { key: String, values: Vec<String> },
-    /// Set the maintaining member.
+    /// Set the maintaining member (the maintaining team, if any, is removed).
     #[serde(rename_all = "camelCase")]
     UpdateMaintainerMember { value: String },
-    /// Remove the maintainer.
+    /// Set the maintaining team, by key (the maintaining member, if any, is removed).
+    #[serde(rename_all = "camelCase")]
+    UpdateMaintainerTeam { value: String },
+    /// Remove the maintainer (member or team).
     RemoveMaintainer,
     /// Make the flag available to `usingMobileKey` or `usingEnvironmentId` SDKs.
     #[serde(rename_all = "camelCase")]
@@ -330,7 +333,7 @@ pub enum Instruction {
 
 impl Instruction {
     /// Every instruction kind, as sent in `kind`.
-    pub const KINDS: [&'static str; 52] = [
+    pub const KINDS: [&'static str; 53] = [
         "turnFlagOn",
         "turnFlagOff",
         "addTargets",
@@ -375,6 +378,7 @@ impl Instruction {
         "replaceCustomProperties",
         "removeCustomProperties",
         "updateMaintainerMember",
+        "updateMaintainerTeam",
         "removeMaintainer",
         "turnOnClientSideAvailability",
         "turnOffClientSideAvailability",
@@ -459,7 +463,9 @@ impl Instruction {
             AddCustomProperties { .. }
             | ReplaceCustomProperties { .. }
             | RemoveCustomProperties { .. } => "updateFlagCustomProperties",
-            UpdateMaintainerMember { .. } | RemoveMaintainer => "updateMaintainer",
+            UpdateMaintainerMember { .. } | UpdateMaintainerTeam { .. } | RemoveMaintainer => {
+                "updateMaintainer"
+            }
             TurnOnClientSideAvailability { .. } | TurnOffClientSideAvailability { .. } => {
                 "updateClientSideFlagAvailability"
             }

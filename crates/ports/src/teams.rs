@@ -15,6 +15,8 @@ pub trait TeamRepository {
     fn insert_team(&mut self, team: &Team) -> StoreResult<()>;
     /// A team by key.
     fn get_team(&mut self, key: &TeamKey) -> StoreResult<Option<Team>>;
+    /// The teams with these keys (unknown ones are left out), in one query, unlocked.
+    fn get_teams(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<Team>>;
     /// The teams with these keys (unknown ones are left out), locked until the transaction
     /// ends. Rows are locked in key order, whatever the order of `keys`, so that two
     /// transactions locking the same teams cannot deadlock.

@@ -3,12 +3,14 @@
 use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, InitialPrerequisite, ProjectFlags};
 use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
-use domain::key::{FlagKey, ProjectKey};
+use domain::key::{FlagKey, ProjectKey, TeamKey};
 use domain::member::Member;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::FlagQuery;
 use domain::role::Action;
+use domain::team::Team;
+use domain::ValidationError;
 use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, StoreExt};
 use std::sync::Arc;
 
@@ -21,14 +23,23 @@ use crate::{
     ServiceResult, Write,
 };
 
-/// A flag as the use cases return it: the aggregate, and the member its `maintainerId` names
-/// when it names one (the API shows it as `_maintainer`).
+/// Who maintains a flag, as the API shows it (`_maintainer`, `_maintainerTeam`): the member its
+/// `maintainerId` names and the team its `maintainerTeamKey` names, each while it exists.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Maintainers {
+    /// The maintaining member.
+    pub member: Option<Member>,
+    /// The maintaining team.
+    pub team: Option<Team>,
+}
+
+/// A flag as the use cases return it: the aggregate, and who maintains it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlagView {
     /// The flag.
     pub flag: Flag,
-    /// The maintaining member.
-    pub maintainer: Option<Member>,
+    /// Its maintaining member or team.
+    pub maintainers: Maintainers,
 }
 
 /// A change to a flag, in one of the three patch forms.
@@ -208,8 +219,8 @@ fn maintainer_id(flag: &Flag) -> Option<MemberId> {
         .and_then(|id| MemberId::parse(id).ok())
 }
 
-/// Each flag with the member its `maintainerId` names (one query for all; a `maintainerId`
-/// that names no member gives none).
+/// Each flag with who maintains it (one query for all members, one for all teams; a
+/// `maintainerId` or `maintainerTeamKey` that names none gives none).
 fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResult<Vec<FlagView>> {
     let mut ids: Vec<MemberId> = flags.iter().filter_map(maintainer_id).collect();
     ids.sort_unstable();
@@ -219,31 +230,62 @@ fn with_maintainers(repo: &mut dyn Repository, flags: Vec<Flag>) -> ServiceResul
     } else {
         repo.get_members(&ids.iter().collect::<Vec<_>>())?
     };
+    let mut keys: Vec<TeamKey> = flags
+        .iter()
+        .filter_map(|f| f.maintainer_team_key.as_deref().map(TeamKey::lookup))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let teams = if keys.is_empty() {
+        Vec::new()
+    } else {
+        repo.get_teams(&keys.iter().collect::<Vec<_>>())?
+    };
     Ok(flags
         .into_iter()
         .map(|flag| FlagView {
-            maintainer: flag
-                .maintainer_id
-                .as_ref()
-                .and_then(|id| members.iter().find(|m| m.id == *id))
-                .cloned(),
+            maintainers: Maintainers {
+                member: flag
+                    .maintainer_id
+                    .as_ref()
+                    .and_then(|id| members.iter().find(|m| m.id == *id))
+                    .cloned(),
+                team: flag
+                    .maintainer_team_key
+                    .as_ref()
+                    .and_then(|key| teams.iter().find(|t| t.key == *key))
+                    .cloned(),
+            },
             flag,
         })
         .collect())
 }
 
-/// One flag with its maintaining member (see [`with_maintainers`]).
+/// One flag with who maintains it (see [`with_maintainers`]).
 fn with_maintainer(repo: &mut dyn Repository, flag: Flag) -> ServiceResult<FlagView> {
-    let maintainer = maintainer_of(repo, &flag)?;
-    Ok(FlagView { flag, maintainer })
+    let maintainers = maintainers_of(repo, &flag)?;
+    Ok(FlagView { flag, maintainers })
 }
 
-/// The member `flag`'s `maintainerId` names, if it names one.
-fn maintainer_of(repo: &mut dyn Repository, flag: &Flag) -> ServiceResult<Option<Member>> {
-    Ok(match maintainer_id(flag) {
+/// Who maintains `flag`: the member and the team it names, if they exist.
+fn maintainers_of(repo: &mut dyn Repository, flag: &Flag) -> ServiceResult<Maintainers> {
+    let member = match maintainer_id(flag) {
         Some(id) => repo.get_members(&[&id])?.into_iter().next(),
         None => None,
-    })
+    };
+    let team = match &flag.maintainer_team_key {
+        Some(key) => repo.get_team(&TeamKey::lookup(key))?,
+        None => None,
+    };
+    Ok(Maintainers { member, team })
+}
+
+/// Refuses a maintaining team that does not exist (`maintainers` are those `flag` names).
+fn check_maintaining_team(flag: &Flag, maintainers: &Maintainers) -> Result<(), String> {
+    match &flag.maintainer_team_key {
+        Some(key) if maintainers.team.is_none() => Err(format!("no team with key '{key}'")),
+        _ => Ok(()),
+    }
 }
 
 /// The flag `key` (as a request names it) names in the project.
@@ -637,10 +679,10 @@ impl Service {
         flag: Flag,
     ) -> ServiceResult<(FlagView, Value)> {
         let view = with_maintainer(repo, flag)?;
+        check_maintaining_team(&view.flag, &view.maintainers)
+            .map_err(|reason| ValidationError::single("maintainerTeamKey", reason))?;
         // Measured as the API shows it (`_maintainer` counts; derived links do not).
-        let shown = self
-            .shown
-            .flag(project_key, &view.flag, view.maintainer.as_ref());
+        let shown = self.shown.flag(project_key, &view.flag, &view.maintainers);
         check_new_size("the new flag", &shown)?;
         Ok((view, shown))
     }
@@ -927,7 +969,7 @@ impl Service {
     ) -> ServiceResult<Vec<ServiceResult<FlagView>>> {
         // What GET shows of it: a patch reads `_maintainer` too, and the audit records it.
         let mut current = FlagView {
-            maintainer: maintainer_of(repo, &held)?,
+            maintainers: maintainers_of(repo, &held)?,
             flag: (*held).clone(),
         };
         let mut outcomes = Vec::new();
@@ -975,7 +1017,7 @@ impl Service {
         let FlagWrite { caller, change, .. } = request;
         let key = held.key.as_str();
         let flag = &current.flag;
-        let maintainer = &current.maintainer;
+        let maintainers = &current.maintainers;
         let now = self.now();
         let involves_others = match change {
             FlagChange::Semantic(patch) => {
@@ -992,7 +1034,7 @@ impl Service {
         let (next, delete) = match change {
             FlagChange::JsonPatch(patch) => (
                 flag.apply_patch_as_shown(
-                    &self.shown.flag(&project.key, flag, maintainer.as_ref()),
+                    &self.shown.flag(&project.key, flag, maintainers),
                     &patch.operations,
                     now,
                     &mut RandomIds,
@@ -1000,7 +1042,7 @@ impl Service {
                 false,
             ),
             FlagChange::MergePatch { merge, .. } => {
-                let shown = self.shown.flag(&project.key, flag, maintainer.as_ref());
+                let shown = self.shown.flag(&project.key, flag, maintainers);
                 (
                     flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
                     false,
@@ -1071,10 +1113,25 @@ impl Service {
                 ),
             ),
         };
-        let next_maintainer = if next.maintainer_id == flag.maintainer_id {
-            maintainer.clone()
+        let next_maintainers = if next.maintainer_id == flag.maintainer_id
+            && next.maintainer_team_key == flag.maintainer_team_key
+        {
+            maintainers.clone()
         } else {
-            maintainer_of(repo, &next)?
+            let next_maintainers = maintainers_of(repo, &next)?;
+            if next.maintainer_team_key != flag.maintainer_team_key {
+                check_maintaining_team(&next, &next_maintainers).map_err(
+                    |reason| match change {
+                        FlagChange::Semantic(_) => {
+                            ValidationError::single("maintainerTeamKey", reason).into()
+                        }
+                        _ => {
+                            ServiceError::PatchFailed(format!("maintainerTeamKey: {reason}").into())
+                        }
+                    },
+                )?;
+            }
+            next_maintainers
         };
         if delete {
             writes.save_flags(repo, &project.id)?;
@@ -1083,10 +1140,7 @@ impl Service {
             let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                 .comment(comment)
                 .delta(delta)
-                .versions(
-                    Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
-                    None,
-                );
+                .versions(Some(self.shown.flag(&project.key, flag, maintainers)), None);
             self.audit_later(repo, caller, change, &mut writes.audits)?;
         } else if next.version != flag.version {
             let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
@@ -1097,11 +1151,8 @@ impl Service {
                 .comment(comment)
                 .delta(delta)
                 .versions(
-                    Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
-                    Some(
-                        self.shown
-                            .flag(&project.key, &next, next_maintainer.as_ref()),
-                    ),
+                    Some(self.shown.flag(&project.key, flag, maintainers)),
+                    Some(self.shown.flag(&project.key, &next, &next_maintainers)),
                 );
             let accesses = domain::audit::accesses_of(&requests);
             audit.resources = resources_of(&accesses);
@@ -1112,12 +1163,12 @@ impl Service {
         Ok(if delete {
             FlagChanged::Deleted(FlagView {
                 flag: next,
-                maintainer: next_maintainer,
+                maintainers: next_maintainers,
             })
         } else {
             FlagChanged::To(FlagView {
                 flag: next,
-                maintainer: next_maintainer,
+                maintainers: next_maintainers,
             })
         })
     }
@@ -1141,8 +1192,8 @@ impl Service {
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let (project, mut held) = lock_flag_in(repo, project_key, key)?;
             let flag: &Flag = &held;
-            // A copy between environments leaves `maintainerId` as it is.
-            let maintainer = maintainer_of(repo, flag)?;
+            // A copy between environments leaves the maintainers as they are.
+            let maintainers = &maintainers_of(repo, flag)?;
             let mut next = flag.copy_config(post, self.now())?;
             if next.needs_project_check(flag) {
                 next.validate_in_project(
@@ -1176,8 +1227,8 @@ impl Service {
                 .comment(post.comment.clone())
                 .delta(json(post))
                 .versions(
-                    Some(self.shown.flag(&project.key, flag, maintainer.as_ref())),
-                    Some(self.shown.flag(&project.key, &next, maintainer.as_ref())),
+                    Some(self.shown.flag(&project.key, flag, maintainers)),
+                    Some(self.shown.flag(&project.key, &next, maintainers)),
                 );
                 audit
                     .accesses
@@ -1194,7 +1245,7 @@ impl Service {
             }
             Ok(FlagView {
                 flag: next,
-                maintainer,
+                maintainers: maintainers.clone(),
             })
         })
     }
@@ -1227,7 +1278,7 @@ impl Service {
                 let clone = with_maintainer(repo, clone)?;
                 let shown = self
                     .shown
-                    .flag(&project.key, &clone.flag, clone.maintainer.as_ref());
+                    .flag(&project.key, &clone.flag, &clone.maintainers);
                 check_new_size("the clone", &shown)?;
                 repo.insert_flag(&project.id, &clone.flag)?;
                 let mut change = Change::new(
@@ -1312,9 +1363,13 @@ impl Service {
                     .with_tags(&flag.tags),
             );
             caller.require_all(&in_every_environment(std::slice::from_ref(&delete), &flag))?;
+            let maintainers = maintainers_of(repo, &flag)?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new("flag", key, "deleted", &delete.action, delete.resource)
-                .versions(Some(self.shown.flag(&project.key, &flag, None)), None);
+                .versions(
+                    Some(self.shown.flag(&project.key, &flag, &maintainers)),
+                    None,
+                );
             self.audit(repo, caller, change)?;
             Ok(())
         })

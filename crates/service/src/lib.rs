@@ -37,6 +37,7 @@ pub use error::{Cause, Detail, ServiceError};
 pub use flag_writes::{Queued, QueuedWrite, WriteTurn};
 pub use flags::{
     DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest, FlagView,
+    Maintainers,
 };
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;

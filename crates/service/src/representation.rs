@@ -14,6 +14,8 @@ use domain::team::Team;
 use domain::webhook::Webhook;
 use serde_json::Value;
 
+use crate::Maintainers;
+
 /// A resource the API has an address for (what the audit log links to).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApiResource<'a> {
@@ -85,8 +87,8 @@ pub trait Representations: Send + Sync {
     fn member(&self, member: &Member) -> Value;
 
     /// A flag of project `project_key` as `GET /flags/{projectKey}/{flagKey}` shows it, with
-    /// `maintainer` as its `_maintainer`.
-    fn flag(&self, project_key: &str, flag: &Flag, maintainer: Option<&Member>) -> Value;
+    /// `maintainers` as its `_maintainer` and `_maintainerTeam`.
+    fn flag(&self, project_key: &str, flag: &Flag, maintainers: &Maintainers) -> Value;
 
     /// A webhook as `GET /webhooks/{id}` shows it.
     fn webhook(&self, webhook: &Webhook) -> Value;
@@ -133,7 +135,7 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(member).unwrap_or(Value::Null)
     }
 
-    fn flag(&self, _project_key: &str, flag: &Flag, _maintainer: Option<&Member>) -> Value {
+    fn flag(&self, _project_key: &str, flag: &Flag, _maintainers: &Maintainers) -> Value {
         serde_json::to_value(flag).unwrap_or(Value::Null)
     }
 

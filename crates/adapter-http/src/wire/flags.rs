@@ -101,6 +101,19 @@ pub struct Flag {
     )]
     #[schema(nullable = false)]
     pub maintainer: Option<MemberSummary>,
+    /// The maintaining team's key (a flag has a maintaining member or team, not both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub maintainer_team_key: Option<String>,
+    /// The maintaining team, while `maintainerTeamKey` names a team of the account (derived:
+    /// filled in by the service on every read, never stored).
+    #[serde(
+        rename = "_maintainerTeam",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(nullable = false)]
+    pub maintainer_team: Option<TeamSummary>,
     /// `parent` and `self`.
     #[schema(value_type = crate::wire::link::LinksSchema)]
     #[serde(rename = "_links")]
@@ -111,11 +124,12 @@ pub struct Flag {
 }
 
 impl Flag {
-    /// Flag `flag` of project `project_key`, with `maintainer` as its `_maintainer`.
+    /// Flag `flag` of project `project_key`, with `maintainers` as its `_maintainer` and
+    /// `_maintainerTeam`.
     pub fn of(
         project_key: &str,
         flag: domain::flag::Flag,
-        maintainer: Option<&domain::member::Member>,
+        maintainers: &service::Maintainers,
     ) -> Self {
         let variations = flag.variations.len();
         let environments = flag
@@ -154,7 +168,9 @@ impl Flag {
             include_in_snippet: flag.include_in_snippet,
             defaults: flag.defaults,
             maintainer_id: flag.maintainer_id,
-            maintainer: maintainer.map(MemberSummary::from),
+            maintainer: maintainers.member.as_ref().map(MemberSummary::from),
+            maintainer_team_key: flag.maintainer_team_key,
+            maintainer_team: maintainers.team.as_ref().map(TeamSummary::from),
             environments,
         }
     }
@@ -162,7 +178,7 @@ impl Flag {
 
 impl From<(&str, service::FlagView)> for Flag {
     fn from((project_key, view): (&str, service::FlagView)) -> Self {
-        Self::of(project_key, view.flag, view.maintainer.as_ref())
+        Self::of(project_key, view.flag, &view.maintainers)
     }
 }
 
@@ -247,6 +263,32 @@ impl FlagConfig {
             track_events_fallthrough: config.track_events_fallthrough,
             site,
             environment_name: config.environment_name,
+        }
+    }
+}
+
+/// A team in brief, as a flag's `_maintainerTeam` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TeamSummary {
+    /// `self`: the team.
+    #[serde(rename = "_links")]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
+    pub links: Links,
+    /// The team's key.
+    pub key: String,
+    /// The team's name.
+    pub name: String,
+}
+
+impl From<&domain::team::Team> for TeamSummary {
+    fn from(team: &domain::team::Team) -> Self {
+        Self {
+            links: Links::from([(
+                "self".to_owned(),
+                Link::api(super::teams::team_href(&team.key)),
+            )]),
+            key: team.key.to_string(),
+            name: team.name.clone(),
         }
     }
 }

@@ -38,9 +38,9 @@ impl Representations for ApiRepresentations {
         &self,
         project_key: &str,
         flag: &domain::flag::Flag,
-        maintainer: Option<&domain::member::Member>,
+        maintainers: &service::Maintainers,
     ) -> Value {
-        to_json(&flags::Flag::of(project_key, flag.clone(), maintainer))
+        to_json(&flags::Flag::of(project_key, flag.clone(), maintainers))
     }
 
     fn webhook(&self, webhook: &domain::webhook::Webhook) -> Value {

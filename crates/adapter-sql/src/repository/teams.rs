@@ -174,6 +174,19 @@ impl TeamRepository for SqlRepository<'_> {
         row.map(TeamRow::into_team).transpose()
     }
 
+    fn get_teams(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<Team>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<TeamRow> = teams::table
+            .filter(teams::key.eq_any(keys.iter().map(|k| k.as_str())))
+            .order(teams::key)
+            .select(TeamRow::as_select())
+            .load(self.conn)
+            .store()?;
+        rows.into_iter().map(TeamRow::into_team).collect()
+    }
+
     fn lock_teams(&mut self, keys: &[&TeamKey]) -> StoreResult<Vec<Locked<Team>>> {
         if keys.is_empty() {
             return Ok(Vec::new());

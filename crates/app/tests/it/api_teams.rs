@@ -489,8 +489,119 @@ async fn a_member_belongs_to_a_bounded_number_of_teams(backend: Backend) {
     );
 }
 
+/// A flag is maintained by a member or a team: `maintainerTeamKey` at creation, the
+/// `updateMaintainerTeam` instruction and JSON Patch, shown as `_maintainerTeam` while the team
+/// exists.
+async fn flags_are_maintained_by_a_team(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    let created = app
+        .post("/api/v2/teams", json!({"key": "ops", "name": "Ops"}))
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let flag = app
+        .post(
+            "/api/v2/flags/shop",
+            json!({"key": "f", "name": "F", "maintainerTeamKey": "ops"}),
+        )
+        .await;
+    assert_eq!(flag.status, 201, "{}", flag.body);
+    assert_eq!(flag.body["maintainerTeamKey"], "ops");
+    assert_eq!(flag.body["_maintainerTeam"]["name"], "Ops");
+    assert_eq!(
+        flag.body["_maintainerTeam"]["_links"]["self"]["href"],
+        "/api/v2/teams/ops"
+    );
+    assert!(flag.body.get("maintainerId").is_none());
+    for (body, why) in [
+        (
+            json!({"key": "g", "name": "G", "maintainerTeamKey": "nope"}),
+            "unknown team",
+        ),
+        (
+            json!({"key": "g", "name": "G", "maintainerTeamKey": "no way"}),
+            "bad key",
+        ),
+        (
+            json!({"key": "g", "name": "G", "maintainerTeamKey": "ops", "maintainerId": "0123456789abcdef01234567"}),
+            "both",
+        ),
+    ] {
+        let refused = app.post("/api/v2/flags/shop", body).await;
+        refused.assert_error(400, "invalid_request");
+        assert_eq!(
+            refused.body["errors"][0]["attribute"], "maintainerTeamKey",
+            "{why}: {}",
+            refused.body
+        );
+    }
+    app.get("/api/v2/flags/shop/g")
+        .await
+        .assert_error(404, "not_found");
+
+    let semantic = |instructions: Value| {
+        let app = &app;
+        async move {
+            app.patch_with(
+                "/api/v2/flags/shop/f",
+                SEMANTIC,
+                json!({"instructions": instructions}),
+            )
+            .await
+        }
+    };
+    let owner = app.get("/api/v2/members/me").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let to_member = semantic(json!([{"kind": "updateMaintainerMember", "value": owner}])).await;
+    assert_eq!(to_member.status, 200, "{}", to_member.body);
+    assert!(
+        to_member.body.get("maintainerTeamKey").is_none(),
+        "{}",
+        to_member.body
+    );
+    assert_eq!(to_member.body["_maintainer"]["_id"], owner.as_str());
+    let to_team = semantic(json!([{"kind": "updateMaintainerTeam", "value": "ops"}])).await;
+    assert_eq!(to_team.status, 200, "{}", to_team.body);
+    assert!(
+        to_team.body.get("maintainerId").is_none(),
+        "{}",
+        to_team.body
+    );
+    assert_eq!(to_team.body["_maintainerTeam"]["key"], "ops");
+    semantic(json!([{"kind": "updateMaintainerTeam", "value": "nope"}]))
+        .await
+        .assert_error(400, "invalid_request");
+    let both = app
+        .patch(
+            "/api/v2/flags/shop/f",
+            json!([{"op": "add", "path": "/maintainerId", "value": owner}]),
+        )
+        .await;
+    assert_eq!(both.status, 422, "{}", both.body);
+    let unknown = app
+        .patch(
+            "/api/v2/flags/shop/f",
+            json!([{"op": "replace", "path": "/maintainerTeamKey", "value": "nope"}]),
+        )
+        .await;
+    assert_eq!(unknown.status, 422, "{}", unknown.body);
+    assert_eq!(app.get("/api/v2/flags/shop/f").await.body, to_team.body);
+
+    // A deleted team leaves its key; `_maintainerTeam` goes with the team.
+    assert_eq!(app.delete("/api/v2/teams/ops").await.status, 204);
+    let after = app.get("/api/v2/flags/shop/f").await.body;
+    assert_eq!(after["maintainerTeamKey"], "ops");
+    assert!(after.get("_maintainerTeam").is_none(), "{after}");
+    let removed = semantic(json!([{"kind": "removeMaintainer"}])).await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    assert!(removed.body.get("maintainerTeamKey").is_none());
+}
+
 on_both_backends!(
     teams_round_trip,
     team_roles_decide_members_requests,
-    a_member_belongs_to_a_bounded_number_of_teams
+    a_member_belongs_to_a_bounded_number_of_teams,
+    flags_are_maintained_by_a_team
 );

@@ -63,8 +63,7 @@ pub struct FlagPost {
     /// Not supported: migration flags do not exist here. A request that sets it (to anything
     /// but `null`) is a 400 naming the field.
     pub migration_settings: Option<Value>,
-    /// Not supported: there are no teams here (use `maintainerId`). A request that sets it (to
-    /// anything but `null`) is a 400 naming the field.
+    /// The maintaining team's key (an existing team; not with `maintainerId`).
     pub maintainer_team_key: Option<String>,
 }
 
@@ -128,7 +127,8 @@ impl NewFlag {
 
 impl FlagPost {
     /// Checks the key, refuses the fields this service does not support (`purpose`,
-    /// `migrationSettings`, `maintainerTeamKey`) and checks the shape of
+    /// `migrationSettings`), refuses a maintaining member and team together, and checks the
+    /// shape of
     /// `initialPrerequisites` (at most [`MAX_PREREQUISITES`], each flag once, not the flag
     /// itself); the remaining rules are checked on the created flag and, for prerequisites,
     /// against the project by [`Flag::add_initial_prerequisites`].
@@ -136,7 +136,7 @@ impl FlagPost {
     /// ```
     /// use domain::flag::FlagPost;
     /// let post: FlagPost = serde_json::from_value(serde_json::json!(
-    ///     {"key": "f", "name": "F", "maintainerTeamKey": "team"})).unwrap();
+    ///     {"key": "f", "name": "F", "maintainerTeamKey": "ops", "maintainerId": "5f0c0e0c0e0c0e0c0e0c0e0c"})).unwrap();
     /// let err = post.validate().unwrap_err();
     /// assert_eq!(err.errors[0].attribute, "maintainerTeamKey");
     /// ```
@@ -164,12 +164,11 @@ impl FlagPost {
                 "migration flags are not supported; leave migrationSettings out",
             ));
         }
-        if self.maintainer_team_key.is_some() {
-            errors.push(FieldError::new(
-                "maintainerTeamKey",
-                "teams are not supported; name a maintaining member with maintainerId",
-            ));
-        }
+        super::validate::validate_maintainer(
+            self.maintainer_id.as_deref(),
+            self.maintainer_team_key.as_deref(),
+            &mut errors,
+        );
         let initial = self.initial_prerequisites.as_deref().unwrap_or_default();
         if initial.len() > MAX_PREREQUISITES {
             errors.push(FieldError::new(
@@ -368,6 +367,7 @@ impl Flag {
             include_in_snippet: availability.using_environment_id,
             defaults,
             maintainer_id: post.maintainer_id,
+            maintainer_team_key: post.maintainer_team_key,
             environments: BTreeMap::new(),
         };
         flag.validate()?;

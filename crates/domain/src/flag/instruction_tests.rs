@@ -905,8 +905,40 @@ fn maintainer_and_client_side_availability() {
         None,
         json!([{"kind": "updateMaintainerMember", "value": "0123456789abcdef01234567"}]),
     );
+    // A team replaces the member, and the other way round.
+    f.ok(
+        None,
+        json!([{"kind": "updateMaintainerTeam", "value": "platform"}]),
+    );
+    assert_eq!(
+        (
+            f.flag.maintainer_id.as_deref(),
+            f.flag.maintainer_team_key.as_deref()
+        ),
+        (None, Some("platform"))
+    );
+    f.err(
+        None,
+        json!([{"kind": "updateMaintainerTeam", "value": "no way"}]),
+        "maintainerTeamKey",
+    );
+    f.ok(
+        None,
+        json!([{"kind": "updateMaintainerMember", "value": "0123456789abcdef01234567"}]),
+    );
+    assert_eq!(f.flag.maintainer_team_key, None);
+    f.ok(
+        None,
+        json!([{"kind": "updateMaintainerTeam", "value": "platform"}]),
+    );
     f.ok(None, json!([{"kind": "removeMaintainer"}]));
-    assert_eq!(f.flag.maintainer_id, None);
+    assert_eq!(
+        (
+            f.flag.maintainer_id.as_deref(),
+            f.flag.maintainer_team_key.as_deref()
+        ),
+        (None, None)
+    );
     f.no_op(None, json!([{"kind": "removeMaintainer"}]));
     f.err(
         None,

@@ -605,8 +605,18 @@ fn apply_to_flag(
                 }
             }
         }
-        UpdateMaintainerMember { value } => flag.maintainer_id = Some(value.clone()),
-        RemoveMaintainer => flag.maintainer_id = None,
+        UpdateMaintainerMember { value } => {
+            flag.maintainer_id = Some(value.clone());
+            flag.maintainer_team_key = None;
+        }
+        UpdateMaintainerTeam { value } => {
+            flag.maintainer_team_key = Some(value.clone());
+            flag.maintainer_id = None;
+        }
+        RemoveMaintainer => {
+            flag.maintainer_id = None;
+            flag.maintainer_team_key = None;
+        }
         TurnOnClientSideAvailability { value } => *availability_field(flag, value)? = true,
         TurnOffClientSideAvailability { value } => *availability_field(flag, value)? = false,
         ArchiveFlag | RestoreFlag => {

@@ -141,6 +141,9 @@ pub struct Flag {
     /// The maintaining member's `_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintainer_id: Option<String>,
+    /// The maintaining team's key (a flag has a maintaining member or team, not both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintainer_team_key: Option<String>,
     /// Per-environment configuration, by environment key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub environments: BTreeMap<String, FlagConfig>,
@@ -165,7 +168,7 @@ fn as_pointers(mut err: crate::ValidationError) -> crate::ValidationError {
 }
 
 /// What the API adds to a flag's document when it shows it.
-const SHOWN_ONLY: [&str; 2] = ["_links", "_maintainer"];
+const SHOWN_ONLY: [&str; 3] = ["_links", "_maintainer", "_maintainerTeam"];
 /// What the API adds to each configuration's document when it shows it.
 const SHOWN_ONLY_PER_ENVIRONMENT: [&str; 2] = ["_site", "_summary"];
 

@@ -111,6 +111,11 @@ impl Flag {
         let mut errors = Vec::new();
         validate_name("name", &self.name, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
+        validate_maintainer(
+            self.maintainer_id.as_deref(),
+            self.maintainer_team_key.as_deref(),
+            &mut errors,
+        );
         for (i, variation) in self.variations.iter().enumerate() {
             if let Some(name) = &variation.name {
                 crate::validate_label(&format!("variations[{i}].name"), name, &mut errors);
@@ -384,5 +389,23 @@ fn validate_rollout(at: &str, rollout: &Rollout, count: usize, errors: &mut Vec<
             format!("{at}.variations"),
             format!("weights sum to {total}, not 100000"),
         ));
+    }
+}
+
+/// A flag is maintained by a member or by a team, not both; a team is named by a key.
+pub(crate) fn validate_maintainer(
+    member: Option<&str>,
+    team: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(team) = team {
+        if member.is_some() {
+            errors.push(FieldError::new(
+                "maintainerTeamKey",
+                "a flag is maintained by a member (maintainerId) or a team (maintainerTeamKey), not both",
+            ));
+        } else if let Err(e) = crate::key::TeamKey::parse(team) {
+            errors.push(FieldError::new("maintainerTeamKey", e.to_string()));
+        }
     }
 }

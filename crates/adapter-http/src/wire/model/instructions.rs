@@ -227,6 +227,10 @@ pub enum Instruction {
     /// Set the maintaining member.
     #[serde(rename_all = "camelCase")]
     UpdateMaintainerMember { value: String },
+    /// Set the maintaining team, by the key of an existing team (the maintaining member, if any,
+    /// is removed).
+    #[serde(rename_all = "camelCase")]
+    UpdateMaintainerTeam { value: String },
     /// Remove the maintainer.
     RemoveMaintainer,
     /// Make the flag available to `usingMobileKey` or `usingEnvironmentId` SDKs.

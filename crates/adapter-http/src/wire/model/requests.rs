@@ -119,8 +119,8 @@ pub struct FlagPost {
     /// but `null`) is a 400 naming the field.
     #[schema(value_type = Option<Object>)]
     pub migration_settings: Option<Value>,
-    /// Not supported: there are no teams here (use `maintainerId`). A request that sets it (to
-    /// anything but `null`) is a 400 naming the field.
+    /// The maintaining team's key: an existing team (a 400 naming the field otherwise), not
+    /// together with `maintainerId`.
     pub maintainer_team_key: Option<String>,
 }
 

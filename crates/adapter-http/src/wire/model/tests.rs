@@ -468,7 +468,7 @@ fn served_flags_and_segments_fit_their_schemas() {
         }
     };
     let mut flag = doc.example(doc.schema("Flag"));
-    derived(&mut flag, &["_links", "_maintainer"]);
+    derived(&mut flag, &["_links", "_maintainer", "_maintainerTeam"]);
     for config in flag["environments"].as_object_mut().unwrap().values_mut() {
         derived(config, &["_site", "_summary"]);
     }
@@ -477,7 +477,12 @@ fn served_flags_and_segments_fit_their_schemas() {
         .environments
         .values()
         .any(|c| !c.rules.is_empty() && c.rules[0].rollout.is_some() && !c.targets.is_empty()));
-    let served = serde_json::to_value(crate::wire::Flag::of("web", flag, None)).unwrap();
+    let served = serde_json::to_value(crate::wire::Flag::of(
+        "web",
+        flag,
+        &service::Maintainers::default(),
+    ))
+    .unwrap();
     let mut failures = doc.misfits("Flag", &served);
 
     let mut segment = doc.example(doc.schema("Segment"));

@@ -476,7 +476,11 @@ async fn unsupported_create_fields_are_refused_with_a_reason(backend: Backend) {
             json!({"contextKind": "user"}),
             "migration",
         ),
-        ("maintainerTeamKey", json!("team"), "no team with key 'team'"),
+        (
+            "maintainerTeamKey",
+            json!("team"),
+            "no team with key 'team'",
+        ),
     ];
     for (field, value, says) in flag_fields {
         let mut body = json!({"key": "f", "name": "F"});

@@ -350,7 +350,7 @@ fn roles() -> Result<()> {
          `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}\n{}\n{}",
         domain::role::permission_table_markdown(),
         domain::role::actor_rules_markdown(),
-        domain::policy::actions::catalogue_markdown()
+        domain::policy::actions::catalogue_markdown(&adapter_http::catalogue::routes_needing)
     );
     std::fs::write(root.join("docs/roles.md"), text).context("writing docs/roles.md")?;
     println!("roles: wrote docs/roles.md");

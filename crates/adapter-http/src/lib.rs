@@ -6,6 +6,7 @@
 
 mod auth_throttle;
 mod body_timeout;
+pub mod catalogue;
 mod contract;
 mod cors;
 mod error;

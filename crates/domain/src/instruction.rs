@@ -93,7 +93,14 @@ pub struct PrerequisiteInput {
 
 /// One instruction of a semantic patch, tagged by `kind`. Unknown parameters are refused by
 /// [`SemanticPatch::parse`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(InstructionKind),
+    derive(strum::EnumIter, strum::IntoStaticStr, strum::VariantNames, Hash),
+    strum(serialize_all = "camelCase"),
+    allow(missing_docs),
+    doc = "The kind of a [`Instruction`] (its `kind`), without its parameters."
+)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum Instruction {
@@ -333,61 +340,7 @@ pub enum Instruction {
 
 impl Instruction {
     /// Every instruction kind, as sent in `kind`.
-    pub const KINDS: [&'static str; 53] = [
-        "turnFlagOn",
-        "turnFlagOff",
-        "addTargets",
-        "removeTargets",
-        "replaceTargets",
-        "clearTargets",
-        "addUserTargets",
-        "removeUserTargets",
-        "replaceUserTargets",
-        "clearUserTargets",
-        "addRule",
-        "removeRule",
-        "reorderRules",
-        "replaceRules",
-        "updateRuleDescription",
-        "updateRuleTrackEvents",
-        "updateRuleVariationOrRollout",
-        "addClauses",
-        "removeClauses",
-        "updateClause",
-        "addValuesToClause",
-        "removeValuesFromClause",
-        "updateFallthroughVariationOrRollout",
-        "updateOffVariation",
-        "addPrerequisite",
-        "removePrerequisite",
-        "updatePrerequisite",
-        "replacePrerequisites",
-        "updateTrackEvents",
-        "updateTrackEventsFallthrough",
-        "addVariation",
-        "removeVariation",
-        "updateVariation",
-        "updateDefaultVariation",
-        "updateName",
-        "updateDescription",
-        "addTags",
-        "removeTags",
-        "makeFlagPermanent",
-        "makeFlagTemporary",
-        "addCustomProperties",
-        "replaceCustomProperties",
-        "removeCustomProperties",
-        "updateMaintainerMember",
-        "updateMaintainerTeam",
-        "removeMaintainer",
-        "turnOnClientSideAvailability",
-        "turnOffClientSideAvailability",
-        "archiveFlag",
-        "restoreFlag",
-        "deprecateFlag",
-        "restoreDeprecatedFlag",
-        "deleteFlag",
-    ];
+    pub const KINDS: &'static [&'static str] = <InstructionKind as strum::VariantNames>::VARIANTS;
 
     /// How many target values the instruction names (individual targeting only).
     ///
@@ -421,52 +374,48 @@ impl Instruction {
     /// assert_eq!(Instruction::ArchiveFlag.action(), "updateGlobalArchived");
     /// ```
     pub fn action(&self) -> &'static str {
-        use Instruction::*;
+        InstructionKind::from(self).action()
+    }
+}
+
+impl InstructionKind {
+    /// The policy action an instruction of this kind needs (see [`crate::policy::actions`]).
+    pub fn action(self) -> &'static str {
+        use InstructionKind::*;
         match self {
             TurnFlagOn | TurnFlagOff => "updateOn",
-            AddTargets { .. }
-            | RemoveTargets { .. }
-            | ReplaceTargets { .. }
-            | ClearTargets { .. }
-            | AddUserTargets { .. }
-            | RemoveUserTargets { .. }
-            | ReplaceUserTargets { .. }
-            | ClearUserTargets { .. } => "updateTargets",
-            AddRule { .. }
-            | RemoveRule { .. }
-            | ReorderRules { .. }
-            | ReplaceRules { .. }
-            | UpdateRuleDescription { .. }
-            | UpdateRuleTrackEvents { .. }
-            | UpdateRuleVariationOrRollout { .. }
-            | AddClauses { .. }
-            | RemoveClauses { .. }
-            | UpdateClause { .. }
-            | AddValuesToClause { .. }
-            | RemoveValuesFromClause { .. } => "updateRules",
-            UpdateFallthroughVariationOrRollout { .. } => "updateFallthrough",
-            UpdateOffVariation { .. } => "updateOffVariation",
-            AddPrerequisite { .. }
-            | RemovePrerequisite { .. }
-            | UpdatePrerequisite { .. }
-            | ReplacePrerequisites { .. } => "updatePrerequisites",
-            UpdateTrackEvents { .. } => "updateTrackEvents",
-            UpdateTrackEventsFallthrough { .. } => "updateTrackEventsFallthrough",
-            AddVariation { .. } | RemoveVariation { .. } | UpdateVariation { .. } => {
-                "updateFlagVariations"
+            AddTargets | RemoveTargets | ReplaceTargets | ClearTargets | AddUserTargets
+            | RemoveUserTargets | ReplaceUserTargets | ClearUserTargets => "updateTargets",
+            AddRule
+            | RemoveRule
+            | ReorderRules
+            | ReplaceRules
+            | UpdateRuleDescription
+            | UpdateRuleTrackEvents
+            | UpdateRuleVariationOrRollout
+            | AddClauses
+            | RemoveClauses
+            | UpdateClause
+            | AddValuesToClause
+            | RemoveValuesFromClause => "updateRules",
+            UpdateFallthroughVariationOrRollout => "updateFallthrough",
+            UpdateOffVariation => "updateOffVariation",
+            AddPrerequisite | RemovePrerequisite | UpdatePrerequisite | ReplacePrerequisites => {
+                "updatePrerequisites"
             }
-            UpdateDefaultVariation { .. } => "updateFlagDefaults",
-            UpdateName { .. } => "updateName",
-            UpdateDescription { .. } => "updateDescription",
-            AddTags { .. } | RemoveTags { .. } => "updateTags",
+            UpdateTrackEvents => "updateTrackEvents",
+            UpdateTrackEventsFallthrough => "updateTrackEventsFallthrough",
+            AddVariation | RemoveVariation | UpdateVariation => "updateFlagVariations",
+            UpdateDefaultVariation => "updateFlagDefaults",
+            UpdateName => "updateName",
+            UpdateDescription => "updateDescription",
+            AddTags | RemoveTags => "updateTags",
             MakeFlagPermanent | MakeFlagTemporary => "updateTemporary",
-            AddCustomProperties { .. }
-            | ReplaceCustomProperties { .. }
-            | RemoveCustomProperties { .. } => "updateFlagCustomProperties",
-            UpdateMaintainerMember { .. } | UpdateMaintainerTeam { .. } | RemoveMaintainer => {
-                "updateMaintainer"
+            AddCustomProperties | ReplaceCustomProperties | RemoveCustomProperties => {
+                "updateFlagCustomProperties"
             }
-            TurnOnClientSideAvailability { .. } | TurnOffClientSideAvailability { .. } => {
+            UpdateMaintainerMember | UpdateMaintainerTeam | RemoveMaintainer => "updateMaintainer",
+            TurnOnClientSideAvailability | TurnOffClientSideAvailability => {
                 "updateClientSideFlagAvailability"
             }
             ArchiveFlag | RestoreFlag => "updateGlobalArchived",
@@ -474,7 +423,9 @@ impl Instruction {
             DeleteFlag => "deleteFlag",
         }
     }
+}
 
+impl Instruction {
     /// Whether the instruction acts on one environment (and so needs `environmentKey`): what
     /// its action ([`Instruction::action`]) changes is per environment.
     pub fn is_environment_scoped(&self) -> bool {

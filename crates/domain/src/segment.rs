@@ -619,7 +619,14 @@ fn remove(list: &mut Vec<String>, values: &[String]) {
 }
 
 /// One segment instruction, tagged by `kind` (big-segment kinds are not supported).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(SegmentInstructionKind),
+    derive(strum::EnumIter, strum::IntoStaticStr, strum::VariantNames, Hash),
+    strum(serialize_all = "camelCase"),
+    allow(missing_docs),
+    doc = "The kind of a [`SegmentInstruction`] (its `kind`), without its parameters."
+)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum SegmentInstruction {
@@ -731,29 +738,8 @@ pub enum SegmentInstruction {
 
 impl SegmentInstruction {
     /// Every segment instruction kind.
-    pub const KINDS: [&'static str; 21] = [
-        "updateName",
-        "addTags",
-        "removeTags",
-        "addIncludedTargets",
-        "removeIncludedTargets",
-        "addExcludedTargets",
-        "removeExcludedTargets",
-        "addIncludedUsers",
-        "removeIncludedUsers",
-        "addExcludedUsers",
-        "removeExcludedUsers",
-        "addRule",
-        "removeRule",
-        "reorderRules",
-        "addClauses",
-        "removeClauses",
-        "updateClause",
-        "addValuesToClause",
-        "removeValuesFromClause",
-        "updateRuleDescription",
-        "updateRuleRolloutAndContextKind",
-    ];
+    pub const KINDS: &'static [&'static str] =
+        <SegmentInstructionKind as strum::VariantNames>::VARIANTS;
 
     /// The policy action the instruction needs on the segment (see
     /// [`crate::policy::actions`]), decided whether or not it changes anything.
@@ -764,31 +750,38 @@ impl SegmentInstruction {
     /// assert_eq!(i.action(), "updateIncluded");
     /// ```
     pub fn action(&self) -> &'static str {
-        use SegmentInstruction::*;
+        SegmentInstructionKind::from(self).action()
+    }
+}
+
+impl SegmentInstructionKind {
+    /// The policy action an instruction of this kind needs (see [`crate::policy::actions`]).
+    pub fn action(self) -> &'static str {
+        use SegmentInstructionKind::*;
         match self {
-            UpdateName { .. } => "updateName",
-            AddTags { .. } | RemoveTags { .. } => "updateTags",
-            AddIncludedTargets { .. }
-            | RemoveIncludedTargets { .. }
-            | AddIncludedUsers { .. }
-            | RemoveIncludedUsers { .. } => "updateIncluded",
-            AddExcludedTargets { .. }
-            | RemoveExcludedTargets { .. }
-            | AddExcludedUsers { .. }
-            | RemoveExcludedUsers { .. } => "updateExcluded",
-            AddRule { .. }
-            | RemoveRule { .. }
-            | ReorderRules { .. }
-            | AddClauses { .. }
-            | RemoveClauses { .. }
-            | UpdateClause { .. }
-            | AddValuesToClause { .. }
-            | RemoveValuesFromClause { .. }
-            | UpdateRuleDescription { .. }
-            | UpdateRuleRolloutAndContextKind { .. } => "updateRules",
+            UpdateName => "updateName",
+            AddTags | RemoveTags => "updateTags",
+            AddIncludedTargets | RemoveIncludedTargets | AddIncludedUsers | RemoveIncludedUsers => {
+                "updateIncluded"
+            }
+            AddExcludedTargets | RemoveExcludedTargets | AddExcludedUsers | RemoveExcludedUsers => {
+                "updateExcluded"
+            }
+            AddRule
+            | RemoveRule
+            | ReorderRules
+            | AddClauses
+            | RemoveClauses
+            | UpdateClause
+            | AddValuesToClause
+            | RemoveValuesFromClause
+            | UpdateRuleDescription
+            | UpdateRuleRolloutAndContextKind => "updateRules",
         }
     }
+}
 
+impl SegmentInstruction {
     /// How many target values the instruction adds or removes.
     pub fn target_operations(&self) -> usize {
         use SegmentInstruction::*;

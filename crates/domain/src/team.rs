@@ -116,7 +116,14 @@ impl MembershipStep {
 }
 
 /// One team instruction, tagged by `kind`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(TeamInstructionKind),
+    derive(strum::EnumIter, strum::IntoStaticStr, strum::VariantNames, Hash),
+    strum(serialize_all = "camelCase"),
+    allow(missing_docs),
+    doc = "The kind of a [`TeamInstruction`] (its `kind`), without its parameters."
+)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum TeamInstruction {
@@ -138,15 +145,8 @@ pub enum TeamInstruction {
 
 impl TeamInstruction {
     /// Every team instruction kind.
-    pub const KINDS: [&'static str; 7] = [
-        "addCustomRoles",
-        "removeCustomRoles",
-        "addMembers",
-        "removeMembers",
-        "replaceMembers",
-        "updateName",
-        "updateDescription",
-    ];
+    pub const KINDS: &'static [&'static str] =
+        <TeamInstructionKind as strum::VariantNames>::VARIANTS;
 
     /// The policy action the instruction needs on the team (see [`crate::policy::actions`]),
     /// decided whether or not it changes anything.
@@ -157,15 +157,24 @@ impl TeamInstruction {
     /// assert_eq!(i.action(), "updateTeamMembers");
     /// ```
     pub fn action(&self) -> &'static str {
-        use TeamInstruction::*;
+        TeamInstructionKind::from(self).action()
+    }
+}
+
+impl TeamInstructionKind {
+    /// The policy action an instruction of this kind needs (see [`crate::policy::actions`]).
+    pub fn action(self) -> &'static str {
+        use TeamInstructionKind::*;
         match self {
-            AddCustomRoles { .. } | RemoveCustomRoles { .. } => "updateTeamCustomRoles",
-            AddMembers { .. } | RemoveMembers { .. } | ReplaceMembers { .. } => "updateTeamMembers",
-            UpdateName { .. } => "updateTeamName",
-            UpdateDescription { .. } => "updateTeamDescription",
+            AddCustomRoles | RemoveCustomRoles => "updateTeamCustomRoles",
+            AddMembers | RemoveMembers | ReplaceMembers => "updateTeamMembers",
+            UpdateName => "updateTeamName",
+            UpdateDescription => "updateTeamDescription",
         }
     }
+}
 
+impl TeamInstruction {
     fn member_values(&self) -> usize {
         use TeamInstruction::*;
         match self {

@@ -676,6 +676,8 @@ enum Call {
     Patch(String, Value),
     /// A semantic patch: turn flag `f` of the project on in the environment.
     Toggle(&'static str, &'static str),
+    /// A semantic patch of another resource.
+    Semantic(String, Value),
 }
 
 /// Calls `call` with `token`: the status.
@@ -694,6 +696,15 @@ where
         Call::Post(path, body) => app.post_as(token, path, body.clone()).await.status,
         Call::Patch(path, body) => app.patch_as(token, path, body.clone()).await.status,
         Call::Toggle(project, env) => toggle(app, token, project, env).await,
+        Call::Semantic(path, body) => {
+            app.send(
+                crate::common::request(actix_web::http::Method::PATCH, path, Some(token))
+                    .insert_header(("Content-Type", crate::common::SEMANTIC))
+                    .set_payload(body.to_string()),
+            )
+            .await
+            .status
+        }
     }
 }
 
@@ -713,7 +724,14 @@ async fn each_route_needs_its_action_on_its_resource(backend: Backend) {
             .await;
         assert_eq!(made.status, 201, "{}", made.body);
     }
+    for team in ["a", "b"] {
+        let made = app
+            .post("/api/v2/teams", json!({"key": team, "name": team}))
+            .await;
+        assert_eq!(made.status, 201, "{}", made.body);
+    }
     let rename = |name: &str| json!([{"op": "replace", "path": "/name", "value": name}]);
+    let rename_team = |name: &str| json!({"instructions": [{"kind": "updateName", "value": name}]});
     // (statements, whether reads come from the base role, the allowed call and its status,
     // the sibling call)
     let cases: Vec<(Value, bool, Call, u16, Call)> = vec![
@@ -821,6 +839,20 @@ async fn each_route_needs_its_action_on_its_resource(backend: Backend) {
             Call::Get("/api/v2/auditlog".into()),
             200,
             Call::Get("/api/v2/projects/q".into()),
+        ),
+        (
+            json!([{"effect": "allow", "resources": ["team/a"], "actions": ["viewTeams"]}]),
+            false,
+            Call::Get("/api/v2/teams/a".into()),
+            200,
+            Call::Get("/api/v2/teams/b".into()),
+        ),
+        (
+            json!([{"effect": "allow", "resources": ["team/a"], "actions": ["updateTeamName"]}]),
+            true,
+            Call::Semantic("/api/v2/teams/a".into(), rename_team("A2")),
+            200,
+            Call::Semantic("/api/v2/teams/b".into(), rename_team("B2")),
         ),
         (
             // A deny statement overrides an allow.

@@ -432,14 +432,51 @@ pub fn of_kind(kind: ResourceKind) -> impl Iterator<Item = &'static ActionInfo> 
     ALL.iter().filter(move |a| a.kind == kind)
 }
 
-/// The catalogue as Markdown (rendered into `docs/roles.md`): one table per kind of resource,
-/// with the specifier naming all of them.
+/// The kinds of semantic-patch instructions (flags', segments' or teams') that need `action`.
 ///
 /// ```
-/// let text = domain::policy::actions::catalogue_markdown();
-/// assert!(text.contains("| `updateOn` |"));
+/// use domain::policy::actions::{find, instructions_needing, ResourceKind};
+/// let on = find("updateOn", ResourceKind::Flag).unwrap();
+/// assert_eq!(instructions_needing(on), ["turnFlagOn", "turnFlagOff"]);
 /// ```
-pub fn catalogue_markdown() -> String {
+pub fn instructions_needing(action: &ActionInfo) -> Vec<&'static str> {
+    use strum::IntoEnumIterator;
+    fn kinds<K: IntoEnumIterator + Into<&'static str>>(
+        action_of: impl Fn(&K) -> &'static str,
+        name: &str,
+    ) -> Vec<&'static str> {
+        K::iter()
+            .filter(|kind| action_of(kind) == name)
+            .map(Into::into)
+            .collect()
+    }
+    match action.kind {
+        ResourceKind::Flag => kinds(
+            |k: &crate::instruction::InstructionKind| k.action(),
+            action.name,
+        ),
+        ResourceKind::Segment => kinds(
+            |k: &crate::segment::SegmentInstructionKind| k.action(),
+            action.name,
+        ),
+        ResourceKind::Team => kinds(
+            |k: &crate::team::TeamInstructionKind| k.action(),
+            action.name,
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// The catalogue as Markdown (rendered into `docs/roles.md`): one table per kind of resource,
+/// with the specifier naming all of them, and for each action what needs it: the routes
+/// `routes` names (the HTTP adapter knows them) and the semantic-patch instructions.
+///
+/// ```
+/// let text = domain::policy::actions::catalogue_markdown(&|_| vec!["`PATCH /x`".into()]);
+/// assert!(text.contains("| `updateOn` |"));
+/// assert!(text.contains("`PATCH /x`; instructions `turnFlagOn`, `turnFlagOff`"));
+/// ```
+pub fn catalogue_markdown(routes: &dyn Fn(&ActionInfo) -> Vec<String>) -> String {
     let mut out = String::from(
         "## Actions\n\nThe vocabulary of policy statements: an action on a resource. A statement's `resources` are \
          specifiers (`proj/shop:env/production:flag/*`: `kind/name` parts joined by `:`, `*` globs in names, \
@@ -464,16 +501,28 @@ pub fn catalogue_markdown() -> String {
          `viewProject` on `proj/{key}` (a list of projects shows those the caller may read), the audit log \
          `viewAuditLog` on `acct`, a list of members, teams, custom roles, webhooks or tokens the `view…` action \
          on every one of them (`member/*`), and one of them the action on it. Who may act on whom (no role above one's own, \
-         one owner) is decided by base roles, as listed above.\n",
+         one owner) is decided by base roles, as listed above.\n\n\
+         \"Needed by\" names the routes (paths under the API's root) whose requests may need the action, and the \
+         semantic-patch instructions that need it; a JSON Patch or merge patch needs the actions of what it \
+         changes.\n",
     );
     for kind in ResourceKind::ALL {
         out.push_str(&format!(
-            "\n### {} (`{}`)\n\n| Action | Covers |\n|---|---|\n",
+            "\n### {} (`{}`)\n\n| Action | Covers | Needed by |\n|---|---|---|\n",
             kind,
             kind.specifier()
         ));
         for action in of_kind(kind) {
-            out.push_str(&format!("| `{}` | {} |\n", action.name, action.describe));
+            let mut needed = routes(action).join(", ");
+            let instructions = instructions_needing(action);
+            if !instructions.is_empty() {
+                let kinds: Vec<String> = instructions.iter().map(|k| format!("`{k}`")).collect();
+                needed.push_str(&format!("; instructions {}", kinds.join(", ")));
+            }
+            out.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                action.name, action.describe, needed
+            ));
         }
     }
     out

@@ -180,6 +180,35 @@ fn key_lists(schemas: &mut Map<String, Value>) {
     }
 }
 
+/// `_access` on the objects a single read or write shows it on (`crate::wire::access`): not
+/// required, since lists, the audit log and webhook payloads show them without it.
+fn caller_access(schemas: &mut Map<String, Value>) {
+    for name in [
+        "ProjectExpanded",
+        "ProjectRep",
+        "Environment",
+        "Segment",
+        "SegmentDetail",
+        "Webhook",
+        "CustomRole",
+        "Team",
+    ] {
+        if let Some(properties) = schemas
+            .get_mut(name)
+            .and_then(|s| s.get_mut("properties"))
+            .and_then(Value::as_object_mut)
+        {
+            properties.insert(
+                "_access".into(),
+                json!({
+                    "$ref": "#/components/schemas/ResourceAccess",
+                    "description": "What the caller may do to it: each action of its kind, allowed or denied, with the deciding statement and its role (answers of single reads and writes only, not list items)"
+                }),
+            );
+        }
+    }
+}
+
 /// Fields the reference lists that this service refuses unless they are empty or absent: the
 /// schema admits only what is accepted (its description says why).
 fn refused_fields(schemas: &mut Map<String, Value>) {
@@ -516,6 +545,7 @@ pub(crate) fn constrain(doc: &mut Value) {
     policies(schemas);
     refused_fields(schemas);
     project_environments(schemas);
+    caller_access(schemas);
     for schema in schemas.values_mut() {
         without_code_examples(schema);
     }

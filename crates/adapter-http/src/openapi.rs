@@ -29,7 +29,11 @@ use crate::{ErrorBody, Route};
             the server is configured with (204; other origins: 403) and are not listed as operations.",
         version = "20240415"
     ),
-    components(schemas(ErrorBody, crate::routes::webhooks::WebhookDeliveryPayload)),
+    components(schemas(
+        ErrorBody,
+        crate::routes::webhooks::WebhookDeliveryPayload,
+        crate::wire::ResourceAccess
+    )),
     tags(
         (name = "Projects"), (name = "Environments"), (name = "Feature flags"),
         (name = "Feature flags (beta)", description = "Beta routes: every call needs `Svc-API-Version: beta`, else 403"),

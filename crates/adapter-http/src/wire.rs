@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::error::ApiError;
 use crate::AppState;
 
+pub(crate) mod access;
 mod audit;
 mod environments;
 mod flags;
@@ -30,6 +31,7 @@ mod teams;
 mod tokens;
 mod webhooks;
 
+pub use access::{with_access, ResourceAccess};
 pub use audit::{AuditEntries, AuditEntry};
 pub use environments::{Environment, Environments};
 pub use flags::{DependentFlags, FeatureFlags, Flag};
@@ -417,6 +419,15 @@ pub enum DocumentPatch {
     },
 }
 
+/// A merge document without the `_access` a GET answer carries: it says what the caller may
+/// do, no part of the resource, so a GET body sent back as a merge patch changes nothing.
+fn without_access(mut merge: Value) -> Value {
+    if let Some(fields) = merge.as_object_mut() {
+        fields.remove("_access");
+    }
+    merge
+}
+
 /// Reads a PATCH body of `form` other than a semantic patch: in `application/json` a
 /// `{comment?, merge}` object is a merge patch and anything else a JSON Patch. `semantic` says
 /// whether the resource also takes semantic patches (then a JSON body of `instructions` is
@@ -436,7 +447,7 @@ pub fn document_patch(
         )),
         PatchForm::Merge => Ok(DocumentPatch::Merge {
             comment: None,
-            merge: value,
+            merge: without_access(value),
         }),
         PatchForm::Json => match value {
             Value::Object(mut fields) if fields.contains_key("merge") => {
@@ -451,7 +462,10 @@ pub fn document_patch(
                         "unexpected field '{other}' in merge patch body"
                     )));
                 }
-                Ok(DocumentPatch::Merge { comment, merge })
+                Ok(DocumentPatch::Merge {
+                    comment,
+                    merge: without_access(merge),
+                })
             }
             Value::Object(fields) if semantic && fields.contains_key("instructions") => {
                 Err(ApiError::invalid(

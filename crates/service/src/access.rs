@@ -8,10 +8,47 @@
 
 use std::sync::{Arc, OnceLock};
 
-use domain::policy::{self, Decision, Policy, Request, Resource};
+use domain::policy::actions::ResourceKind;
+use domain::policy::{self, Decision, Policy, Request, Resource, Statement};
 use domain::role::{Action, Role};
 
 use crate::{ServiceError, ServiceResult};
+
+/// What a caller may do to one resource (its `_access`): every action of the resource's kind
+/// (`domain::policy::actions`), allowed or denied, each with the statement that decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Access {
+    /// The actions the caller may do to it.
+    pub allowed: Vec<ActionAccess>,
+    /// The actions it may not.
+    pub denied: Vec<ActionAccess>,
+}
+
+/// One action in an [`Access`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionAccess {
+    /// The action's name.
+    pub action: &'static str,
+    /// The statement that decided, and its role; none for an action no statement allows, or
+    /// one that needs the `admin` base role the caller lacks.
+    pub reason: Option<AccessReason>,
+}
+
+/// The statement that decided an action, and the role (policy) it is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessReason {
+    /// The role's key (a built-in role's name, `inline` for a token's inline role).
+    pub role_name: String,
+    /// The statement.
+    pub statement: Statement,
+}
+
+fn reason_of(reason: policy::Reason<'_>) -> AccessReason {
+    AccessReason {
+        role_name: reason.policy.to_owned(),
+        statement: reason.statement.clone(),
+    }
+}
 
 /// A set of policies of which one allow suffices (deny still wins).
 pub(crate) type PolicySet = Arc<[Policy]>;
@@ -96,6 +133,49 @@ impl Permissions {
             }
         }
         Ok(())
+    }
+
+    /// Every action of `kind` on `resource`, allowed (by every set: the first set's allowing
+    /// statement is the reason) or denied (the first denying set's statement, if one denied);
+    /// `base_allows` says whether the caller's base role permits the action at all.
+    pub(crate) fn access(
+        &self,
+        kind: ResourceKind,
+        resource: &Resource,
+        base_allows: impl Fn(&str) -> bool,
+    ) -> Access {
+        let mut access = Access::default();
+        for action in policy::actions::of_kind(kind) {
+            let mut verdict: Result<Option<AccessReason>, Option<AccessReason>> = Ok(None);
+            for set in &self.sets {
+                match policy::decide(set, action.name, resource) {
+                    Decision::Allowed(reason) => {
+                        if let Ok(None) = verdict {
+                            verdict = Ok(Some(reason_of(reason)));
+                        }
+                    }
+                    Decision::Denied(reason) => {
+                        verdict = Err(reason.map(reason_of));
+                        break;
+                    }
+                }
+            }
+            match verdict {
+                Ok(reason) if base_allows(action.name) => access.allowed.push(ActionAccess {
+                    action: action.name,
+                    reason,
+                }),
+                Ok(_) => access.denied.push(ActionAccess {
+                    action: action.name,
+                    reason: None,
+                }),
+                Err(reason) => access.denied.push(ActionAccess {
+                    action: action.name,
+                    reason,
+                }),
+            }
+        }
+        access
     }
 
     /// Refuses unless every request is allowed.

@@ -30,6 +30,7 @@ use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
 use ports::{Clock, Repository, Store, StoreExt};
 
+pub use access::{Access, AccessReason, ActionAccess};
 pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
 pub use custom_roles::CustomRoleChange;
 pub use environments::EnvironmentPage;
@@ -198,6 +199,17 @@ impl Caller {
             self.require_base_for(&request.action)?;
         }
         self.permissions.require_all(requests)
+    }
+
+    /// What the caller may do to `resource`, a resource of `kind`: its `_access`.
+    pub fn access_to(
+        &self,
+        kind: domain::policy::actions::ResourceKind,
+        resource: &domain::policy::Resource,
+    ) -> Access {
+        self.permissions.access(kind, resource, |action| {
+            self.require_base_for(action).is_ok()
+        })
     }
 
     /// Refuses an action over policies (`domain::policy::actions::OVER_POLICIES`) to a caller

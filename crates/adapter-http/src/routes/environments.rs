@@ -8,11 +8,13 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
+use crate::wire::{access, with_access};
 use crate::wire::{
     answer_request, call, expiry_param, json_body, json_patch_only, keep_answer, kept_answer,
     page_links, Environment, Environments, QueryParams,
 };
 use crate::AppState;
+use serde_json::Value;
 use service::{use_case, CachedAnswer};
 
 /// Lists a project's environments.
@@ -93,7 +95,8 @@ pub async fn create_environment(
     let project = path.into_inner();
     let key = project.clone();
     let env = call(&state, move |s| s.create_environment(&permit, &key, post)).await?;
-    Ok(HttpResponse::Created().json(Environment::of(&project, &env)))
+    let access = access::to_environment(&caller, &project, &env);
+    Ok(HttpResponse::Created().json(with_access(&Environment::of(&project, &env), &access)?))
 }
 
 /// One environment.
@@ -107,14 +110,19 @@ pub async fn get_environment(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<(String, String)>,
-) -> Result<web::Json<Environment>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let (project, key) = path.into_inner();
     let project_key = project.clone();
+    let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.get_environment(&caller, &project_key, &key)
+        s.get_environment(&asking, &project_key, &key)
     })
     .await?;
-    Ok(web::Json(Environment::of(&project, &env)))
+    let access = access::to_environment(&caller, &project, &env);
+    Ok(web::Json(with_access(
+        &Environment::of(&project, &env),
+        &access,
+    )?))
 }
 
 /// Changes an environment by JSON Patch (`/name`, `/color`, `/defaultTtl`, `/secureMode`,
@@ -138,7 +146,7 @@ pub async fn patch_environment(
     path: web::Path<(String, String)>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<Environment>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may_in(use_case::PatchEnvironment, &path.0)?;
     let patch = json_patch_only(&req, &body)?;
     let (project, key) = path.into_inner();
@@ -147,7 +155,11 @@ pub async fn patch_environment(
         s.patch_environment(&permit, &project_key, &key, &patch)
     })
     .await?;
-    Ok(web::Json(Environment::of(&project, &env)))
+    let access = access::to_environment(&caller, &project, &env);
+    Ok(web::Json(with_access(
+        &Environment::of(&project, &env),
+        &access,
+    )?))
 }
 
 /// Deletes an environment and every flag's configuration in it.

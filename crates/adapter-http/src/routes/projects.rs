@@ -8,11 +8,13 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
+use crate::wire::{access, with_access};
 use crate::wire::{
     call, json_body, json_patch_only, page_links, ProjectExpanded, ProjectRep, Projects,
     QueryParams,
 };
 use crate::AppState;
+use serde_json::Value;
 use service::use_case;
 
 /// Whether `expand` asks for the environments (`expand=environments`, the one value it takes).
@@ -82,7 +84,8 @@ pub async fn create_project(
     let permit = caller.may(use_case::CreateProject)?;
     let post: ProjectPost = json_body(&req, &body)?;
     let created = call(&state, move |s| s.create_project(&permit, post)).await?;
-    Ok(HttpResponse::Created().json(ProjectRep::from(created)))
+    let access = access::to_project(&caller, &created.project);
+    Ok(HttpResponse::Created().json(with_access(&ProjectRep::from(created), &access)?))
 }
 
 /// One project.
@@ -100,11 +103,16 @@ pub async fn get_project(
     Auth(caller): Auth,
     path: web::Path<String>,
     req: HttpRequest,
-) -> Result<web::Json<ProjectExpanded>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let expand = wants_environments(&QueryParams::of(&req))?;
     let key = path.into_inner();
-    let project = call(&state, move |s| s.get_project(&caller, &key, expand)).await?;
-    Ok(web::Json(ProjectExpanded::from(project)))
+    let asking = caller.clone();
+    let project = call(&state, move |s| s.get_project(&asking, &key, expand)).await?;
+    let access = access::to_project(&caller, &project.project);
+    Ok(web::Json(with_access(
+        &ProjectExpanded::from(project),
+        &access,
+    )?))
 }
 
 /// Changes a project by JSON Patch (`/name`, `/tags`, `/defaultClientSideAvailability`,
@@ -128,12 +136,13 @@ pub async fn patch_project(
     path: web::Path<String>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<ProjectRep>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may_in(use_case::PatchProject, path.as_str())?;
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
     let updated = call(&state, move |s| s.patch_project(&permit, &key, &patch)).await?;
-    Ok(web::Json(ProjectRep::from(updated)))
+    let access = access::to_project(&caller, &updated.project);
+    Ok(web::Json(with_access(&ProjectRep::from(updated), &access)?))
 }
 
 /// Deletes a project with all its environments and flags.

@@ -9,11 +9,13 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
+use crate::wire::{access, with_access};
 use crate::wire::{
     call, document_patch, json_body, page_links, parse_json, patch_form, CustomRole, CustomRoles,
     DocumentPatch, JsonPatchOperation, QueryParams,
 };
 use crate::AppState;
+use serde_json::Value;
 
 /// Lists the account's custom roles. Every member but `no_access` ones may read them.
 #[utoipa::path(
@@ -70,7 +72,8 @@ pub async fn create_custom_role(
     let permit = caller.may(use_case::CreateCustomRole)?;
     let post: CustomRolePost = json_body(&req, &body)?;
     let role = call(&state, move |s| s.create_custom_role(&permit, post)).await?;
-    Ok(HttpResponse::Created().json(CustomRole::from(&role)))
+    let access = access::to_role(&caller, &role);
+    Ok(HttpResponse::Created().json(with_access(&CustomRole::from(&role), &access)?))
 }
 
 /// One custom role.
@@ -84,10 +87,12 @@ pub async fn get_custom_role(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<String>,
-) -> Result<web::Json<CustomRole>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let key = path.into_inner();
-    let role = call(&state, move |s| s.get_custom_role(&caller, &key)).await?;
-    Ok(web::Json(CustomRole::from(&role)))
+    let asking = caller.clone();
+    let role = call(&state, move |s| s.get_custom_role(&asking, &key)).await?;
+    let access = access::to_role(&caller, &role);
+    Ok(web::Json(with_access(&CustomRole::from(&role), &access)?))
 }
 
 fn role_change(req: &HttpRequest, body: &[u8]) -> Result<CustomRoleChange, ApiError> {
@@ -126,12 +131,13 @@ pub async fn patch_custom_role(
     path: web::Path<String>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<CustomRole>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may(use_case::PatchCustomRole)?;
     let change = role_change(&req, &body)?;
     let key = path.into_inner();
     let role = call(&state, move |s| s.patch_custom_role(&permit, &key, &change)).await?;
-    Ok(web::Json(CustomRole::from(&role)))
+    let access = access::to_role(&caller, &role);
+    Ok(web::Json(with_access(&CustomRole::from(&role), &access)?))
 }
 
 /// Deletes a custom role. Admin or owner.

@@ -9,11 +9,13 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
+use crate::wire::{access, with_access};
 use crate::wire::{
     call, json_body, page_links, parse_json, patch_form, DocumentPatch, JsonPatchOperation,
     PatchForm, QueryParams, Segment, SegmentDetail, Segments,
 };
 use crate::AppState;
+use serde_json::Value;
 
 /// A segment semantic patch (`Content-Type: application/json; domain-model=svc.semanticpatch`).
 // A schema only (no doc line here: it would join the description): the domain reads the body
@@ -99,7 +101,9 @@ pub async fn create_segment(
         s.create_segment(&permit, &project, &env, post)
     })
     .await?;
-    Ok(HttpResponse::Created().json(Segment::of(&project_key, &env_key, segment)))
+    let access = access::to_segment(&caller, &project_key, &env_key, &segment);
+    let shown = Segment::of(&project_key, &env_key, segment);
+    Ok(HttpResponse::Created().json(with_access(&shown, &access)?))
 }
 
 /// One segment, with `_flags`: the flags whose rules use it.
@@ -117,14 +121,17 @@ pub async fn get_segment(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<(String, String, String)>,
-) -> Result<web::Json<SegmentDetail>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let (project, env, key) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
+    let asking = caller.clone();
     let found = call(&state, move |s| {
-        s.get_segment(&caller, &project, &env, &key)
+        s.get_segment(&asking, &project, &env, &key)
     })
     .await?;
-    Ok(web::Json(SegmentDetail::of(&project_key, &env_key, found)))
+    let access = access::to_segment(&caller, &project_key, &env_key, &found.segment);
+    let shown = SegmentDetail::of(&project_key, &env_key, found);
+    Ok(web::Json(with_access(&shown, &access)?))
 }
 
 fn segment_change(req: &HttpRequest, body: &[u8]) -> Result<SegmentChange, ApiError> {
@@ -174,7 +181,7 @@ pub async fn patch_segment(
     path: web::Path<(String, String, String)>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<Segment>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may_in(use_case::PatchSegment, &path.0)?;
     let dry_run = QueryParams::of(&req).flag("dryRun", false)?;
     let change = segment_change(&req, &body)?;
@@ -188,7 +195,9 @@ pub async fn patch_segment(
         }
     })
     .await?;
-    Ok(web::Json(Segment::of(&project_key, &env_key, segment)))
+    let access = access::to_segment(&caller, &project_key, &env_key, &segment);
+    let shown = Segment::of(&project_key, &env_key, segment);
+    Ok(web::Json(with_access(&shown, &access)?))
 }
 
 /// Deletes a segment; 409 while a flag's rules use it.

@@ -9,10 +9,12 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
+use crate::wire::{access, with_access};
 use crate::wire::{
     call, json_body, page_links, parse_json, patch_form, PatchForm, QueryParams, Team, Teams,
 };
 use crate::AppState;
+use serde_json::Value;
 
 /// A team semantic patch (`Content-Type: application/json; domain-model=svc.semanticpatch`).
 // A schema only (no doc line here: it would join the description): the domain reads the body
@@ -82,7 +84,8 @@ pub async fn create_team(
     let permit = caller.may(use_case::CreateTeam)?;
     let post: TeamPost = json_body(&req, &body)?;
     let team = call(&state, move |s| s.create_team(&permit, post)).await?;
-    Ok(HttpResponse::Created().json(Team::from(&team)))
+    let access = access::to_team(&caller, &team.team);
+    Ok(HttpResponse::Created().json(with_access(&Team::from(&team), &access)?))
 }
 
 /// One team.
@@ -96,10 +99,12 @@ pub async fn get_team(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<String>,
-) -> Result<web::Json<Team>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let key = path.into_inner();
-    let team = call(&state, move |s| s.get_team(&caller, &key)).await?;
-    Ok(web::Json(Team::from(&team)))
+    let asking = caller.clone();
+    let team = call(&state, move |s| s.get_team(&asking, &key)).await?;
+    let access = access::to_team(&caller, &team.team);
+    Ok(web::Json(with_access(&Team::from(&team), &access)?))
 }
 
 /// Changes a team by semantic patch (`Content-Type: application/json;
@@ -125,7 +130,7 @@ pub async fn patch_team(
     path: web::Path<String>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<Team>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may(use_case::PatchTeam)?;
     if patch_form(&req)? != PatchForm::Semantic {
         return Err(ApiError::unsupported_media_type(
@@ -136,7 +141,8 @@ pub async fn patch_team(
         TeamPatch::parse(parse_json(&body)?).map_err(|e| ApiError::invalid(e.to_string()))?;
     let key = path.into_inner();
     let team = call(&state, move |s| s.patch_team(&permit, &key, &patch)).await?;
-    Ok(web::Json(Team::from(&team)))
+    let access = access::to_team(&caller, &team.team);
+    Ok(web::Json(with_access(&Team::from(&team), &access)?))
 }
 
 /// Deletes a team; its members leave it and lose the custom roles it gave them. Admin or owner.

@@ -7,8 +7,10 @@ use serde::Serialize;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::wire::model;
+use crate::wire::{access, with_access};
 use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation, Webhook, Webhooks};
 use crate::AppState;
+use serde_json::Value;
 use service::use_case;
 
 /// A webhook's recent delivery attempts.
@@ -50,14 +52,12 @@ pub async fn create_webhook(
     Auth(caller): Auth,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<Webhook>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may(use_case::CreateWebhook)?;
     let post: WebhookPost = json_body(&req, &body)?;
-    Ok(web::Json(
-        call(&state, move |s| s.create_webhook(&permit, post))
-            .await?
-            .into(),
-    ))
+    let webhook = call(&state, move |s| s.create_webhook(&permit, post)).await?;
+    let access = access::to_webhook(&caller, &webhook);
+    Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
 
 /// One webhook.
@@ -71,13 +71,12 @@ pub async fn get_webhook(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<String>,
-) -> Result<web::Json<Webhook>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let id = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.get_webhook(&caller, &id))
-            .await?
-            .into(),
-    ))
+    let asking = caller.clone();
+    let webhook = call(&state, move |s| s.get_webhook(&asking, &id)).await?;
+    let access = access::to_webhook(&caller, &webhook);
+    Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
 
 /// Changes a webhook by JSON Patch: `/on`, `/url`, `/name`, `/secret`, `/tags`, `/statements`.
@@ -99,15 +98,13 @@ pub async fn patch_webhook(
     path: web::Path<String>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<web::Json<Webhook>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may(use_case::PatchWebhook)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    Ok(web::Json(
-        call(&state, move |s| s.patch_webhook(&permit, &id, &patch))
-            .await?
-            .into(),
-    ))
+    let webhook = call(&state, move |s| s.patch_webhook(&permit, &id, &patch)).await?;
+    let access = access::to_webhook(&caller, &webhook);
+    Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
 
 /// Deletes a webhook; its pending deliveries are dropped.

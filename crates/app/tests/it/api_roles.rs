@@ -895,7 +895,95 @@ async fn each_route_needs_its_action_on_its_resource(backend: Backend) {
     }
 }
 
+/// `_access` says what the caller may do to the resource a single read or write shows: each
+/// action of its kind, allowed or denied, with the statement that decided and its role.
+async fn answers_carry_the_callers_access(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    let role = json!({"key": "renamer", "name": "Renamer", "policy": [
+        {"effect": "allow", "resources": ["proj/p"], "actions": ["updateName"]},
+        {"effect": "deny", "resources": ["proj/p"], "actions": ["deleteProject"]}
+    ]});
+    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+    let member = member_with_role(&app, "m@example.com", "renamer").await;
+    let token = app.token_of_member(&member, domain::role::Role::Reader);
+    let entry = |access: &Value, list: &str, action: &str| -> Option<Value> {
+        access[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["action"] == action)
+            .cloned()
+    };
+
+    let shown = app.get_as(&token, "/api/v2/projects/p").await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    let access = &shown.body["_access"];
+    let renamed = entry(access, "allowed", "updateName").unwrap();
+    assert_eq!(renamed["reason"]["role_name"], "renamer");
+    assert_eq!(renamed["reason"]["effect"], "allow");
+    assert_eq!(renamed["reason"]["resources"], json!(["proj/p"]));
+    let viewed = entry(access, "allowed", "viewProject").unwrap();
+    assert_eq!(viewed["reason"]["role_name"], "reader");
+    let deleted = entry(access, "denied", "deleteProject").unwrap();
+    assert_eq!(deleted["reason"]["effect"], "deny");
+    let tagged = entry(access, "denied", "updateTags").unwrap();
+    assert!(
+        tagged.get("reason").is_none(),
+        "no statement allows it: {tagged}"
+    );
+    let all =
+        access["allowed"].as_array().unwrap().len() + access["denied"].as_array().unwrap().len();
+    assert_eq!(
+        all,
+        domain::policy::actions::of_kind(domain::policy::actions::ResourceKind::Project).count()
+    );
+
+    // The owner may do everything; its answer is its own.
+    let owned = app.get("/api/v2/projects/p").await.body;
+    assert_eq!(owned["_access"]["denied"], json!([]));
+    assert!(entry(&owned["_access"], "allowed", "deleteProject").is_some());
+    // A write's answer says it too; lists and the audit log do not.
+    let patched = app
+        .patch_as(
+            &token,
+            "/api/v2/projects/p",
+            json!([{"op": "replace", "path": "/name", "value": "P2"}]),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    assert!(entry(&patched.body["_access"], "allowed", "updateName").is_some());
+    let listed = app.get("/api/v2/projects").await.body;
+    assert!(listed["items"][0].get("_access").is_none(), "{listed}");
+    let audit = app.get("/api/v2/auditlog?spec=proj/p").await.body;
+    let id = audit["items"][0]["_id"].as_str().unwrap().to_owned();
+    let entry_body = app.get(&format!("/api/v2/auditlog/{id}")).await.body;
+    assert!(
+        entry_body["currentVersion"].get("_access").is_none(),
+        "{entry_body}"
+    );
+
+    // Actions over policies need the admin base role: denied, whatever a statement says.
+    let made = app
+        .post("/api/v2/teams", json!({"key": "t", "name": "T"}))
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let team = app.get_as(&token, "/api/v2/teams/t").await;
+    assert_eq!(team.status, 200, "{}", team.body);
+    assert!(entry(&team.body["_access"], "allowed", "viewTeams").is_some());
+    assert!(entry(&team.body["_access"], "denied", "deleteTeam").is_some());
+    for path in [
+        "/api/v2/projects/p/environments/test",
+        "/api/v2/roles/renamer",
+    ] {
+        let shown = app.get_as(&token, path).await;
+        assert_eq!(shown.status, 200, "{path}: {}", shown.body);
+        assert!(shown.body["_access"]["allowed"].is_array(), "{path}");
+    }
+}
+
 on_both_backends!(
+    answers_carry_the_callers_access,
     each_route_needs_its_action_on_its_resource,
     tokens_act_with_custom_roles_and_inline_roles,
     custom_roles_grant_no_power_over_custom_roles,

@@ -60,7 +60,11 @@ async fn a_database_of_the_previous_release_reads_as_it_did() {
             )
             .await;
             assert_eq!(res.status().as_u16(), 200, "GET {path}");
-            let body: Value = test::read_body_json(res).await;
+            let mut body: Value = test::read_body_json(res).await;
+            // Added since that release, and about the caller rather than what is stored.
+            if let Some(fields) = body.as_object_mut() {
+                fields.remove("_access");
+            }
             body
         }
     };

@@ -486,7 +486,7 @@ fn served_flags_and_segments_fit_their_schemas() {
     let mut failures = doc.misfits("Flag", &served);
 
     let mut segment = doc.example(doc.schema("Segment"));
-    derived(&mut segment, &["_links"]);
+    derived(&mut segment, &["_links", "_access"]);
     let segment: domain::segment::Segment = serde_json::from_value(segment).unwrap();
     let served =
         serde_json::to_value(crate::wire::Segment::of("web", "production", segment)).unwrap();

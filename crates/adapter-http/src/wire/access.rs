@@ -1,0 +1,129 @@
+//! `_access`: what the caller may do to the resource an answer shows, as the reference's
+//! `Access {allowed, denied}` (each action of the resource's kind with the statement that
+//! decided). It depends on the caller, so it is added to an answer when it is made for one
+//! (single projects, environments, segments, webhooks, custom roles and teams), never to what
+//! the audit log records or the read cache keeps.
+
+use domain::policy::actions::ResourceKind;
+use domain::policy::Resource;
+use serde::Serialize;
+use serde_json::Value;
+use service::Caller;
+
+use crate::error::ApiError;
+
+use super::model;
+
+/// What the caller may do to a resource.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ResourceAccess {
+    /// The actions the caller may do to it.
+    pub allowed: Vec<ActionAccess>,
+    /// The actions it may not.
+    pub denied: Vec<ActionAccess>,
+}
+
+/// One action of a [`ResourceAccess`].
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ActionAccess {
+    /// The action (see `docs/roles.md`).
+    pub action: String,
+    /// The statement that decided, with its role; absent for an action no statement allows or
+    /// one that needs the `admin` base role the caller lacks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub reason: Option<AccessReason>,
+}
+
+/// A statement and the role it is in.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AccessReason {
+    /// The statement.
+    #[serde(flatten)]
+    #[schema(inline, value_type = model::PolicyStatement)]
+    pub statement: domain::policy::Statement,
+    /// The role's key (a built-in role's name; `inline` for a token's inline role).
+    pub role_name: String,
+}
+
+impl From<&service::Access> for ResourceAccess {
+    fn from(access: &service::Access) -> Self {
+        let actions = |list: &[service::ActionAccess]| {
+            list.iter()
+                .map(|a| ActionAccess {
+                    action: a.action.to_owned(),
+                    reason: a.reason.as_ref().map(|r| AccessReason {
+                        statement: r.statement.clone(),
+                        role_name: r.role_name.clone(),
+                    }),
+                })
+                .collect()
+        };
+        Self {
+            allowed: actions(&access.allowed),
+            denied: actions(&access.denied),
+        }
+    }
+}
+
+/// `shown` as JSON with the caller's `_access` to it.
+///
+/// # Errors
+/// 500 when `shown` does not serialise (a bug).
+pub fn with_access<T: Serialize>(shown: &T, access: &service::Access) -> Result<Value, ApiError> {
+    let mut value = serde_json::to_value(shown).map_err(|e| ApiError::unserializable(&e))?;
+    let access = serde_json::to_value(ResourceAccess::from(access))
+        .map_err(|e| ApiError::unserializable(&e))?;
+    if let Some(object) = value.as_object_mut() {
+        object.insert("_access".into(), access);
+    }
+    Ok(value)
+}
+
+/// The caller's access to a project.
+pub fn to_project(caller: &Caller, project: &domain::project::Project) -> service::Access {
+    let resource = Resource::project(&project.key).with_tags(&project.tags);
+    caller.access_to(ResourceKind::Project, &resource)
+}
+
+/// The caller's access to an environment of project `project_key`.
+pub fn to_environment(
+    caller: &Caller,
+    project_key: &str,
+    env: &domain::environment::Environment,
+) -> service::Access {
+    let resource = Resource::project(project_key)
+        .environment(&env.key)
+        .with_tags(&env.tags);
+    caller.access_to(ResourceKind::Environment, &resource)
+}
+
+/// The caller's access to a segment of environment `env_key` of project `project_key`.
+pub fn to_segment(
+    caller: &Caller,
+    project_key: &str,
+    env_key: &str,
+    segment: &domain::segment::Segment,
+) -> service::Access {
+    let resource = Resource::project(project_key)
+        .environment(env_key)
+        .segment(&segment.key)
+        .with_tags(&segment.tags);
+    caller.access_to(ResourceKind::Segment, &resource)
+}
+
+/// The caller's access to a webhook.
+pub fn to_webhook(caller: &Caller, webhook: &domain::webhook::Webhook) -> service::Access {
+    let resource = Resource::webhook(&webhook.id).with_tags(&webhook.tags);
+    caller.access_to(ResourceKind::Webhook, &resource)
+}
+
+/// The caller's access to a custom role.
+pub fn to_role(caller: &Caller, role: &domain::custom_role::CustomRole) -> service::Access {
+    caller.access_to(ResourceKind::Role, &Resource::role(&role.key))
+}
+
+/// The caller's access to a team.
+pub fn to_team(caller: &Caller, team: &domain::team::Team) -> service::Access {
+    caller.access_to(ResourceKind::Team, &Resource::team(&team.key))
+}

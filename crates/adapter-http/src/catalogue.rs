@@ -99,6 +99,38 @@ pub const ROUTES: &[RouteActions] = &[
         Project,
         &["deleteProject"],
     ),
+    // Changes inside a project read what they change first.
+    route("PATCH", "/projects/{projectKey}", Project, VIEW_PROJECT),
+    route(
+        "PATCH",
+        "/projects/{projectKey}/environments/{environmentKey}",
+        Project,
+        VIEW_PROJECT,
+    ),
+    route(
+        "PATCH",
+        "/flags/{projectKey}/{flagKey}",
+        Project,
+        VIEW_PROJECT,
+    ),
+    route(
+        "DELETE",
+        "/flags/{projectKey}/{flagKey}",
+        Project,
+        VIEW_PROJECT,
+    ),
+    route(
+        "POST",
+        "/flags/{projectKey}/{flagKey}/copy",
+        Project,
+        VIEW_PROJECT,
+    ),
+    route(
+        "PATCH",
+        "/segments/{projectKey}/{environmentKey}/{segmentKey}",
+        Project,
+        VIEW_PROJECT,
+    ),
     route(
         "GET",
         "/projects/{projectKey}/environments",

@@ -426,7 +426,8 @@ fn changed_flag_actions(
         &flag_wide,
     );
     add(
-        previous.maintainer_id != next.maintainer_id,
+        previous.maintainer_id != next.maintainer_id
+            || previous.maintainer_team_key != next.maintainer_team_key,
         "updateMaintainer",
         &flag_wide,
     );

@@ -199,15 +199,20 @@ pub async fn reset_sdk_key(
     Auth(caller): Auth,
     path: web::Path<(String, String)>,
     req: HttpRequest,
-) -> Result<web::Json<Environment>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let expiry = expiry_param(&req)?;
     let (project, key) = path.into_inner();
     let project_key = project.clone();
+    let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.reset_sdk_key(&caller, &project_key, &key, expiry)
+        s.reset_sdk_key(&asking, &project_key, &key, expiry)
     })
     .await?;
-    Ok(web::Json(Environment::of(&project, &env)))
+    let access = access::to_environment(&caller, &project, &env);
+    Ok(web::Json(with_access(
+        &Environment::of(&project, &env),
+        &access,
+    )?))
 }
 
 /// Gives the environment a new mobile key; the old one stops at once.
@@ -221,12 +226,17 @@ pub async fn reset_mobile_key(
     state: web::Data<AppState>,
     Auth(caller): Auth,
     path: web::Path<(String, String)>,
-) -> Result<web::Json<Environment>, ApiError> {
+) -> Result<web::Json<Value>, ApiError> {
     let (project, key) = path.into_inner();
     let project_key = project.clone();
+    let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.reset_mobile_key(&caller, &project_key, &key)
+        s.reset_mobile_key(&asking, &project_key, &key)
     })
     .await?;
-    Ok(web::Json(Environment::of(&project, &env)))
+    let access = access::to_environment(&caller, &project, &env);
+    Ok(web::Json(with_access(
+        &Environment::of(&project, &env),
+        &access,
+    )?))
 }

@@ -35,14 +35,31 @@ pub struct ActionAccess {
     pub reason: Option<AccessReason>,
 }
 
-/// A statement and the role it is in.
+/// The statement that decided, and the role it is in.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct AccessReason {
-    /// The statement.
-    #[serde(flatten)]
-    #[schema(inline, value_type = model::PolicyStatement)]
-    pub statement: domain::policy::Statement,
+    /// `allow` or `deny`.
+    #[schema(value_type = model::Effect)]
+    pub effect: domain::policy::Effect,
+    /// Resource specifiers it covers (or `notResources`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub resources: Option<Vec<String>>,
+    /// Resource specifiers it covers all but.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub not_resources: Option<Vec<String>>,
+    /// Actions it covers (all when neither list is given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub actions: Option<Vec<String>>,
+    /// Actions it covers all but.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub not_actions: Option<Vec<String>>,
     /// The role's key (a built-in role's name; `inline` for a token's inline role).
+    #[serde(rename = "role_name")]
     pub role_name: String,
 }
 
@@ -53,7 +70,11 @@ impl From<&service::Access> for ResourceAccess {
                 .map(|a| ActionAccess {
                     action: a.action.to_owned(),
                     reason: a.reason.as_ref().map(|r| AccessReason {
-                        statement: r.statement.clone(),
+                        effect: r.statement.effect,
+                        resources: r.statement.resources.clone(),
+                        not_resources: r.statement.not_resources.clone(),
+                        actions: r.statement.actions.clone(),
+                        not_actions: r.statement.not_actions.clone(),
                         role_name: r.role_name.clone(),
                     }),
                 })

@@ -20,8 +20,8 @@ mod requests;
 mod segments;
 
 pub use account::{
-    Access, BasePermissions, ClientSideAvailability, DeliveryAttempt, FieldError, NamingConvention,
-    PolicyStatement, Role, Statement,
+    Access, BasePermissions, ClientSideAvailability, DeliveryAttempt, Effect, FieldError,
+    NamingConvention, PolicyStatement, Role, Statement,
 };
 pub use flags::{
     ConfigSummary, CustomProperty, Defaults, Experiments, FlagKind, FlagStatusName, Prerequisite,

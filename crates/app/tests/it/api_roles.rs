@@ -446,6 +446,7 @@ async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
             &["role/*", "member/*", "webhook/*"],
             &[
                 "createWebhook",
+                "deleteWebhook",
                 "updateRole",
                 "deleteRole",
                 "updateCustomRole",
@@ -504,6 +505,22 @@ async fn custom_roles_grant_no_power_over_custom_roles(backend: Backend) {
             .contains("every change"),
         "{}",
         hook.body
+    );
+    // Nor may it silence one.
+    let owned = app
+        .post(
+            "/api/v2/webhooks",
+            json!({"url": "https://example.com/hook", "sign": false, "on": true}),
+        )
+        .await;
+    assert_eq!(owned.status, 200, "{}", owned.body);
+    let hook_id = owned.body["_id"].as_str().unwrap();
+    app.delete_as(&token, &format!("/api/v2/webhooks/{hook_id}"))
+        .await
+        .assert_error(403, "forbidden");
+    assert_eq!(
+        app.get(&format!("/api/v2/webhooks/{hook_id}")).await.status,
+        200
     );
     // A statement naming no resource is refused, not stored to deny nothing.
     let nowhere = role("nowhere", "deny", &["flag/x:proj/p"], &["*"]);

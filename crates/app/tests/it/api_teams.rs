@@ -589,6 +589,42 @@ async fn flags_are_maintained_by_a_team(backend: Backend) {
     assert_eq!(unknown.status, 422, "{}", unknown.body);
     assert_eq!(app.get("/api/v2/flags/shop/f").await.body, to_team.body);
 
+    // Changing the maintaining team is `updateMaintainer`, by whichever kind of patch.
+    let keeper = json!({"key": "keeper", "name": "Keeper", "basePermissions": "no_access",
+        "policy": [{"effect": "deny", "resources": ["proj/*:env/*:flag/*"], "actions": ["updateMaintainer"]}]});
+    assert_eq!(app.post("/api/v2/roles", keeper).await.status, 201);
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "w@example.com", "role": "writer", "customRoles": ["keeper"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let writer = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    let token = app.token_of_member(&writer, domain::role::Role::Writer);
+    for body in [
+        json!([{"op": "remove", "path": "/maintainerTeamKey"}]),
+        json!({"merge": {"maintainerTeamKey": null}}),
+    ] {
+        app.patch_as(&token, "/api/v2/flags/shop/f", body)
+            .await
+            .assert_error(403, "forbidden");
+    }
+    let audit = app
+        .get("/api/v2/auditlog?spec=proj/shop:env/*:flag/f")
+        .await
+        .body;
+    let recorded = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["accesses"].to_string().contains("updateMaintainer"))
+        .cloned();
+    assert!(
+        recorded.is_some(),
+        "the team's changes are recorded: {audit}"
+    );
+
     // A deleted team leaves its key; `_maintainerTeam` goes with the team.
     assert_eq!(app.delete("/api/v2/teams/ops").await.status, 204);
     let after = app.get("/api/v2/flags/shop/f").await.body;

@@ -281,7 +281,8 @@ pub const ALL: &[ActionInfo] = &[
     action(
         "updateArchived",
         Flag,
-        "archive or restore the flag's configuration in the environment",
+        "archive or restore the flag's configuration in the environment (`archiveFlag` and \
+         `restoreFlag` do it in every environment)",
     ),
     action(
         "copyFlagConfigFrom",
@@ -385,8 +386,13 @@ pub const OVER_POLICIES: [&str; 9] = [
 /// Actions on webhooks, which are sent every change of the account (whatever its project) and
 /// whose signing secrets they show: a caller needs an `admin` base role for them besides a
 /// policy allowing them, since a policy limited to some projects must not read the others'
-/// changes through a webhook, nor forge its deliveries.
-pub const ACCOUNT_WIDE: [&str; 3] = ["createWebhook", "updateWebhook", "viewWebhooks"];
+/// changes through a webhook, nor forge or silence its deliveries.
+pub const ACCOUNT_WIDE: [&str; 4] = [
+    "createWebhook",
+    "updateWebhook",
+    "viewWebhooks",
+    "deleteWebhook",
+];
 
 /// The action `name` done to a resource of `kind`, if the catalogue has it.
 pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
@@ -489,7 +495,7 @@ pub fn catalogue_markdown(routes: &dyn Fn(&ActionInfo) -> Vec<String>) -> String
          holds them through a team (`createTeam`, `updateTeamCustomRoles`, `updateTeamMembers`, \
          `updateMemberTeams`, `deleteTeam`) need an `admin` base role besides a statement allowing them: whoever may do them \
          may give itself anything; so do \
-         `createWebhook`, `updateWebhook` and `viewWebhooks`, since a webhook is sent every change of the account \
+         `createWebhook`, `updateWebhook`, `deleteWebhook` and `viewWebhooks`, since a webhook is sent every change of the account \
          and shows its signing secret. The owner \
          acts with its built-in role alone, whatever custom roles it holds.\n\n\
          Every request is decided by the caller's policies (a built-in role is one too): each action a change \

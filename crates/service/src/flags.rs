@@ -1276,6 +1276,11 @@ impl Service {
                 let original = load_flag(repo, &project.id, project_key, source)?;
                 let clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
                 let clone = with_maintainer(repo, clone)?;
+                // A team the request names must exist (one copied from the source may be gone).
+                if new.post.maintainer_team_key.is_some() {
+                    check_maintaining_team(&clone.flag, &clone.maintainers)
+                        .map_err(|reason| ValidationError::single("maintainerTeamKey", reason))?;
+                }
                 let shown = self
                     .shown
                     .flag(&project.key, &clone.flag, &clone.maintainers);

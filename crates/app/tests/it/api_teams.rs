@@ -625,6 +625,34 @@ async fn flags_are_maintained_by_a_team(backend: Backend) {
         "the team's changes are recorded: {audit}"
     );
 
+    // A clone takes the maintainer its request names, else its source's.
+    let cloned = app
+        .post(
+            "/api/v2/flags/shop?clone=f",
+            json!({"key": "c", "name": "C", "maintainerId": owner}),
+        )
+        .await;
+    assert_eq!(cloned.status, 201, "{}", cloned.body);
+    assert_eq!(cloned.body["maintainerId"], owner.as_str());
+    assert!(
+        cloned.body.get("maintainerTeamKey").is_none(),
+        "{}",
+        cloned.body
+    );
+    let same = app
+        .post(
+            "/api/v2/flags/shop?clone=f",
+            json!({"key": "d", "name": "D"}),
+        )
+        .await;
+    assert_eq!(same.body["maintainerTeamKey"], "ops", "{}", same.body);
+    app.post(
+        "/api/v2/flags/shop?clone=f",
+        json!({"key": "e", "name": "E", "maintainerTeamKey": "nope"}),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+
     // A deleted team leaves its key; `_maintainerTeam` goes with the team.
     assert_eq!(app.delete("/api/v2/teams/ops").await.status, 204);
     let after = app.get("/api/v2/flags/shop/f").await.body;

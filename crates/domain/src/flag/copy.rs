@@ -215,6 +215,11 @@ impl Flag {
         if let Some(temporary) = post.temporary {
             clone.temporary = temporary;
         }
+        // A maintainer named in the request replaces the source's (member or team: one of them).
+        if post.maintainer_id.is_some() || post.maintainer_team_key.is_some() {
+            clone.maintainer_id = post.maintainer_id;
+            clone.maintainer_team_key = post.maintainer_team_key;
+        }
         clone.version = 1;
         clone.creation_date = now;
         clone.archived = false;

@@ -419,11 +419,13 @@ pub enum DocumentPatch {
     },
 }
 
-/// A merge document without the `_access` a GET answer carries: it says what the caller may
-/// do, no part of the resource, so a GET body sent back as a merge patch changes nothing.
+/// A merge document without what a GET answer derives on every read and never stores: the
+/// caller's `_access` and a segment's `_flags` (the flags that use it), so a GET body sent back
+/// as a merge patch changes nothing.
 fn without_access(mut merge: Value) -> Value {
     if let Some(fields) = merge.as_object_mut() {
         fields.remove("_access");
+        fields.remove("_flags");
     }
     merge
 }

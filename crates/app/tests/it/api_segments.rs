@@ -147,6 +147,18 @@ async fn patch_segments_three_ways(backend: Backend) {
         .await;
     assert_eq!(merged.body["description"], "d");
     assert_eq!(merged.body["version"], 4);
+    // A GET body sent back (with what reads derive: `_flags`, `_access`) changes nothing.
+    let current = app.get("/api/v2/segments/web/production/beta").await.body;
+    assert!(current.get("_flags").is_some(), "{current}");
+    let sent_back = app
+        .patch_with(
+            "/api/v2/segments/web/production/beta",
+            "application/merge-patch+json",
+            current.clone(),
+        )
+        .await;
+    assert_eq!(sent_back.status, 200, "{}", sent_back.body);
+    assert_eq!(sent_back.body["version"], 4, "{}", sent_back.body);
     assert_eq!(
         app.get("/api/v2/segments/web/production/beta").await.body["excluded"],
         json!(["bob"])

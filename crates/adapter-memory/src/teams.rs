@@ -111,11 +111,7 @@ impl Tables {
             .iter()
             .filter(|(_, member)| member == id)
             .filter_map(|(team, _)| self.teams.get(team))
-            .map(|team| MemberTeam {
-                key: team.key.to_string(),
-                name: team.name.clone(),
-                custom_role_keys: team.custom_role_keys.clone(),
-            })
+            .map(MemberTeam::from)
             .collect()
     }
 }

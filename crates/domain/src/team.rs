@@ -408,6 +408,16 @@ pub struct MemberTeam {
     pub custom_role_keys: Vec<String>,
 }
 
+impl From<&Team> for MemberTeam {
+    fn from(team: &Team) -> Self {
+        Self {
+            key: team.key.to_string(),
+            name: team.name.clone(),
+            custom_role_keys: team.custom_role_keys.clone(),
+        }
+    }
+}
+
 /// Checks the team keys of a member's invitation or of `POST /members/{id}/teams`: at most
 /// [`MAX_TEAMS_PER_MEMBER`], each well-formed, none twice.
 ///

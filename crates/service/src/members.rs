@@ -211,19 +211,11 @@ impl Service {
                     other => ServiceError::from(other),
                 })?;
                 let mut member = member.clone();
-                for team in teams
-                    .iter_mut()
+                member.teams = teams
+                    .iter()
                     .filter(|t| team_keys.contains(&t.key.to_string()))
-                {
-                    repo.change_team_members(team, &MembershipStep::Add(vec![member.id.clone()]))?;
-                    member.teams.push(MemberTeam {
-                        key: team.key.to_string(),
-                        name: team.name.clone(),
-                        custom_role_keys: team.custom_role_keys.clone(),
-                    });
-                    let touched = Team::clone(team).touched(now);
-                    team.replace(touched);
-                }
+                    .map(|t| MemberTeam::from(&**t))
+                    .collect();
                 let member = &member;
                 let change = Change::new(
                     "member",
@@ -255,7 +247,16 @@ impl Service {
                 self.audit(repo, caller, change)?;
                 invited.push(member.clone());
             }
-            for team in &teams {
+            // Each team gains its new members at once, and changes once.
+            for team in &mut teams {
+                let joining: Vec<MemberId> = invited
+                    .iter()
+                    .filter(|m| m.teams.iter().any(|t| t.key == team.key.as_str()))
+                    .map(|m| m.id.clone())
+                    .collect();
+                repo.change_team_members(team, &MembershipStep::Add(joining))?;
+                let touched = Team::clone(team).touched(now);
+                team.replace(touched);
                 repo.update_team(team)?;
             }
             Ok(invited)

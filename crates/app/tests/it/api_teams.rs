@@ -209,14 +209,29 @@ async fn teams_round_trip(backend: Backend) {
     .assert_error(400, "invalid_request");
 
     // Invited straight into a team.
+    let apps_before = app.get("/api/v2/teams/apps").await.body;
     let invited = app
         .post(
             "/api/v2/members",
-            json!([{"email": "cy@example.com", "teamKeys": ["apps"]}]),
+            json!([
+                {"email": "cy@example.com", "teamKeys": ["apps"]},
+                {"email": "cyd@example.com", "teamKeys": ["apps"]}
+            ]),
         )
         .await;
     assert_eq!(invited.status, 201, "{}", invited.body);
     assert_eq!(invited.body["items"][0]["teams"][0]["key"], "apps");
+    assert_eq!(invited.body["items"][1]["teams"][0]["key"], "apps");
+    // The team gains both at once: one change.
+    let apps_after = app.get("/api/v2/teams/apps").await.body;
+    assert_eq!(
+        apps_after["_version"],
+        apps_before["_version"].as_u64().unwrap() + 1
+    );
+    assert_eq!(
+        apps_after["members"]["totalCount"],
+        apps_before["members"]["totalCount"].as_u64().unwrap() + 2
+    );
     let refused = app
         .post(
             "/api/v2/members",
@@ -227,7 +242,8 @@ async fn teams_round_trip(backend: Backend) {
     assert_eq!(refused.body["errors"][0]["attribute"], "[0].teamKeys");
     assert_eq!(
         app.get("/api/v2/teams/apps").await.body["members"]["totalCount"],
-        2
+        3,
+        "ann, cy and cyd; not dee"
     );
 
     // Audited as team/{key}.

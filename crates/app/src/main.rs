@@ -12,7 +12,10 @@ use adapter_webhooks::{HttpSender, SystemResolver, Worker};
 use domain::webhook::RetryPolicy;
 use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 
+mod allocator;
+
 fn main() -> anyhow::Result<()> {
+    allocator::limit_arenas();
     let cli = match cli::parse_from(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(cli::CliError::Usage(err)) => err.exit(),

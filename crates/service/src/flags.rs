@@ -1206,13 +1206,19 @@ impl Service {
             {
                 return Err(ServiceError::invalid(missing));
             }
+            let in_env = |env: &str| {
+                Resource::project(&project.key)
+                    .environment(env)
+                    .flag(key)
+                    .with_tags(&flag.tags)
+            };
+            // Copying is decided even when it changes nothing (the changes it makes are decided
+            // as well, with the audit entry): the answer is the caller's copy, not a read.
+            caller.require_all(&[
+                Request::new("copyFlagConfigFrom", in_env(&post.source.key)),
+                Request::new("copyFlagConfigTo", in_env(&post.target.key)),
+            ])?;
             if next.version != flag.version {
-                let in_env = |env: &str| {
-                    Resource::project(&project.key)
-                        .environment(env)
-                        .flag(key)
-                        .with_tags(&flag.tags)
-                };
                 let mut audit = Change::new(
                     "flag",
                     key,

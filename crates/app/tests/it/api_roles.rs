@@ -287,7 +287,12 @@ where
 }
 
 /// Turns flag `f` of `project` on in `env` with `token`: the status.
-async fn toggle<S, B>(app: &crate::common::TestApp<S>, token: &str, project: &str, env: &str) -> u16
+pub(crate) async fn toggle<S, B>(
+    app: &crate::common::TestApp<S>,
+    token: &str,
+    project: &str,
+    env: &str,
+) -> u16
 where
     S: actix_web::dev::Service<
         actix_http::Request,
@@ -685,233 +690,6 @@ async fn tokens_act_with_custom_roles_and_inline_roles(backend: Backend) {
     assert_eq!(app.delete("/api/v2/roles/toggler").await.status, 204);
 }
 
-/// How a route is called in [`each_route_needs_its_action_on_its_resource`].
-enum Call {
-    Get(String),
-    Delete(String),
-    Post(String, Value),
-    Patch(String, Value),
-    /// A semantic patch: turn flag `f` of the project on in the environment.
-    Toggle(&'static str, &'static str),
-    /// A semantic patch of another resource.
-    Semantic(String, Value),
-}
-
-/// Calls `call` with `token`: the status.
-async fn call_as<S, B>(app: &crate::common::TestApp<S>, token: &str, call: &Call) -> u16
-where
-    S: actix_web::dev::Service<
-        actix_http::Request,
-        Response = actix_web::dev::ServiceResponse<B>,
-        Error = actix_web::Error,
-    >,
-    B: actix_web::body::MessageBody,
-{
-    match call {
-        Call::Get(path) => app.get_as(token, path).await.status,
-        Call::Delete(path) => app.delete_as(token, path).await.status,
-        Call::Post(path, body) => app.post_as(token, path, body.clone()).await.status,
-        Call::Patch(path, body) => app.patch_as(token, path, body.clone()).await.status,
-        Call::Toggle(project, env) => toggle(app, token, project, env).await,
-        Call::Semantic(path, body) => {
-            app.send(
-                crate::common::request(actix_web::http::Method::PATCH, path, Some(token))
-                    .insert_header(("Content-Type", crate::common::SEMANTIC))
-                    .set_payload(body.to_string()),
-            )
-            .await
-            .status
-        }
-    }
-}
-
-/// For each kind of route: a custom role allowing exactly its action on exactly its resource
-/// lets the call through, the same role is refused on a sibling resource (another environment,
-/// project or flag), and a deny statement overrides an allow.
-async fn each_route_needs_its_action_on_its_resource(backend: Backend) {
-    let app = spawn(backend).await;
-    for project in ["p", "q"] {
-        app.project(project).await;
-        for flag in ["f", "d"] {
-            app.flag(project, flag).await;
-        }
-        let segment = json!({"key": "s", "name": "S"});
-        let made = app
-            .post(&format!("/api/v2/segments/{project}/test"), segment)
-            .await;
-        assert_eq!(made.status, 201, "{}", made.body);
-    }
-    for team in ["a", "b"] {
-        let made = app
-            .post("/api/v2/teams", json!({"key": team, "name": team}))
-            .await;
-        assert_eq!(made.status, 201, "{}", made.body);
-    }
-    let rename = |name: &str| json!([{"op": "replace", "path": "/name", "value": name}]);
-    let rename_team = |name: &str| json!({"instructions": [{"kind": "updateName", "value": name}]});
-    // (statements, whether reads come from the base role, the allowed call and its status,
-    // the sibling call)
-    let cases: Vec<(Value, bool, Call, u16, Call)> = vec![
-        (
-            json!([{"effect": "allow", "resources": ["proj/p"], "actions": ["viewProject"]}]),
-            false,
-            Call::Get("/api/v2/flags/p/f".into()),
-            200,
-            Call::Get("/api/v2/flags/q/f".into()),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p"], "actions": ["viewProject"]}]),
-            false,
-            Call::Get("/api/v2/projects/p/environments".into()),
-            200,
-            Call::Get("/api/v2/segments/q/test/s".into()),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/production:flag/f"], "actions": ["updateOn"]}]),
-            true,
-            Call::Toggle("p", "production"),
-            200,
-            Call::Toggle("p", "test"),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/*:flag/f"], "actions": ["updateName"]}]),
-            true,
-            Call::Patch("/api/v2/flags/p/f".into(), rename("F2")),
-            200,
-            Call::Patch("/api/v2/flags/p/d".into(), rename("D2")),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/*:flag/*"], "actions": ["createFlag"]}]),
-            true,
-            Call::Post("/api/v2/flags/p".into(), json!({"key": "g", "name": "G"})),
-            201,
-            Call::Post("/api/v2/flags/q".into(), json!({"key": "g", "name": "G"})),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/*:flag/d"], "actions": ["deleteFlag"]}]),
-            true,
-            Call::Delete("/api/v2/flags/p/d".into()),
-            204,
-            Call::Delete("/api/v2/flags/q/d".into()),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/*"], "actions": ["createEnvironment"]}]),
-            true,
-            Call::Post(
-                "/api/v2/projects/p/environments".into(),
-                json!({"key": "staging", "name": "Staging", "color": "aaaaaa"}),
-            ),
-            201,
-            Call::Post(
-                "/api/v2/projects/q/environments".into(),
-                json!({"key": "staging", "name": "Staging", "color": "aaaaaa"}),
-            ),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/test"], "actions": ["updateName"]}]),
-            true,
-            Call::Patch(
-                "/api/v2/projects/p/environments/test".into(),
-                rename("Test 2"),
-            ),
-            200,
-            Call::Patch(
-                "/api/v2/projects/p/environments/production".into(),
-                rename("Prod 2"),
-            ),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/test:segment/*"], "actions": ["createSegment"]}]),
-            true,
-            Call::Post(
-                "/api/v2/segments/p/test".into(),
-                json!({"key": "t", "name": "T"}),
-            ),
-            201,
-            Call::Post(
-                "/api/v2/segments/p/production".into(),
-                json!({"key": "t", "name": "T"}),
-            ),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p:env/test:segment/s"], "actions": ["updateName"]}]),
-            true,
-            Call::Patch("/api/v2/segments/p/test/s".into(), rename("S2")),
-            200,
-            Call::Patch("/api/v2/segments/q/test/s".into(), rename("S2")),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["proj/p"], "actions": ["updateName"]}]),
-            true,
-            Call::Patch("/api/v2/projects/p".into(), rename("P2")),
-            200,
-            Call::Patch("/api/v2/projects/q".into(), rename("Q2")),
-        ),
-        (
-            json!([
-                {"effect": "allow", "resources": ["acct"], "actions": ["viewAuditLog"]},
-                {"effect": "allow", "resources": ["proj/p"], "actions": ["viewProject"]}
-            ]),
-            false,
-            Call::Get("/api/v2/auditlog".into()),
-            200,
-            Call::Get("/api/v2/projects/q".into()),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["team/a"], "actions": ["viewTeams"]}]),
-            false,
-            Call::Get("/api/v2/teams/a".into()),
-            200,
-            Call::Get("/api/v2/teams/b".into()),
-        ),
-        (
-            json!([{"effect": "allow", "resources": ["team/a"], "actions": ["updateTeamName"]}]),
-            true,
-            Call::Semantic("/api/v2/teams/a".into(), rename_team("A2")),
-            200,
-            Call::Semantic("/api/v2/teams/b".into(), rename_team("B2")),
-        ),
-        (
-            // A deny statement overrides an allow.
-            json!([
-                {"effect": "allow", "resources": ["proj/*:env/*:flag/*"], "actions": ["updateOn"]},
-                {"effect": "deny", "resources": ["proj/q:env/production:flag/*"], "actions": ["updateOn"]}
-            ]),
-            true,
-            Call::Toggle("q", "test"),
-            200,
-            Call::Toggle("q", "production"),
-        ),
-    ];
-    for (i, (policy, reads, allowed, status, sibling)) in cases.iter().enumerate() {
-        let base = if *reads { "reader" } else { "no_access" };
-        let role = json!({"key": format!("r{i}"), "name": format!("R{i}"),
-            "policy": policy, "basePermissions": base});
-        let made = app.post("/api/v2/roles", role).await;
-        assert_eq!(made.status, 201, "{}", made.body);
-        let invited = app
-            .post(
-                "/api/v2/members",
-                json!([{"email": format!("m{i}@example.com"), "role": base,
-                    "customRoles": [format!("r{i}")]}]),
-            )
-            .await;
-        assert_eq!(invited.status, 201, "{}", invited.body);
-        let member = invited.body["items"][0]["_id"].as_str().unwrap();
-        let token = app.token_of_member(member, domain::role::Role::Reader);
-        assert_eq!(
-            call_as(&app, &token, allowed).await,
-            *status,
-            "case {i}: {policy}"
-        );
-        assert_eq!(
-            call_as(&app, &token, sibling).await,
-            403,
-            "case {i} sibling: {policy}"
-        );
-    }
-}
-
 /// `_access` says what the caller may do to the resource a single read or write shows: each
 /// action of its kind, allowed or denied, with the statement that decided and its role.
 async fn answers_carry_the_callers_access(backend: Backend) {
@@ -1001,7 +779,6 @@ async fn answers_carry_the_callers_access(backend: Backend) {
 
 on_both_backends!(
     answers_carry_the_callers_access,
-    each_route_needs_its_action_on_its_resource,
     tokens_act_with_custom_roles_and_inline_roles,
     custom_roles_grant_no_power_over_custom_roles,
     custom_roles_given_to_members_decide_their_requests,

@@ -72,6 +72,7 @@ mod api_projects;
 mod api_protocol;
 mod api_required_fields;
 mod api_roles;
+mod api_route_policies;
 mod api_safety;
 mod api_segments;
 mod api_shown;

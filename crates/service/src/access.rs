@@ -145,10 +145,17 @@ impl Permissions {
         base_allows: impl Fn(&str) -> bool,
     ) -> Access {
         let mut access = Access::default();
-        for action in policy::actions::of_kind(kind) {
+        let actions: Vec<&str> = policy::actions::of_kind(kind).map(|a| a.name).collect();
+        // Each set's statements are matched against the resource once for all the actions.
+        let decided: Vec<Vec<Decision>> = self
+            .sets
+            .iter()
+            .map(|set| policy::decide_each(set, &actions, resource))
+            .collect();
+        for (at, action) in policy::actions::of_kind(kind).enumerate() {
             let mut verdict: Result<Option<AccessReason>, Option<AccessReason>> = Ok(None);
-            for set in &self.sets {
-                match policy::decide(set, action.name, resource) {
+            for decisions in &decided {
+                match decisions.get(at).copied().unwrap_or(Decision::Denied(None)) {
                     Decision::Allowed(reason) => {
                         if let Ok(None) = verdict {
                             verdict = Ok(Some(reason_of(reason)));

@@ -102,6 +102,13 @@ fn specifier_syntax() {
     }
     assert!(check_specifier(&format!("proj/{}", "a".repeat(600))).is_err());
     let pattern = Regex::new(SPECIFIER_PATTERN).unwrap();
+    // A name's globs are bounded: each costs a search at every decision.
+    let globs = |n: usize| format!("proj/{}:env/*", "*a".repeat(n));
+    assert_eq!(check_specifier(&globs(MAX_NAME_GLOBS)), Ok(()));
+    assert!(pattern.is_match(&globs(MAX_NAME_GLOBS)));
+    let refused = check_specifier(&globs(MAX_NAME_GLOBS + 1)).unwrap_err();
+    assert!(refused.contains("at most 8 '*'"), "{refused}");
+    assert!(!pattern.is_match(&globs(MAX_NAME_GLOBS + 1)));
     for good in [
         "acct",
         "proj/shop:env/prod*:flag/*;beta,checkout",
@@ -404,6 +411,24 @@ proptest! {
             p * 1000 + s
         });
         prop_assert_eq!(reason_at.unwrap_or(usize::MAX), at);
+    }
+
+    #[test]
+    fn decide_each_agrees_with_decide(
+        policies in prop::collection::vec(prop::collection::vec(statement(), 0..=4), 0..=4),
+        parts in resource(),
+    ) {
+        let policies: Vec<Policy> = policies
+            .into_iter()
+            .enumerate()
+            .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
+            .collect();
+        let resource = build(&parts);
+        let actions = ["updateOn", "updateRules", "createFlag", "deleteFlag", "viewProject"];
+        let each = decide_each(&policies, &actions, &resource);
+        for (action, decision) in actions.iter().zip(&each) {
+            prop_assert_eq!(decision, &decide(&policies, action, &resource), "{}", action);
+        }
     }
 
     #[test]

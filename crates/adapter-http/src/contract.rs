@@ -207,6 +207,19 @@ fn caller_access(schemas: &mut Map<String, Value>) {
             );
         }
     }
+    if let Some(properties) = schemas
+        .get_mut("FlagConfig")
+        .and_then(|s| s.get_mut("properties"))
+        .and_then(Value::as_object_mut)
+    {
+        properties.insert(
+            "_access".into(),
+            json!({
+                "$ref": "#/components/schemas/ResourceAccess",
+                "description": "What the caller may do to the flag in this environment: each flag action, allowed or denied, with the deciding statement and its role (only in the answer of GET of one flag with expand=_access)"
+            }),
+        );
+    }
 }
 
 /// Fields the reference lists that this service refuses unless they are empty or absent: the

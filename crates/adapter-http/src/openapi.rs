@@ -201,6 +201,9 @@ fn constrain_list_parameters(path: &str, operation: &mut Operation) {
             "expand" if path.starts_with("/api/v2/projects") => {
                 parameter.schema = Some(string_enum(["environments".to_owned()]));
             }
+            "expand" if path.starts_with("/api/v2/flags/") => {
+                parameter.schema = Some(string_enum(["_access".to_owned()]));
+            }
             _ => {}
         }
     }

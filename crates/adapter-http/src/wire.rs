@@ -31,7 +31,7 @@ mod teams;
 mod tokens;
 mod webhooks;
 
-pub use access::{with_access, ResourceAccess};
+pub use access::{with_access, with_flag_access, ResourceAccess};
 pub use audit::{AuditEntries, AuditEntry};
 pub use environments::{Environment, Environments};
 pub use flags::{DependentFlags, FeatureFlags, Flag};

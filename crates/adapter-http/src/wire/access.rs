@@ -1,8 +1,9 @@
 //! `_access`: what the caller may do to the resource an answer shows, as the reference's
 //! `Access {allowed, denied}` (each action of the resource's kind with the statement that
 //! decided). It depends on the caller, so it is added to an answer when it is made for one
-//! (single projects, environments, segments, webhooks, custom roles and teams), never to what
-//! the audit log records or the read cache keeps.
+//! (single projects, environments, segments, webhooks, custom roles and teams; a flag's
+//! configurations when a GET of the flag asks with `expand=_access`), never to what the audit
+//! log records or the read cache keeps.
 
 use domain::policy::actions::ResourceKind;
 use domain::policy::Resource;
@@ -99,6 +100,68 @@ pub fn with_access<T: Serialize>(shown: &T, access: &service::Access) -> Result<
         object.insert("_access".into(), access);
     }
     Ok(value)
+}
+
+/// The most bytes of `_access` the answer of one flag carries (`expand=_access`): each entry
+/// carries its statement whole, up to 32 KiB, for each of some 25 flag actions in each of up to
+/// 100 environments.
+pub const MAX_FLAG_ACCESS_BYTES: usize = 1 << 20;
+
+/// `shown` (the answer of flag `flag_key`, tagged `tags`, of project `project_key`) as JSON with
+/// the caller's `_access` to the flag in each environment it shows, decided environment by
+/// environment.
+///
+/// # Errors
+/// 400 when the `_access` of the environments shown would pass [`MAX_FLAG_ACCESS_BYTES`]
+/// (fewer can be named with `env`); 500 when `shown` cannot be serialised.
+pub fn with_flag_access<T: Serialize>(
+    caller: &Caller,
+    project_key: &str,
+    flag_key: &str,
+    tags: &[String],
+    shown: &T,
+) -> Result<Value, ApiError> {
+    let mut value = serde_json::to_value(shown).map_err(|e| ApiError::unserializable(&e))?;
+    let Some(environments) = value.get_mut("environments").and_then(Value::as_object_mut) else {
+        return Ok(value);
+    };
+    let count = environments.len();
+    let mut bytes = ByteCount(0);
+    for (env, config) in environments.iter_mut() {
+        let resource = Resource::project(project_key)
+            .environment(env)
+            .flag(flag_key)
+            .with_tags(tags);
+        let access = ResourceAccess::from(&caller.access_to(ResourceKind::Flag, &resource));
+        serde_json::to_writer(&mut bytes, &access).map_err(|e| ApiError::unserializable(&e))?;
+        if bytes.0 > MAX_FLAG_ACCESS_BYTES {
+            return Err(ApiError::invalid(format!(
+                "the caller's _access to this flag in its {count} environments would take more \
+                 than {MAX_FLAG_ACCESS_BYTES} bytes (its roles' statements are large): name \
+                 fewer environments with env"
+            )));
+        }
+        let access = serde_json::to_value(&access).map_err(|e| ApiError::unserializable(&e))?;
+        if let Some(config) = config.as_object_mut() {
+            config.insert("_access".into(), access);
+        }
+    }
+    Ok(value)
+}
+
+/// Counts what is written to it.
+#[derive(Debug)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The caller's access to a project.

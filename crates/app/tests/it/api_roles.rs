@@ -697,7 +697,8 @@ async fn answers_carry_the_callers_access(backend: Backend) {
     app.project("p").await;
     let role = json!({"key": "renamer", "name": "Renamer", "policy": [
         {"effect": "allow", "resources": ["proj/p"], "actions": ["updateName"]},
-        {"effect": "deny", "resources": ["proj/p"], "actions": ["deleteProject"]}
+        {"effect": "deny", "resources": ["proj/p"], "actions": ["deleteProject"]},
+        {"effect": "allow", "resources": ["proj/p:env/test:flag/*"], "actions": ["updateOn"]}
     ]});
     assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
     let member = member_with_role(&app, "m@example.com", "renamer").await;
@@ -758,6 +759,43 @@ async fn answers_carry_the_callers_access(backend: Backend) {
         "{entry_body}"
     );
 
+    // A flag's configurations, each in its environment, with expand=_access (never from or
+    // into the read cache: the owner's answer first, then the member's).
+    app.flag("p", "f").await;
+    let path = "/api/v2/flags/p/f?expand=_access";
+    let owned = app.get(path).await;
+    assert_eq!(owned.status, 200, "{}", owned.body);
+    assert_eq!(
+        owned.body["environments"]["test"]["_access"]["denied"],
+        json!([])
+    );
+    let shown = app.get_as(&token, path).await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    let test = &shown.body["environments"]["test"]["_access"];
+    let on = entry(test, "allowed", "updateOn").unwrap();
+    assert_eq!(on["reason"]["role_name"], "renamer");
+    assert_eq!(on["reason"]["resources"], json!(["proj/p:env/test:flag/*"]));
+    let production = &shown.body["environments"]["production"]["_access"];
+    assert!(
+        entry(production, "denied", "updateOn").is_some(),
+        "{production}"
+    );
+    assert_eq!(
+        test["allowed"].as_array().unwrap().len() + test["denied"].as_array().unwrap().len(),
+        domain::policy::actions::of_kind(domain::policy::actions::ResourceKind::Flag).count()
+    );
+    let one_env = app.get_as(&token, &format!("{path}&env=test")).await.body;
+    assert!(one_env["environments"]["production"].is_null(), "{one_env}");
+    assert!(one_env["environments"]["test"]["_access"]["allowed"].is_array());
+    let plain = app.get_as(&token, "/api/v2/flags/p/f").await.body;
+    assert!(
+        plain["environments"]["test"].get("_access").is_none(),
+        "{plain}"
+    );
+    app.get("/api/v2/flags/p/f?expand=evaluation")
+        .await
+        .assert_error(400, "invalid_request");
+
     // Actions over policies need the admin base role: denied, whatever a statement says.
     let made = app
         .post("/api/v2/teams", json!({"key": "t", "name": "T"}))
@@ -777,7 +815,45 @@ async fn answers_carry_the_callers_access(backend: Backend) {
     }
 }
 
+/// A flag's `_access` repeats the deciding statement for each action in each environment: with
+/// statements as large as roles allow, the answer is refused past its bound (400, naming `env`)
+/// rather than built, and one environment still fits.
+async fn a_flags_access_is_bounded(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    app.flag("p", "f").await;
+    let mut resources = vec!["proj/p:env/*:flag/*".to_owned()];
+    resources.extend((0..49).map(|i| format!("proj/p:env/*:flag/{i}{}", "a".repeat(480))));
+    let role = json!({"key": "large", "name": "Large", "policy": [
+        {"effect": "allow", "resources": resources, "actions": ["*"]}
+    ]});
+    let made = app.post("/api/v2/roles", role).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let member = member_with_role(&app, "m@example.com", "large").await;
+    let token = app.token_of_member(&member, domain::role::Role::Reader);
+    let refused = app.get_as(&token, "/api/v2/flags/p/f?expand=_access").await;
+    refused.assert_error(400, "invalid_request");
+    assert!(
+        refused.body["message"].as_str().unwrap().contains("env"),
+        "{}",
+        refused.body
+    );
+    let one = app
+        .get_as(&token, "/api/v2/flags/p/f?expand=_access&env=test")
+        .await;
+    assert_eq!(one.status, 200, "{}", one.body);
+    let allowed = one.body["environments"]["test"]["_access"]["allowed"]
+        .as_array()
+        .unwrap();
+    assert!(
+        allowed.iter().any(|a| a["action"] == "updateOn"),
+        "{}",
+        one.body
+    );
+}
+
 on_both_backends!(
+    a_flags_access_is_bounded,
     answers_carry_the_callers_access,
     tokens_act_with_custom_roles_and_inline_roles,
     custom_roles_grant_no_power_over_custom_roles,

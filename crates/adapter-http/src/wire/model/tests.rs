@@ -470,7 +470,7 @@ fn served_flags_and_segments_fit_their_schemas() {
     let mut flag = doc.example(doc.schema("Flag"));
     derived(&mut flag, &["_links", "_maintainer", "_maintainerTeam"]);
     for config in flag["environments"].as_object_mut().unwrap().values_mut() {
-        derived(config, &["_site", "_summary"]);
+        derived(config, &["_site", "_summary", "_access"]);
     }
     let flag: domain::flag::Flag = serde_json::from_value(flag).unwrap();
     assert!(flag

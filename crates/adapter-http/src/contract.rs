@@ -392,8 +392,10 @@ fn enums_and_ranges(schemas: &mut Map<String, Value>) {
 /// [`domain::policy::SPECIFIER_PATTERN`]) or actions.
 fn policies(schemas: &mut Map<String, Value>) {
     use domain::custom_role::{MAX_DESCRIPTION_CHARS, MAX_STATEMENTS, MAX_STATEMENT_ENTRIES};
-    if let Some(policy) = property(schemas, "CustomRolePost", "policy") {
-        policy.insert("maxItems".into(), json!(MAX_STATEMENTS));
+    for (schema, field) in [("CustomRolePost", "policy"), ("WebhookPost", "statements")] {
+        if let Some(policy) = property(schemas, schema, field) {
+            policy.insert("maxItems".into(), json!(MAX_STATEMENTS));
+        }
     }
     if let Some(description) = property(schemas, "CustomRolePost", "description") {
         description.insert("maxLength".into(), json!(MAX_DESCRIPTION_CHARS));

@@ -520,10 +520,12 @@ impl AuditQuery {
     /// let q = AuditQuery::parse(Some("1700000000000"), None, Some("Flag"), Some("proj/*"), None).unwrap();
     /// assert_eq!((q.before, q.limit, q.q.as_deref()), (Some(1_700_000_000_000), 10, Some("flag")));
     /// assert!(AuditQuery::parse(None, None, None, None, Some("21")).is_err());
+    /// assert!(AuditQuery::parse(None, None, None, Some("proj/*:"), None).is_err());
     /// ```
     ///
     /// # Errors
-    /// [`QueryError`] for a time that is not an integer or a limit outside 1..=20.
+    /// [`QueryError`] for a time that is not an integer, a limit outside 1..=20 or a `spec`
+    /// that is not a resource specifier ([`crate::policy::check_specifier`]).
     pub fn parse(
         before: Option<&str>,
         after: Option<&str>,
@@ -550,11 +552,16 @@ impl AuditQuery {
                 }
             },
         };
+        let spec = spec.filter(|s| !s.is_empty());
+        if let Some(spec) = spec {
+            crate::policy::check_specifier(spec)
+                .map_err(|reason| QueryError(format!("spec: {reason}")))?;
+        }
         Ok(Self {
             before: time("before", before)?,
             after: time("after", after)?,
             q: q.filter(|q| !q.is_empty()).map(str::to_lowercase),
-            spec: spec.filter(|s| !s.is_empty()).map(str::to_owned),
+            spec: spec.map(str::to_owned),
             limit,
         })
     }

@@ -199,15 +199,16 @@ impl Statement {
 
 /// The grammar of [`check_specifier`] as a regular expression (for the OpenAPI document):
 /// parts joined by `:`, each `acct` or `kind/name` (a name with at most [`MAX_NAME_GLOBS`]
-/// `*`), optionally followed by `;tag,tag`.
+/// `*`), the last optionally followed by `;tag,tag`.
 ///
 /// ```
 /// let specifier = regex::Regex::new(domain::policy::SPECIFIER_PATTERN).unwrap();
-/// assert!(specifier.is_match("proj/shop;beta:env/*:flag/*"));
+/// assert!(specifier.is_match("proj/shop:env/*:flag/*;beta"));
 /// assert!(!specifier.is_match("project/shop"));
 /// assert!(!specifier.is_match("proj/*a*a*a*a*a*a*a*a*"));
+/// assert!(!specifier.is_match("proj/*;beta:env/*"));
 /// ```
-pub const SPECIFIER_PATTERN: &str = r"^(acct|(proj|env|flag|segment|member|token|webhook|role|team)/([A-Za-z0-9._@+-]+(\*[A-Za-z0-9._@+-]*){0,8}|(\*[A-Za-z0-9._@+-]*){1,8}))(;[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*)?(:(acct|(proj|env|flag|segment|member|token|webhook|role|team)/([A-Za-z0-9._@+-]+(\*[A-Za-z0-9._@+-]*){0,8}|(\*[A-Za-z0-9._@+-]*){1,8}))(;[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*)?)*$";
+pub const SPECIFIER_PATTERN: &str = r"^((acct|(proj|env|flag|segment|member|token|webhook|role|team)/([A-Za-z0-9._@+-]+(\*[A-Za-z0-9._@+-]*){0,8}|(\*[A-Za-z0-9._@+-]*){1,8})):)*(acct|(proj|env|flag|segment|member|token|webhook|role|team)/([A-Za-z0-9._@+-]+(\*[A-Za-z0-9._@+-]*){0,8}|(\*[A-Za-z0-9._@+-]*){1,8}))(;[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*)?$";
 
 /// What a policy statement's action (or glob of actions) looks like (for the OpenAPI document):
 /// letters and `*`; [`Statement::validate`] also checks it names an action of the catalogue.
@@ -239,12 +240,13 @@ const KINDS: [(&str, bool); 10] = [
 
 /// Checks the syntax of a resource specifier of a policy statement: parts joined by `:`, each
 /// `kind/name` (`acct` alone), the kind one of `acct`, `proj`, `env`, `flag`, `segment`,
-/// `member`, `token`, `webhook`, `role`, `team`, the name a key or `*` glob, optionally followed by
-/// `;tag,tag`.
+/// `member`, `token`, `webhook`, `role`, `team`, the name a key or `*` glob (at most
+/// [`MAX_NAME_GLOBS`] `*`); the last part optionally followed by `;tag,tag` (a resource is
+/// checked for its own tags: a flag's on `flag/…`, a project's on `proj/…`).
 ///
 /// ```
 /// use domain::policy::check_specifier;
-/// assert!(check_specifier("proj/shop;beta:env/*:flag/*").is_ok());
+/// assert!(check_specifier("proj/shop:env/*:flag/*;beta").is_ok());
 /// assert!(check_specifier("acct").is_ok());
 /// assert!(check_specifier("project/shop").is_err());
 /// assert!(check_specifier("proj/shop:").is_err());
@@ -307,7 +309,8 @@ fn check_parts(spec: &str) -> Result<(), String> {
             "a resource specifier has at most {MAX_SPECIFIER_CHARS} characters"
         ));
     }
-    for part in spec.split(':') {
+    let parts = spec.split(':').count();
+    for (at, part) in spec.split(':').enumerate() {
         let (kind_name, tags) = match part.split_once(';') {
             Some((kind_name, tags)) => (kind_name, Some(tags)),
             None => (part, None),
@@ -341,6 +344,13 @@ fn check_parts(spec: &str) -> Result<(), String> {
             _ => {}
         }
         if let Some(tags) = tags {
+            if at + 1 < parts {
+                return Err(format!(
+                    "';{tags}' in '{spec}': only the last part of a specifier carries tags (a \
+                     resource is checked for its own tags, not for its project's or \
+                     environment's)"
+                ));
+            }
             if tags.split(',').any(|t| !tag_ok(t)) {
                 return Err(format!(
                     "';{tags}' in '{spec}' is not a list of tags: one or more of letters, digits, '.', '_', '-' joined by ','"

@@ -115,9 +115,9 @@ impl Webhook {
         if self.secret.as_deref().is_some_and(str::is_empty) {
             errors.push(FieldError::new("secret", "must not be empty"));
         }
-        for (i, statement) in self.statements.iter().enumerate() {
-            statement.validate_shape(&format!("statements[{i}]"), &mut errors);
-        }
+        // A webhook's statements are decided on every change of the account: held to a role's
+        // rules (and bounds).
+        crate::custom_role::validate_policy("statements", &self.statements, &mut errors);
         validate_tags("tags", &self.tags, &mut errors);
         if let Some(name) = &self.name {
             if name.chars().count() > 256 {

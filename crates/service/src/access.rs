@@ -190,9 +190,15 @@ impl Permissions {
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the first request refused and why.
     pub(crate) fn require_all(&self, requests: &[Request]) -> ServiceResult<()> {
+        // Each distinct request once: a patch may ask for one action on one resource many
+        // times (an instruction repeated, a flag-wide change in each environment), and a
+        // decision reads every statement of the caller's roles.
+        let mut decided: std::collections::HashSet<&Request> = std::collections::HashSet::new();
         for request in requests {
-            self.decide(&request.action, &request.resource)
-                .map_err(ServiceError::NotPermitted)?;
+            if decided.insert(request) {
+                self.decide(&request.action, &request.resource)
+                    .map_err(ServiceError::NotPermitted)?;
+            }
         }
         Ok(())
     }

@@ -228,15 +228,20 @@ pub async fn get_flag(
     let (project, key) = path.into_inner();
     if !expand.is_empty() {
         // The caller's own answer: neither taken from the read cache nor kept by it.
+        // Every environment is read: a change to what they share is decided in each.
         let asking = caller.clone();
         let project_key = project.clone();
-        let flag = call(&state, move |s| {
-            s.get_flag(&asking, &project_key, &key, &envs)
+        let whole = call(&state, move |s| {
+            s.get_flag(&asking, &project_key, &key, &[])
         })
         .await?;
-        let (flag_key, tags) = (flag.flag.key.to_string(), flag.flag.tags.clone());
-        let shown = Flag::from((project.as_str(), flag));
-        let answer = with_flag_access(&caller, &project, &flag_key, &tags, &shown)?;
+        let flag = whole.flag.clone();
+        let mut shown = whole;
+        if !envs.is_empty() {
+            shown.flag.environments.retain(|env, _| envs.contains(env));
+        }
+        let shown = Flag::from((project.as_str(), shown));
+        let answer = with_flag_access(&caller, &project, &flag, &shown)?;
         return Ok(HttpResponse::Ok().json(answer));
     }
     // From this replica's read cache when it can answer, without a trip to the blocking pool.

@@ -107,9 +107,9 @@ pub fn with_access<T: Serialize>(shown: &T, access: &service::Access) -> Result<
 /// 100 environments.
 pub const MAX_FLAG_ACCESS_BYTES: usize = 1 << 20;
 
-/// `shown` (the answer of flag `flag_key`, tagged `tags`, of project `project_key`) as JSON with
-/// the caller's `_access` to the flag in each environment it shows, decided environment by
-/// environment.
+/// `shown` (the answer of `flag`, of project `project_key`) as JSON with the caller's `_access`
+/// to the flag in each environment it shows, as its requests are decided
+/// ([`service::Caller::flag_access`]).
 ///
 /// # Errors
 /// 400 when the `_access` of the environments shown would pass [`MAX_FLAG_ACCESS_BYTES`]
@@ -117,8 +117,7 @@ pub const MAX_FLAG_ACCESS_BYTES: usize = 1 << 20;
 pub fn with_flag_access<T: Serialize>(
     caller: &Caller,
     project_key: &str,
-    flag_key: &str,
-    tags: &[String],
+    flag: &domain::flag::Flag,
     shown: &T,
 ) -> Result<Value, ApiError> {
     let mut value = serde_json::to_value(shown).map_err(|e| ApiError::unserializable(&e))?;
@@ -126,13 +125,11 @@ pub fn with_flag_access<T: Serialize>(
         return Ok(value);
     };
     let count = environments.len();
+    let keys: Vec<String> = environments.keys().cloned().collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     let mut bytes = ByteCount(0);
-    for (env, config) in environments.iter_mut() {
-        let resource = Resource::project(project_key)
-            .environment(env)
-            .flag(flag_key)
-            .with_tags(tags);
-        let access = ResourceAccess::from(&caller.access_to(ResourceKind::Flag, &resource));
+    caller.flag_access(project_key, flag, &keys, |env, access| {
+        let access = ResourceAccess::from(&access);
         serde_json::to_writer(&mut bytes, &access).map_err(|e| ApiError::unserializable(&e))?;
         if bytes.0 > MAX_FLAG_ACCESS_BYTES {
             return Err(ApiError::invalid(format!(
@@ -142,10 +139,11 @@ pub fn with_flag_access<T: Serialize>(
             )));
         }
         let access = serde_json::to_value(&access).map_err(|e| ApiError::unserializable(&e))?;
-        if let Some(config) = config.as_object_mut() {
+        if let Some(config) = environments.get_mut(env).and_then(Value::as_object_mut) {
             config.insert("_access".into(), access);
         }
-    }
+        Ok(())
+    })?;
     Ok(value)
 }
 

@@ -21,7 +21,7 @@ mod segments;
 
 pub use account::{
     Access, BasePermissions, ClientSideAvailability, DeliveryAttempt, Effect, FieldError,
-    NamingConvention, PolicyStatement, Role, Statement,
+    NamingConvention, PolicyStatement, Role,
 };
 pub use flags::{
     ConfigSummary, CustomProperty, Defaults, Experiments, FlagKind, FlagStatusName, Prerequisite,

@@ -41,7 +41,7 @@ pub struct Webhook {
     #[schema(nullable = false)]
     pub secret: Option<String>,
     /// Which changes it wants; none = every change.
-    #[schema(value_type = Vec<model::Statement>)]
+    #[schema(value_type = Vec<model::PolicyStatement>)]
     pub statements: Vec<Statement>,
     /// Sorted, unique tags.
     #[schema(max_items = 100)]

@@ -189,6 +189,12 @@ async fn audit_filters(backend: Backend) {
         "parts line up: flags are not projects"
     );
     assert_eq!(names("/api/v2/auditlog?q=API").await, ["project:api"]);
+    // A spec is a specifier of the statements' grammar (and bounds).
+    for bad in ["proj/*:", "garbage", "proj/*a*a*a*a*a*a*a*a*a"] {
+        app.get(&format!("/api/v2/auditlog?spec={bad}"))
+            .await
+            .assert_error(400, "invalid_request");
+    }
     assert_eq!(
         names("/api/v2/auditlog?limit=2").await,
         ["flag:b", "flag:a"]

@@ -200,6 +200,15 @@ async fn bad_roles_are_refused_with_the_field_named(backend: Backend) {
         ),
         (json!({"key": "admin", "name": "N", "policy": []}), "key"),
         (
+            // Only the last part carries tags (a resource is checked for its own).
+            json!({"key": "k", "name": "N", "policy": [{"effect": "deny", "resources": ["proj/*;sensitive:env/*:flag/*"]}]}),
+            "policy[0].resources[0]",
+        ),
+        (
+            json!({"key": "k", "name": "N", "policy": [{"effect": "allow", "resources": ["proj/*a*b*c*d*e*f*g*h*i"]}]}),
+            "policy[0].resources[0]",
+        ),
+        (
             json!({"key": "k", "name": "N", "policy": vec![
                 json!({"effect": "allow", "resources": vec![format!("proj/{}", "p".repeat(500)); 10]}); 10
             ]}),
@@ -852,7 +861,75 @@ async fn a_flags_access_is_bounded(backend: Backend) {
     );
 }
 
+/// A flag's `_access` in an environment agrees with what its requests are decided as: a change
+/// to what every environment shares needs every environment, so a role limited to `test`, or
+/// denied `production`, shows it denied in `test` too (with the refusing statement), and the
+/// request is refused; what is the environment's own is decided there.
+async fn a_flags_access_agrees_with_its_decisions(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    app.flag("p", "f").await;
+    let roles = [
+        (
+            "test-only",
+            json!([
+                {"effect": "allow", "resources": ["proj/p:env/test:flag/*"], "actions": ["*"]}
+            ]),
+        ),
+        (
+            "not-production",
+            json!([
+                {"effect": "allow", "resources": ["proj/p:env/*:flag/*"], "actions": ["*"]},
+                {"effect": "deny", "resources": ["proj/p:env/production:flag/*"], "actions": ["*"]}
+            ]),
+        ),
+    ];
+    for (i, (key, policy)) in roles.iter().enumerate() {
+        let role = json!({"key": key, "name": key, "policy": policy});
+        assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+        let member = member_with_role(&app, &format!("m{i}@example.com"), key).await;
+        let token = app.token_of_member(&member, domain::role::Role::Reader);
+        let shown = app
+            .get_as(&token, "/api/v2/flags/p/f?expand=_access&env=test")
+            .await;
+        assert_eq!(shown.status, 200, "{}", shown.body);
+        let access = &shown.body["environments"]["test"]["_access"];
+        let listed = |list: &str, action: &str| {
+            access[list]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["action"] == action)
+                .cloned()
+        };
+        assert!(listed("allowed", "updateOn").is_some(), "{key}: {access}");
+        let renamed = listed("denied", "updateName");
+        assert!(renamed.is_some(), "{key}: {access}");
+        if *key == "not-production" {
+            assert_eq!(renamed.unwrap()["reason"]["effect"], "deny", "{access}");
+        }
+        assert!(listed("denied", "deleteFlag").is_some(), "{key}: {access}");
+        // As decided: the environment's own change passes, the shared one is refused.
+        assert_eq!(toggle(&app, &token, "p", "test").await, 200, "{key}");
+        let rename = json!({"environmentKey": "test",
+            "instructions": [{"kind": "updateName", "value": "F2"}]});
+        let refused = app
+            .send(
+                crate::common::request(
+                    actix_web::http::Method::PATCH,
+                    "/api/v2/flags/p/f",
+                    Some(&token),
+                )
+                .insert_header(("Content-Type", crate::common::SEMANTIC))
+                .set_payload(rename.to_string()),
+            )
+            .await;
+        assert_eq!(refused.status, 403, "{key}: {}", refused.body);
+    }
+}
+
 on_both_backends!(
+    a_flags_access_agrees_with_its_decisions,
     a_flags_access_is_bounded,
     answers_carry_the_callers_access,
     tokens_act_with_custom_roles_and_inline_roles,

@@ -343,6 +343,40 @@ mod http {
                 .await
                 .assert_error(400, "invalid_request");
         }
+        // Its statements are a role's: the same grammar, catalogue and bounds, the field named.
+        for (statement, attribute) in [
+            (
+                json!({"effect": "allow", "resources": ["garbage:::"]}),
+                "statements[0].resources[0]",
+            ),
+            (
+                json!({"effect": "allow", "resources": []}),
+                "statements[0].resources",
+            ),
+            (
+                json!({"effect": "allow", "resources": ["proj/*"], "actions": ["notAnAction"]}),
+                "statements[0].actions[0]",
+            ),
+            (
+                json!({"effect": "allow", "resources": [format!("proj/{}", "*a".repeat(9))]}),
+                "statements[0].resources[0]",
+            ),
+            (
+                json!({"effect": "allow", "resources": [format!("proj/{}", "a".repeat(600))]}),
+                "statements[0].resources[0]",
+            ),
+        ] {
+            let hook = json!({"url": "https://x.io", "sign": false, "on": true, "statements": [statement]});
+            let refused = app.post("/api/v2/webhooks", hook).await;
+            refused.assert_error(400, "invalid_request");
+            assert!(
+                refused.body["errors"]
+                    .as_array()
+                    .is_some_and(|errors| errors.iter().any(|e| e["attribute"] == attribute)),
+                "{attribute}: {}",
+                refused.body
+            );
+        }
         // Its creation is audited, its secret masked.
         let audit = app.get("/api/v2/auditlog?spec=webhook/*").await.body;
         let entry = app

@@ -394,6 +394,33 @@ pub const ACCOUNT_WIDE: [&str; 4] = [
     "deleteWebhook",
 ];
 
+/// Flag actions on what every environment of a flag shares: decided on the flag in `env/*` and
+/// in each of its environments, so a statement denying one of them in one environment refuses
+/// it everywhere. (`createFlag` and `cloneFlag` are decided on `env/*` alone; every other flag
+/// action, in the environment it changes.)
+///
+/// ```
+/// assert!(domain::policy::actions::FLAG_WIDE.contains(&"updateName"));
+/// assert!(!domain::policy::actions::FLAG_WIDE.contains(&"updateOn"));
+/// ```
+pub const FLAG_WIDE: [&str; 12] = [
+    "deleteFlag",
+    "updateName",
+    "updateDescription",
+    "updateTags",
+    "updateTemporary",
+    "updateFlagVariations",
+    "updateFlagDefaults",
+    "updateMaintainer",
+    "updateClientSideFlagAvailability",
+    "updateFlagCustomProperties",
+    "updateGlobalArchived",
+    "updateDeprecated",
+];
+
+/// Flag actions decided on the flag in `env/*` alone: creating it, cloning it.
+pub const FLAG_CREATION: [&str; 2] = ["createFlag", "cloneFlag"];
+
 /// The action `name` done to a resource of `kind`, if the catalogue has it.
 pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
     ALL.iter().find(|a| a.name == name && a.kind == kind)
@@ -485,8 +512,8 @@ pub fn instructions_needing(action: &ActionInfo) -> Vec<&'static str> {
 pub fn catalogue_markdown(routes: &dyn Fn(&ActionInfo) -> Vec<String>) -> String {
     let mut out = String::from(
         "## Actions\n\nThe vocabulary of policy statements: an action on a resource. A statement's `resources` are \
-         specifiers (`proj/shop:env/production:flag/*`: `kind/name` parts joined by `:`, `*` globs in names, \
-         `;tag,tag` after a part for things carrying all those tags); its `actions` are these names or globs of them \
+         specifiers (`proj/shop:env/production:flag/*`: `kind/name` parts joined by `:`, at most 8 `*` globs in a \
+         name, `;tag,tag` after the last part for things carrying all those tags); its `actions` are these names or globs of them \
          (`update*`); a deny statement wins over any allow. Webhook statements match them against the `accesses` of \
          audit entries, which record the actions of each change; reading (`view…`) is never recorded. A statement \
          without `actions` (or `notActions`) covers every action.\n\n\

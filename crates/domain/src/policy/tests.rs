@@ -307,6 +307,7 @@ fn tags() -> impl Strategy<Value = Vec<String>> {
 }
 
 fn specifier() -> impl Strategy<Value = String> {
+    // Only the last part carries tags.
     let part = |kind: &'static str| {
         (name_pattern(), tags()).prop_map(move |(name, tags)| {
             if tags.is_empty() {
@@ -316,11 +317,13 @@ fn specifier() -> impl Strategy<Value = String> {
             }
         })
     };
+    let parent = |kind: &'static str| name_pattern().prop_map(move |name| format!("{kind}/{name}"));
     prop_oneof![
         part("proj"),
-        (part("proj"), part("env")).prop_map(|(p, e)| format!("{p}:{e}")),
-        (part("proj"), part("env"), part("flag")).prop_map(|(p, e, f)| format!("{p}:{e}:{f}")),
-        (part("proj"), part("env"), part("segment")).prop_map(|(p, e, s)| format!("{p}:{e}:{s}")),
+        (parent("proj"), part("env")).prop_map(|(p, e)| format!("{p}:{e}")),
+        (parent("proj"), parent("env"), part("flag")).prop_map(|(p, e, f)| format!("{p}:{e}:{f}")),
+        (parent("proj"), parent("env"), part("segment"))
+            .prop_map(|(p, e, s)| format!("{p}:{e}:{s}")),
         Just("acct".to_owned()),
     ]
 }

@@ -75,28 +75,8 @@ pub enum Effect {
     Deny,
 }
 
-/// A policy statement: resources and actions, with `*` globs.
-#[derive(Debug, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Statement {
-    /// `allow` or `deny`.
-    pub effect: Effect,
-    /// Resource specifiers it covers (or `notResources`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Vec<String>>,
-    /// Resource specifiers it covers all but.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_resources: Option<Vec<String>>,
-    /// Actions it covers (all when neither list is given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actions: Option<Vec<String>>,
-    /// Actions it covers all but.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_actions: Option<Vec<String>>,
-}
-
-/// A statement of a custom role's policy: as a webhook's, and each specifier must be of the
-/// grammar of `docs/roles.md` (kinds `acct`, `proj`, `env`, `flag`, `segment`, `member`,
+/// A policy statement (of a custom role, an access token's inline role or a webhook): each
+/// specifier must be of the grammar of `docs/roles.md` (kinds `acct`, `proj`, `env`, `flag`, `segment`, `member`,
 /// `token`, `webhook`, `role`, `team`) and each action must name, or its glob match, an action of
 /// the catalogue there; a list holds 1 to 50 entries. Exactly one of `resources` and
 /// `notResources`, at most one of `actions` and `notActions`.

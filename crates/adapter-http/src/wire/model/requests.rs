@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::account::{
-    BasePermissions, ClientSideAvailability, NamingConvention, PolicyStatement, Statement,
-};
+use super::account::{BasePermissions, ClientSideAvailability, NamingConvention, PolicyStatement};
 use super::flags::{CustomProperty, Defaults};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -348,7 +346,7 @@ pub struct WebhookPost {
     pub secret: Option<String>,
     /// Which changes; none = every change.
     #[serde(default)]
-    pub statements: Vec<Statement>,
+    pub statements: Vec<PolicyStatement>,
     /// Tags.
     #[serde(default)]
     #[schema(max_items = 100)]

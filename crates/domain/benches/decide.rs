@@ -8,7 +8,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use domain::policy::actions::{of_kind, ResourceKind};
-use domain::policy::{decide, decide_each, Policy, Resource, Statement, MAX_NAME_GLOBS};
+use domain::policy::{
+    decide, decide_each, decide_in_environments, Policy, Resource, Statement, MAX_NAME_GLOBS,
+};
 
 /// 50 roles × 20 statements, shaped like a real organisation's: per-project, per-environment
 /// and tagged specifiers, action globs, some denies; none of them about project `shop`'s flag
@@ -125,6 +127,27 @@ fn measure(what: &str, policies: &[Policy], resource: &Resource, per_batch: u32)
     println!(
         "decide: {what}, the flag's _access ({} actions): {micros:.1} µs (median of 31 batches of {})",
         actions.len(),
+        per_batch / 4
+    );
+    // A change to what every environment shares, in a project of 100 environments: `env/*`
+    // and each environment.
+    let (everywhere, _) = resource
+        .split_environment()
+        .unwrap_or((resource.clone(), ""));
+    let names: Vec<String> = (0..100).map(|i| format!("env-{i:03}")).collect();
+    let environments: Vec<&str> = std::iter::once("*")
+        .chain(names.iter().map(String::as_str))
+        .collect();
+    let micros = median_micros(31, per_batch / 4, || {
+        black_box(decide_in_environments(
+            black_box(policies),
+            black_box("updateName"),
+            black_box(&everywhere),
+            black_box(&environments),
+        ));
+    });
+    println!(
+        "decide: {what}, a flag-wide change in 100 environments (updateName on env/* and each): {micros:.1} µs (median of 31 batches of {})",
         per_batch / 4
     );
 }

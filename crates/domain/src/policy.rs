@@ -511,6 +511,27 @@ impl Resource {
         Some(resource)
     }
 
+    /// This resource as it is in every environment (its `env/{key}` part made `env/*`) and the
+    /// environment's key; `None` for a resource in no environment.
+    ///
+    /// ```
+    /// use domain::policy::Resource;
+    /// let flag = Resource::project("shop").environment("test").flag("f");
+    /// let (everywhere, env) = flag.split_environment().unwrap();
+    /// assert_eq!((everywhere.to_string().as_str(), env), ("proj/shop:env/*:flag/f", "test"));
+    /// assert!(Resource::project("shop").split_environment().is_none());
+    /// ```
+    pub fn split_environment(&self) -> Option<(Resource, &str)> {
+        let at = self
+            .parts
+            .iter()
+            .position(|part| part.text.starts_with("env/"))?;
+        let key = self.parts[at].text.strip_prefix("env/")?;
+        let mut everywhere = self.clone();
+        everywhere.parts[at].text = "env/*".to_owned();
+        Some((everywhere, key))
+    }
+
     /// A resource from a specifier without tags (an audit access's `resource`).
     pub fn from_specifier(spec: &str) -> Self {
         Self {
@@ -968,6 +989,104 @@ pub fn decide_each<'p>(
                 }
             }
             allowed.map_or(Decision::Denied(None), Decision::Allowed)
+        })
+        .collect()
+}
+
+/// [`decide`] of `action` on `resource` in each of `environments`: `resource` is in every
+/// environment (an `env/*` part, as [`Resource::split_environment`] makes it), and each
+/// decision is the one on it with that part made `env/{key}` (`*` leaves it `env/*`). What a
+/// change to what every environment shares asks for: each statement's other parts are matched
+/// once for all the environments, so a statement about another project or flag costs one
+/// look, not one per environment.
+///
+/// ```
+/// use domain::policy::{decide, decide_in_environments, Policy, Resource, Statement};
+/// let policies = [Policy::new("no-prod", vec![
+///     Statement::allow(&["proj/*:env/*:flag/*"], &["*"]),
+///     Statement::deny(&["proj/*:env/production:flag/*"], &["*"]),
+/// ])];
+/// let flag = Resource::project("web").environment("*").flag("f");
+/// let decided = decide_in_environments(&policies, "updateName", &flag, &["*", "test", "production"]);
+/// assert_eq!(decided.iter().map(|d| d.is_allowed()).collect::<Vec<_>>(), [true, true, false]);
+/// let production = flag.in_environment("production").unwrap();
+/// assert_eq!(decided[2], decide(&policies, "updateName", &production));
+/// ```
+pub fn decide_in_environments<'p>(
+    policies: &'p [Policy],
+    action: &str,
+    resource: &Resource,
+    environments: &[&str],
+) -> Vec<Decision<'p>> {
+    let Some(at) = resource.parts.iter().position(|part| part.text == "env/*") else {
+        return environments
+            .iter()
+            .map(|_| decide(policies, action, resource))
+            .collect();
+    };
+    let texts: Vec<String> = environments
+        .iter()
+        .map(|key| format!("env/{key}"))
+        .collect();
+    let env_tags = &resource.parts[at].tags;
+    let mut allowed: Vec<Option<Reason<'p>>> = vec![None; texts.len()];
+    let mut denied: Vec<Option<Reason<'p>>> = vec![None; texts.len()];
+    let mut covered = vec![false; texts.len()];
+    for policy in policies {
+        for (statement, compiled) in policy.statements.iter().zip(&policy.compiled) {
+            if !compiled.covers_action(action) {
+                continue;
+            }
+            let Some((negated, specs)) = &compiled.resources else {
+                continue;
+            };
+            covered.iter_mut().for_each(|c| *c = false);
+            for spec in specs {
+                let others_match = spec.len() == resource.parts.len()
+                    && spec
+                        .iter()
+                        .zip(&resource.parts)
+                        .enumerate()
+                        .all(|(i, (p, part))| {
+                            i == at
+                                || (p.kind_name.matches(&part.text)
+                                    && p.tags.iter().all(|tag| part.tags.iter().any(|t| t == tag)))
+                        });
+                if !others_match {
+                    continue;
+                }
+                let env = &spec[at];
+                if !env.tags.iter().all(|tag| env_tags.iter().any(|t| t == tag)) {
+                    continue;
+                }
+                for (c, text) in covered.iter_mut().zip(&texts) {
+                    *c = *c || env.kind_name.matches(text);
+                }
+            }
+            let reason = Reason {
+                policy: &policy.name,
+                statement,
+            };
+            let is_deny = statement.effect == Effect::Deny;
+            for (e, c) in covered.iter().enumerate() {
+                if *c == *negated || denied[e].is_some() {
+                    continue;
+                }
+                if is_deny {
+                    denied[e] = Some(reason);
+                } else if allowed[e].is_none() {
+                    allowed[e] = Some(reason);
+                }
+            }
+        }
+    }
+    denied
+        .into_iter()
+        .zip(allowed)
+        .map(|(denied, allowed)| match (denied, allowed) {
+            (Some(reason), _) => Decision::Denied(Some(reason)),
+            (None, Some(reason)) => Decision::Allowed(reason),
+            (None, None) => Decision::Denied(None),
         })
         .collect()
 }

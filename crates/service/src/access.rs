@@ -50,6 +50,20 @@ fn reason_of(reason: policy::Reason<'_>) -> AccessReason {
     }
 }
 
+/// A refusal of `action` on `resource`, as a message, when `decision` is one.
+fn refusal(action: &str, resource: &Resource, decision: Decision<'_>) -> Result<(), String> {
+    match decision {
+        Decision::Allowed(_) => Ok(()),
+        Decision::Denied(Some(reason)) => Err(format!(
+            "'{action}' on '{resource}' is denied by a statement of the role '{}'",
+            reason.policy
+        )),
+        Decision::Denied(None) => Err(format!(
+            "no role of the caller allows '{action}' on '{resource}'"
+        )),
+    }
+}
+
 /// A set of policies of which one allow suffices (deny still wins).
 pub(crate) type PolicySet = Arc<[Policy]>;
 
@@ -117,20 +131,7 @@ impl Permissions {
     /// Whether every set allows `action` on `resource`; the first refusal, as a message.
     pub(crate) fn decide(&self, action: &str, resource: &Resource) -> Result<(), String> {
         for set in &self.sets {
-            match policy::decide(set, action, resource) {
-                Decision::Allowed(_) => {}
-                Decision::Denied(Some(reason)) => {
-                    return Err(format!(
-                        "'{action}' on '{resource}' is denied by a statement of the role '{}'",
-                        reason.policy
-                    ))
-                }
-                Decision::Denied(None) => {
-                    return Err(format!(
-                        "no role of the caller allows '{action}' on '{resource}'"
-                    ))
-                }
-            }
+            refusal(action, resource, policy::decide(set, action, resource))?;
         }
         Ok(())
     }
@@ -185,19 +186,141 @@ impl Permissions {
         access
     }
 
+    /// The `_access` of a flag (`everywhere`: the flag in `env/*`) in each environment of
+    /// `shown`, given to `each` one at a time: see `Caller::flag_access`. Each action is decided
+    /// once for `env/*` and all of `environments` ([`policy::decide_in_environments`]), and
+    /// only the reasons of one environment are held (cloned) at a time.
+    pub(crate) fn flag_access<E>(
+        &self,
+        everywhere: &Resource,
+        environments: &[&str],
+        shown: &[&str],
+        base_allows: impl Fn(&str) -> bool,
+        mut each: impl FnMut(&str, Access) -> Result<(), E>,
+    ) -> Result<(), E> {
+        use policy::actions::{FLAG_CREATION, FLAG_WIDE};
+        type Verdict<'p> = (bool, Option<policy::Reason<'p>>);
+        let keys: Vec<&str> = std::iter::once("*")
+            .chain(environments.iter().copied())
+            .collect();
+        let actions: Vec<&policy::actions::ActionInfo> =
+            policy::actions::of_kind(ResourceKind::Flag).collect();
+        // verdicts[action][key]: allowed by every set (the first set's reason), or denied (by
+        // the first set refusing).
+        let verdicts: Vec<Vec<Verdict<'_>>> = actions
+            .iter()
+            .map(|action| {
+                let mut combined: Vec<Verdict<'_>> = vec![(true, None); keys.len()];
+                for set in &self.sets {
+                    let decided =
+                        policy::decide_in_environments(set, action.name, everywhere, &keys);
+                    for (verdict, decision) in combined.iter_mut().zip(decided) {
+                        match decision {
+                            _ if !verdict.0 => {}
+                            Decision::Allowed(reason) => {
+                                verdict.1 = verdict.1.or(Some(reason));
+                            }
+                            Decision::Denied(reason) => *verdict = (false, reason),
+                        }
+                    }
+                }
+                combined
+            })
+            .collect();
+        for env in shown {
+            let at = keys.iter().position(|key| key == env);
+            let mut access = Access::default();
+            for (action, verdict) in actions.iter().zip(&verdicts) {
+                let (allowed, reason) = if FLAG_WIDE.contains(&action.name) {
+                    // Decided on `env/*` and in every environment: the first refusal decides.
+                    verdict
+                        .iter()
+                        .find(|(allowed, _)| !allowed)
+                        .copied()
+                        .unwrap_or(verdict[0])
+                } else if FLAG_CREATION.contains(&action.name) {
+                    verdict[0]
+                } else {
+                    at.and_then(|at| verdict.get(at).copied())
+                        .unwrap_or((false, None))
+                };
+                let entry = |reason: Option<policy::Reason<'_>>| ActionAccess {
+                    action: action.name,
+                    reason: reason.map(reason_of),
+                };
+                if allowed && base_allows(action.name) {
+                    access.allowed.push(entry(reason));
+                } else if allowed {
+                    access.denied.push(entry(None));
+                } else {
+                    access.denied.push(entry(reason));
+                }
+            }
+            each(env, access)?;
+        }
+        Ok(())
+    }
+
     /// Refuses unless every request is allowed.
     ///
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the first request refused and why.
     pub(crate) fn require_all(&self, requests: &[Request]) -> ServiceResult<()> {
-        // Each distinct request once: a patch may ask for one action on one resource many
-        // times (an instruction repeated, a flag-wide change in each environment), and a
-        // decision reads every statement of the caller's roles.
-        let mut decided: std::collections::HashSet<&Request> = std::collections::HashSet::new();
+        use std::collections::{HashMap, HashSet};
+        // Each distinct request once (a patch may ask for one action on one resource many
+        // times: an instruction repeated), and the requests of one action on one resource in
+        // several environments (a change to what every environment of a flag shares) together:
+        // a decision reads every statement of the caller's roles, and this way a statement
+        // about another project or flag is read once, not once per environment.
+        let mut distinct: HashSet<&Request> = HashSet::new();
+        let mut groups: Vec<(&str, Resource, Vec<&str>)> = Vec::new();
+        let mut group_of: HashMap<(&str, Resource), usize> = HashMap::new();
+        let mut refused: HashMap<&Request, String> = HashMap::new();
         for request in requests {
-            if decided.insert(request) {
-                self.decide(&request.action, &request.resource)
-                    .map_err(ServiceError::NotPermitted)?;
+            if !distinct.insert(request) {
+                continue;
+            }
+            let Some((everywhere, env)) = request.resource.split_environment() else {
+                if let Err(message) = self.decide(&request.action, &request.resource) {
+                    refused.insert(request, message);
+                }
+                continue;
+            };
+            let key = (request.action.as_str(), everywhere);
+            let at = *group_of.entry(key.clone()).or_insert_with(|| {
+                groups.push((key.0, key.1, Vec::new()));
+                groups.len() - 1
+            });
+            groups[at].2.push(env);
+        }
+        let mut group_refusals: HashMap<(&str, &Resource, &str), String> = HashMap::new();
+        for (action, everywhere, envs) in &groups {
+            for set in &self.sets {
+                let decided = policy::decide_in_environments(set, action, everywhere, envs);
+                for (env, decision) in envs.iter().zip(decided) {
+                    let key = (*action, everywhere, *env);
+                    if group_refusals.contains_key(&key) {
+                        continue;
+                    }
+                    let there = everywhere
+                        .in_environment(env)
+                        .unwrap_or_else(|| everywhere.clone());
+                    if let Err(message) = refusal(action, &there, decision) {
+                        group_refusals.insert(key, message);
+                    }
+                }
+            }
+        }
+        // The first refused request, in the order asked.
+        for request in requests {
+            let message = match request.resource.split_environment() {
+                Some((everywhere, env)) => group_refusals
+                    .get(&(request.action.as_str(), &everywhere, env))
+                    .cloned(),
+                None => refused.get(request).cloned(),
+            };
+            if let Some(message) = message {
+                return Err(ServiceError::NotPermitted(message));
             }
         }
         Ok(())
@@ -220,6 +343,56 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `require_all` decides requests grouped by environment as each would be decided alone:
+    /// the first refused request, in the order asked, names itself.
+    #[test]
+    fn requests_in_many_environments_are_decided_as_each_alone() {
+        let no_production = Arc::from(vec![Policy::new(
+            "no-production",
+            vec![
+                policy::Statement::allow(&["proj/*:env/*:flag/*"], &["*"]),
+                policy::Statement::allow(&["proj/*"], &["updateName"]),
+                policy::Statement::deny(&["proj/*:env/production:flag/*"], &["updateName"]),
+            ],
+        )]);
+        let permissions = Permissions::of_sets(vec![no_production, built_in(Role::Writer)]);
+        let flag = |env: &str| Resource::project("shop").environment(env).flag("f");
+        let asked = |action: &str, envs: &[&str]| -> Vec<Request> {
+            envs.iter()
+                .map(|env| Request::new(action, flag(env)))
+                .collect()
+        };
+        let everywhere = ["*", "test", "staging", "production", "test"];
+        for (action, envs) in [
+            ("updateName", &everywhere[..]),
+            ("updateName", &everywhere[..3]),
+            ("updateOn", &everywhere[..]),
+        ] {
+            let requests = asked(action, envs);
+            let alone = requests
+                .iter()
+                .find_map(|r| permissions.decide(&r.action, &r.resource).err());
+            let together = match permissions.require_all(&requests) {
+                Err(ServiceError::NotPermitted(message)) => Some(message),
+                Err(other) => panic!("{other:?}"),
+                Ok(()) => None,
+            };
+            assert_eq!(together, alone, "{action} in {envs:?}");
+        }
+        let mixed = [
+            Request::new("updateOn", flag("production")),
+            Request::new("updateName", Resource::project("shop")),
+            Request::new("updateName", flag("production")),
+        ];
+        let Err(ServiceError::NotPermitted(message)) = permissions.require_all(&mixed) else {
+            panic!("refused");
+        };
+        assert!(
+            message.contains("'updateName' on 'proj/shop:env/production:flag/f'"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -226,70 +226,20 @@ impl Caller {
         project_key: &str,
         flag: &domain::flag::Flag,
         shown: &[&str],
-        mut each: impl FnMut(&str, Access) -> Result<(), E>,
+        each: impl FnMut(&str, Access) -> Result<(), E>,
     ) -> Result<(), E> {
-        use domain::policy::actions::{of_kind, ResourceKind, FLAG_CREATION, FLAG_WIDE};
-        let in_env = |env: &str| {
-            domain::policy::Resource::project(project_key)
-                .environment(env)
-                .flag(&flag.key)
-                .with_tags(&flag.tags)
-        };
-        let verdict = |access: &Access, action: &str| -> (bool, Option<access::AccessReason>) {
-            match access.allowed.iter().find(|a| a.action == action) {
-                Some(allowed) => (true, allowed.reason.clone()),
-                None => (
-                    false,
-                    access
-                        .denied
-                        .iter()
-                        .find(|a| a.action == action)
-                        .and_then(|a| a.reason.clone()),
-                ),
-            }
-        };
-        let every = self.access_to(ResourceKind::Flag, &in_env("*"));
-        let mut wide: Vec<(&str, (bool, Option<access::AccessReason>))> = FLAG_WIDE
-            .iter()
-            .map(|action| (*action, verdict(&every, action)))
-            .collect();
-        for env in flag.environments.keys() {
-            let there = self.access_to(ResourceKind::Flag, &in_env(env));
-            for (action, decided) in &mut wide {
-                if decided.0 {
-                    let (allowed, reason) = verdict(&there, action);
-                    if !allowed {
-                        *decided = (false, reason);
-                    }
-                }
-            }
-        }
-        for env in shown {
-            let there = self.access_to(ResourceKind::Flag, &in_env(env));
-            let mut access = Access::default();
-            for action in of_kind(ResourceKind::Flag) {
-                let (allowed, reason) = if let Some((_, decided)) =
-                    wide.iter().find(|(name, _)| *name == action.name)
-                {
-                    decided.clone()
-                } else if FLAG_CREATION.contains(&action.name) {
-                    verdict(&every, action.name)
-                } else {
-                    verdict(&there, action.name)
-                };
-                let entry = ActionAccess {
-                    action: action.name,
-                    reason,
-                };
-                if allowed {
-                    access.allowed.push(entry);
-                } else {
-                    access.denied.push(entry);
-                }
-            }
-            each(env, access)?;
-        }
-        Ok(())
+        let everywhere = domain::policy::Resource::project(project_key)
+            .environment("*")
+            .flag(&flag.key)
+            .with_tags(&flag.tags);
+        let environments: Vec<&str> = flag.environments.keys().map(String::as_str).collect();
+        self.permissions.flag_access(
+            &everywhere,
+            &environments,
+            shown,
+            |action| self.require_base_for(action).is_ok(),
+            each,
+        )
     }
 
     /// Refuses an action over policies (`domain::policy::actions::OVER_POLICIES`) to a caller

@@ -435,6 +435,31 @@ proptest! {
     }
 
     #[test]
+    fn decide_in_environments_agrees_with_decide(
+        policies in prop::collection::vec(prop::collection::vec(statement(), 0..=4), 0..=4),
+        action in prop::sample::select(vec!["updateOn", "updateRules", "createFlag", "deleteFlag", "viewProject"]),
+        parts in resource(),
+        env_tags in tags(),
+    ) {
+        let policies: Vec<Policy> = policies
+            .into_iter()
+            .enumerate()
+            .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
+            .collect();
+        let mut parts = parts;
+        if parts.len() >= 2 {
+            parts[1] = ("env/*".to_owned(), env_tags);
+        }
+        let resource = build(&parts);
+        let environments = ["*", "a", "b", "ab", "ba"];
+        let decided = decide_in_environments(&policies, action, &resource, &environments);
+        for (env, decision) in environments.iter().zip(&decided) {
+            let there = resource.in_environment(env).unwrap_or_else(|| resource.clone());
+            prop_assert_eq!(decision, &decide(&policies, action, &there), "{}", env);
+        }
+    }
+
+    #[test]
     fn every_generated_specifier_is_valid(spec in specifier()) {
         prop_assert_eq!(check_specifier(&spec), Ok(()));
         prop_assert!(Regex::new(SPECIFIER_PATTERN).unwrap().is_match(&spec));

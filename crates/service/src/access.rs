@@ -50,6 +50,9 @@ fn reason_of(reason: policy::Reason<'_>) -> AccessReason {
     }
 }
 
+/// How many requests [`Permissions::require_all`] decides one by one, without grouping them.
+const FEW_REQUESTS: usize = 8;
+
 /// A refusal of `action` on `resource`, as a message, when `decision` is one.
 fn refusal(action: &str, resource: &Resource, decision: Decision<'_>) -> Result<(), String> {
     match decision {
@@ -267,6 +270,17 @@ impl Permissions {
     /// [`ServiceError::NotPermitted`] naming the first request refused and why.
     pub(crate) fn require_all(&self, requests: &[Request]) -> ServiceResult<()> {
         use std::collections::{HashMap, HashSet};
+        // A few requests (a toggle asks for two, alike) are decided one by one: grouping them
+        // would cost more than it saves.
+        if requests.len() <= FEW_REQUESTS {
+            for (at, request) in requests.iter().enumerate() {
+                if !requests[..at].contains(request) {
+                    self.decide(&request.action, &request.resource)
+                        .map_err(ServiceError::NotPermitted)?;
+                }
+            }
+            return Ok(());
+        }
         // Each distinct request once (a patch may ask for one action on one resource many
         // times: an instruction repeated), and the requests of one action on one resource in
         // several environments (a change to what every environment of a flag shares) together:
@@ -364,7 +378,19 @@ mod tests {
                 .map(|env| Request::new(action, flag(env)))
                 .collect()
         };
-        let everywhere = ["*", "test", "staging", "production", "test"];
+        // More than FEW_REQUESTS (grouped), and fewer (one by one).
+        let everywhere = [
+            "*",
+            "test",
+            "staging",
+            "a",
+            "b",
+            "c",
+            "d",
+            "e",
+            "production",
+            "test",
+        ];
         for (action, envs) in [
             ("updateName", &everywhere[..]),
             ("updateName", &everywhere[..3]),
@@ -381,11 +407,12 @@ mod tests {
             };
             assert_eq!(together, alone, "{action} in {envs:?}");
         }
-        let mixed = [
+        let mut mixed = vec![
             Request::new("updateOn", flag("production")),
             Request::new("updateName", Resource::project("shop")),
-            Request::new("updateName", flag("production")),
         ];
+        mixed.extend(asked("updateOn", &everywhere));
+        mixed.push(Request::new("updateName", flag("production")));
         let Err(ServiceError::NotPermitted(message)) = permissions.require_all(&mixed) else {
             panic!("refused");
         };

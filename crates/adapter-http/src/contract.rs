@@ -512,6 +512,13 @@ pub(crate) fn constrain(doc: &mut Value) {
                                 parameter["schema"]["pattern"] = json!(filter_pattern(fields));
                             }
                         }
+                        // The audit log's `spec` is a specifier of the statements' grammar.
+                        if parameter.get("name") == Some(&json!("spec")) {
+                            parameter["schema"]["pattern"] =
+                                json!(domain::policy::SPECIFIER_PATTERN);
+                            parameter["schema"]["maxLength"] =
+                                json!(domain::policy::MAX_SPECIFIER_CHARS);
+                        }
                         single_line_query_parameter(parameter);
                         continue;
                     }

@@ -1032,8 +1032,13 @@ pub fn decide_in_environments<'p>(
     let mut allowed: Vec<Option<Reason<'p>>> = vec![None; texts.len()];
     let mut denied: Vec<Option<Reason<'p>>> = vec![None; texts.len()];
     let mut covered = vec![false; texts.len()];
+    let mut undenied = texts.len();
     for policy in policies {
         for (statement, compiled) in policy.statements.iter().zip(&policy.compiled) {
+            // Once every environment is denied, nothing can change a decision.
+            if undenied == 0 {
+                break;
+            }
             if !compiled.covers_action(action) {
                 continue;
             }
@@ -1074,6 +1079,7 @@ pub fn decide_in_environments<'p>(
                 }
                 if is_deny {
                     denied[e] = Some(reason);
+                    undenied -= 1;
                 } else if allowed[e].is_none() {
                     allowed[e] = Some(reason);
                 }

@@ -118,6 +118,16 @@ impl Webhook {
         // A webhook's statements are decided on every change of the account: held to a role's
         // rules (and bounds).
         crate::custom_role::validate_policy("statements", &self.statements, &mut errors);
+        let bytes = serde_json::to_vec(&self.statements).map_or(usize::MAX, |json| json.len());
+        if bytes > crate::custom_role::MAX_ROLE_BYTES {
+            errors.push(FieldError::new(
+                "statements",
+                format!(
+                    "at most {} bytes of JSON, as a custom role's policy",
+                    crate::custom_role::MAX_ROLE_BYTES
+                ),
+            ));
+        }
         validate_tags("tags", &self.tags, &mut errors);
         if let Some(name) = &self.name {
             if name.chars().count() > 256 {

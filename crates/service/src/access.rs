@@ -83,6 +83,14 @@ pub(crate) fn built_in(role: Role) -> PolicySet {
     Arc::clone(&sets[at])
 }
 
+/// The most resource specifiers (`resources` and `notResources` entries) the policies a caller
+/// acts with may hold together: each decision reads them all, once per environment of a change
+/// to what a flag's environments share, so a caller beyond it is refused everything (fail
+/// closed) rather than decided at a cost its roles' size sets. 50 roles of 20 statements of two
+/// specifiers each fit; the roles of one caller (its own, its teams', its token's) can be
+/// merged or trimmed by an administrator.
+pub const MAX_CALLER_SPECIFIERS: usize = 2_500;
+
 /// What a caller may do: sets of policies that must all allow an action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Permissions {
@@ -90,6 +98,8 @@ pub(crate) struct Permissions {
     /// Whether the sets are exactly the built-in policy of the caller's role (then the built-in
     /// permission table answers, in its own words, what the role may not do).
     built_in_only: bool,
+    /// How many specifiers the sets hold, when more than [`MAX_CALLER_SPECIFIERS`].
+    oversized: Option<usize>,
 }
 
 impl Permissions {
@@ -98,15 +108,38 @@ impl Permissions {
         Self {
             sets: vec![built_in(role)],
             built_in_only: true,
+            oversized: None,
         }
     }
 
     /// Those of `sets` (each must allow).
     pub(crate) fn of_sets(sets: Vec<PolicySet>) -> Self {
+        let specifiers: usize = sets
+            .iter()
+            .flat_map(|set| set.iter())
+            .flat_map(|policy| policy.statements())
+            .map(|statement| {
+                statement.resources.as_ref().map_or(0, Vec::len)
+                    + statement.not_resources.as_ref().map_or(0, Vec::len)
+            })
+            .sum();
         Self {
             sets,
             built_in_only: false,
+            oversized: (specifiers > MAX_CALLER_SPECIFIERS).then_some(specifiers),
         }
+    }
+
+    /// Why every request of the caller is refused, if its policies are past
+    /// [`MAX_CALLER_SPECIFIERS`].
+    pub(crate) fn bound_refusal(&self) -> Option<String> {
+        self.oversized.map(|count| {
+            format!(
+                "the caller's roles hold {count} resource specifiers together, more than the \
+                 {MAX_CALLER_SPECIFIERS} a request is decided against: an administrator can \
+                 merge or trim them"
+            )
+        })
     }
 
     /// Whether only the built-in role's policy is in effect.
@@ -117,6 +150,9 @@ impl Permissions {
     /// Whether every set allows one of the actions a use case of `permission` consists of, on
     /// some resource: asked before the input is read; the resources are decided once known.
     pub(crate) fn may_do_some(&self, permission: Action) -> bool {
+        if self.oversized.is_some() {
+            return false;
+        }
         self.sets.iter().all(|set| {
             policy::actions::of_permission(permission)
                 .any(|action| set.iter().any(|p| p.may_allow(action)))
@@ -125,6 +161,9 @@ impl Permissions {
 
     /// [`Permissions::may_do_some`] on resources inside project `project`.
     pub(crate) fn may_do_some_in(&self, permission: Action, project: &str) -> bool {
+        if self.oversized.is_some() {
+            return false;
+        }
         self.sets.iter().all(|set| {
             policy::actions::of_permission(permission)
                 .any(|action| set.iter().any(|p| p.may_allow_in(action, project)))
@@ -133,6 +172,9 @@ impl Permissions {
 
     /// Whether every set allows `action` on `resource`; the first refusal, as a message.
     pub(crate) fn decide(&self, action: &str, resource: &Resource) -> Result<(), String> {
+        if let Some(refusal) = self.bound_refusal() {
+            return Err(refusal);
+        }
         for set in &self.sets {
             refusal(action, resource, policy::decide(set, action, resource))?;
         }
@@ -149,6 +191,15 @@ impl Permissions {
         base_allows: impl Fn(&str) -> bool,
     ) -> Access {
         let mut access = Access::default();
+        if self.oversized.is_some() {
+            access.denied = policy::actions::of_kind(kind)
+                .map(|action| ActionAccess {
+                    action: action.name,
+                    reason: None,
+                })
+                .collect();
+            return access;
+        }
         let actions: Vec<&str> = policy::actions::of_kind(kind).map(|a| a.name).collect();
         // Each set's statements are matched against the resource once for all the actions.
         let decided: Vec<Vec<Decision>> = self
@@ -203,6 +254,12 @@ impl Permissions {
     ) -> Result<(), E> {
         use policy::actions::{FLAG_CREATION, FLAG_WIDE};
         type Verdict<'p> = (bool, Option<policy::Reason<'p>>);
+        if self.oversized.is_some() {
+            for env in shown {
+                each(env, self.access(ResourceKind::Flag, everywhere, |_| false))?;
+            }
+            return Ok(());
+        }
         let keys: Vec<&str> = std::iter::once("*")
             .chain(environments.iter().copied())
             .collect();
@@ -270,6 +327,9 @@ impl Permissions {
     /// [`ServiceError::NotPermitted`] naming the first request refused and why.
     pub(crate) fn require_all(&self, requests: &[Request]) -> ServiceResult<()> {
         use std::collections::{HashMap, HashSet};
+        if let Some(refusal) = self.bound_refusal() {
+            return Err(ServiceError::NotPermitted(refusal));
+        }
         // A few requests (a toggle asks for two, alike) are decided one by one: grouping them
         // would cost more than it saves.
         if requests.len() <= FEW_REQUESTS {

@@ -30,7 +30,7 @@ use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
 use ports::{Clock, Repository, Store, StoreExt};
 
-pub use access::{Access, AccessReason, ActionAccess};
+pub use access::{Access, AccessReason, ActionAccess, MAX_CALLER_SPECIFIERS};
 pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
 pub use custom_roles::CustomRoleChange;
 pub use environments::EnvironmentPage;
@@ -155,6 +155,9 @@ impl Caller {
     /// [`ServiceError::NotPermitted`].
     pub fn may_in<U: UseCase>(&self, use_case: U, project_key: &str) -> ServiceResult<Permit<U>> {
         let permit = self.may(use_case)?;
+        if let Some(refusal) = self.permissions.bound_refusal() {
+            return Err(ServiceError::NotPermitted(refusal));
+        }
         if !self.permissions.built_in_only()
             && !self
                 .permissions
@@ -176,6 +179,9 @@ impl Caller {
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
     pub(crate) fn require(&self, action: Action) -> ServiceResult<()> {
+        if let Some(refusal) = self.permissions.bound_refusal() {
+            return Err(ServiceError::NotPermitted(refusal));
+        }
         let refusal = if self.permissions.built_in_only() {
             (!self.role.can(action)).then(|| format!("the role '{}' cannot", self.role))
         } else {

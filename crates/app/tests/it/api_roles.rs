@@ -928,7 +928,56 @@ async fn a_flags_access_agrees_with_its_decisions(backend: Backend) {
     }
 }
 
+/// The roles a caller acts with hold at most `MAX_CALLER_SPECIFIERS` resource specifiers
+/// together: past it every request of the caller is refused (each decision reads them all),
+/// with a message saying so; trimmed, the caller works again.
+async fn a_callers_roles_are_bounded_together(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    let per_role = 1_000;
+    let roles = service::MAX_CALLER_SPECIFIERS / per_role + 1;
+    let mut keys = Vec::new();
+    for r in 0..roles {
+        let statements: Vec<Value> = (0..per_role / 20)
+            .map(|s| {
+                let resources: Vec<String> =
+                    (0..20).map(|i| format!("proj/p{r}-{s}-{i}")).collect();
+                json!({"effect": "allow", "resources": resources, "actions": ["viewProject"]})
+            })
+            .collect();
+        let key = format!("wide{r}");
+        let role = json!({"key": key, "name": key, "policy": statements});
+        let made = app.post("/api/v2/roles", role).await;
+        assert_eq!(made.status, 201, "{}", made.body);
+        keys.push(key);
+    }
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "m@example.com", "role": "reader", "customRoles": keys}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    let token = app.token_of_member(&member, domain::role::Role::Reader);
+    let refused = app.get_as(&token, "/api/v2/projects/p").await;
+    refused.assert_error(403, "forbidden");
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .contains(&service::MAX_CALLER_SPECIFIERS.to_string()),
+        "{}",
+        refused.body
+    );
+    let fewer = json!([{"op": "replace", "path": "/customRoles", "value": keys[..roles - 1]}]);
+    let trimmed = app.patch(&format!("/api/v2/members/{member}"), fewer).await;
+    assert_eq!(trimmed.status, 200, "{}", trimmed.body);
+    assert_eq!(app.get_as(&token, "/api/v2/projects/p").await.status, 200);
+}
+
 on_both_backends!(
+    a_callers_roles_are_bounded_together,
     a_flags_access_agrees_with_its_decisions,
     a_flags_access_is_bounded,
     answers_carry_the_callers_access,

@@ -377,6 +377,23 @@ mod http {
                 refused.body
             );
         }
+        // As large as a custom role at most (each change is matched against every webhook's).
+        let large: Vec<Value> = (0..50)
+            .map(|s| {
+                let resources: Vec<String> = (0..50)
+                    .map(|i| format!("proj/project-{s}-{i}:env/*:flag/*"))
+                    .collect();
+                json!({"effect": "allow", "resources": resources})
+            })
+            .collect();
+        let hook = json!({"url": "https://x.io", "sign": false, "on": true, "statements": large});
+        let refused = app.post("/api/v2/webhooks", hook).await;
+        refused.assert_error(400, "invalid_request");
+        assert_eq!(
+            refused.body["errors"][0]["attribute"], "statements",
+            "{}",
+            refused.body
+        );
         // Its creation is audited, its secret masked.
         let audit = app.get("/api/v2/auditlog?spec=webhook/*").await.body;
         let entry = app

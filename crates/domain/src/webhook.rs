@@ -257,7 +257,7 @@ mod tests {
         );
         assert!(!no_on.selects(&production));
         let not_test = hook(
-            serde_json::json!([{"effect": "allow", "notResources": ["proj/*:env/test:*"]}]),
+            serde_json::json!([{"effect": "allow", "notResources": ["proj/*:env/test:flag/*"]}]),
             true,
         );
         assert!(not_test.selects(&production));

@@ -512,10 +512,11 @@ pub(crate) fn constrain(doc: &mut Value) {
                                 parameter["schema"]["pattern"] = json!(filter_pattern(fields));
                             }
                         }
-                        // The audit log's `spec` is a specifier of the statements' grammar.
+                        // The audit log's `spec` is a specifier of the statements' grammar
+                        // (or empty: no filter).
                         if parameter.get("name") == Some(&json!("spec")) {
                             parameter["schema"]["pattern"] =
-                                json!(domain::policy::SPECIFIER_PATTERN);
+                                json!(format!("^$|{}", domain::policy::SPECIFIER_PATTERN));
                             parameter["schema"]["maxLength"] =
                                 json!(domain::policy::MAX_SPECIFIER_CHARS);
                         }

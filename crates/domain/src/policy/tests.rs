@@ -375,6 +375,15 @@ fn resource() -> impl Strategy<Value = Vec<(String, Vec<String>)>> {
     ]
 }
 
+/// Policies `role-0`, `role-1`, ... of the generated statements.
+fn named(statements: Vec<Vec<Statement>>) -> Vec<Policy> {
+    statements
+        .into_iter()
+        .enumerate()
+        .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
+        .collect()
+}
+
 fn build(parts: &[(String, Vec<String>)]) -> Resource {
     Resource {
         parts: parts
@@ -396,11 +405,7 @@ proptest! {
         action in prop::sample::select(vec!["updateOn", "updateRules", "createFlag", "deleteFlag", "viewProject"]),
         parts in resource(),
     ) {
-        let policies: Vec<Policy> = policies
-            .into_iter()
-            .enumerate()
-            .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
-            .collect();
+        let policies = named(policies);
         let decision = decide(&policies, action, &build(&parts));
         let (allowed, at) = naive(&policies, action, &parts);
         prop_assert_eq!(decision.is_allowed(), allowed);
@@ -421,11 +426,7 @@ proptest! {
         policies in prop::collection::vec(prop::collection::vec(statement(), 0..=4), 0..=4),
         parts in resource(),
     ) {
-        let policies: Vec<Policy> = policies
-            .into_iter()
-            .enumerate()
-            .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
-            .collect();
+        let policies = named(policies);
         let resource = build(&parts);
         let actions = ["updateOn", "updateRules", "createFlag", "deleteFlag", "viewProject"];
         let each = decide_each(&policies, &actions, &resource);
@@ -441,11 +442,7 @@ proptest! {
         parts in resource(),
         env_tags in tags(),
     ) {
-        let policies: Vec<Policy> = policies
-            .into_iter()
-            .enumerate()
-            .map(|(i, statements)| Policy::new(format!("role-{i}"), statements))
-            .collect();
+        let policies = named(policies);
         let mut parts = parts;
         if parts.len() >= 2 {
             parts[1] = ("env/*".to_owned(), env_tags);

@@ -15,13 +15,14 @@ use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 mod allocator;
 
 fn main() -> anyhow::Result<()> {
-    allocator::limit_arenas();
     let cli = match cli::parse_from(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(cli::CliError::Usage(err)) => err.exit(),
         Err(err) => return Err(err.into()),
     };
     let args = cli.settings;
+    // While the process has one thread (logging may start another).
+    allocator::limit_arenas();
     cli::start_logging(&args.log, args.log_format)?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Migrate => {

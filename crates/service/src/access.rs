@@ -50,6 +50,43 @@ fn reason_of(reason: policy::Reason<'_>) -> AccessReason {
     }
 }
 
+/// An action's decision by every set so far: allowed (with the first set's reason) until a
+/// set refuses it (with that set's reason, if a statement refused).
+type Verdict<'p> = (bool, Option<policy::Reason<'p>>);
+
+/// Adds one more set's `decision` to `verdict`: every set must allow.
+fn combine<'p>(verdict: &mut Verdict<'p>, decision: Decision<'p>) {
+    match decision {
+        _ if !verdict.0 => {}
+        Decision::Allowed(reason) => verdict.1 = verdict.1.or(Some(reason)),
+        Decision::Denied(reason) => *verdict = (false, reason),
+    }
+}
+
+impl Access {
+    /// Lists `action` as `verdict` says, denied without a reason when the caller's base role
+    /// does not permit it (`base_allows`).
+    fn record(
+        &mut self,
+        action: &'static str,
+        verdict: Verdict<'_>,
+        base_allows: impl Fn(&str) -> bool,
+    ) {
+        let (allowed, reason) = verdict;
+        if allowed && base_allows(action) {
+            self.allowed.push(ActionAccess {
+                action,
+                reason: reason.map(reason_of),
+            });
+        } else {
+            self.denied.push(ActionAccess {
+                action,
+                reason: if allowed { None } else { reason.map(reason_of) },
+            });
+        }
+    }
+}
+
 /// How many requests [`Permissions::require_all`] decides one by one, without grouping them.
 const FEW_REQUESTS: usize = 8;
 
@@ -207,35 +244,13 @@ impl Permissions {
             .iter()
             .map(|set| policy::decide_each(set, &actions, resource))
             .collect();
-        for (at, action) in policy::actions::of_kind(kind).enumerate() {
-            let mut verdict: Result<Option<AccessReason>, Option<AccessReason>> = Ok(None);
+        for (at, action) in actions.iter().enumerate() {
+            let mut verdict: Verdict<'_> = (true, None);
             for decisions in &decided {
-                match decisions.get(at).copied().unwrap_or(Decision::Denied(None)) {
-                    Decision::Allowed(reason) => {
-                        if let Ok(None) = verdict {
-                            verdict = Ok(Some(reason_of(reason)));
-                        }
-                    }
-                    Decision::Denied(reason) => {
-                        verdict = Err(reason.map(reason_of));
-                        break;
-                    }
-                }
+                let decision = decisions.get(at).copied().unwrap_or(Decision::Denied(None));
+                combine(&mut verdict, decision);
             }
-            match verdict {
-                Ok(reason) if base_allows(action.name) => access.allowed.push(ActionAccess {
-                    action: action.name,
-                    reason,
-                }),
-                Ok(_) => access.denied.push(ActionAccess {
-                    action: action.name,
-                    reason: None,
-                }),
-                Err(reason) => access.denied.push(ActionAccess {
-                    action: action.name,
-                    reason,
-                }),
-            }
+            access.record(action, verdict, &base_allows);
         }
         access
     }
@@ -253,7 +268,6 @@ impl Permissions {
         mut each: impl FnMut(&str, Access) -> Result<(), E>,
     ) -> Result<(), E> {
         use policy::actions::{FLAG_CREATION, FLAG_WIDE};
-        type Verdict<'p> = (bool, Option<policy::Reason<'p>>);
         if self.oversized.is_some() {
             for env in shown {
                 each(env, self.access(ResourceKind::Flag, everywhere, |_| false))?;
@@ -275,13 +289,7 @@ impl Permissions {
                     let decided =
                         policy::decide_in_environments(set, action.name, everywhere, &keys);
                     for (verdict, decision) in combined.iter_mut().zip(decided) {
-                        match decision {
-                            _ if !verdict.0 => {}
-                            Decision::Allowed(reason) => {
-                                verdict.1 = verdict.1.or(Some(reason));
-                            }
-                            Decision::Denied(reason) => *verdict = (false, reason),
-                        }
+                        combine(verdict, decision);
                     }
                 }
                 combined
@@ -291,7 +299,7 @@ impl Permissions {
             let at = keys.iter().position(|key| key == env);
             let mut access = Access::default();
             for (action, verdict) in actions.iter().zip(&verdicts) {
-                let (allowed, reason) = if FLAG_WIDE.contains(&action.name) {
+                let verdict = if FLAG_WIDE.contains(&action.name) {
                     // Decided on `env/*` and in every environment: the first refusal decides.
                     verdict
                         .iter()
@@ -304,17 +312,7 @@ impl Permissions {
                     at.and_then(|at| verdict.get(at).copied())
                         .unwrap_or((false, None))
                 };
-                let entry = |reason: Option<policy::Reason<'_>>| ActionAccess {
-                    action: action.name,
-                    reason: reason.map(reason_of),
-                };
-                if allowed && base_allows(action.name) {
-                    access.allowed.push(entry(reason));
-                } else if allowed {
-                    access.denied.push(entry(None));
-                } else {
-                    access.denied.push(entry(reason));
-                }
+                access.record(action.name, verdict, &base_allows);
             }
             each(env, access)?;
         }

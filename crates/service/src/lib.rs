@@ -155,9 +155,6 @@ impl Caller {
     /// [`ServiceError::NotPermitted`].
     pub fn may_in<U: UseCase>(&self, use_case: U, project_key: &str) -> ServiceResult<Permit<U>> {
         let permit = self.may(use_case)?;
-        if let Some(refusal) = self.permissions.bound_refusal() {
-            return Err(ServiceError::NotPermitted(refusal));
-        }
         if !self.permissions.built_in_only()
             && !self
                 .permissions

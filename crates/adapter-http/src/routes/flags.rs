@@ -231,17 +231,23 @@ pub async fn get_flag(
         // Every environment is read: a change to what they share is decided in each.
         let asking = caller.clone();
         let project_key = project.clone();
-        let whole = call(&state, move |s| {
+        let mut view = call(&state, move |s| {
             s.get_flag(&asking, &project_key, &key, &[])
         })
         .await?;
-        let flag = whole.flag.clone();
-        let mut shown = whole;
+        let shown: Vec<&str> = view
+            .flag
+            .environments
+            .keys()
+            .map(String::as_str)
+            .filter(|env| envs.is_empty() || envs.iter().any(|e| e == env))
+            .collect();
+        let accesses =
+            crate::wire::access::to_flag_environments(&caller, &project, &view.flag, &shown)?;
         if !envs.is_empty() {
-            shown.flag.environments.retain(|env, _| envs.contains(env));
+            view.flag.environments.retain(|env, _| envs.contains(env));
         }
-        let shown = Flag::from((project.as_str(), shown));
-        let answer = with_flag_access(&caller, &project, &flag, &shown)?;
+        let answer = with_flag_access(&Flag::from((project.as_str(), view)), accesses)?;
         return Ok(HttpResponse::Ok().json(answer));
     }
     // From this replica's read cache when it can answer, without a trip to the blocking pool.

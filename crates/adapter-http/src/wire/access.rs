@@ -5,6 +5,8 @@
 //! configurations when a GET of the flag asks with `expand=_access`), never to what the audit
 //! log records or the read cache keeps.
 
+use std::collections::BTreeMap;
+
 use domain::policy::actions::ResourceKind;
 use domain::policy::Resource;
 use serde::Serialize;
@@ -107,43 +109,55 @@ pub fn with_access<T: Serialize>(shown: &T, access: &service::Access) -> Result<
 /// 100 environments.
 pub const MAX_FLAG_ACCESS_BYTES: usize = 1 << 20;
 
-/// `shown` (the answer of `flag`, of project `project_key`) as JSON with the caller's `_access`
-/// to the flag in each environment it shows, as its requests are decided
-/// ([`service::Caller::flag_access`]).
+/// The caller's `_access` to `flag` (of project `project_key`) in each environment of `shown`,
+/// as JSON by environment key, as its requests are decided ([`service::Caller::flag_access`]).
 ///
 /// # Errors
-/// 400 when the `_access` of the environments shown would pass [`MAX_FLAG_ACCESS_BYTES`]
-/// (fewer can be named with `env`); 500 when `shown` cannot be serialised.
-pub fn with_flag_access<T: Serialize>(
+/// 400 when it would pass [`MAX_FLAG_ACCESS_BYTES`] (fewer environments can be named with
+/// `env`); 500 when it cannot be serialised.
+pub fn to_flag_environments(
     caller: &Caller,
     project_key: &str,
     flag: &domain::flag::Flag,
-    shown: &T,
-) -> Result<Value, ApiError> {
-    let mut value = serde_json::to_value(shown).map_err(|e| ApiError::unserializable(&e))?;
-    let Some(environments) = value.get_mut("environments").and_then(Value::as_object_mut) else {
-        return Ok(value);
-    };
-    let count = environments.len();
-    let keys: Vec<String> = environments.keys().cloned().collect();
-    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    shown: &[&str],
+) -> Result<BTreeMap<String, Value>, ApiError> {
+    let mut accesses = BTreeMap::new();
     let mut bytes = ByteCount(0);
-    caller.flag_access(project_key, flag, &keys, |env, access| {
+    caller.flag_access(project_key, flag, shown, |env, access| {
         let access = ResourceAccess::from(&access);
         serde_json::to_writer(&mut bytes, &access).map_err(|e| ApiError::unserializable(&e))?;
         if bytes.0 > MAX_FLAG_ACCESS_BYTES {
             return Err(ApiError::invalid(format!(
-                "the caller's _access to this flag in its {count} environments would take more \
+                "the caller's _access to this flag in its {} environments would take more \
                  than {MAX_FLAG_ACCESS_BYTES} bytes (its roles' statements are large): name \
-                 fewer environments with env"
+                 fewer environments with env",
+                shown.len()
             )));
         }
         let access = serde_json::to_value(&access).map_err(|e| ApiError::unserializable(&e))?;
-        if let Some(config) = environments.get_mut(env).and_then(Value::as_object_mut) {
-            config.insert("_access".into(), access);
-        }
+        accesses.insert(env.to_owned(), access);
         Ok(())
     })?;
+    Ok(accesses)
+}
+
+/// `shown` (a flag's answer) as JSON with `accesses` (by environment key, from
+/// [`to_flag_environments`]) as the `_access` of its environments' configurations.
+///
+/// # Errors
+/// 500 when `shown` cannot be serialised.
+pub fn with_flag_access<T: Serialize>(
+    shown: &T,
+    mut accesses: BTreeMap<String, Value>,
+) -> Result<Value, ApiError> {
+    let mut value = serde_json::to_value(shown).map_err(|e| ApiError::unserializable(&e))?;
+    if let Some(environments) = value.get_mut("environments").and_then(Value::as_object_mut) {
+        for (env, config) in environments.iter_mut() {
+            if let (Some(config), Some(access)) = (config.as_object_mut(), accesses.remove(env)) {
+                config.insert("_access".into(), access);
+            }
+        }
+    }
     Ok(value)
 }
 

@@ -624,6 +624,13 @@ mod tests {
                 "{} is not in the catalogue",
                 access.action
             );
+            // `_access` reports FLAG_WIDE actions as decided in every environment: they are
+            // the ones a change asks for on `env/*`.
+            assert_eq!(
+                FLAG_WIDE.contains(&access.action.as_str()),
+                access.resource.contains(":env/*:"),
+                "{access:?}"
+            );
         }
     }
 }

@@ -3,6 +3,7 @@
 //! statements select with `*` globs.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::flag::Flag;
@@ -112,10 +113,70 @@ pub struct AuditEntry {
     pub delta: Option<Value>,
     /// Detail view: the resource before (secrets masked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous_version: Option<Value>,
+    pub previous_version: Option<ShownVersion>,
     /// Detail view: the resource after (secrets masked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_version: Option<Value>,
+    pub current_version: Option<ShownVersion>,
+}
+
+/// A version of a resource as the API showed it, as JSON text (an audit entry's
+/// `previousVersion` or `currentVersion`).
+///
+/// It is rendered once, when the change is made, and then stored and answered as it is: a
+/// record is never edited, so it is never parsed into a tree on its way (a flag's versions are
+/// most of a change's audit entry, up to 1 MiB each). Two versions are equal when their texts
+/// are.
+///
+/// ```
+/// # use domain::audit::ShownVersion;
+/// let shown = ShownVersion::of(&serde_json::json!({"key": "f", "on": true}));
+/// assert_eq!(shown.text(), r#"{"key":"f","on":true}"#);
+/// assert_eq!(shown.to_value()["on"], true);
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ShownVersion(Box<RawValue>);
+
+impl ShownVersion {
+    /// `shown` serialised (a value whose serialisation fails, such as a map with keys that are
+    /// not strings, is recorded as `null`: the API's shapes have none).
+    pub fn of<T: Serialize + ?Sized>(shown: &T) -> ShownVersion {
+        // `Box<RawValue>`'s default is `null`.
+        ShownVersion(serde_json::value::to_raw_value(shown).unwrap_or_default())
+    }
+
+    /// The JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.get().len()
+    }
+
+    /// Whether the text is empty (never: it is always a JSON value).
+    pub fn is_empty(&self) -> bool {
+        self.0.get().is_empty()
+    }
+
+    /// Parsed into a tree (for tools and tests; `null` if the text were not JSON, which
+    /// construction prevents).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl PartialEq for ShownVersion {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl From<Value> for ShownVersion {
+    fn from(value: Value) -> Self {
+        ShownVersion::of(&value)
+    }
 }
 
 impl AuditEntry {
@@ -130,7 +191,7 @@ impl AuditEntry {
     ///     short_description: "s".into(), title_verb: "t".into(), title: "t".into(),
     ///     comment: None, accesses: vec![], member: None, token: None,
     ///     target: AuditTarget { name: "f".into(), resources: vec![], href: None },
-    ///     delta: None, previous_version: None, current_version: Some(serde_json::json!({"key": "f"})),
+    ///     delta: None, previous_version: None, current_version: Some(serde_json::json!({"key": "f"}).into()),
     /// };
     /// let listing = entry.listing();
     /// assert_eq!(listing.current_version, None);

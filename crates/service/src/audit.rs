@@ -1,6 +1,6 @@
 //! The audit log: every change appends one entry in its own transaction.
 
-use domain::audit::{AuditEntry, AuditQuery, AuditTarget};
+use domain::audit::{AuditEntry, AuditQuery, AuditTarget, ShownVersion};
 use domain::id::AuditEntryId;
 use domain::key::{FlagKey, ProjectKey};
 use domain::policy::{Request, Resource};
@@ -31,9 +31,9 @@ pub(crate) struct Change {
     /// The patch, merge document or instructions sent.
     pub delta: Option<Value>,
     /// The resource before (secrets masked).
-    pub previous: Option<Value>,
+    pub previous: Option<ShownVersion>,
     /// The resource after (secrets masked).
-    pub current: Option<Value>,
+    pub current: Option<ShownVersion>,
 }
 
 impl Change {
@@ -70,7 +70,17 @@ impl Change {
         self
     }
 
-    pub fn versions(mut self, previous: Option<Value>, current: Option<Value>) -> Self {
+    /// The resource before and after, as JSON trees.
+    pub fn versions(self, previous: Option<Value>, current: Option<Value>) -> Self {
+        self.shown_versions(previous.map(Into::into), current.map(Into::into))
+    }
+
+    /// The resource before and after, as rendered JSON text.
+    pub fn shown_versions(
+        mut self,
+        previous: Option<ShownVersion>,
+        current: Option<ShownVersion>,
+    ) -> Self {
         self.previous = previous;
         self.current = current;
         self

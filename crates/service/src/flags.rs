@@ -1,5 +1,6 @@
 //! Feature flags.
 
+use domain::audit::ShownVersion;
 use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, InitialPrerequisite, ProjectFlags};
 use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
@@ -629,7 +630,7 @@ impl Service {
             let requests = &requests[..take];
             let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
                 requests.iter().map(|_| None).collect();
-            let mut made: Vec<(usize, FlagView, Value)> = Vec::with_capacity(requests.len());
+            let mut made: Vec<(usize, FlagView, ShownVersion)> = Vec::with_capacity(requests.len());
             for (i, request) in requests.iter().enumerate() {
                 let flag = configured(
                     &request.flag,
@@ -677,7 +678,7 @@ impl Service {
         repo: &mut dyn Repository,
         project_key: &ProjectKey,
         flag: Flag,
-    ) -> ServiceResult<(FlagView, Value)> {
+    ) -> ServiceResult<(FlagView, ShownVersion)> {
         let view = with_maintainer(repo, flag)?;
         check_maintaining_team(&view.flag, &view.maintainers)
             .map_err(|reason| ValidationError::single("maintainerTeamKey", reason))?;
@@ -688,7 +689,7 @@ impl Service {
     }
 
     /// The audit change of creating `flag`, shown as `shown`.
-    fn created(&self, project_key: &ProjectKey, flag: &Flag, shown: Value) -> Change {
+    fn created(&self, project_key: &ProjectKey, flag: &Flag, shown: ShownVersion) -> Change {
         Change::new(
             "flag",
             &flag.key,
@@ -700,7 +701,7 @@ impl Service {
             project_key,
             key: &flag.key,
         }))
-        .versions(None, Some(shown))
+        .shown_versions(None, Some(shown))
     }
 
     /// One flag; with `environments` non-empty, only those environments' configurations.
@@ -1034,7 +1035,7 @@ impl Service {
         let (next, delete) = match change {
             FlagChange::JsonPatch(patch) => (
                 flag.apply_patch_as_shown(
-                    &self.shown.flag(&project.key, flag, maintainers),
+                    &self.shown.flag_document(&project.key, flag, maintainers),
                     &patch.operations,
                     now,
                     &mut RandomIds,
@@ -1042,7 +1043,7 @@ impl Service {
                 false,
             ),
             FlagChange::MergePatch { merge, .. } => {
-                let shown = self.shown.flag(&project.key, flag, maintainers);
+                let shown = self.shown.flag_document(&project.key, flag, maintainers);
                 (
                     flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
                     false,
@@ -1140,7 +1141,7 @@ impl Service {
             let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                 .comment(comment)
                 .delta(delta)
-                .versions(Some(self.shown.flag(&project.key, flag, maintainers)), None);
+                .shown_versions(Some(self.shown.flag(&project.key, flag, maintainers)), None);
             self.audit_later(repo, caller, change, &mut writes.audits)?;
         } else if next.version != flag.version {
             let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
@@ -1150,7 +1151,7 @@ impl Service {
                 }))
                 .comment(comment)
                 .delta(delta)
-                .versions(
+                .shown_versions(
                     Some(self.shown.flag(&project.key, flag, maintainers)),
                     Some(self.shown.flag(&project.key, &next, &next_maintainers)),
                 );
@@ -1232,7 +1233,7 @@ impl Service {
                 }))
                 .comment(post.comment.clone())
                 .delta(json(post))
-                .versions(
+                .shown_versions(
                     Some(self.shown.flag(&project.key, flag, maintainers)),
                     Some(self.shown.flag(&project.key, &next, maintainers)),
                 );
@@ -1303,7 +1304,7 @@ impl Service {
                     project_key: &project.key,
                     key: &clone.flag.key,
                 }))
-                .versions(None, Some(shown));
+                .shown_versions(None, Some(shown));
                 change.accesses.push(Request::new(
                     "cloneFlag",
                     created_flag(&project.key, &original),
@@ -1377,7 +1378,7 @@ impl Service {
             let maintainers = maintainers_of(repo, &flag)?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new("flag", key, "deleted", &delete.action, delete.resource)
-                .versions(
+                .shown_versions(
                     Some(self.shown.flag(&project.key, &flag, &maintainers)),
                     None,
                 );

@@ -3,7 +3,7 @@
 //! payloads). The HTTP adapter owns the wire shapes and implements [`Representations`]; the
 //! service never writes an API path itself.
 
-use domain::audit::AuditEntry;
+use domain::audit::{AuditEntry, ShownVersion};
 use domain::custom_role::CustomRole;
 use domain::environment::Environment;
 use domain::flag::Flag;
@@ -87,8 +87,13 @@ pub trait Representations: Send + Sync {
     fn member(&self, member: &Member) -> Value;
 
     /// A flag of project `project_key` as `GET /flags/{projectKey}/{flagKey}` shows it, with
-    /// `maintainers` as its `_maintainer` and `_maintainerTeam`.
-    fn flag(&self, project_key: &str, flag: &Flag, maintainers: &Maintainers) -> Value;
+    /// `maintainers` as its `_maintainer` and `_maintainerTeam`, as JSON text (what an audit
+    /// entry records, and what the size of a new flag is measured on: rendered straight to
+    /// text, as a flag change renders it twice).
+    fn flag(&self, project_key: &str, flag: &Flag, maintainers: &Maintainers) -> ShownVersion;
+
+    /// The same as a JSON tree, to apply a JSON Patch or merge patch to.
+    fn flag_document(&self, project_key: &str, flag: &Flag, maintainers: &Maintainers) -> Value;
 
     /// A webhook as `GET /webhooks/{id}` shows it.
     fn webhook(&self, webhook: &Webhook) -> Value;
@@ -135,7 +140,11 @@ impl Representations for PlainRepresentations {
         serde_json::to_value(member).unwrap_or(Value::Null)
     }
 
-    fn flag(&self, _project_key: &str, flag: &Flag, _maintainers: &Maintainers) -> Value {
+    fn flag(&self, _project_key: &str, flag: &Flag, _maintainers: &Maintainers) -> ShownVersion {
+        ShownVersion::of(flag)
+    }
+
+    fn flag_document(&self, _project_key: &str, flag: &Flag, _maintainers: &Maintainers) -> Value {
         serde_json::to_value(flag).unwrap_or(Value::Null)
     }
 

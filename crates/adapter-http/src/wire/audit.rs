@@ -2,7 +2,7 @@
 //! its token and its target, and the page of entries.
 
 use crate::wire::link::{Link, Links};
-use domain::audit::Access;
+use domain::audit::{Access, ShownVersion};
 use serde::Serialize;
 
 use super::model;
@@ -137,10 +137,12 @@ pub struct AuditEntry {
     pub delta: Option<Value>,
     /// Detail view: the resource before (secrets masked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous_version: Option<Value>,
+    #[schema(value_type = Option<Value>)]
+    pub previous_version: Option<ShownVersion>,
     /// Detail view: the resource after (secrets masked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_version: Option<Value>,
+    #[schema(value_type = Option<Value>)]
+    pub current_version: Option<ShownVersion>,
 }
 
 impl From<domain::audit::AuditEntry> for AuditEntry {

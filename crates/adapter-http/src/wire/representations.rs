@@ -1,6 +1,7 @@
 //! The service's view of the wire shapes: what audit entries record of a resource is what the
 //! API shows of it.
 
+use domain::audit::ShownVersion;
 use serde_json::Value;
 use service::{ApiResource, Representations};
 
@@ -35,6 +36,15 @@ impl Representations for ApiRepresentations {
     }
 
     fn flag(
+        &self,
+        project_key: &str,
+        flag: &domain::flag::Flag,
+        maintainers: &service::Maintainers,
+    ) -> ShownVersion {
+        ShownVersion::of(&flags::Flag::of(project_key, flag.clone(), maintainers))
+    }
+
+    fn flag_document(
         &self,
         project_key: &str,
         flag: &domain::flag::Flag,

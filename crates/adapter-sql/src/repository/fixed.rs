@@ -7,6 +7,15 @@
 //! are written here instead: a [`Fixed`] statement has one text per [`Statement`] type, so
 //! diesel's statement cache keys it by that type and the server plans it once per connection
 //! (then uses its generic plan when that is as good).
+//!
+//! A generic plan is made once, from the tables' sizes at the time, and kept by the connection
+//! until something invalidates it (an `ANALYZE`, a schema change). For a statement that joins
+//! bound arrays to a table, the plan made while the table was small (a hash join over a
+//! sequential scan) is kept after the table has grown a thousandfold: the bench's contention
+//! case, right after its creations, scanned 100,000 flag configurations per batch. Such a
+//! statement is declared [`Statement::PLANNED_EACH_TIME`]: it is prepared unnamed and planned
+//! with its binds at every execution, from the sizes of the moment (a batch's statement, so a
+//! plan per batch of changes, not per change).
 
 use std::marker::PhantomData;
 
@@ -21,6 +30,10 @@ use diesel::{PgConnection, QueryResult, RunQueryDsl};
 pub(crate) trait Statement: 'static {
     /// The text.
     const SQL: &'static str;
+
+    /// Planned at every execution, with its binds, instead of once per connection (see the
+    /// module's documentation).
+    const PLANNED_EACH_TIME: bool = false;
 }
 
 /// A value bound to a `?` of a [`Statement`]: always bound with the same SQL type at the same
@@ -54,11 +67,14 @@ impl<'a, S: Statement> Fixed<'a, S> {
 
 impl<S: Statement> QueryId for Fixed<'_, S> {
     type QueryId = S;
-    const HAS_STATIC_QUERY_ID: bool = true;
+    const HAS_STATIC_QUERY_ID: bool = !S::PLANNED_EACH_TIME;
 }
 
 impl<S: Statement> QueryFragment<Pg> for Fixed<'_, S> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        if S::PLANNED_EACH_TIME {
+            out.unsafe_to_cache_prepared();
+        }
         let mut pieces = S::SQL.split('?');
         if S::SQL.matches('?').count() != self.binds.len() {
             return Err(DieselError::QueryBuilderError(
@@ -90,7 +106,8 @@ impl<S: Statement> Query for Fixed<'_, S> {
 
 impl<S: Statement> RunQueryDsl<PgConnection> for Fixed<'_, S> {}
 
-/// Declares a [`Statement`] type named `$name` with text `$sql`.
+/// Declares a [`Statement`] type named `$name` with text `$sql`; `planned each time` before the
+/// name declares it [`Statement::PLANNED_EACH_TIME`].
 macro_rules! statement {
     ($(#[$doc:meta])* $name:ident = $sql:expr) => {
         $(#[$doc])*
@@ -98,6 +115,15 @@ macro_rules! statement {
         pub(crate) struct $name;
         impl $crate::repository::fixed::Statement for $name {
             const SQL: &'static str = $sql;
+        }
+    };
+    ($(#[$doc:meta])* planned each time $name:ident = $sql:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub(crate) struct $name;
+        impl $crate::repository::fixed::Statement for $name {
+            const SQL: &'static str = $sql;
+            const PLANNED_EACH_TIME: bool = true;
         }
     };
 }

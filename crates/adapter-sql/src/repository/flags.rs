@@ -27,8 +27,9 @@ use crate::DbConnection;
 statement!(
     /// Flags' rows (every column but their keys) and the configurations of theirs that changed,
     /// rewritten in one round trip (on PostgreSQL; see `fixed`): one flag, or those of a batch of
-    /// changes; each column of the rows, then of the configurations, as an array.
-    UpdateFlagRowsAndConfigs = "WITH flag_rows AS (UPDATE flags SET name = r.name, \
+    /// changes; each column of the rows, then of the configurations, as an array. Planned each
+    /// time: a plan kept from when the project was small scans all its flags.
+    planned each time UpdateFlagRowsAndConfigs = "WITH flag_rows AS (UPDATE flags SET name = r.name, \
         search = r.search, version = r.version, creation_date = r.creation_date, \
         archived = r.archived, deprecated = r.deprecated, temporary = r.temporary, \
         maintainer_id = r.maintainer_id, default_on = r.default_on, \

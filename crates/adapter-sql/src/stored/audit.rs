@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget, AuditToken};
+use domain::audit::{Access, AuditEntry, AuditMember, AuditTarget, AuditToken, ShownVersion};
 use domain::id::AuditEntryId;
 use ports::StoreResult;
 use serde::{Deserialize, Serialize};
@@ -150,14 +150,14 @@ pub struct StoredAuditDetail {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub previous_version: Option<Value>,
+    pub previous_version: Option<ShownVersion>,
     /// The resource after.
     #[serde(
         rename = "currentVersion",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub current_version: Option<Value>,
+    pub current_version: Option<ShownVersion>,
 }
 versioned!(StoredAuditEntry, StoredAuditDetail);
 
@@ -170,9 +170,9 @@ struct StoredAuditDetailOut<'a> {
     #[serde(rename = "delta", skip_serializing_if = "Option::is_none")]
     delta: Option<&'a Value>,
     #[serde(rename = "previousVersion", skip_serializing_if = "Option::is_none")]
-    previous_version: Option<&'a Value>,
+    previous_version: Option<&'a ShownVersion>,
     #[serde(rename = "currentVersion", skip_serializing_if = "Option::is_none")]
-    current_version: Option<&'a Value>,
+    current_version: Option<&'a ShownVersion>,
 }
 
 impl From<&AuditEntry> for StoredAuditEntry {
@@ -255,8 +255,8 @@ impl From<StoredAuditEntry> for AuditEntry {
                 href: target_href,
             },
             delta: stored.former_delta,
-            previous_version: stored.former_previous_version,
-            current_version: stored.former_current_version,
+            previous_version: stored.former_previous_version.map(ShownVersion::from),
+            current_version: stored.former_current_version.map(ShownVersion::from),
         }
     }
 }
@@ -331,8 +331,8 @@ mod tests {
                 href: Some("/api/v2/flags/p/f".into()),
             },
             delta: Some(json!([{"op": "replace", "path": "/on", "value": true}])),
-            previous_version: Some(json!({"on": false})),
-            current_version: Some(json!({"on": true})),
+            previous_version: Some(json!({"on": false}).into()),
+            current_version: Some(json!({"on": true}).into()),
         }
     }
 

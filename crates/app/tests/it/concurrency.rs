@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use domain::audit::AuditQuery;
+use domain::audit::{AuditQuery, ShownVersion};
 use domain::instruction::SemanticPatch;
 use domain::patch::JsonPatchBody;
 use domain::role::Role;
@@ -735,7 +735,9 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
                 .get_audit_entry(&caller, listed.id.as_str())
                 .unwrap();
             assert_eq!(&entry.token.as_ref().unwrap().name, comment, "{entry:?}");
-            let version = |v: &Option<Value>| v.as_ref().unwrap()["_version"].as_i64().unwrap();
+            let version = |v: &Option<ShownVersion>| {
+                v.as_ref().unwrap().to_value()["_version"].as_i64().unwrap()
+            };
             let current = version(&entry.current_version);
             assert_eq!(version(&entry.previous_version) + 1, current, "{entry:?}");
             versions.push(current);
@@ -1208,11 +1210,11 @@ fn a_delete_in_the_middle_of_a_batch() {
         .get_audit_entry(&caller, deleted.id.as_str())
         .unwrap();
     assert_eq!(
-        deleted.previous_version.as_ref().unwrap()["_version"],
+        deleted.previous_version.as_ref().unwrap().to_value()["_version"],
         json!(before.version + 2)
     );
     assert_eq!(
-        deleted.previous_version.as_ref().unwrap()["name"],
+        deleted.previous_version.as_ref().unwrap().to_value()["name"],
         json!("a")
     );
 }

@@ -36,8 +36,8 @@ fn entry(n: i64, version_bytes: usize) -> AuditEntry {
             href: None,
         },
         delta: Some(json!([{"op": "replace", "path": "/description", "value": n}])),
-        previous_version: Some(json!({"description": "p".repeat(version_bytes)})),
-        current_version: Some(json!({"description": "c".repeat(version_bytes)})),
+        previous_version: Some(json!({"description": "p".repeat(version_bytes)}).into()),
+        current_version: Some(json!({"description": "c".repeat(version_bytes)}).into()),
     }
 }
 

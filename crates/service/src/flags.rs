@@ -289,6 +289,20 @@ fn check_maintaining_team(flag: &Flag, maintainers: &Maintainers) -> Result<(), 
     }
 }
 
+/// The `delta` of a semantic patch: its environment (when it named one) and its instructions,
+/// as sent.
+fn semantic_delta(patch: &SemanticPatch) -> Value {
+    let mut delta = serde_json::Map::new();
+    if let Some(environment) = &patch.environment_key {
+        delta.insert("environmentKey".into(), Value::from(environment.as_str()));
+    }
+    delta.insert(
+        "instructions".into(),
+        json(&patch.instructions).unwrap_or(Value::Null),
+    );
+    Value::Object(delta)
+}
+
 /// The flag `key` (as a request names it) names in the project.
 fn load_flag(
     repo: &mut dyn Repository,
@@ -1107,12 +1121,7 @@ impl Service {
         let (comment, delta) = match change {
             FlagChange::JsonPatch(patch) => (patch.comment.clone(), json(&patch.operations)),
             FlagChange::MergePatch { comment, merge } => (comment.clone(), Some(merge.clone())),
-            FlagChange::Semantic(patch) => (
-                patch.comment.clone(),
-                Some(
-                    serde_json::json!({"environmentKey": patch.environment_key, "instructions": json(&patch.instructions)}),
-                ),
-            ),
+            FlagChange::Semantic(patch) => (patch.comment.clone(), Some(semantic_delta(patch))),
         };
         let next_maintainers = if next.maintainer_id == flag.maintainer_id
             && next.maintainer_team_key == flag.maintainer_team_key

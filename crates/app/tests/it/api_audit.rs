@@ -257,8 +257,30 @@ async fn entries_name_the_caller_as_renamed(backend: Backend) {
     assert_eq!(entry["member"]["firstName"], "Renamed", "{entry}");
 }
 
+/// The `delta` of a semantic patch is the body as sent: a flag-wide patch sent without
+/// `environmentKey` records none (no `null` the client never sent).
+async fn a_semantic_delta_is_what_was_sent(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    app.flag("web", "f").await;
+    for body in [
+        json!({"instructions": [{"kind": "updateName", "value": "X"}]}),
+        json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}),
+    ] {
+        let patched = app
+            .patch_with("/api/v2/flags/web/f", SEMANTIC, body.clone())
+            .await;
+        assert_eq!(patched.status, 200, "{}", patched.body);
+        let list = app.get("/api/v2/auditlog?limit=1").await;
+        let id = list.body["items"][0]["_id"].as_str().unwrap().to_owned();
+        let detail = app.get(&format!("/api/v2/auditlog/{id}")).await.body;
+        assert_eq!(detail["delta"], body, "{detail}");
+    }
+}
+
 on_both_backends!(
     every_change_writes_an_entry,
     audit_filters,
-    entries_name_the_caller_as_renamed
+    entries_name_the_caller_as_renamed,
+    a_semantic_delta_is_what_was_sent
 );

@@ -680,6 +680,13 @@ impl Flag {
         let mut delete = false;
         for (index, instruction) in patch.instructions.iter().enumerate() {
             let fail = |message: String| InstructionError::Instruction { index, message };
+            // The flag is gone after it: a later change would be answered but never made.
+            if delete {
+                return Err(fail(format!(
+                    "'{}' follows 'deleteFlag', which must be the last instruction",
+                    instruction.kind()
+                )));
+            }
             if instruction.is_environment_scoped() {
                 let env = patch.environment_key.as_deref().ok_or_else(|| {
                     fail(format!(
@@ -694,8 +701,17 @@ impl Flag {
         }
         crate::normalize_tags(&mut next.tags);
         next.validate_since(Some(self))?;
-        crate::patch::check_growth(self, &next)
-            .map_err(|e| InstructionError::Malformed(e.to_string()))?;
+        // Switching targeting is never refused for the flag's size: it changes a boolean and
+        // the versions (a byte or a digit), and it is the kill switch of a flag that a new
+        // environment's configuration pushed past the limit.
+        let only_switches = patch
+            .instructions
+            .iter()
+            .all(|i| matches!(i, Instruction::TurnFlagOn | Instruction::TurnFlagOff));
+        if !only_switches {
+            crate::patch::check_growth(self, &next)
+                .map_err(|e| InstructionError::Malformed(e.to_string()))?;
+        }
         if next.needs_project_check(self) {
             let last = patch.instructions.len().saturating_sub(1);
             next.validate_in_project(self, project)

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::instruction::SemanticPatch;
+use crate::instruction::{InstructionError, SemanticPatch};
 use crate::key::FlagKey;
 use crate::patch::{JsonPatchBody, PatchError};
 use crate::SequentialIds;
@@ -370,5 +370,73 @@ fn patches_cannot_move_variations_in_use() {
     assert_eq!(
         next.environments["production"].fallthrough.variation,
         Some(1)
+    );
+}
+
+#[test]
+fn targeting_can_be_switched_on_a_flag_at_the_size_limit() {
+    // A flag at the limit (an environment created later pushes one past it): turning
+    // targeting off adds a byte (`false`), and a version may gain a digit; the kill switch must
+    // still work, and so must turning it back on.
+    let (mut flag, mut ids) = flag_in(&["production"]);
+    flag.environments.get_mut("production").unwrap().on = true;
+    flag.environments.get_mut("production").unwrap().version = 9;
+    let size = |flag: &Flag| serde_json::to_string(flag).unwrap().len();
+    // Past the limit by what three new environments' configurations add.
+    flag.description = "d".repeat(crate::patch::MAX_DOCUMENT_BYTES + 1_000 - size(&flag));
+    assert_eq!(size(&flag), crate::patch::MAX_DOCUMENT_BYTES + 1_000);
+    let switch = |kind: &str| {
+        SemanticPatch::parse(
+            json!({"environmentKey": "production", "instructions": [{"kind": kind}]}),
+        )
+        .unwrap()
+    };
+    let off = flag
+        .apply_instructions(
+            &switch("turnFlagOff"),
+            2,
+            &mut ids,
+            &ProjectFlags::default(),
+        )
+        .unwrap()
+        .flag;
+    assert!(!off.environments["production"].on);
+    assert!(size(&off) > crate::patch::MAX_DOCUMENT_BYTES);
+    let on = off
+        .apply_instructions(&switch("turnFlagOn"), 3, &mut ids, &ProjectFlags::default())
+        .unwrap()
+        .flag;
+    assert!(on.environments["production"].on);
+    // Anything else that grows it is still refused.
+    let grow = SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+        {"kind": "turnFlagOff"}, {"kind": "updateDescription", "value": format!("{}x", flag.description)}]}))
+    .unwrap();
+    let err = flag
+        .apply_instructions(&grow, 2, &mut ids, &ProjectFlags::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("larger than"), "{err}");
+}
+
+#[test]
+fn no_instruction_may_follow_delete_flag() {
+    let (flag, mut ids) = flag_in(&["production"]);
+    let patch = SemanticPatch::parse(json!({"instructions": [
+        {"kind": "deleteFlag"}, {"kind": "updateName", "value": "After"}]}))
+    .unwrap();
+    let err = flag
+        .apply_instructions(&patch, 2, &mut ids, &ProjectFlags::default())
+        .unwrap_err();
+    assert!(
+        matches!(&err, InstructionError::Instruction { index: 1, message } if message.contains("deleteFlag")),
+        "{err}"
+    );
+    // Alone, or last, it deletes.
+    let last = SemanticPatch::parse(json!({"instructions": [
+        {"kind": "updateName", "value": "Before"}, {"kind": "deleteFlag"}]}))
+    .unwrap();
+    assert!(
+        flag.apply_instructions(&last, 2, &mut ids, &ProjectFlags::default())
+            .unwrap()
+            .delete
     );
 }

@@ -150,16 +150,6 @@ impl ShownVersion {
         self.0.get()
     }
 
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.0.get().len()
-    }
-
-    /// Whether the text is empty (never: it is always a JSON value).
-    pub fn is_empty(&self) -> bool {
-        self.0.get().is_empty()
-    }
-
     /// Parsed into a tree (for tools and tests; `null` if the text were not JSON, which
     /// construction prevents).
     pub fn to_value(&self) -> Value {

@@ -3,6 +3,8 @@
 //! - `test`: checks the dependency rule, finds or starts a PostgreSQL server, runs every test of
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
 //! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio,
+//!   `adapter-web` reaches diesel, r2d2, `adapter-sql` or `adapter-http` (the console calls the
+//!   use cases, never the database or the REST API),
 //!   a crate other than `adapter-http` depends on utoipa, or a crate other than `adapter-http`
 //!   writes an API path (`/api/v2`).
 //! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
@@ -77,47 +79,61 @@ pub(crate) fn run(command: &mut Command) -> Result<()> {
 /// because `service` tests with it (a dev-dependency, which `-e normal` does not follow).
 fn check_deps() -> Result<()> {
     for krate in ["domain", "ports", "service", "adapter-memory"] {
-        let output = cargo()
-            .args([
-                "tree",
-                "--quiet",
-                "-p",
-                &format!("flagsvc-{krate}"),
-                "-e",
-                "normal",
-                "--prefix",
-                "none",
-                "--all-features",
-            ])
-            .output()
-            .context("running cargo tree")?;
-        if !output.status.success() {
-            bail!(
-                "cargo tree -p {krate} failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        let tree = String::from_utf8_lossy(&output.stdout);
-        let offending: Vec<&str> = tree
-            .lines()
-            .filter(|line| {
-                FORBIDDEN_IN_CORE
-                    .iter()
-                    .any(|f| line.split_whitespace().next() == Some(f))
-            })
-            .collect();
-        if !offending.is_empty() {
-            bail!(
-                "`{krate}` must not depend on {}: found {}",
-                FORBIDDEN_IN_CORE.join(", "),
-                offending.join("; ")
-            );
-        }
-        println!(
-            "check-deps: {krate} is free of {}",
-            FORBIDDEN_IN_CORE.join(", ")
+        forbid_dependencies(krate, &FORBIDDEN_IN_CORE)?;
+    }
+    // The console is a driving adapter: it calls the use cases, never the database or the REST
+    // API.
+    forbid_dependencies("adapter-web", &FORBIDDEN_IN_CONSOLE)
+}
+
+/// What the web console must not depend on.
+const FORBIDDEN_IN_CONSOLE: [&str; 5] = [
+    "diesel",
+    "r2d2",
+    "flagsvc-adapter-sql",
+    "flagsvc-adapter-http",
+    "utoipa",
+];
+
+/// Fails if package `flagsvc-{krate}` depends on one of `forbidden`, directly or not.
+fn forbid_dependencies(krate: &str, forbidden: &[&str]) -> Result<()> {
+    let output = cargo()
+        .args([
+            "tree",
+            "--quiet",
+            "-p",
+            &format!("flagsvc-{krate}"),
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--all-features",
+        ])
+        .output()
+        .context("running cargo tree")?;
+    if !output.status.success() {
+        bail!(
+            "cargo tree -p {krate} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
         );
     }
+    let tree = String::from_utf8_lossy(&output.stdout);
+    let offending: Vec<&str> = tree
+        .lines()
+        .filter(|line| {
+            forbidden
+                .iter()
+                .any(|f| line.split_whitespace().next() == Some(f))
+        })
+        .collect();
+    if !offending.is_empty() {
+        bail!(
+            "`{krate}` must not depend on {}: found {}",
+            forbidden.join(", "),
+            offending.join("; ")
+        );
+    }
+    println!("check-deps: {krate} is free of {}", forbidden.join(", "));
     Ok(())
 }
 

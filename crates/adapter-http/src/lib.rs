@@ -234,9 +234,30 @@ async fn fallback(
     .with_header(header::ALLOW, allow))
 }
 
+/// Routes another driving adapter registers beside the API (the web console, at `/`): they
+/// pass the same middleware (request id, log line, metrics), and are neither in the OpenAPI
+/// document nor authenticated by the API's `Authorization` header.
+pub type Mount = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
+
 /// The application: routes, middleware, limits and the OpenAPI document.
 pub fn app(
     state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    app_with(state, None)
+}
+
+/// [`app`], with `mount`'s routes beside the API's.
+pub fn app_with(
+    state: web::Data<AppState>,
+    mount: Option<Mount>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -261,6 +282,9 @@ pub fn app(
         .configure(|routes| {
             if metrics_on_api {
                 routes.service(ops::resource("/metrics", telemetry::metrics));
+            }
+            if let Some(mount) = mount {
+                mount(routes);
             }
         })
         .default_service(web::to(fallback))

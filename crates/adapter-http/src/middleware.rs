@@ -532,6 +532,14 @@ fn json_errors(response: ServiceResponse<BoxBody>, request_id: &str) -> ServiceR
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
+    // A page of a mounted adapter (the web console) says what went wrong in its own words.
+    let is_page = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"text/html"));
+    if is_page {
+        return response;
+    }
     let api_error = match response.response().error() {
         Some(err) => match err.as_error::<ApiError>() {
             Some(api) => api.clone(),

@@ -32,10 +32,11 @@ use actix_web::rt::net::TcpStream;
 use actix_web::rt::time::{sleep, Sleep};
 
 use crate::error::{ApiError, ErrorBody};
-use crate::{app, AppState};
+use crate::{app_with, AppState, Mount};
 
 /// The server for `state` on `listener` with `workers` worker threads and `blocking_threads`
-/// threads in all for the use cases (which block on the database): the [`app`], the head
+/// threads in all for the use cases (which block on the database): the [`app_with`] `mount`'s
+/// routes beside the API, the head
 /// timeout of the configuration, and JSON bodies for protocol errors. Run it with `.await`; it
 /// stops on SIGINT and SIGTERM, finishing the requests in flight.
 ///
@@ -49,6 +50,7 @@ pub fn server(
     state: actix_web::web::Data<AppState>,
     workers: usize,
     blocking_threads: usize,
+    mount: Option<Mount>,
 ) -> io::Result<Server> {
     let local = listener.local_addr()?;
     let workers = workers.max(1);
@@ -57,7 +59,7 @@ pub fn server(
         .worker_max_blocking_threads(blocking_threads.div_ceil(workers).max(1))
         .listen("flagsvc", listener, move || {
             let head_timeout = state.config.head_timeout.max(Duration::from_millis(1));
-            let factory = app(state.clone())
+            let factory = app_with(state.clone(), mount.clone())
                 .into_factory()
                 .map_err(|err| err.error_response());
             fn_service(move |io: TcpStream| {

@@ -32,6 +32,7 @@ mod members;
 mod projects;
 mod repository;
 mod segments;
+mod sessions;
 mod teams;
 
 use std::cmp::Ordering;
@@ -221,6 +222,8 @@ struct Tables {
     teams: Table<String, domain::team::Team>,
     /// `(team key, member _id)`.
     team_members: Arc<BTreeSet<(String, MemberId)>>,
+    /// Console sessions by the hash of their id.
+    console_sessions: Table<String, ports::ConsoleSession>,
 }
 
 /// What a unique constraint answers.

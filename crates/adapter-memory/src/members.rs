@@ -152,6 +152,7 @@ impl Tables {
         if rows(&mut self.members).remove(id).is_some() {
             rows(&mut self.tokens).retain(|_, row| row.token.member_id != id);
             Arc::make_mut(&mut self.team_members).retain(|(_, member)| member.as_str() != id);
+            self.drop_orphan_sessions();
         }
     }
 
@@ -308,5 +309,6 @@ impl Tables {
 
     pub(crate) fn delete_token(&mut self, id: &str) {
         rows(&mut self.tokens).remove(id);
+        self.drop_orphan_sessions();
     }
 }

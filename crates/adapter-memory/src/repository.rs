@@ -32,7 +32,7 @@ use crate::Tables;
 /// at a time, so what one reads stays as it is until it ends.
 #[derive(Debug)]
 pub struct MemoryRepository<'t> {
-    tables: &'t mut Tables,
+    pub(crate) tables: &'t mut Tables,
     /// What this transaction announced, told once it commits.
     pub(crate) announced: Vec<Changed>,
 }

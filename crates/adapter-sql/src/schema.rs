@@ -271,7 +271,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    console_sessions (id_hash) {
+        id_hash -> Text,
+        token_id -> Text,
+        secret_hash -> Text,
+        csrf_token -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
+diesel::joinable!(console_sessions -> tokens (token_id));
 diesel::joinable!(team_members -> teams (team_key));
 diesel::joinable!(audit_details -> audit_log (entry_id));
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
@@ -298,6 +310,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhooks,
     custom_roles,
     teams,
+    console_sessions,
     team_members,
     webhook_deliveries,
     webhook_attempts,

@@ -121,6 +121,9 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         "webhookWorker".to_owned(),
         Arc::new(move || deliveries_running.check()),
     )];
+    // The web console at `/`, over the same use cases as the API.
+    let console = adapter_web::Console::new(service.clone());
+    let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
     let state = AppState::with_readiness_checks(
         service,
         HttpConfig {
@@ -154,7 +157,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     // (`service::QueuedWrite`), so more threads would not make bigger batches: they would only
     // keep more malloc arenas at their peaks (four per connection: peak RSS 184 MiB).
     let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
-    let api = adapter_http::server(listener, state, cores, blocking_threads)
+    let api = adapter_http::server(listener, state, cores, blocking_threads, Some(mount))
         .with_context(|| format!("serving on {}", args.bind))?;
     match metrics_server {
         // Both stop on SIGTERM/SIGINT (actix's signal handling stops every server of the system).

@@ -8,7 +8,8 @@
 //! - [`Repository`] is the combination of one trait per aggregate ([`AccountRepository`],
 //!   [`MemberRepository`], [`TokenRepository`], [`ProjectRepository`],
 //!   [`EnvironmentRepository`], [`FlagRepository`], [`SegmentRepository`], [`AuditRepository`],
-//!   [`WebhookRepository`], [`CustomRoleRepository`], [`TeamRepository`]); a helper that needs one aggregate takes that trait.
+//!   [`WebhookRepository`], [`CustomRoleRepository`], [`TeamRepository`],
+//!   [`ConsoleSessionRepository`]); a helper that needs one aggregate takes that trait.
 //! - [`Locked`] carries the concurrency rule (see [`locked`]): a write takes what a `lock_*`
 //!   method handed out, so it cannot forget its lock.
 //! - [`Clock`] tells the time, so that use cases and tests agree on "now".
@@ -30,6 +31,7 @@ pub mod locked;
 pub mod members;
 pub mod projects;
 pub mod segments;
+pub mod sessions;
 pub mod store;
 pub mod teams;
 pub mod tokens;
@@ -48,6 +50,7 @@ pub use locked::Locked;
 pub use members::MemberRepository;
 pub use projects::ProjectRepository;
 pub use segments::{SegmentRepository, SegmentUser};
+pub use sessions::{ConsoleSession, ConsoleSessionRepository};
 pub use store::{Store, StoreError, StoreExt, StoreResult, UnitOfWork, WRITE_ATTEMPTS};
 pub use teams::TeamRepository;
 pub use tokens::{TokenMatch, TokenRepository};
@@ -75,6 +78,7 @@ pub trait Repository:
     + WebhookRepository
     + CustomRoleRepository
     + TeamRepository
+    + ConsoleSessionRepository
 {
 }
 
@@ -90,6 +94,7 @@ impl<T> Repository for T where
         + WebhookRepository
         + CustomRoleRepository
         + TeamRepository
+        + ConsoleSessionRepository
         + ?Sized
 {
 }

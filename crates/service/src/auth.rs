@@ -360,11 +360,20 @@ impl Service {
     /// [`ServiceError::Unauthenticated`] for an unknown secret, saying so when it is an
     /// environment's SDK key, mobile key or client-side ID.
     pub fn authenticate(&self, secret: &str) -> ServiceResult<Caller> {
-        let hash = hash_secret(secret);
+        self.authenticate_hash(&hash_secret(secret), Some(secret))
+    }
+
+    /// The caller whose secret hashes to `hash` (see [`Service::authenticate`]); `secret`, when
+    /// known, lets a refusal say that it is an environment's key rather than a token.
+    pub(crate) fn authenticate_hash(
+        &self,
+        hash: &str,
+        secret: Option<&str>,
+    ) -> ServiceResult<Caller> {
         let now = self.now();
-        let caller = match self.tokens.get(&hash, now) {
+        let caller = match self.tokens.get(hash, now) {
             Some(caller) => caller,
-            None => self.verify(secret, &hash, now)?,
+            None => self.verify(secret, hash, now)?,
         };
         if self.tokens.should_record_use(&caller.token_id, now) {
             // Bookkeeping, not part of the request: a failure here must not fail the request.
@@ -399,7 +408,7 @@ impl Service {
         self.tokens.get(&hash_secret(secret), self.now()).is_some()
     }
 
-    fn verify(&self, secret: &str, hash: &str, now: i64) -> ServiceResult<Caller> {
+    fn verify(&self, secret: Option<&str>, hash: &str, now: i64) -> ServiceResult<Caller> {
         let epoch = self.tokens.epoch();
         let found = self.store.read_tx(|repo| -> ServiceResult<_> {
             match repo.find_token_by_hash(hash, now)? {
@@ -407,7 +416,10 @@ impl Service {
                     let grants = grants_of(repo, &found.token, &found.member)?;
                     Ok(Ok((found, grants)))
                 }
-                None => Ok(Err(repo.find_environment_credential(secret)?)),
+                None => match secret {
+                    Some(secret) => Ok(Err(repo.find_environment_credential(secret)?)),
+                    None => Ok(Err(None)),
+                },
             }
         })?;
         match found {

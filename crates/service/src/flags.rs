@@ -338,6 +338,8 @@ pub(crate) struct FlagWrite {
     caller: Caller,
     key: String,
     change: FlagChange,
+    /// The version the flag (or one environment's configuration) must still have.
+    expected: Option<ExpectedVersion>,
 }
 
 impl FlagWrite {
@@ -346,6 +348,43 @@ impl FlagWrite {
             caller: permit.caller().clone(),
             key: key.to_owned(),
             change,
+            expected: None,
+        }
+    }
+}
+
+/// The version a change was made against, as a client saw it: the change applies only if the
+/// flag still has it (else [`ServiceError::VersionConflict`]), checked with the flag locked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectedVersion {
+    /// The flag's `_version`.
+    Flag(i64),
+    /// The `version` of the flag's configuration in environment `key`.
+    Environment {
+        /// The environment's key.
+        key: String,
+        /// The configuration's version.
+        version: i64,
+    },
+}
+
+impl ExpectedVersion {
+    /// Refuses `flag` unless it has the version expected.
+    fn check(&self, flag: &Flag) -> ServiceResult<()> {
+        let (what, expected, found) = match self {
+            ExpectedVersion::Flag(version) => ("the flag".to_owned(), *version, Some(flag.version)),
+            ExpectedVersion::Environment { key, version } => (
+                format!("the flag in environment '{key}'"),
+                *version,
+                flag.environments.get(key).map(|config| config.version),
+            ),
+        };
+        match found {
+            Some(found) if found == expected => Ok(()),
+            Some(found) => Err(ServiceError::VersionConflict(Detail::from(format!(
+                "{what} is at version {found}, not {expected}: it was changed meanwhile"
+            )))),
+            None => Err(ServiceError::NotFound(format!("no {what}"))),
         }
     }
 }
@@ -854,10 +893,24 @@ impl Service {
         key: &str,
         change: FlagChange,
     ) -> QueuedWrite<FlagView> {
+        self.queue_patch_flag_at(permit, project_key, key, change, None)
+    }
+
+    /// [`Service::queue_patch_flag`], applied only if the flag still has the version `expected`
+    /// (else [`ServiceError::VersionConflict`]): a change made from what a page showed.
+    pub fn queue_patch_flag_at(
+        self: &Arc<Self>,
+        permit: &Permit<use_case::PatchFlag>,
+        project_key: &str,
+        key: &str,
+        change: FlagChange,
+        expected: Option<ExpectedVersion>,
+    ) -> QueuedWrite<FlagView> {
         if let Err(refused) = permit.caller().require_view(project_key) {
             return QueuedWrite::answered(Err(refused));
         }
-        let request = FlagWrite::new(permit, key, change);
+        let mut request = FlagWrite::new(permit, key, change);
+        request.expected = expected;
         let service = Arc::clone(self);
         QueuedWrite::on(
             self.flag_writes
@@ -1029,9 +1082,17 @@ impl Service {
         request: &FlagWrite,
         writes: &mut BatchWrites,
     ) -> ServiceResult<FlagChanged> {
-        let FlagWrite { caller, change, .. } = request;
+        let FlagWrite {
+            caller,
+            change,
+            expected,
+            ..
+        } = request;
         let key = held.key.as_str();
         let flag = &current.flag;
+        if let Some(expected) = expected {
+            expected.check(flag)?;
+        }
         let maintainers = &current.maintainers;
         let now = self.now();
         let involves_others = match change {

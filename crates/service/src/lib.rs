@@ -5,6 +5,7 @@
 mod access;
 mod audit;
 mod auth;
+mod console_sessions;
 mod custom_roles;
 mod environments;
 mod error;
@@ -32,13 +33,16 @@ use ports::{Clock, Repository, Store, StoreExt};
 
 pub use access::{Access, AccessReason, ActionAccess, MAX_CALLER_SPECIFIERS};
 pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
+pub use console_sessions::{
+    OpenedSession, SessionCaller, CONSOLE_SESSIONS_PER_TOKEN, CONSOLE_SESSION_TTL_MS,
+};
 pub use custom_roles::CustomRoleChange;
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError};
 pub use flag_writes::{Queued, QueuedWrite, WriteTurn};
 pub use flags::{
-    DependentFlag, EnvironmentSelection, FlagChange, FlagList, FlagListRequest, FlagView,
-    Maintainers,
+    DependentFlag, EnvironmentSelection, ExpectedVersion, FlagChange, FlagList, FlagListRequest,
+    FlagView, Maintainers,
 };
 pub use ids::{object_id, RandomIds};
 pub use members::MemberPage;

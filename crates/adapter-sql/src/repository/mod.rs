@@ -13,6 +13,7 @@ mod members;
 mod projects;
 mod query;
 mod segments;
+mod sessions;
 mod teams;
 mod tokens;
 mod webhooks;

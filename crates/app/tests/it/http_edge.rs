@@ -32,7 +32,7 @@ async fn real_server(backend: Backend, config: HttpConfig) -> RealServer {
     let state = AppState::new(service, config).unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let server = adapter_http::server(listener, state, 1, 4).unwrap();
+    let server = adapter_http::server(listener, state, 1, 4, None).unwrap();
     let handle = server.handle();
     actix_web::rt::spawn(server);
     RealServer {

@@ -83,6 +83,7 @@ mod api_writes;
 mod binary;
 mod compose;
 mod concurrency;
+mod console;
 mod http_edge;
 mod openapi;
 mod ops;

@@ -12,7 +12,9 @@ use domain::query::{EnvironmentQuery, FlagQuery, Page, ProjectQuery};
 use domain::role::Role;
 use domain::token::{EnvironmentCredential, Token};
 use domain::SequentialIds;
-use ports::{KeyedFlagConfig, Listed, Locked, Repository, StoreError, StoreExt, TokenMatch};
+use ports::{
+    ConsoleSession, KeyedFlagConfig, Listed, Locked, Repository, StoreError, StoreExt, TokenMatch,
+};
 
 use crate::common::{open, Backend};
 
@@ -622,6 +624,98 @@ fn new_flags_of_two_transactions_do_not_deadlock() {
     assert_eq!(second, Ok(vec![false, false]));
 }
 
+/// Console sessions by the hash of their id: found until they expire, deleted on demand, at most
+/// `keep` per token (the oldest go, and the expired ones), and gone with their token.
+fn console_sessions_expire_are_capped_and_go_with_their_token(backend: Backend) {
+    let db = open(backend);
+    let owner = Member::owner(
+        MemberId::parse(&hex_id(1)).unwrap(),
+        "o@example.com".into(),
+        1,
+    );
+    let token = |n: u64| Token {
+        id: TokenId::parse(&hex_id(n)).unwrap(),
+        member_id: owner.id.clone(),
+        name: format!("t{n}"),
+        description: String::new(),
+        role: Role::Admin,
+        service_token: false,
+        default_api_version: 20240415,
+        creation_date: 1,
+        last_modified: 1,
+        last_used: None,
+        ending: "abcd".into(),
+        custom_role_ids: Vec::new(),
+        inline_role: Vec::new(),
+    };
+    let (first, second) = (token(2), token(3));
+    let session = |token: &Token, created_at: i64, expires_at: i64| ConsoleSession {
+        token_id: token.id.clone(),
+        secret_hash: format!("secret of {}", token.name),
+        csrf_token: format!("csrf {created_at}"),
+        created_at,
+        expires_at,
+    };
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_member(&owner)?;
+            repo.insert_token(&first, "h2")?;
+            repo.insert_token(&second, "h3")?;
+            repo.insert_console_session("a", &session(&first, 10, 100), 3, 10)?;
+            repo.insert_console_session("b", &session(&first, 20, 1000), 3, 20)?;
+            repo.insert_console_session("c", &session(&first, 30, 1000), 3, 30)?;
+            repo.insert_console_session("z", &session(&second, 30, 1000), 3, 30)
+        })
+        .unwrap();
+    let find = |id: &str, now: i64| {
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.find_console_session(id, now) })
+            .unwrap()
+    };
+    assert_eq!(find("a", 99), Some(session(&first, 10, 100)));
+    assert_eq!(find("a", 100), None, "expired at expires_at");
+    assert_eq!(find("nothing", 0), None);
+    // A fourth session of the first token at 200: "a" has expired and goes; b and c stay (3).
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_console_session("d", &session(&first, 200, 1000), 3, 200)
+        })
+        .unwrap();
+    assert_eq!(find("a", 0), None, "an expired session is deleted");
+    assert!(find("b", 200).is_some() && find("c", 200).is_some() && find("d", 200).is_some());
+    // A fifth: the oldest ("b") goes; the other token's session is untouched.
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_console_session("e", &session(&first, 300, 1000), 3, 300)
+        })
+        .unwrap();
+    assert_eq!(find("b", 300), None, "beyond the newest 3, the oldest goes");
+    assert!(find("c", 300).is_some() && find("e", 300).is_some() && find("z", 300).is_some());
+    // The same id twice is a duplicate.
+    let again = db.store.write_tx(|repo| -> Result<()> {
+        repo.insert_console_session("e", &session(&first, 301, 1000), 3, 301)
+    });
+    assert!(matches!(again, Err(StoreError::Duplicate(_))), "{again:?}");
+    db.store
+        .write_tx(|repo| -> Result<()> { repo.delete_console_session("c") })
+        .unwrap();
+    assert_eq!(find("c", 300), None);
+    // Deleting the token ends its sessions; the other token's stay.
+    db.store
+        .write_tx(|repo| -> Result<_> {
+            let held = repo.lock_token(&first.id)?.unwrap();
+            repo.delete_token(&held)
+        })
+        .unwrap();
+    assert_eq!((find("d", 300), find("e", 300)), (None, None));
+    assert!(find("z", 300).is_some());
+    // A session of a token that does not exist is refused.
+    let orphan = db.store.write_tx(|repo| -> Result<()> {
+        repo.insert_console_session("o", &session(&first, 400, 1000), 3, 400)
+    });
+    assert!(orphan.is_err(), "{orphan:?}");
+}
+
 fn _assert_object_safe(_: &mut dyn Repository) {}
 
 storage_on_every_store!(
@@ -631,5 +725,6 @@ storage_on_every_store!(
     environments_and_flag_configs,
     flags_locked_and_saved_together,
     new_flags_skip_taken_keys,
-    tokens_and_credentials
+    tokens_and_credentials,
+    console_sessions_expire_are_capped_and_go_with_their_token
 );

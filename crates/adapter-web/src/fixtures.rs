@@ -1,0 +1,66 @@
+//! Fixture data for the pages' unit tests: a service over the in-memory store, an owner and a
+//! reader signed in, and project `shop` (production, critical; test) with two flags.
+
+use std::sync::Arc;
+
+use service::{use_case, FlagList, ProjectWithEnvironments, Service, SystemClock};
+
+use crate::session::Signed;
+
+pub(crate) struct Fixture {
+    pub(crate) owner: Signed,
+    pub(crate) reader: Signed,
+    pub(crate) project: ProjectWithEnvironments,
+    pub(crate) flags: FlagList,
+}
+
+pub(crate) fn fixture() -> Fixture {
+    let service = Service::new(
+        Arc::new(adapter_memory::MemoryStore::new()),
+        Arc::new(SystemClock::default()),
+        Arc::new(service::PlainRepresentations),
+    );
+    service
+        .bootstrap(Some("owner-token"), "owner@example.com")
+        .unwrap();
+    let owner = service.authenticate("owner-token").unwrap();
+    let post = serde_json::from_value(serde_json::json!({"name": "r", "role": "reader"})).unwrap();
+    let reader_token = service
+        .create_token(&owner.may(use_case::CreateToken).unwrap(), post)
+        .unwrap();
+    let reader = service.authenticate(&reader_token.secret).unwrap();
+    let post = serde_json::from_value(serde_json::json!({
+        "key": "shop", "name": "Shop",
+        "environments": [
+            {"key": "production", "name": "Production", "color": "ff0000", "critical": true},
+            {"key": "test", "name": "Test", "color": "00ff00"}
+        ]
+    }))
+    .unwrap();
+    let project = service
+        .create_project(&owner.may(use_case::CreateProject).unwrap(), post)
+        .unwrap();
+    for (key, name) in [("dark-mode", "Dark <mode>"), ("checkout", "New checkout")] {
+        let post =
+            serde_json::from_value(serde_json::json!({"key": key, "name": name, "tags": ["ui"]}))
+                .unwrap();
+        service
+            .create_flag(&owner.may(use_case::CreateFlag).unwrap(), "shop", post)
+            .unwrap();
+    }
+    let request = service::FlagListRequest {
+        query: domain::query::FlagQuery::parse(None, None, Some("name"), None).unwrap(),
+        environments: service::EnvironmentSelection::All,
+    };
+    let flags = service.list_flags(&owner, "shop", &request).unwrap();
+    let signed = |caller| Signed {
+        caller,
+        csrf_token: "c".repeat(64),
+    };
+    Fixture {
+        owner: signed(owner),
+        reader: signed(reader),
+        project,
+        flags,
+    }
+}

@@ -1,0 +1,569 @@
+//! The flag list of a project, with a targeting switch per flag and chosen environment.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::environment::Environment;
+use domain::instruction::{Instruction, SemanticPatch};
+use domain::query::{Direction, FlagQuery, FlagSortField, FlagState, Page, Sort};
+use maud::{html, Markup};
+use serde::Deserialize;
+use service::{
+    use_case, EnvironmentSelection, ExpectedVersion, FlagChange, FlagList, FlagListRequest,
+    FlagView, ProjectWithEnvironments, Queued, Service, ServiceError,
+};
+
+use crate::pages::{encode, layout};
+use crate::session::{self, call, check_form, forged, Signed};
+use crate::{error_page, page, Console};
+
+/// Flags per page of the flag list.
+pub(crate) const FLAGS_PER_PAGE: u32 = 50;
+
+/// Environment columns shown when none are chosen: the project's first ones.
+const DEFAULT_COLUMNS: usize = 4;
+
+/// At most this many environment columns.
+const MAX_COLUMNS: usize = 12;
+
+/// The flag list's query string.
+#[derive(Debug, Default)]
+pub(crate) struct FlagsQuery {
+    /// Search by name or key.
+    q: Option<String>,
+    /// Only flags with this tag.
+    tag: Option<String>,
+    /// `live` (default), `deprecated` or `archived`.
+    state: Option<String>,
+    /// The environment columns, keys separated by commas.
+    env: Option<String>,
+    /// 1-based page number.
+    page: Option<u64>,
+}
+
+impl FlagsQuery {
+    /// From the query string's pairs: the filter form sends one `envs` per ticked environment,
+    /// links send `env` with the keys joined by commas.
+    fn of(pairs: Vec<(String, String)>) -> Self {
+        let mut query = Self::default();
+        let mut ticked: Vec<String> = Vec::new();
+        for (name, value) in pairs {
+            match name.as_str() {
+                "q" => query.q = Some(value),
+                "tag" => query.tag = Some(value),
+                "state" => query.state = Some(value),
+                "env" => query.env = Some(value),
+                "envs" => ticked.push(value),
+                "page" => query.page = value.parse().ok(),
+                _ => {}
+            }
+        }
+        if !ticked.is_empty() {
+            query.env = Some(ticked.join(","));
+        }
+        query
+    }
+}
+
+/// What the flag list shows: the filters as understood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FlagFilters {
+    pub(crate) search: Option<String>,
+    pub(crate) tag: Option<String>,
+    pub(crate) state: FlagState,
+    pub(crate) columns: Vec<String>,
+    pub(crate) page: u64,
+}
+
+impl FlagFilters {
+    fn of(query: FlagsQuery, environments: &[Environment]) -> Self {
+        let state = match query.state.as_deref() {
+            Some("deprecated") => FlagState::Deprecated,
+            Some("archived") => FlagState::Archived,
+            _ => FlagState::Live,
+        };
+        let known = |key: &str| environments.iter().any(|e| e.key.as_str() == key);
+        let mut columns: Vec<String> = Vec::new();
+        for key in query.env.as_deref().unwrap_or("").split(',').map(str::trim) {
+            if known(key) && !columns.iter().any(|c| c == key) && columns.len() < MAX_COLUMNS {
+                columns.push(key.to_owned());
+            }
+        }
+        if columns.is_empty() {
+            columns = environments
+                .iter()
+                .take(DEFAULT_COLUMNS)
+                .map(|e| e.key.to_string())
+                .collect();
+        }
+        let text =
+            |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        Self {
+            search: text(query.q),
+            tag: text(query.tag),
+            state,
+            columns,
+            page: query.page.unwrap_or(1).max(1),
+        }
+    }
+
+    fn query(&self) -> FlagQuery {
+        FlagQuery {
+            query: self.search.clone(),
+            tags: self.tag.iter().cloned().collect(),
+            state: Some(self.state),
+            temporary: None,
+            maintainer_id: None,
+            sort: Sort {
+                field: FlagSortField::Name,
+                direction: Direction::Ascending,
+            },
+            page: Some(Page {
+                limit: FLAGS_PER_PAGE,
+                offset: (self.page - 1).saturating_mul(u64::from(FLAGS_PER_PAGE)),
+            }),
+        }
+    }
+
+    /// This list's address at page `number`.
+    pub(crate) fn link(&self, project: &str, number: u64) -> String {
+        let mut link = format!("/projects/{}/flags?", encode(project));
+        if let Some(search) = &self.search {
+            link.push_str(&format!("q={}&", encode(search)));
+        }
+        if let Some(tag) = &self.tag {
+            link.push_str(&format!("tag={}&", encode(tag)));
+        }
+        match self.state {
+            FlagState::Live => {}
+            FlagState::Deprecated => link.push_str("state=deprecated&"),
+            FlagState::Archived => link.push_str("state=archived&"),
+        }
+        link.push_str(&format!(
+            "env={}&page={number}",
+            encode(&self.columns.join(","))
+        ));
+        link
+    }
+}
+
+/// `GET /projects/{project}/flags`.
+pub(crate) async fn list(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    path: web::Path<String>,
+    query: web::Query<Vec<(String, String)>>,
+) -> HttpResponse {
+    let signed = match session::require(&req, &console).await {
+        Ok(signed) => signed,
+        Err(answer) => return answer,
+    };
+    let project_key = path.into_inner();
+    let caller = signed.caller.clone();
+    let query = FlagsQuery::of(query.into_inner());
+    let loaded = call(&console, move |s| {
+        let project = s.get_project(&caller, &project_key, true)?;
+        let environments = project.environments.clone().unwrap_or_default();
+        let filters = FlagFilters::of(query, &environments);
+        let request = FlagListRequest {
+            query: filters.query(),
+            environments: EnvironmentSelection::Only(filters.columns.clone()),
+        };
+        let flags = s.list_flags(&caller, project.project.key.as_str(), &request)?;
+        Ok((project, filters, flags))
+    })
+    .await;
+    match loaded {
+        Ok((project, filters, flags)) => page(
+            StatusCode::OK,
+            flag_list_page(&signed, &project, &filters, &flags, None),
+        ),
+        Err(err) => error_page(&err, Some(&signed)),
+    }
+}
+
+/// Whether the caller may switch targeting of `flag` in environment `env`.
+fn may_switch(signed: &Signed, project: &str, flag: &FlagView, env: &str) -> bool {
+    if signed.caller.may_in(use_case::PatchFlag, project).is_err() {
+        return false;
+    }
+    let mut allowed = false;
+    let _: Result<(), ()> = signed
+        .caller
+        .flag_access(project, &flag.flag, &[env], |_, access| {
+            allowed = access.allowed.iter().any(|a| a.action == "updateOn");
+            Ok(())
+        });
+    allowed
+}
+
+/// The id of a flag's switch in an environment (for htmx to replace it).
+fn switch_id(flag: &str, env: &str) -> String {
+    format!(
+        "switch-{}-{}",
+        flag.len(),
+        encode(&format!("{flag}.{env}")).replace('%', "_")
+    )
+}
+
+/// One flag's switch in one environment: a form that turns targeting the other way.
+pub(crate) fn switch(
+    signed: &Signed,
+    project: &str,
+    flag: &FlagView,
+    env: &Environment,
+    problem: Option<&str>,
+) -> Markup {
+    let key = flag.flag.key.as_str();
+    let env_key = env.key.as_str();
+    let Some(config) = flag.flag.environments.get(env_key) else {
+        return html! { span.muted { "—" } };
+    };
+    let enabled = may_switch(signed, project, flag, env_key);
+    let action = format!(
+        "/projects/{}/flags/{}/environments/{}/targeting",
+        encode(project),
+        encode(key),
+        encode(env_key)
+    );
+    let label = format!(
+        "Targeting of {} in {}: {}. {}",
+        flag.flag.name,
+        env.name,
+        if config.on { "on" } else { "off" },
+        if enabled {
+            if config.on {
+                "Turn it off"
+            } else {
+                "Turn it on"
+            }
+        } else {
+            "You may not change it"
+        }
+    );
+    html! {
+        form.switch id=(switch_id(key, env_key)) method="post" action=(action)
+            hx-post=(action) hx-target="this" hx-swap="outerHTML"
+            hx-confirm=[env.critical.then(|| format!("{} is a critical environment. Turn {} {} there?", env.name, flag.flag.name, if config.on { "off" } else { "on" }))] {
+            input type="hidden" name="csrf" value=(signed.csrf_token);
+            input type="hidden" name="on" value=(if config.on { "false" } else { "true" });
+            input type="hidden" name="version" value=(config.version);
+            button.toggle type="submit" role="switch" aria-checked=(if config.on { "true" } else { "false" })
+                aria-label=(label) disabled[!enabled] title=(label) {
+                span.knob aria-hidden="true" {}
+                span.state { (if config.on { "On" } else { "Off" }) }
+            }
+            @if env.critical { " " span.badge.critical title="critical environment" { "!" } }
+            @if let Some(problem) = problem {
+                p.message.error role="alert" { (problem) }
+            }
+        }
+    }
+}
+
+/// The flag list page.
+pub(crate) fn flag_list_page(
+    signed: &Signed,
+    project: &ProjectWithEnvironments,
+    filters: &FlagFilters,
+    flags: &FlagList,
+    notice: Option<&str>,
+) -> Markup {
+    let project_key = project.project.key.as_str();
+    let environments = project.environments.as_deref().unwrap_or_default();
+    let columns: Vec<&Environment> = filters
+        .columns
+        .iter()
+        .filter_map(|key| environments.iter().find(|e| e.key.as_str() == key))
+        .collect();
+    let pages = flags.total.div_ceil(u64::from(FLAGS_PER_PAGE)).max(1);
+    let content = html! {
+        nav.crumbs aria-label="Breadcrumb" { a href="/projects" { "Projects" } " / " (project.project.name) }
+        h1 { "Flags" }
+        @if let Some(notice) = notice { p.message.error role="alert" { (notice) } }
+        form.filters method="get" action={ "/projects/" (encode(project_key)) "/flags" } role="search" {
+            div {
+                label for="q" { "Search" }
+                input #q type="search" name="q" value=(filters.search.as_deref().unwrap_or("")) placeholder="name or key";
+            }
+            div {
+                label for="tag" { "Tag" }
+                input #tag type="text" name="tag" value=(filters.tag.as_deref().unwrap_or(""));
+            }
+            div {
+                label for="state" { "State" }
+                select #state name="state" {
+                    option value="live" selected[filters.state == FlagState::Live] { "Live" }
+                    option value="deprecated" selected[filters.state == FlagState::Deprecated] { "Deprecated" }
+                    option value="archived" selected[filters.state == FlagState::Archived] { "Archived" }
+                }
+            }
+            fieldset {
+                legend { "Environments" }
+                @for env in environments {
+                    label.check {
+                        input type="checkbox" name="envs" value=(env.key.as_str()) checked[filters.columns.iter().any(|c| c == env.key.as_str())];
+                        " " (env.name)
+                    }
+                }
+            }
+            div { button type="submit" { "Apply" } }
+        }
+        p.muted { (flags.total) " flag" @if flags.total != 1 { "s" } }
+        table.flags {
+            thead {
+                tr {
+                    th scope="col" { "Flag" }
+                    th scope="col" { "Tags" }
+                    @for env in &columns { th scope="col" { (env.name) } }
+                }
+            }
+            tbody {
+                @for flag in &flags.items {
+                    tr {
+                        td {
+                            a href={ "/projects/" (encode(project_key)) "/flags/" (encode(flag.flag.key.as_str())) } { (flag.flag.name) }
+                            br; span.key.muted { (flag.flag.key.as_str()) }
+                        }
+                        td { @for tag in &flag.flag.tags { span.badge { (tag) } " " } }
+                        @for env in &columns { td { (switch(signed, project_key, flag, env, None)) } }
+                    }
+                }
+            }
+        }
+        @if pages > 1 {
+            nav aria-label="Pages" {
+                @if filters.page > 1 { a href=(filters.link(project_key, filters.page - 1)) { "Previous" } " " }
+                span { "Page " (filters.page) " of " (pages) }
+                @if filters.page < pages { " " a href=(filters.link(project_key, filters.page + 1)) { "Next" } }
+            }
+        }
+    };
+    layout(
+        &format!("Flags of {}", project.project.name),
+        Some(signed),
+        &content,
+    )
+}
+
+/// The switch form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SwitchForm {
+    csrf: Option<String>,
+    on: String,
+    version: i64,
+    comment: Option<String>,
+}
+
+/// `POST /projects/{project}/flags/{flag}/environments/{env}/targeting`: turns targeting on or
+/// off (a semantic patch, `turnFlagOn`/`turnFlagOff`), if the environment's configuration is
+/// still at the version the page showed. From htmx, the answer is the new switch (or the
+/// switch with the reason it did not change); without JavaScript, back to the list.
+pub(crate) async fn switch_targeting(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    path: web::Path<(String, String, String)>,
+    form: web::Form<SwitchForm>,
+) -> HttpResponse {
+    let signed = match session::require(&req, &console).await {
+        Ok(signed) => signed,
+        Err(answer) => return answer,
+    };
+    let form = form.into_inner();
+    if !check_form(&req, &signed, form.csrf.as_deref()) {
+        return forged(Some(&signed));
+    }
+    let (project, flag, env) = path.into_inner();
+    let on = form.on == "true";
+    let permit = match signed.caller.may_in(use_case::PatchFlag, &project) {
+        Ok(permit) => permit,
+        Err(err) => return error_page(&err, Some(&signed)),
+    };
+    let patch = SemanticPatch {
+        environment_key: Some(env.clone()),
+        comment: form.comment.filter(|c| !c.trim().is_empty()),
+        instructions: vec![if on {
+            Instruction::TurnFlagOn
+        } else {
+            Instruction::TurnFlagOff
+        }],
+    };
+    let expected = ExpectedVersion::Environment {
+        key: env.clone(),
+        version: form.version,
+    };
+    let service: Arc<Service> = console.service.clone();
+    let queued = service.queue_patch_flag_at(
+        &permit,
+        &project,
+        &flag,
+        FlagChange::Semantic(patch),
+        Some(expected),
+    );
+    // The change waits for its turn without a thread; its turn writes on the blocking pool.
+    let written = match queued.await {
+        Queued::Answered(outcome) => outcome,
+        Queued::Writes(turn) => call(&console, move |_| turn.write()).await,
+    };
+    let from_htmx = req.headers().contains_key("hx-request");
+    if !from_htmx {
+        return match written {
+            Ok(_) => crate::see_other(&format!("/projects/{}/flags", encode(&project))),
+            Err(err) => error_page(&err, Some(&signed)),
+        };
+    }
+    // The switch as it is now, with the reason when the change was refused.
+    let problem = written.as_ref().err().map(problem_text);
+    let caller = signed.caller.clone();
+    let (p, f) = (project.clone(), flag.clone());
+    let envs = vec![env.clone()];
+    let current = call(&console, move |s| {
+        let project = s.get_project(&caller, &p, true)?;
+        let flag = s.get_flag(&caller, &p, &f, &envs)?;
+        Ok((project, flag))
+    })
+    .await;
+    match current {
+        Ok((project_view, flag_view)) => {
+            let environment = project_view
+                .environments
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .find(|e| e.key.as_str() == env);
+            match environment {
+                Some(environment) => page(
+                    StatusCode::OK,
+                    switch(
+                        &signed,
+                        &project,
+                        &flag_view,
+                        environment,
+                        problem.as_deref(),
+                    ),
+                ),
+                None => error_page(
+                    &ServiceError::NotFound(format!("no environment '{env}'")),
+                    Some(&signed),
+                ),
+            }
+        }
+        Err(err) => error_page(&err, Some(&signed)),
+    }
+}
+
+/// What a refused switch says beside it.
+fn problem_text(err: &ServiceError) -> String {
+    match err {
+        ServiceError::VersionConflict(_) => {
+            "Someone else changed this flag here since the page was loaded; this is its current state. Try again if you still want to.".to_owned()
+        }
+        ServiceError::NotPermitted(_) => format!("Not permitted: {err}"),
+        ServiceError::Unavailable(_) => "The database cannot be reached; try again.".to_owned(),
+        ServiceError::Internal(_) => {
+            log::error!("console: internal error: {err}");
+            "Something went wrong on the server.".to_owned()
+        }
+        _ => err.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::fixture;
+
+    fn filters(columns: &[&str]) -> FlagFilters {
+        FlagFilters {
+            search: None,
+            tag: None,
+            state: FlagState::Live,
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            page: 1,
+        }
+    }
+
+    #[test]
+    fn the_flag_list_renders_a_switch_per_flag_and_environment() {
+        let fx = fixture();
+        let html = flag_list_page(
+            &fx.owner,
+            &fx.project,
+            &filters(&["production", "test"]),
+            &fx.flags,
+            None,
+        )
+        .into_string();
+        assert_eq!(html.matches(r#"role="switch""#).count(), 4);
+        assert!(!html.contains(" disabled"), "the owner may switch");
+        assert!(html.contains("Dark &lt;mode&gt;"), "names are escaped");
+        assert!(html.contains("hx-confirm=\"Production is a critical environment"));
+        assert_eq!(
+            html.matches("hx-confirm").count(),
+            2,
+            "only production asks"
+        );
+        assert!(html.contains(&format!(r#"name="csrf" value="{}""#, "c".repeat(64))));
+        assert!(html.contains("2 flags"));
+    }
+
+    #[test]
+    fn a_reader_gets_the_switches_disabled() {
+        let fx = fixture();
+        let html = flag_list_page(
+            &fx.reader,
+            &fx.project,
+            &filters(&["test"]),
+            &fx.flags,
+            None,
+        )
+        .into_string();
+        assert_eq!(html.matches(r#"role="switch""#).count(), 2);
+        assert_eq!(html.matches(" disabled").count(), 2);
+        assert!(html.contains("You may not change it"));
+    }
+
+    #[test]
+    fn a_refused_switch_says_why() {
+        let fx = fixture();
+        let environments = fx.project.environments.as_deref().unwrap_or_default();
+        let html = switch(
+            &fx.owner,
+            "shop",
+            &fx.flags.items[0],
+            &environments[0],
+            Some("Someone else changed this flag"),
+        )
+        .into_string();
+        assert!(html.starts_with("<form"));
+        assert!(html.contains(r#"role="alert""#));
+        assert!(html.contains("Someone else changed this flag"));
+    }
+
+    #[test]
+    fn links_keep_the_filters() {
+        let mut f = filters(&["production", "test"]);
+        f.search = Some("dark mode".into());
+        f.tag = Some("ui".into());
+        f.state = FlagState::Archived;
+        assert_eq!(
+            f.link("shop", 3),
+            "/projects/shop/flags?q=dark%20mode&tag=ui&state=archived&env=production%2Ctest&page=3"
+        );
+    }
+
+    #[test]
+    fn unknown_and_repeated_columns_are_dropped() {
+        let fx = fixture();
+        let environments = fx.project.environments.clone().unwrap_or_default();
+        let query = FlagsQuery::of(vec![
+            ("envs".into(), "test".into()),
+            ("envs".into(), "nothing".into()),
+            ("envs".into(), "test".into()),
+        ]);
+        assert_eq!(FlagFilters::of(query, &environments).columns, vec!["test"]);
+        let defaulted = FlagFilters::of(FlagsQuery::default(), &environments);
+        assert_eq!(defaulted.columns, vec!["production", "test"]);
+    }
+}

@@ -1,0 +1,188 @@
+//! The flagsvc web console: a second driving adapter beside the REST API, calling the same use
+//! cases (never the API over HTTP, never the database).
+//!
+//! Pages are rendered on the server ([`maud`], checked at compile time) and work without
+//! JavaScript for reading; htmx (vendored, embedded) makes the switches update in place.
+//!
+//! A browser signs in with an access token: the console opens a session in the store
+//! ([`service::Service::open_console_session`]) and keeps only its id in an `HttpOnly`,
+//! `SameSite=Strict` cookie (`Secure` on https). Every state-changing form carries the session's
+//! CSRF token, and a request from another origin is refused whatever it carries.
+
+#[cfg(test)]
+mod fixtures;
+mod flags;
+mod pages;
+mod session;
+
+use std::sync::Arc;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use service::{Service, ServiceError};
+
+pub use session::{SESSION_COOKIE, SESSION_PATH};
+
+/// What the console's handlers share.
+#[derive(Debug, Clone)]
+pub struct Console {
+    service: Arc<Service>,
+}
+
+impl Console {
+    /// The console over `service`.
+    pub fn new(service: Arc<Service>) -> Self {
+        Self { service }
+    }
+
+    /// Registers the console's routes (at `/`, beside `/api/v2`) on `routes`.
+    pub fn configure(&self, routes: &mut web::ServiceConfig) {
+        routes
+            .app_data(web::Data::new(self.clone()))
+            .route("/", web::get().to(home))
+            .route("/static/htmx.min.js", web::get().to(htmx_js))
+            .route("/static/console.css", web::get().to(console_css))
+            .service(
+                web::resource("/sign-in")
+                    .app_data(form_config())
+                    .get(session::sign_in_page)
+                    .post(session::sign_in),
+            )
+            .service(
+                web::resource("/sign-out")
+                    .app_data(form_config())
+                    .post(session::sign_out),
+            )
+            .service(
+                web::resource("/projects")
+                    .app_data(query_config())
+                    .get(pages::projects),
+            )
+            .service(
+                web::resource("/projects/{project}/flags")
+                    .app_data(query_config())
+                    .get(flags::list),
+            )
+            .service(
+                web::resource("/projects/{project}/flags/{flag}/environments/{env}/targeting")
+                    .app_data(form_config())
+                    .post(flags::switch_targeting),
+            );
+    }
+}
+
+/// The largest form the console accepts: its forms are a few fields.
+const FORM_LIMIT: usize = 16 * 1024;
+
+/// A form that cannot be read is answered with a page that says so.
+fn form_config() -> web::FormConfig {
+    web::FormConfig::default()
+        .limit(FORM_LIMIT)
+        .error_handler(|err, _| {
+            let answer = page(
+                StatusCode::BAD_REQUEST,
+                pages::message_page(
+                    "Bad request",
+                    &format!("The form could not be read: {err}"),
+                    None,
+                ),
+            );
+            actix_web::error::InternalError::from_response(err, answer).into()
+        })
+}
+
+/// A query string that cannot be read is answered with a page that says so.
+fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|err, _| {
+        let answer = page(
+            StatusCode::BAD_REQUEST,
+            pages::message_page(
+                "Bad request",
+                &format!("The address's query could not be read: {err}"),
+                None,
+            ),
+        );
+        actix_web::error::InternalError::from_response(err, answer).into()
+    })
+}
+
+/// htmx 2.0.11, vendored (see `static/README.md`).
+const HTMX_JS: &str = include_str!("../static/htmx.min.js");
+/// The console's stylesheet.
+const CONSOLE_CSS: &str = include_str!("../static/console.css");
+
+/// Static files change only with the binary: cached for a day, revalidated after.
+fn static_file(content_type: &'static str, body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header((header::CACHE_CONTROL, "public, max-age=86400"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .body(body)
+}
+
+async fn htmx_js() -> HttpResponse {
+    static_file("text/javascript; charset=utf-8", HTMX_JS)
+}
+
+async fn console_css() -> HttpResponse {
+    static_file("text/css; charset=utf-8", CONSOLE_CSS)
+}
+
+/// `/`: the projects when signed in, else the sign-in page.
+async fn home(req: HttpRequest, console: web::Data<Console>) -> HttpResponse {
+    match session::current(&req, &console).await {
+        Ok(Some(_)) => see_other("/projects"),
+        Ok(None) => see_other("/sign-in"),
+        Err(err) => error_page(&err, None),
+    }
+}
+
+/// A redirect that a form's POST follows with a GET.
+fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .finish()
+}
+
+/// The headers of every page: no caching (pages show a signed-in member's data), no framing,
+/// scripts and styles from this origin only.
+fn page(status: StatusCode, body: maud::Markup) -> HttpResponse {
+    let mut response = HttpResponse::build(status);
+    response
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        ));
+    response.body(body.into_string())
+}
+
+/// What a failed use case looks like in the console: its status, and a page that says why.
+fn error_page(err: &ServiceError, signed_in: Option<&session::Signed>) -> HttpResponse {
+    let status = match err {
+        ServiceError::Invalid { .. }
+        | ServiceError::DuplicateEmail(_)
+        | ServiceError::EmailTaken(_) => StatusCode::BAD_REQUEST,
+        ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_) => {
+            StatusCode::UNAUTHORIZED
+        }
+        ServiceError::NotPermitted(_) => StatusCode::FORBIDDEN,
+        ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
+        ServiceError::KeyTaken(_)
+        | ServiceError::VersionConflict(_)
+        | ServiceError::StillReferenced(_)
+        | ServiceError::WrongState(_) => StatusCode::CONFLICT,
+        ServiceError::PatchFailed(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    page(status, pages::error(err, status, signed_in))
+}

@@ -1,0 +1,277 @@
+//! The pages: a layout, and one function per page that renders it from what the use cases
+//! returned (so each renders from fixture data in the tests).
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::query::{Direction, Page, ProjectQuery, ProjectSortField, Sort};
+use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
+use service::{ProjectList, ServiceError};
+
+use crate::session::{self, call, Signed};
+use crate::{error_page, page, Console};
+
+/// Projects per page of the projects list.
+const PROJECTS_PER_PAGE: u32 = 50;
+
+/// The frame of every page: the top bar (with who is signed in and sign-out), then `content`.
+pub(crate) fn layout(title: &str, signed: Option<&Signed>, content: &Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                // htmx must not inject its indicator styles: the page allows no inline style.
+                meta name="htmx-config" content=r#"{"includeIndicatorStyles":false}"#;
+                title { (title) " · flagsvc" }
+                link rel="stylesheet" href="/static/console.css";
+                script src="/static/htmx.min.js" defer {}
+            }
+            body {
+                header.top {
+                    a.brand href="/" { "flagsvc" }
+                    @if let Some(signed) = signed {
+                        nav aria-label="Main" {
+                            a href="/projects" { "Projects" }
+                        }
+                        span.who { "Signed in with token " strong { (signed.caller.token_name()) } " (" (signed.caller.role().as_str()) ")" }
+                        form.inline method="post" action="/sign-out" {
+                            input type="hidden" name="csrf" value=(signed.csrf_token);
+                            button.plain type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                main { (content) }
+            }
+        }
+    }
+}
+
+/// The sign-in page, with `problem` said above the form.
+pub(crate) fn sign_in(problem: Option<&str>) -> Markup {
+    let content = html! {
+        section.sign-in {
+            h1 { "Sign in" }
+            p { "Sign in with an API access token. Its role decides what you can see and change here, as in the API." }
+            @if let Some(problem) = problem {
+                p.message.error role="alert" { (problem) }
+            }
+            form method="post" action="/sign-in" {
+                label for="token" { "Access token" }
+                input #token type="password" name="token" autocomplete="current-password" required autofocus;
+                p { button type="submit" { "Sign in" } }
+            }
+            p.muted { "On a new installation, the token is the one given with " code { "--bootstrap-token" } " (or printed in the server's log at first start)." }
+        }
+    };
+    layout("Sign in", None, &content)
+}
+
+/// A page that says one thing.
+pub(crate) fn message_page(title: &str, message: &str, signed: Option<&Signed>) -> Markup {
+    let content = html! {
+        h1 { (title) }
+        p.message.error role="alert" { (message) }
+        p { a href="/projects" { "Back to the projects" } }
+    };
+    layout(title, signed, &content)
+}
+
+/// A use case's refusal or failure, said plainly.
+pub(crate) fn error(err: &ServiceError, status: StatusCode, signed: Option<&Signed>) -> Markup {
+    let (title, message) = match err {
+        ServiceError::NotPermitted(_) => ("Not permitted", err.to_string()),
+        ServiceError::NotFound(_) => ("Not found", err.to_string()),
+        ServiceError::VersionConflict(_) => (
+            "Changed meanwhile",
+            format!("{err}. Someone else changed it since this page was loaded: reload the page to see the current state, then try again."),
+        ),
+        ServiceError::Unavailable(_) => (
+            "Unavailable",
+            "The database cannot be reached just now; try again in a moment.".to_owned(),
+        ),
+        ServiceError::Internal(_) => {
+            log::error!("console: internal error: {err}");
+            (
+                "Something went wrong",
+                "Something went wrong on the server; its log has the details.".to_owned(),
+            )
+        }
+        _ => ("Refused", err.to_string()),
+    };
+    message_page(&format!("{title} ({})", status.as_u16()), &message, signed)
+}
+
+/// The projects page's query string.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ProjectsQuery {
+    q: Option<String>,
+    page: Option<u64>,
+}
+
+/// `GET /projects`: every project with its environments.
+pub(crate) async fn projects(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    query: web::Query<ProjectsQuery>,
+) -> HttpResponse {
+    let signed = match session::require(&req, &console).await {
+        Ok(signed) => signed,
+        Err(answer) => return answer,
+    };
+    let ProjectsQuery { q, page: number } = query.into_inner();
+    let search = q.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty());
+    let number = number.unwrap_or(1).max(1);
+    let projects_query = ProjectQuery {
+        query: search.clone(),
+        tags: vec![],
+        keys: vec![],
+        sort: Sort {
+            field: ProjectSortField::Name,
+            direction: Direction::Ascending,
+        },
+        page: Page {
+            limit: PROJECTS_PER_PAGE,
+            offset: (number - 1).saturating_mul(u64::from(PROJECTS_PER_PAGE)),
+        },
+    };
+    let caller = signed.caller.clone();
+    match call(&console, move |s| {
+        s.list_projects(&caller, &projects_query, true)
+    })
+    .await
+    {
+        Ok(list) => page(
+            StatusCode::OK,
+            projects_page(&signed, &list, search.as_deref(), number),
+        ),
+        Err(err) => error_page(&err, Some(&signed)),
+    }
+}
+
+/// The projects page from `list` (page `number`, matching `search`).
+pub(crate) fn projects_page(
+    signed: &Signed,
+    list: &ProjectList,
+    search: Option<&str>,
+    number: u64,
+) -> Markup {
+    let pages = list.total.div_ceil(u64::from(PROJECTS_PER_PAGE)).max(1);
+    let content = html! {
+        h1 { "Projects" }
+        form method="get" action="/projects" role="search" {
+            label for="q" { "Search projects" }
+            input #q type="search" name="q" value=(search.unwrap_or("")) placeholder="name or key";
+            " " button type="submit" { "Search" }
+        }
+        p.muted { (list.total) " project" @if list.total != 1 { "s" } }
+        @for item in &list.items {
+            section {
+                h2 {
+                    a href={ "/projects/" (item.project.key.as_str()) "/flags" } { (item.project.name) }
+                    " " span.key.muted { (item.project.key.as_str()) }
+                }
+                table {
+                    thead { tr { th scope="col" { "Environment" } th scope="col" { "Key" } th scope="col" { "Colour" } th scope="col" { "Critical" } } }
+                    tbody {
+                        @for env in item.environments.as_deref().unwrap_or_default() {
+                            tr {
+                                td { (env.name) }
+                                td.key { (env.key.as_str()) }
+                                td { code { "#" (env.color) } }
+                                td { @if env.critical { span.badge.critical { "critical" } } @else { span.muted { "no" } } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if pages > 1 {
+            nav aria-label="Pages" {
+                @if number > 1 { a href=(page_link(search, number - 1)) { "Previous" } " " }
+                span { "Page " (number) " of " (pages) }
+                @if number < pages { " " a href=(page_link(search, number + 1)) { "Next" } }
+            }
+        }
+    };
+    layout("Projects", Some(signed), &content)
+}
+
+/// The projects page `number` of the search `search`.
+fn page_link(search: Option<&str>, number: u64) -> String {
+    let mut query = String::new();
+    if let Some(search) = search {
+        query.push_str("q=");
+        query.push_str(&encode(search));
+        query.push('&');
+    }
+    format!("/projects?{query}page={number}")
+}
+
+/// `text` as a query-string value.
+pub(crate) fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::fixture;
+
+    #[test]
+    fn the_sign_in_page_asks_for_a_token_and_says_what_was_wrong() {
+        let html = sign_in(Some("That is not a valid access token.")).into_string();
+        assert!(html.contains(r#"type="password" name="token""#));
+        assert!(html.contains(r#"role="alert""#));
+        assert!(!html.contains("Sign out"), "nobody is signed in");
+    }
+
+    #[test]
+    fn the_projects_page_lists_environments_and_who_is_signed_in() {
+        let fx = fixture();
+        let list = ProjectList {
+            items: vec![fx.project.clone()],
+            total: 1,
+        };
+        let html = projects_page(&fx.owner, &list, None, 1).into_string();
+        for text in [
+            "Shop",
+            "production",
+            "Production",
+            "critical",
+            "#00FF00",
+            "1 project<",
+            "Sign out",
+            "(owner)",
+        ] {
+            assert!(html.contains(text), "{text}: {html}");
+        }
+        assert!(html.contains(r#"href="/projects/shop/flags""#));
+    }
+
+    #[test]
+    fn errors_are_said_plainly_and_internal_ones_hide_their_cause() {
+        let fx = fixture();
+        let conflict = ServiceError::VersionConflict("version 3, not 2".into());
+        let html = error(&conflict, StatusCode::CONFLICT, Some(&fx.owner)).into_string();
+        assert!(html.contains("Changed meanwhile (409)"));
+        let internal = ServiceError::Internal("secret detail of the database".into());
+        let html = error(&internal, StatusCode::INTERNAL_SERVER_ERROR, None).into_string();
+        assert!(!html.contains("secret detail"));
+        assert!(html.contains("Something went wrong"));
+    }
+
+    #[test]
+    fn query_values_are_encoded() {
+        assert_eq!(encode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+    }
+}

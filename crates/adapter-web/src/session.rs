@@ -1,0 +1,226 @@
+//! Signing in and out, the session cookie, and the checks every state-changing request passes.
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::header;
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use service::{Caller, ServiceError, SessionCaller, CONSOLE_SESSION_TTL_MS};
+
+use crate::{error_page, page, pages, see_other, Console};
+
+/// The cookie that names the browser's session.
+pub const SESSION_COOKIE: &str = "flagsvc_session";
+
+/// The path the cookie is sent on: the whole site (the API ignores it; it reads only
+/// `Authorization`).
+pub const SESSION_PATH: &str = "/";
+
+/// A signed-in request: who acts, and the CSRF token its forms carry.
+#[derive(Debug, Clone)]
+pub(crate) struct Signed {
+    pub(crate) caller: Caller,
+    pub(crate) csrf_token: String,
+}
+
+impl From<SessionCaller> for Signed {
+    fn from(session: SessionCaller) -> Self {
+        Self {
+            caller: session.caller,
+            csrf_token: session.csrf_token,
+        }
+    }
+}
+
+/// Runs a use case on the blocking pool (they wait for the database).
+pub(crate) async fn call<T: Send + 'static>(
+    console: &Console,
+    work: impl FnOnce(&service::Service) -> Result<T, ServiceError> + Send + 'static,
+) -> Result<T, ServiceError> {
+    let service = console.service.clone();
+    web::block(move || work(&service))
+        .await
+        .map_err(|_| ServiceError::Unavailable("the server is shutting down".into()))?
+}
+
+/// The session the request's cookie names, if it is open.
+pub(crate) async fn current(
+    req: &HttpRequest,
+    console: &Console,
+) -> Result<Option<Signed>, ServiceError> {
+    let Some(id) = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned()) else {
+        return Ok(None);
+    };
+    // A cookie that cannot be a session id is no session: the store is not asked.
+    if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    Ok(call(console, move |s| s.console_session(&id))
+        .await?
+        .map(Signed::from))
+}
+
+/// The signed-in caller, or the answer to give instead: the sign-in page for a request without
+/// an open session, an error page when the store fails.
+pub(crate) async fn require(req: &HttpRequest, console: &Console) -> Result<Signed, HttpResponse> {
+    match current(req, console).await {
+        Ok(Some(signed)) => Ok(signed),
+        Ok(None) => Err(see_other("/sign-in")),
+        Err(err) => Err(error_page(&err, None)),
+    }
+}
+
+/// Whether the request comes from this site: a browser sends `Origin` with every POST (and
+/// `Sec-Fetch-Site` where it can); one from another site is refused, whatever it carries.
+pub(crate) fn same_origin(req: &HttpRequest) -> bool {
+    if let Some(site) = req.headers().get("sec-fetch-site") {
+        if !matches!(site.as_bytes(), b"same-origin" | b"none") {
+            return false;
+        }
+    }
+    let Some(origin) = req.headers().get(header::ORIGIN) else {
+        return true;
+    };
+    let Some(host) = req.headers().get(header::HOST) else {
+        return false;
+    };
+    let origin = origin.as_bytes();
+    let host = host.as_bytes();
+    // `Origin` is `scheme://host[:port]`; the request's `Host` is `host[:port]`.
+    [b"http://".as_slice(), b"https://".as_slice()]
+        .iter()
+        .any(|scheme| origin.strip_prefix(*scheme) == Some(host))
+}
+
+/// Whether `given` is the session's CSRF token (compared in constant time).
+pub(crate) fn csrf_matches(signed: &Signed, given: &str) -> bool {
+    let expected = signed.csrf_token.as_bytes();
+    let given = given.as_bytes();
+    expected.len() == given.len()
+        && expected
+            .iter()
+            .zip(given)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// The checks of a state-changing request: same origin, and the session's CSRF token in the
+/// form (`csrf`) or in the `X-CSRF-Token` header (htmx sends it there).
+pub(crate) fn check_form(req: &HttpRequest, signed: &Signed, form_csrf: Option<&str>) -> bool {
+    let header_csrf = req
+        .headers()
+        .get("x-csrf-token")
+        .and_then(|v| v.to_str().ok());
+    same_origin(req)
+        && form_csrf
+            .or(header_csrf)
+            .is_some_and(|given| csrf_matches(signed, given))
+}
+
+/// The answer to a state-changing request that failed [`check_form`].
+pub(crate) fn forged(signed: Option<&Signed>) -> HttpResponse {
+    page(
+        StatusCode::FORBIDDEN,
+        pages::message_page(
+            "Request refused",
+            "This form was not sent by this console's page (its security token is missing, \
+             stale or from another site). Reload the page and try again.",
+            signed,
+        ),
+    )
+}
+
+/// Whether the browser reached us over https (directly, or as a proxy in front says).
+fn over_https(req: &HttpRequest) -> bool {
+    req.connection_info().scheme() == "https"
+}
+
+fn session_cookie(req: &HttpRequest, value: String, max_age_secs: i64) -> Cookie<'static> {
+    Cookie::build(SESSION_COOKIE, value)
+        .path(SESSION_PATH)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(over_https(req))
+        .max_age(actix_web::cookie::time::Duration::seconds(max_age_secs))
+        .finish()
+}
+
+/// `GET /sign-in`.
+pub(crate) async fn sign_in_page(req: HttpRequest, console: web::Data<Console>) -> HttpResponse {
+    match current(&req, &console).await {
+        Ok(Some(_)) => see_other("/projects"),
+        _ => page(StatusCode::OK, pages::sign_in(None)),
+    }
+}
+
+/// The sign-in form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SignInForm {
+    token: String,
+}
+
+/// `POST /sign-in`: opens a session for the token and sets its cookie.
+pub(crate) async fn sign_in(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    form: web::Form<SignInForm>,
+) -> HttpResponse {
+    // No session yet, so no CSRF token: a form posted from another site (which would sign the
+    // victim in as the attacker) is refused by its origin.
+    if !same_origin(&req) {
+        return forged(None);
+    }
+    let secret = form.into_inner().token.trim().to_owned();
+    if secret.is_empty() {
+        return page(
+            StatusCode::BAD_REQUEST,
+            pages::sign_in(Some("Enter an access token.")),
+        );
+    }
+    match call(&console, move |s| s.open_console_session(&secret)).await {
+        Ok(opened) => {
+            let cookie = session_cookie(&req, opened.id, CONSOLE_SESSION_TTL_MS / 1000);
+            let mut answer = see_other("/projects");
+            // A cookie's value is 64 hex characters: it always encodes.
+            let _ = answer.add_cookie(&cookie);
+            answer
+        }
+        Err(ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_)) => page(
+            StatusCode::UNAUTHORIZED,
+            pages::sign_in(Some(
+                "That is not a valid access token. Use an API access token (not an SDK key).",
+            )),
+        ),
+        Err(err) => error_page(&err, None),
+    }
+}
+
+/// The sign-out form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SignOutForm {
+    csrf: Option<String>,
+}
+
+/// `POST /sign-out`: ends the session and clears its cookie.
+pub(crate) async fn sign_out(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    form: web::Form<SignOutForm>,
+) -> HttpResponse {
+    let signed = match require(&req, &console).await {
+        Ok(signed) => signed,
+        Err(answer) => return answer,
+    };
+    if !check_form(&req, &signed, form.csrf.as_deref()) {
+        return forged(Some(&signed));
+    }
+    let Some(id) = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned()) else {
+        return see_other("/sign-in");
+    };
+    if let Err(err) = call(&console, move |s| s.close_console_session(&id)).await {
+        return error_page(&err, Some(&signed));
+    }
+    let mut answer = see_other("/sign-in");
+    let _ = answer.add_cookie(&session_cookie(&req, String::new(), 0));
+    answer
+}

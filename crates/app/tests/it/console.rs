@@ -1,0 +1,708 @@
+//! The web console over HTTP, on both stores: signing in and out, the session cookie, the
+//! checks on state-changing forms, and the pages.
+
+use std::sync::Arc;
+
+use actix_http::Request;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service as ActixService, ServiceResponse};
+use actix_web::http::header::HeaderMap;
+use actix_web::test::{self, TestRequest};
+use adapter_http::{AppState, HttpConfig};
+use serde_json::json;
+use service::{Service, SystemClock};
+
+use crate::common::{open, Backend, Db, OWNER};
+
+struct Page {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// The session id a `Set-Cookie` of this answer gives, if any ("" when it clears it).
+    fn session_cookie(&self) -> Option<String> {
+        self.headers
+            .get_all("set-cookie")
+            .filter_map(|v| v.to_str().ok())
+            .find_map(|c| c.strip_prefix("flagsvc_session="))
+            .map(|rest| rest.split(';').next().unwrap_or("").to_owned())
+    }
+
+    /// The value of the first `name="csrf"` hidden field.
+    fn csrf(&self) -> String {
+        let at = self
+            .body
+            .find(r#"name="csrf" value=""#)
+            .expect("a CSRF field");
+        let rest = &self.body[at + r#"name="csrf" value=""#.len()..];
+        rest[..rest.find('"').unwrap()].to_owned()
+    }
+}
+
+struct Console<S> {
+    app: S,
+    _db: Db,
+}
+
+async fn console(
+    backend: Backend,
+) -> Console<
+    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let db = open(backend);
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
+    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    let console = adapter_web::Console::new(service.clone());
+    let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
+    let config = HttpConfig {
+        rate_limit: 0,
+        ..HttpConfig::default()
+    };
+    let app = test::init_service(adapter_http::app_with(
+        AppState::new(service, config).unwrap(),
+        Some(mount),
+    ))
+    .await;
+    Console { app, _db: db }
+}
+
+async fn get<S, B>(app: &S, req: TestRequest) -> Page
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let res = test::call_service(app, req.to_request()).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let body = String::from_utf8(test::read_body(res).await.to_vec()).unwrap();
+    Page {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn with_session(req: TestRequest, session: &str) -> TestRequest {
+    req.insert_header(("cookie", format!("flagsvc_session={session}")))
+}
+
+fn form(path: &str, body: &str) -> TestRequest {
+    TestRequest::post()
+        .uri(path)
+        .insert_header(("host", "console.test"))
+        .insert_header(("origin", "http://console.test"))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload(body.to_owned())
+}
+
+/// Signs in with `token` and returns the session id.
+async fn sign_in<S, B>(app: &S, token: &str) -> String
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let page = get(app, form("/sign-in", &format!("token={token}"))).await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    assert_eq!(page.header("location"), "/projects");
+    page.session_cookie().expect("a session cookie")
+}
+
+async fn signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it(backend: Backend) {
+    let c = console(backend).await;
+    // Not signed in: every page leads to the sign-in page.
+    for path in ["/", "/projects"] {
+        let page = get(&c.app, TestRequest::get().uri(path)).await;
+        assert_eq!(
+            (page.status, page.header("location")),
+            (303, "/sign-in"),
+            "{path}"
+        );
+    }
+    let sign_in_page = get(&c.app, TestRequest::get().uri("/sign-in")).await;
+    assert_eq!(sign_in_page.status, 200);
+    assert!(sign_in_page.body.contains(r#"name="token""#));
+    assert!(sign_in_page
+        .header("content-security-policy")
+        .contains("script-src 'self'"));
+    assert_eq!(sign_in_page.header("x-frame-options"), "DENY");
+
+    let answer = get(&c.app, form("/sign-in", &format!("token={OWNER}"))).await;
+    assert_eq!(answer.status, 303);
+    let cookie = answer
+        .headers
+        .get("set-cookie")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain http: {cookie}");
+    let session = answer.session_cookie().unwrap();
+    assert_eq!(session.len(), 64);
+    assert!(!cookie.contains(OWNER), "the cookie never holds the token");
+
+    let projects = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects"), &session),
+    )
+    .await;
+    assert_eq!(projects.status, 200, "{}", projects.body);
+    assert!(projects.body.contains("Projects"));
+    assert_eq!(projects.header("cache-control"), "no-store");
+    let csrf = projects.csrf();
+
+    // Signing out needs the session's CSRF token.
+    let refused = get(
+        &c.app,
+        with_session(form("/sign-out", "csrf=wrong"), &session),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    let still = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects"), &session),
+    )
+    .await;
+    assert_eq!(still.status, 200);
+    let out = get(
+        &c.app,
+        with_session(form("/sign-out", &format!("csrf={csrf}")), &session),
+    )
+    .await;
+    assert_eq!((out.status, out.header("location")), (303, "/sign-in"));
+    assert_eq!(out.session_cookie().as_deref(), Some(""));
+    let after = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects"), &session),
+    )
+    .await;
+    assert_eq!(
+        (after.status, after.header("location")),
+        (303, "/sign-in"),
+        "the session ended"
+    );
+}
+
+async fn a_wrong_token_or_a_foreign_origin_signs_nobody_in(backend: Backend) {
+    let c = console(backend).await;
+    let wrong = get(&c.app, form("/sign-in", "token=api-not-a-token")).await;
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.body.contains("not a valid access token"));
+    assert_eq!(wrong.session_cookie(), None);
+    let empty = get(&c.app, form("/sign-in", "token=")).await;
+    assert_eq!(empty.status, 400);
+    let foreign = get(
+        &c.app,
+        form("/sign-in", &format!("token={OWNER}")).insert_header(("origin", "https://evil.test")),
+    )
+    .await;
+    assert_eq!(foreign.status, 403);
+    assert_eq!(foreign.session_cookie(), None);
+    let cross_site = get(
+        &c.app,
+        form("/sign-in", &format!("token={OWNER}")).insert_header(("sec-fetch-site", "cross-site")),
+    )
+    .await;
+    assert_eq!(cross_site.status, 403);
+    // A form or query that cannot be read gets a page that says so, not the API's JSON.
+    let unreadable = get(&c.app, form("/sign-in", "nothing=1")).await;
+    assert_eq!(unreadable.status, 400);
+    assert!(unreadable.header("content-type").starts_with("text/html"));
+    assert!(
+        unreadable.body.contains("The form could not be read"),
+        "{}",
+        unreadable.body
+    );
+    let session = sign_in(&c.app, OWNER).await;
+    let bad_page = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects?page=abc"), &session),
+    )
+    .await;
+    assert_eq!(bad_page.status, 400);
+    assert!(
+        bad_page.body.contains("could not be read"),
+        "{}",
+        bad_page.body
+    );
+    // A cookie that is no session is no session.
+    for bogus in ["x", &"f".repeat(64), "../../etc"] {
+        let page = get(
+            &c.app,
+            with_session(TestRequest::get().uri("/projects"), bogus),
+        )
+        .await;
+        assert_eq!(page.status, 303, "{bogus}");
+    }
+}
+
+async fn deleting_the_token_ends_its_console_sessions(backend: Backend) {
+    let c = console(backend).await;
+    let created = get(
+        &c.app,
+        TestRequest::post()
+            .uri("/api/v2/tokens")
+            .insert_header(("authorization", OWNER))
+            .set_json(json!({"name": "console", "role": "reader"})),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let created: serde_json::Value = serde_json::from_str(&created.body).unwrap();
+    let session = sign_in(&c.app, created["token"].as_str().unwrap()).await;
+    let page = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects"), &session),
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("(reader)"), "{}", page.body);
+    let id = created["_id"].as_str().unwrap();
+    let deleted = get(
+        &c.app,
+        TestRequest::delete()
+            .uri(&format!("/api/v2/tokens/{id}"))
+            .insert_header(("authorization", OWNER)),
+    )
+    .await;
+    assert_eq!(deleted.status, 204);
+    let after = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects"), &session),
+    )
+    .await;
+    assert_eq!((after.status, after.header("location")), (303, "/sign-in"));
+}
+
+async fn the_projects_page_shows_projects_and_their_environments(backend: Backend) {
+    let c = console(backend).await;
+    let created = get(
+        &c.app,
+        TestRequest::post()
+            .uri("/api/v2/projects")
+            .insert_header(("authorization", OWNER))
+            .set_json(json!({
+                "key": "shop", "name": "Shop <&> \"quoted\"",
+                "environments": [
+                    {"key": "production", "name": "Production", "color": "ff0000", "critical": true},
+                    {"key": "test", "name": "Test", "color": "00ff00"}
+                ]
+            })),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let session = sign_in(&c.app, OWNER).await;
+    let page = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects"), &session),
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("Shop &lt;&amp;&gt; &quot;quoted&quot;"),
+        "names are escaped: {}",
+        page.body
+    );
+    for text in ["production", "Production", "critical", "#FF0000", "#00FF00"] {
+        assert!(page.body.contains(text), "{text}: {}", page.body);
+    }
+    let searched = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects?q=nothing"), &session),
+    )
+    .await;
+    assert!(searched.body.contains("0 projects"), "{}", searched.body);
+    // The console's pages are not API: no JSON, not in the OpenAPI document.
+    let document = get(&c.app, TestRequest::get().uri("/api/v2/openapi.json")).await;
+    assert!(!document.body.contains("\"/projects\""));
+    assert!(!document.body.contains("sign-in"));
+}
+
+async fn static_files_are_served_from_the_binary(backend: Backend) {
+    let c = console(backend).await;
+    let htmx = get(&c.app, TestRequest::get().uri("/static/htmx.min.js")).await;
+    assert_eq!(htmx.status, 200);
+    assert!(htmx.header("content-type").starts_with("text/javascript"));
+    assert!(htmx.body.contains("htmx"));
+    let css = get(&c.app, TestRequest::get().uri("/static/console.css")).await;
+    assert_eq!(css.status, 200);
+    assert!(css.body.contains("prefers-color-scheme: dark"));
+}
+
+/// Sends an API request with the owner's token and returns the JSON answer.
+async fn api<S, B>(app: &S, req: TestRequest) -> (u16, serde_json::Value)
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let page = get(app, req.insert_header(("authorization", OWNER))).await;
+    let body = if page.body.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&page.body).unwrap()
+    };
+    (page.status, body)
+}
+
+/// Project `shop` (production, critical; test) with flag `dark-mode`, and a reader's token.
+async fn shop<S, B>(app: &S) -> String
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let (status, body) = api(
+        app,
+        TestRequest::post().uri("/api/v2/projects").set_json(json!({
+            "key": "shop", "name": "Shop",
+            "environments": [
+                {"key": "production", "name": "Production", "color": "ff0000", "critical": true},
+                {"key": "test", "name": "Test", "color": "00ff00"}
+            ]
+        })),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = api(
+        app,
+        TestRequest::post()
+            .uri("/api/v2/flags/shop")
+            .set_json(json!({"key": "dark-mode", "name": "Dark mode", "tags": ["ui"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = api(
+        app,
+        TestRequest::post()
+            .uri("/api/v2/tokens")
+            .set_json(json!({"name": "reader", "role": "reader"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body["token"].as_str().unwrap().to_owned()
+}
+
+/// The value of hidden field `name` in the form whose id is `id`.
+fn field(body: &str, id: &str, name: &str) -> String {
+    let form = &body[body.find(&format!(r#"id="{id}""#)).expect("the switch")..];
+    let form = &form[..form.find("</form>").unwrap()];
+    let marker = format!(r#"name="{name}" value=""#);
+    let at = form.find(&marker).expect("the field");
+    let rest = &form[at + marker.len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+const PRODUCTION_SWITCH: &str = "switch-9-dark-mode.production";
+const TARGETING: &str = "/projects/shop/flags/dark-mode/environments/production/targeting";
+
+async fn a_switch_turns_targeting_on_as_a_semantic_patch_with_its_comment(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let list = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert!(list.body.contains("Dark mode") && list.body.contains("dark-mode"));
+    assert!(list.body.contains(r#"aria-checked="false""#));
+    assert!(
+        list.body
+            .contains("hx-confirm=\"Production is a critical environment"),
+        "a critical environment asks first: {}",
+        list.body
+    );
+    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
+    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let switched = get(
+        &c.app,
+        with_session(
+            form(
+                TARGETING,
+                &format!("csrf={csrf}&on=true&version={version}&comment=launch+day"),
+            ),
+            &session,
+        )
+        .insert_header(("hx-request", "true")),
+    )
+    .await;
+    assert_eq!(switched.status, 200, "{}", switched.body);
+    assert!(
+        switched.body.starts_with("<form"),
+        "a fragment: {}",
+        switched.body
+    );
+    assert!(
+        switched.body.contains(r#"aria-checked="true""#),
+        "{}",
+        switched.body
+    );
+    let (_, flag) = api(
+        &c.app,
+        TestRequest::get().uri("/api/v2/flags/shop/dark-mode"),
+    )
+    .await;
+    assert_eq!(flag["environments"]["production"]["on"], true);
+    assert_eq!(flag["environments"]["test"]["on"], false);
+    let (_, log) = api(&c.app, TestRequest::get().uri("/api/v2/auditlog")).await;
+    let entry = &log["items"][0];
+    assert_eq!(entry["comment"], "launch day", "{log}");
+    assert_eq!(entry["member"]["email"], "owner@example.com");
+    let (_, detail) = api(
+        &c.app,
+        TestRequest::get().uri(&format!(
+            "/api/v2/auditlog/{}",
+            entry["_id"].as_str().unwrap()
+        )),
+    )
+    .await;
+    assert_eq!(
+        detail["delta"]["instructions"],
+        json!([{"kind": "turnFlagOn"}]),
+        "{detail}"
+    );
+    // Without JavaScript, the form posts and the browser goes back to the list.
+    let version = flag["environments"]["production"]["version"].to_string();
+    let plain = get(
+        &c.app,
+        with_session(
+            form(
+                TARGETING,
+                &format!("csrf={csrf}&on=false&version={version}"),
+            ),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(
+        (plain.status, plain.header("location")),
+        (303, "/projects/shop/flags")
+    );
+    let (_, flag) = api(
+        &c.app,
+        TestRequest::get().uri("/api/v2/flags/shop/dark-mode"),
+    )
+    .await;
+    assert_eq!(flag["environments"]["production"]["on"], false);
+}
+
+async fn a_stale_page_gets_the_conflict_message_and_changes_nothing(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let list = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
+    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    // Someone turns it on through the API meanwhile.
+    let (status, _) = api(
+        &c.app,
+        TestRequest::patch()
+            .uri("/api/v2/flags/shop/dark-mode")
+            .insert_header((
+                "content-type",
+                "application/json; domain-model=svc.semanticpatch",
+            ))
+            .set_payload(
+                r#"{"environmentKey":"production","instructions":[{"kind":"turnFlagOn"}]}"#,
+            ),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // The page still shows it off, and asks to turn it on: refused, with the current state.
+    let stale = get(
+        &c.app,
+        with_session(
+            form(TARGETING, &format!("csrf={csrf}&on=true&version={version}")),
+            &session,
+        )
+        .insert_header(("hx-request", "true")),
+    )
+    .await;
+    assert_eq!(stale.status, 200, "{}", stale.body);
+    assert!(
+        stale.body.contains("Someone else changed this flag"),
+        "{}",
+        stale.body
+    );
+    assert!(
+        stale.body.contains(r#"aria-checked="true""#),
+        "the current state: {}",
+        stale.body
+    );
+    let (_, log) = api(&c.app, TestRequest::get().uri("/api/v2/auditlog?limit=20")).await;
+    let flag_entries = log["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "flag")
+        .count();
+    assert_eq!(flag_entries, 2, "created and turned on once: {log}");
+    // Without JavaScript: the conflict page.
+    let page = get(
+        &c.app,
+        with_session(
+            form(TARGETING, &format!("csrf={csrf}&on=true&version={version}")),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(page.status, 409);
+    assert!(page.body.contains("Changed meanwhile"), "{}", page.body);
+}
+
+async fn a_reader_sees_no_enabled_switch_and_cannot_toggle(backend: Backend) {
+    let c = console(backend).await;
+    let reader = shop(&c.app).await;
+    let session = sign_in(&c.app, &reader).await;
+    let list = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let switches = list.body.matches(r#"role="switch""#).count();
+    assert_eq!(switches, 2);
+    assert_eq!(list.body.matches("disabled").count(), 2, "{}", list.body);
+    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
+    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let refused = get(
+        &c.app,
+        with_session(
+            form(TARGETING, &format!("csrf={csrf}&on=true&version={version}")),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(refused.body.contains("Not permitted"), "{}", refused.body);
+    let (_, flag) = api(
+        &c.app,
+        TestRequest::get().uri("/api/v2/flags/shop/dark-mode"),
+    )
+    .await;
+    assert_eq!(flag["environments"]["production"]["on"], false);
+}
+
+async fn a_switch_without_the_csrf_token_is_refused(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    for body in ["on=true&version=1", "csrf=forged&on=true&version=1"] {
+        let refused = get(&c.app, with_session(form(TARGETING, body), &session)).await;
+        assert_eq!(refused.status, 403, "{body}: {}", refused.body);
+    }
+    let (_, flag) = api(
+        &c.app,
+        TestRequest::get().uri("/api/v2/flags/shop/dark-mode"),
+    )
+    .await;
+    assert_eq!(flag["environments"]["production"]["on"], false);
+}
+
+async fn the_flag_list_searches_filters_and_pages(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    for n in 0..55 {
+        let (status, body) = api(
+            &c.app,
+            TestRequest::post()
+                .uri("/api/v2/flags/shop")
+                .set_json(json!({"key": format!("f{n:02}"), "name": format!("Feature {n:02}")})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let session = sign_in(&c.app, OWNER).await;
+    let first = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    assert!(first.body.contains("56 flags"), "{}", first.body);
+    assert!(first.body.contains("Page 1 of 2"));
+    let second = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags?page=2"),
+            &session,
+        ),
+    )
+    .await;
+    assert!(second.body.contains("Page 2 of 2"), "{}", second.body);
+    let searched = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags?q=dark"),
+            &session,
+        ),
+    )
+    .await;
+    assert!(searched.body.contains("1 flag<"), "{}", searched.body);
+    assert!(searched.body.contains("Dark mode"));
+    let tagged = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags?tag=ui"),
+            &session,
+        ),
+    )
+    .await;
+    assert!(tagged.body.contains("1 flag<"), "{}", tagged.body);
+    let archived = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags?state=archived"),
+            &session,
+        ),
+    )
+    .await;
+    assert!(archived.body.contains("0 flags"), "{}", archived.body);
+    // One column: test only.
+    let one = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags?envs=test"),
+            &session,
+        ),
+    )
+    .await;
+    assert!(!one.body.contains(">Production</th>"), "{}", one.body);
+    assert!(one.body.contains(">Test</th>"));
+    let missing = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/nothing/flags"), &session),
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+}
+
+on_both_backends!(
+    signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it,
+    a_wrong_token_or_a_foreign_origin_signs_nobody_in,
+    deleting_the_token_ends_its_console_sessions,
+    the_projects_page_shows_projects_and_their_environments,
+    static_files_are_served_from_the_binary,
+    a_switch_turns_targeting_on_as_a_semantic_patch_with_its_comment,
+    a_stale_page_gets_the_conflict_message_and_changes_nothing,
+    a_reader_sees_no_enabled_switch_and_cannot_toggle,
+    a_switch_without_the_csrf_token_is_refused,
+    the_flag_list_searches_filters_and_pages
+);

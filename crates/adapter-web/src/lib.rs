@@ -11,7 +11,9 @@
 
 #[cfg(test)]
 mod fixtures;
+mod flag_page;
 mod flags;
+mod history;
 mod pages;
 mod session;
 
@@ -63,6 +65,15 @@ impl Console {
                 web::resource("/projects/{project}/flags")
                     .app_data(query_config())
                     .get(flags::list),
+            )
+            .route(
+                "/projects/{project}/flags/{flag}",
+                web::get().to(flag_page::show),
+            )
+            .service(
+                web::resource("/projects/{project}/flags/{flag}/history")
+                    .app_data(query_config())
+                    .get(history::show),
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/environments/{env}/targeting")

@@ -694,6 +694,111 @@ async fn the_flag_list_searches_filters_and_pages(backend: Backend) {
     assert_eq!(missing.status, 404);
 }
 
+async fn the_flag_page_reads_its_targeting_as_sentences(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let (status, body) = api(
+        &c.app,
+        TestRequest::patch().uri("/api/v2/flags/shop/dark-mode").set_json(json!([
+            {"op": "add", "path": "/environments/production/rules/-", "value": {
+                "description": "Staff <first>",
+                "clauses": [{"attribute": "email", "op": "endsWith", "values": ["@example.com"], "contextKind": "user"}],
+                "variation": 0
+            }},
+            {"op": "replace", "path": "/environments/production/fallthrough", "value": {
+                "rollout": {"variations": [{"variation": 0, "weight": 25000}, {"variation": 1, "weight": 75000}]}
+            }},
+            {"op": "replace", "path": "/environments/production/offVariation", "value": 1},
+            {"op": "add", "path": "/environments/production/targets/-", "value": {"values": ["alice", "bob"], "variation": 0}}
+        ])),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let session = sign_in(&c.app, OWNER).await;
+    let page = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags/dark-mode"),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for text in [
+        "user email ends with &quot;@example.com&quot;",
+        "Staff &lt;first&gt;",
+        "25% true, 75% false",
+        "true for user alice, bob",
+        "When targeting is off, serve",
+        r#"href="/projects/shop/flags/dark-mode/history""#,
+    ] {
+        assert!(page.body.contains(text), "{text}: {}", page.body);
+    }
+    let missing = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags/nothing"),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing.body.contains("no flag with key"),
+        "{}",
+        missing.body
+    );
+}
+
+async fn the_history_shows_who_when_the_comment_and_what_changed(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let list = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
+    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let switched = get(
+        &c.app,
+        with_session(
+            form(
+                TARGETING,
+                &format!("csrf={csrf}&on=true&version={version}&comment=%3Cb%3Elaunch%3C%2Fb%3E"),
+            ),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(switched.status, 303, "{}", switched.body);
+    let history = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags/dark-mode/history"),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(history.status, 200, "{}", history.body);
+    for text in [
+        "owner@example.com",
+        "&lt;b&gt;launch&lt;/b&gt;",
+        "environments.production.on",
+        "Created.",
+        " UTC",
+    ] {
+        assert!(history.body.contains(text), "{text}: {}", history.body);
+    }
+    assert!(
+        !history.body.contains("environments.test.on"),
+        "{}",
+        history.body
+    );
+    assert!(!history.body.contains("_version"));
+}
+
 on_both_backends!(
     signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it,
     a_wrong_token_or_a_foreign_origin_signs_nobody_in,
@@ -704,5 +809,7 @@ on_both_backends!(
     a_stale_page_gets_the_conflict_message_and_changes_nothing,
     a_reader_sees_no_enabled_switch_and_cannot_toggle,
     a_switch_without_the_csrf_token_is_refused,
-    the_flag_list_searches_filters_and_pages
+    the_flag_list_searches_filters_and_pages,
+    the_flag_page_reads_its_targeting_as_sentences,
+    the_history_shows_who_when_the_comment_and_what_changed
 );

@@ -1,0 +1,282 @@
+//! A flag's history from the audit log: who, when, the comment, and what changed.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::audit::{AuditEntry, AuditQuery};
+use maud::{html, Markup};
+use serde::Deserialize;
+use serde_json::Value;
+use service::ProjectWithEnvironments;
+
+use crate::pages::{encode, layout};
+use crate::session::{self, call, Signed};
+use crate::{error_page, page, Console};
+
+/// Entries per page (the audit log's largest page).
+const ENTRIES_PER_PAGE: u32 = 20;
+
+/// Changed values listed per entry before "and N more".
+const CHANGES_SHOWN: usize = 40;
+
+/// Fields that change with every change, or say nothing to a person: left out of the diff.
+const UNINTERESTING: [&str; 10] = [
+    "_links",
+    "_site",
+    "_summary",
+    "_version",
+    "_access",
+    "version",
+    "lastModified",
+    "_lastModified",
+    "salt",
+    "sel",
+];
+
+/// One changed value: where, before, after (`None` where it did not exist).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub(crate) path: String,
+    pub(crate) before: Option<String>,
+    pub(crate) after: Option<String>,
+}
+
+/// What differs between `before` and `after`, leaf by leaf (arrays of different lengths, and
+/// values of different kinds, as a whole), without the uninteresting fields.
+pub(crate) fn diff(before: &Value, after: &Value) -> Vec<Change> {
+    let mut changes = Vec::new();
+    walk("", Some(before), Some(after), &mut changes);
+    changes
+}
+
+fn walk(path: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec<Change>) {
+    match (before, after) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                if UNINTERESTING.contains(&key.as_str()) {
+                    continue;
+                }
+                let inner = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                walk(&inner, a.get(key), b.get(key), out);
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                walk(&format!("{path}[{i}]"), Some(x), Some(y), out);
+            }
+        }
+        (a, b) if a == b => {}
+        (a, b) => out.push(Change {
+            path: path.to_owned(),
+            before: a.map(ToString::to_string),
+            after: b.map(ToString::to_string),
+        }),
+    }
+}
+
+/// `epoch_ms` as `2026-11-27 20:30:12 UTC`.
+pub(crate) fn utc(epoch_ms: i64) -> String {
+    let secs = epoch_ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The history page's query string.
+#[derive(Debug, Deserialize)]
+pub(crate) struct HistoryQuery {
+    /// Only entries before this time (epoch ms): the next page.
+    before: Option<i64>,
+}
+
+/// `GET /projects/{project}/flags/{flag}/history`.
+pub(crate) async fn show(
+    req: HttpRequest,
+    console: web::Data<Console>,
+    path: web::Path<(String, String)>,
+    query: web::Query<HistoryQuery>,
+) -> HttpResponse {
+    let signed = match session::require(&req, &console).await {
+        Ok(signed) => signed,
+        Err(answer) => return answer,
+    };
+    let (project_key, flag_key) = path.into_inner();
+    let caller = signed.caller.clone();
+    let before = query.before;
+    let loaded = call(&console, move |s| {
+        let project = s.get_project(&caller, &project_key, true)?;
+        let flag = s.get_flag(&caller, &project_key, &flag_key, &[])?;
+        let query = AuditQuery {
+            before,
+            after: None,
+            q: None,
+            spec: Some(format!(
+                "proj/{}:env/*:flag/{}",
+                project.project.key.as_str(),
+                flag.flag.key.as_str()
+            )),
+            limit: ENTRIES_PER_PAGE,
+        };
+        let listed = s.list_audit_log(&caller, &query)?;
+        // The listing has no versions: each entry's detail is read (a page has at most 20).
+        let mut entries = Vec::with_capacity(listed.len());
+        for entry in listed {
+            entries.push(s.get_audit_entry(&caller, entry.id.as_str())?);
+        }
+        Ok((project, flag.flag.name, flag.flag.key.to_string(), entries))
+    })
+    .await;
+    match loaded {
+        Ok((project, name, key, entries)) => page(
+            StatusCode::OK,
+            history_page(&signed, &project, &name, &key, &entries),
+        ),
+        Err(err) => error_page(&err, Some(&signed)),
+    }
+}
+
+/// Who made an entry's change.
+fn who(entry: &AuditEntry) -> String {
+    let token = entry
+        .token
+        .as_ref()
+        .map(|t| format!(" (token {})", t.name))
+        .unwrap_or_default();
+    match &entry.member {
+        Some(member) => format!("{}{token}", member.email),
+        None => format!("a service token{token}"),
+    }
+}
+
+/// The history page.
+pub(crate) fn history_page(
+    signed: &Signed,
+    project: &ProjectWithEnvironments,
+    name: &str,
+    key: &str,
+    entries: &[AuditEntry],
+) -> Markup {
+    let project_key = project.project.key.as_str();
+    let flags_link = format!("/projects/{}/flags", encode(project_key));
+    let flag_link = format!("{flags_link}/{}", encode(key));
+    let content = html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            a href="/projects" { "Projects" } " / " a href=(flags_link) { (project.project.name) }
+            " / " a href=(flag_link) { (name) } " / History"
+        }
+        h1 { "History of " (name) }
+        @if entries.is_empty() { p.muted { "No changes recorded." } }
+        ol.history {
+            @for entry in entries {
+                li {
+                    p {
+                        time datetime=(entry.date) { (utc(entry.date)) } " · " strong { (who(entry)) } " " (entry.title_verb)
+                    }
+                    @if let Some(comment) = &entry.comment { blockquote { (comment) } }
+                    @match (&entry.previous_version, &entry.current_version) {
+                        (Some(before), Some(after)) => {
+                            @let changes = diff(&before.to_value(), &after.to_value());
+                            @if changes.is_empty() { p.muted { "No visible change." } }
+                            @else {
+                                table.diff {
+                                    thead { tr { th scope="col" { "What" } th scope="col" { "Before" } th scope="col" { "After" } } }
+                                    tbody {
+                                        @for change in changes.iter().take(CHANGES_SHOWN) {
+                                            tr {
+                                                td { code { (change.path) } }
+                                                td.before { code { (change.before.as_deref().unwrap_or("—")) } }
+                                                td.after { code { (change.after.as_deref().unwrap_or("—")) } }
+                                            }
+                                        }
+                                    }
+                                }
+                                @if changes.len() > CHANGES_SHOWN { p.muted { "and " (changes.len() - CHANGES_SHOWN) " more changes" } }
+                            }
+                        }
+                        (None, Some(_)) => { p.muted { "Created." } }
+                        (Some(_), None) => { p.muted { "Deleted." } }
+                        (None, None) => {}
+                    }
+                }
+            }
+        }
+        @if entries.len() == ENTRIES_PER_PAGE as usize {
+            @if let Some(last) = entries.last() {
+                p { a href={ (flag_link) "/history?before=" (last.date) } { "Older changes" } }
+            }
+        }
+    };
+    layout(&format!("History of {name}"), Some(signed), &content)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_diff_names_each_changed_leaf_and_skips_bookkeeping() {
+        let before = json!({"name": "a", "_version": 1, "environments": {"production": {"on": false, "version": 3, "rules": []}}});
+        let after = json!({"name": "a", "_version": 2, "environments": {"production": {"on": true, "version": 4, "rules": [{"x": 1}]}}});
+        let changes = diff(&before, &after);
+        assert_eq!(
+            changes,
+            vec![
+                Change {
+                    path: "environments.production.on".into(),
+                    before: Some("false".into()),
+                    after: Some("true".into()),
+                },
+                Change {
+                    path: "environments.production.rules".into(),
+                    before: Some("[]".into()),
+                    after: Some(r#"[{"x":1}]"#.into()),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn dates_are_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_795_811_412_000), "2026-11-27 20:30:12 UTC");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
+    }
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::*;
+    use crate::fixtures::fixture;
+
+    #[test]
+    fn an_empty_history_says_so() {
+        let fx = fixture();
+        let html =
+            history_page(&fx.owner, &fx.project, "Dark <mode>", "dark-mode", &[]).into_string();
+        assert!(html.contains("No changes recorded."));
+        assert!(html.contains("History of Dark &lt;mode&gt;"));
+        assert!(html.contains(r#"href="/projects/shop/flags/dark-mode""#));
+    }
+}

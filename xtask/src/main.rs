@@ -339,6 +339,7 @@ fn test(extra: &[String]) -> Result<()> {
     check_locks()?;
     check_api_paths()?;
     doc()?;
+    check_browser()?;
     let server = postgres::find_or_start()?;
     println!("xtask: PostgreSQL tests use {}", server.describe());
     let mut command = cargo();
@@ -349,6 +350,38 @@ fn test(extra: &[String]) -> Result<()> {
     let result = run(&mut command);
     drop(server);
     result
+}
+
+/// Where the console's end-to-end tests (`crates/app/tests/console_e2e.rs`) find the browser and
+/// its WebDriver: Debian's packages.
+const BROWSER: [(&str, &str); 2] = [
+    ("/usr/bin/chromium", "chromium"),
+    ("/usr/bin/chromedriver", "chromium-driver"),
+];
+
+/// Says what is missing when the console's end-to-end tests could not run.
+fn check_browser() -> Result<()> {
+    let missing: Vec<&str> = BROWSER
+        .iter()
+        .filter(|(path, _)| !std::path::Path::new(path).exists())
+        .map(|(_, package)| *package)
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "the web console's end-to-end tests drive Chromium over WebDriver, and {} missing: \
+             install it with `apt-get install {}` (.ci/run installs it when missing)",
+            if missing.len() == 1 {
+                "this package is"
+            } else {
+                "these packages are"
+            },
+            missing.join(" ")
+        );
+    }
+    println!(
+        "xtask: the console's end-to-end tests use /usr/bin/chromium and /usr/bin/chromedriver"
+    );
+    Ok(())
 }
 
 fn openapi() -> Result<()> {

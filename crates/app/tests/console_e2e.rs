@@ -1,0 +1,432 @@
+//! The web console end to end, in headless Chromium driven over WebDriver (`fantoccini` and
+//! Debian's `chromium` and `chromium-driver`; `.ci/run` installs them), against the `flagsvc`
+//! binary on SQLite and on PostgreSQL: sign in, find a flag, toggle it (and see the API report
+//! it), see it in the flag's history, lose to a concurrent change on a stale page, sign out, and
+//! a reader who cannot toggle. Screenshots of the main pages go to
+//! `target/console-screenshots/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+const OWNER: &str = "owner-token-for-the-console";
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// How long the browser waits for an element or a page.
+const WAIT: Duration = Duration::from_secs(20);
+
+fn free_address() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+/// A child process, killed when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until something accepts connections at `address`.
+fn wait_for_port(address: &str, what: &str) {
+    let start = Instant::now();
+    while TcpStream::connect(address).is_err() {
+        assert!(start.elapsed() < WAIT, "{what} did not start at {address}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The binary serving `database_url` at a free address.
+fn start_server(database_url: &str) -> (Process, String) {
+    let address = free_address();
+    let child = Command::new(env!("CARGO_BIN_EXE_flagsvc"))
+        .args([
+            "--database-url",
+            database_url,
+            "--bind",
+            &address,
+            "--bootstrap-token",
+            OWNER,
+            "--rate-limit",
+            "0",
+        ])
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let process = Process(child);
+    wait_for_port(&address, "flagsvc");
+    (process, address)
+}
+
+/// One API request with `token`: status and JSON body.
+fn api(address: &str, method: &str, path: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let (content_type, body) = match body {
+        Some(Value::String(semantic)) => {
+            ("application/json; domain-model=svc.semanticpatch", semantic)
+        }
+        Some(body) => ("application/json", body.to_string()),
+        None => ("application/json", String::new()),
+    };
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAuthorization: {token}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    // The body is sent whole (Content-Length) or chunked; a JSON answer is one chunk.
+    let json = body
+        .find('{')
+        .and_then(|start| body.rfind('}').map(|end| &body[start..=end]))
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(Value::Null);
+    (status, json)
+}
+
+/// Project `shop` (production, critical; test) with flags `dark-mode` and `checkout`, and a
+/// reader's token, returned.
+fn seed(address: &str) -> String {
+    let (status, body) = api(
+        address,
+        "POST",
+        "/api/v2/projects",
+        OWNER,
+        Some(json!({
+            "key": "shop", "name": "Shop",
+            "environments": [
+                {"key": "production", "name": "Production", "color": "D62D20", "critical": true},
+                {"key": "test", "name": "Test", "color": "2E8B57"}
+            ]
+        })),
+    );
+    assert_eq!(status, 201, "{body}");
+    for (key, name, tags) in [
+        ("dark-mode", "Dark mode", json!(["ui"])),
+        ("checkout", "New checkout", json!(["payments"])),
+        ("search-v2", "Search v2", json!(["search", "ui"])),
+    ] {
+        let (status, body) = api(
+            address,
+            "POST",
+            "/api/v2/flags/shop",
+            OWNER,
+            Some(json!({"key": key, "name": name, "tags": tags, "temporary": true})),
+        );
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, body) = api(
+        address,
+        "POST",
+        "/api/v2/tokens",
+        OWNER,
+        Some(json!({"name": "read-only", "role": "reader"})),
+    );
+    assert_eq!(status, 201, "{body}");
+    body["token"].as_str().unwrap().to_owned()
+}
+
+fn flag_on(address: &str, env: &str) -> bool {
+    let (status, flag) = api(address, "GET", "/api/v2/flags/shop/dark-mode", OWNER, None);
+    assert_eq!(status, 200, "{flag}");
+    flag["environments"][env]["on"].as_bool().unwrap()
+}
+
+/// Where screenshots go: `target/console-screenshots/`.
+fn screenshots() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+        PathBuf::from,
+    );
+    let dir = target.join("console-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn screenshot(browser: &Client, name: &str) {
+    let png = browser.screenshot().await.unwrap();
+    std::fs::write(screenshots().join(format!("{name}.png")), png).unwrap();
+}
+
+async fn source(browser: &Client) -> String {
+    browser.source().await.unwrap()
+}
+
+/// Waits until the page's path is `path`.
+async fn wait_for_path(browser: &Client, path: &str) {
+    let start = Instant::now();
+    loop {
+        let url = browser.current_url().await.unwrap();
+        if url.path() == path {
+            return;
+        }
+        assert!(start.elapsed() < WAIT, "at {url}, not {path}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn sign_in(browser: &Client, base: &str, token: &str) {
+    browser.goto(&format!("{base}/sign-in")).await.unwrap();
+    let field = browser.find(Locator::Css("input#token")).await.unwrap();
+    field.send_keys(token).await.unwrap();
+    browser
+        .find(Locator::Css("form[action='/sign-in'] button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_path(browser, "/projects").await;
+}
+
+/// The switch of `dark-mode` in `env`.
+fn switch(env: &str, checked: &str) -> String {
+    format!("form[id='switch-9-dark-mode.{env}'] button[aria-checked='{checked}']")
+}
+
+async fn browse(store: &str, base: &str, address: &str, reader: &str) {
+    let mut driver_command = Command::new(CHROMEDRIVER);
+    let driver_address = free_address();
+    let port = driver_address.rsplit(':').next().unwrap().to_owned();
+    driver_command
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _driver = Process(driver_command.spawn().unwrap_or_else(|e| {
+        panic!("cannot start {CHROMEDRIVER} ({e}): install Debian's chromium and chromium-driver (.ci/run does)")
+    }));
+    wait_for_port(&driver_address, "chromedriver");
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": CHROMIUM,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,860", "--force-color-profile=srgb", "--hide-scrollbars"]
+        }),
+    );
+    let browser = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&format!("http://{driver_address}"))
+        .await
+        .expect("a WebDriver session");
+
+    // Signed out, the console leads to the sign-in page.
+    browser.goto(&format!("{base}/")).await.unwrap();
+    wait_for_path(&browser, "/sign-in").await;
+    screenshot(&browser, &format!("{store}-sign-in")).await;
+    sign_in(&browser, base, OWNER).await;
+    assert!(source(&browser).await.contains("Production"));
+    screenshot(&browser, &format!("{store}-projects")).await;
+
+    // The flag list, then a search.
+    browser
+        .goto(&format!("{base}/projects/shop/flags"))
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(&switch("test", "false")))
+        .await
+        .unwrap();
+    screenshot(&browser, &format!("{store}-flag-list")).await;
+    let search = browser.find(Locator::Css("input#q")).await.unwrap();
+    search.send_keys("dark").await.unwrap();
+    browser
+        .find(Locator::Css("form.filters button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let start = Instant::now();
+    while !browser
+        .current_url()
+        .await
+        .unwrap()
+        .query()
+        .is_some_and(|q| q.contains("q=dark"))
+    {
+        assert!(start.elapsed() < WAIT, "the search did not load");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let page = source(&browser).await;
+    assert!(page.contains("Dark mode") && !page.contains("New checkout"));
+
+    // Toggle in test: the switch turns on in place, and the API says so.
+    browser
+        .find(Locator::Css(&switch("test", "false")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(&switch("test", "true")))
+        .await
+        .unwrap();
+    assert!(flag_on(address, "test"));
+    assert!(!flag_on(address, "production"));
+
+    // Production is critical: the browser asks first.
+    browser
+        .find(Locator::Css(&switch("production", "false")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser.accept_alert().await.unwrap();
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(&switch("production", "true")))
+        .await
+        .unwrap();
+    assert!(flag_on(address, "production"));
+
+    // The flag's page and its history.
+    browser
+        .goto(&format!("{base}/projects/shop/flags/dark-mode"))
+        .await
+        .unwrap();
+    assert!(source(&browser).await.contains("Otherwise serve"));
+    screenshot(&browser, &format!("{store}-flag")).await;
+    browser
+        .goto(&format!("{base}/projects/shop/flags/dark-mode/history"))
+        .await
+        .unwrap();
+    let history = source(&browser).await;
+    assert!(history.contains("environments.test.on"), "{history}");
+    assert!(history.contains("environments.production.on"));
+    assert!(history.contains("(token owner)"), "{history}");
+    screenshot(&browser, &format!("{store}-history")).await;
+
+    // A stale page: someone turns test off through the API after the page was loaded.
+    browser
+        .goto(&format!("{base}/projects/shop/flags"))
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(&switch("test", "true")))
+        .await
+        .unwrap();
+    screenshot(&browser, &format!("{store}-flags-switched")).await;
+    let (status, body) = api(
+        address,
+        "PATCH",
+        "/api/v2/flags/shop/dark-mode",
+        OWNER,
+        Some(Value::String(
+            r#"{"environmentKey":"test","instructions":[{"kind":"turnFlagOff"}]}"#.into(),
+        )),
+    );
+    assert_eq!(status, 200, "{body}");
+    browser
+        .find(Locator::Css(&switch("test", "true")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let message = browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(
+            "form[id='switch-9-dark-mode.test'] [role=alert]",
+        ))
+        .await
+        .unwrap();
+    assert!(message
+        .text()
+        .await
+        .unwrap()
+        .contains("Someone else changed this flag"));
+    // It shows the flag as it is now (off), and nothing more was changed.
+    browser
+        .find(Locator::Css(&switch("test", "false")))
+        .await
+        .unwrap();
+    assert!(!flag_on(address, "test"));
+    screenshot(&browser, &format!("{store}-conflict")).await;
+
+    // Sign out: the session is over.
+    browser
+        .find(Locator::Css("form[action='/sign-out'] button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_path(&browser, "/sign-in").await;
+    browser.goto(&format!("{base}/projects")).await.unwrap();
+    wait_for_path(&browser, "/sign-in").await;
+
+    // A reader sees every switch disabled.
+    sign_in(&browser, base, reader).await;
+    browser
+        .goto(&format!("{base}/projects/shop/flags"))
+        .await
+        .unwrap();
+    let switches = browser
+        .find_all(Locator::Css("button[role=switch]"))
+        .await
+        .unwrap();
+    assert_eq!(switches.len(), 6, "3 flags × 2 environments");
+    for button in &switches {
+        assert!(!button.is_enabled().await.unwrap());
+    }
+    screenshot(&browser, &format!("{store}-reader")).await;
+    browser.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_works_in_a_browser_on_both_stores() {
+    // SQLite.
+    let file = std::env::temp_dir().join(format!("flagsvc-e2e-{:x}.db", rand::random::<u64>()));
+    {
+        let (_server, address) = start_server(&file.display().to_string());
+        let reader = seed(&address);
+        browse("sqlite", &format!("http://{address}"), &address, &reader).await;
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    // PostgreSQL: a database of its own, as for every test.
+    let server_url = std::env::var("FLAGSVC_TEST_POSTGRES_URL")
+        .ok()
+        .or_else(|| {
+            std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|u| u.starts_with("postgres"))
+        })
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
+    let database = adapter_postgres::TestDatabase::create(&server_url).unwrap();
+    let (_server, address) = start_server(database.url());
+    let reader = seed(&address);
+    browse("postgres", &format!("http://{address}"), &address, &reader).await;
+}

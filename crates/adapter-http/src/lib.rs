@@ -187,6 +187,28 @@ impl AppState {
         }))
     }
 
+    /// How long the client of `req` must wait before it may present another secret, when its
+    /// failed authentications reached the limit (`auth_failure_limit`): another door to the same
+    /// tokens (the console's sign-in) asks this too, so that failures anywhere count together.
+    pub fn authentication_blocked(&self, req: &HttpRequest) -> Option<Duration> {
+        let throttle = self.auth_throttle.as_ref()?;
+        throttle.blocked(
+            middleware::client_key(req, self.config.trust_forwarded_for),
+            std::time::Instant::now(),
+        )
+    }
+
+    /// Counts a failed authentication of `req`'s client (see
+    /// [`AppState::authentication_blocked`]).
+    pub fn record_failed_authentication(&self, req: &HttpRequest) {
+        if let Some(throttle) = &self.auth_throttle {
+            throttle.record_failure(
+                middleware::client_key(req, self.config.trust_forwarded_for),
+                std::time::Instant::now(),
+            );
+        }
+    }
+
     /// Every route of the API (under `/api/v2`), as documented; the operations endpoints
     /// (`/healthz`, `/readyz`, `/metrics`) are outside it.
     pub fn routes(&self) -> &[Route] {

@@ -116,13 +116,13 @@ fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
 
 /// Whom failed authentications are counted for: the peer address, or (when the proxy in front
 /// is trusted) the last address of `X-Forwarded-For`, the one that proxy appended.
-fn client_key(req: &ServiceRequest, trust_forwarded_for: bool) -> ClientKey {
+pub(crate) fn client_key(req: &HttpRequest, trust_forwarded_for: bool) -> ClientKey {
     ClientKey::of(client_ip(req, trust_forwarded_for))
 }
 
 /// The client's address: the peer's, or (behind a trusted proxy) the last `X-Forwarded-For`
 /// entry.
-fn client_ip(req: &ServiceRequest, trust_forwarded_for: bool) -> Option<IpAddr> {
+fn client_ip(req: &HttpRequest, trust_forwarded_for: bool) -> Option<IpAddr> {
     let forwarded = trust_forwarded_for
         .then(|| {
             let last = req.headers().get_all("x-forwarded-for").last()?;
@@ -211,7 +211,12 @@ async fn admit(
         .auth_throttle
         .as_ref()
         .filter(|_| cached.is_none() && !state.service.is_verified(&secret))
-        .map(|throttle| (throttle, client_key(req, state.config.trust_forwarded_for)));
+        .map(|throttle| {
+            (
+                throttle,
+                client_key(req.request(), state.config.trust_forwarded_for),
+            )
+        });
     if let Some((throttle, client)) = throttle {
         if let Some(wait) = throttle.blocked(client, Instant::now()) {
             return Err(auth_throttled(throttle.limit(), wait));
@@ -341,7 +346,7 @@ pub async fn api_middleware(
     let route_label = metrics_route(route, req.path());
     let peer = state.as_ref().map_or_else(
         || req.peer_addr().map(|a| a.ip()),
-        |state| client_ip(&req, state.config.trust_forwarded_for),
+        |state| client_ip(req.request(), state.config.trust_forwarded_for),
     );
     // What the handler logs (on this thread or, see `wire`, in the blocking pool) is in it.
     let span = tracing::info_span!("request", request_id = %request_id, route = %route_label);

@@ -15,7 +15,7 @@ use service::{
 };
 
 use crate::pages::{encode, layout};
-use crate::session::{self, call, check_form, forged, Signed};
+use crate::session::{self, call, check_form, forged_from, from_htmx, has_control, Signed};
 use crate::{error_page, page, Console};
 
 /// Flags per page of the flag list.
@@ -100,7 +100,8 @@ impl FlagFilters {
         let text =
             |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
         Self {
-            search: text(query.q),
+            // Searches match the lower-cased name and key, as the API's `query` filter does.
+            search: text(query.q).map(|q| q.to_lowercase()),
             tag: text(query.tag),
             state,
             columns,
@@ -162,6 +163,13 @@ pub(crate) async fn list(
     let project_key = path.into_inner();
     let caller = signed.caller.clone();
     let query = FlagsQuery::of(query.into_inner());
+    let texts = [&query.q, &query.tag, &query.env];
+    if has_control(&project_key) || texts.iter().any(|t| t.as_deref().is_some_and(has_control)) {
+        return crate::pages::bad_input(
+            &signed,
+            "A project key, search or tag must not contain control characters.",
+        );
+    }
     let loaded = call(&console, move |s| {
         let project = s.get_project(&caller, &project_key, true)?;
         let environments = project.environments.clone().unwrap_or_default();
@@ -244,7 +252,7 @@ pub(crate) fn switch(
     );
     html! {
         form.switch id=(switch_id(key, env_key)) method="post" action=(action)
-            hx-post=(action) hx-target="this" hx-swap="outerHTML"
+            hx-post=(action) hx-target="this" hx-swap="outerHTML" hx-include="#change-comment"
             hx-confirm=[env.critical.then(|| format!("{} is a critical environment. Turn {} {} there?", env.name, flag.flag.name, if config.on { "off" } else { "on" }))] {
             input type="hidden" name="csrf" value=(signed.csrf_token);
             input type="hidden" name="on" value=(if config.on { "false" } else { "true" });
@@ -311,6 +319,13 @@ pub(crate) fn flag_list_page(
             div { button type="submit" { "Apply" } }
         }
         p.muted { (flags.total) " flag" @if flags.total != 1 { "s" } }
+        div.comment {
+            label for="change-comment" { "Comment for the changes you make here (optional, kept in the audit log)" }
+            input #change-comment type="text" name="comment" maxlength="1000";
+        }
+        @if flags.items.is_empty() && filters.page > 1 {
+            p { "There is no page " (filters.page) " of this list. " a href=(filters.link(project_key, 1)) { "Go to the first page" } }
+        }
         table.flags {
             thead {
                 tr {
@@ -351,7 +366,8 @@ pub(crate) fn flag_list_page(
 #[derive(Debug, Deserialize)]
 pub(crate) struct SwitchForm {
     csrf: Option<String>,
-    on: String,
+    /// `true` or `false`; anything else is refused (400).
+    on: bool,
     version: i64,
     comment: Option<String>,
 }
@@ -372,44 +388,57 @@ pub(crate) async fn switch_targeting(
     };
     let form = form.into_inner();
     if !check_form(&req, &signed, form.csrf.as_deref()) {
-        return forged(Some(&signed));
+        return forged_from(&req, &signed);
     }
     let (project, flag, env) = path.into_inner();
-    let on = form.on == "true";
-    let permit = match signed.caller.may_in(use_case::PatchFlag, &project) {
-        Ok(permit) => permit,
-        Err(err) => return error_page(&err, Some(&signed)),
+    if [&project, &flag, &env].iter().any(|t| has_control(t)) {
+        return crate::pages::bad_input(&signed, "A key must not contain control characters.");
+    }
+    let on = form.on;
+    // The comment of the page's comment field (htmx sends it along), or of the form.
+    let comment: Option<String> = form
+        .comment
+        .map(|c| {
+            c.chars()
+                .filter(|ch| !ch.is_control() || matches!(ch, '\n' | '\t'))
+                .collect::<String>()
+        })
+        .filter(|c| !c.trim().is_empty());
+    let written = match signed.caller.may_in(use_case::PatchFlag, &project) {
+        Ok(permit) => {
+            let patch = SemanticPatch {
+                environment_key: Some(env.clone()),
+                comment,
+                instructions: vec![if on {
+                    Instruction::TurnFlagOn
+                } else {
+                    Instruction::TurnFlagOff
+                }],
+            };
+            let expected = ExpectedVersion::Environment {
+                key: env.clone(),
+                version: form.version,
+            };
+            let service: Arc<Service> = console.service.clone();
+            let queued = service.queue_patch_flag_at(
+                &permit,
+                &project,
+                &flag,
+                FlagChange::Semantic(patch),
+                Some(expected),
+            );
+            // The change waits for its turn without a thread; its turn writes on the blocking
+            // pool.
+            match queued.await {
+                Queued::Answered(outcome) => outcome.map(|_| ()),
+                Queued::Writes(turn) => call(&console, move |_| turn.write()).await.map(|_| ()),
+            }
+        }
+        Err(err) => Err(err),
     };
-    let patch = SemanticPatch {
-        environment_key: Some(env.clone()),
-        comment: form.comment.filter(|c| !c.trim().is_empty()),
-        instructions: vec![if on {
-            Instruction::TurnFlagOn
-        } else {
-            Instruction::TurnFlagOff
-        }],
-    };
-    let expected = ExpectedVersion::Environment {
-        key: env.clone(),
-        version: form.version,
-    };
-    let service: Arc<Service> = console.service.clone();
-    let queued = service.queue_patch_flag_at(
-        &permit,
-        &project,
-        &flag,
-        FlagChange::Semantic(patch),
-        Some(expected),
-    );
-    // The change waits for its turn without a thread; its turn writes on the blocking pool.
-    let written = match queued.await {
-        Queued::Answered(outcome) => outcome,
-        Queued::Writes(turn) => call(&console, move |_| turn.write()).await,
-    };
-    let from_htmx = req.headers().contains_key("hx-request");
-    if !from_htmx {
+    if !from_htmx(&req) {
         return match written {
-            Ok(_) => crate::see_other(&format!("/projects/{}/flags", encode(&project))),
+            Ok(()) => crate::see_other(&format!("/projects/{}/flags", encode(&project))),
             Err(err) => error_page(&err, Some(&signed)),
         };
     }
@@ -443,14 +472,20 @@ pub(crate) async fn switch_targeting(
                         problem.as_deref(),
                     ),
                 ),
-                None => error_page(
-                    &ServiceError::NotFound(format!("no environment '{env}'")),
-                    Some(&signed),
-                ),
+                None => problem_fragment(&format!("The project has no environment '{env}'.")),
             }
         }
-        Err(err) => error_page(&err, Some(&signed)),
+        // htmx swaps only a 2xx answer: the reason takes the switch's place.
+        Err(err) => problem_fragment(&problem.unwrap_or_else(|| problem_text(&err))),
     }
+}
+
+/// A message in place of a switch that cannot be shown.
+fn problem_fragment(message: &str) -> HttpResponse {
+    page(
+        StatusCode::OK,
+        html! { p.message.error role="alert" { (message) } },
+    )
 }
 
 /// What a refused switch says beside it.

@@ -121,6 +121,9 @@ pub(crate) async fn show(
         Err(answer) => return answer,
     };
     let (project_key, flag_key) = path.into_inner();
+    if session::has_control(&project_key) || session::has_control(&flag_key) {
+        return crate::pages::bad_input(&signed, "A key must not contain control characters.");
+    }
     let caller = signed.caller.clone();
     let before = query.before;
     let loaded = call(&console, move |s| {

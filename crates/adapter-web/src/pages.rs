@@ -121,7 +121,11 @@ pub(crate) async fn projects(
         Err(answer) => return answer,
     };
     let ProjectsQuery { q, page: number } = query.into_inner();
-    let search = q.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty());
+    // Searches match the lower-cased name and key, as the API's `query` filter does.
+    let search = q.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+    if search.as_deref().is_some_and(session::has_control) {
+        return bad_input(&signed, "A search must not contain control characters.");
+    }
     let number = number.unwrap_or(1).max(1);
     let projects_query = ProjectQuery {
         query: search.clone(),
@@ -148,6 +152,19 @@ pub(crate) async fn projects(
         ),
         Err(err) => error_page(&err, Some(&signed)),
     }
+}
+
+/// A 400 page saying what is wrong with the request.
+pub(crate) fn bad_input(signed: &Signed, message: &str) -> HttpResponse {
+    page(
+        StatusCode::BAD_REQUEST,
+        message_page("Bad request", message, Some(signed)),
+    )
+}
+
+/// `GET /projects/{project}`: the project's flags.
+pub(crate) async fn project(path: web::Path<String>) -> HttpResponse {
+    crate::see_other(&format!("/projects/{}/flags", encode(&path.into_inner())))
 }
 
 /// The projects page from `list` (page `number`, matching `search`).

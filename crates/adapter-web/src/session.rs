@@ -52,7 +52,7 @@ pub(crate) async fn current(
         return Ok(None);
     };
     // A cookie that cannot be a session id is no session: the store is not asked.
-    if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !is_session_id(&id) {
         return Ok(None);
     }
     Ok(call(console, move |s| s.console_session(&id))
@@ -60,14 +60,35 @@ pub(crate) async fn current(
         .map(Signed::from))
 }
 
+/// Whether `id` can be a session id: 64 hex characters.
+fn is_session_id(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The signed-in caller, or the answer to give instead: the sign-in page for a request without
 /// an open session, an error page when the store fails.
 pub(crate) async fn require(req: &HttpRequest, console: &Console) -> Result<Signed, HttpResponse> {
     match current(req, console).await {
         Ok(Some(signed)) => Ok(signed),
+        // htmx would follow a redirect and put the sign-in page in place of a switch: it is told
+        // to load the sign-in page instead.
+        Ok(None) if from_htmx(req) => Err(HttpResponse::Ok()
+            .insert_header(("HX-Redirect", "/sign-in"))
+            .finish()),
         Ok(None) => Err(see_other("/sign-in")),
         Err(err) => Err(error_page(&err, None)),
     }
+}
+
+/// Whether htmx sent the request (it then swaps the answer into the page).
+pub(crate) fn from_htmx(req: &HttpRequest) -> bool {
+    req.headers().contains_key("hx-request")
+}
+
+/// Whether `text` holds a control character: no key, search or token does, and PostgreSQL
+/// refuses some of them (NUL), so such input is answered before it reaches the store.
+pub(crate) fn has_control(text: &str) -> bool {
+    text.chars().any(char::is_control)
 }
 
 /// Whether the request comes from this site: a browser sends `Origin` with every POST (and
@@ -117,7 +138,18 @@ pub(crate) fn check_form(req: &HttpRequest, signed: &Signed, form_csrf: Option<&
             .is_some_and(|given| csrf_matches(signed, given))
 }
 
-/// The answer to a state-changing request that failed [`check_form`].
+/// The answer to a state-changing request that failed [`check_form`]: htmx is told to reload
+/// the page (a page of an earlier session, whose CSRF token is stale, gets the current one).
+pub(crate) fn forged_from(req: &HttpRequest, signed: &Signed) -> HttpResponse {
+    if from_htmx(req) && same_origin(req) {
+        return HttpResponse::Ok()
+            .insert_header(("HX-Refresh", "true"))
+            .finish();
+    }
+    forged(Some(signed))
+}
+
+/// The page said to a state-changing request that failed [`check_form`].
 pub(crate) fn forged(signed: Option<&Signed>) -> HttpResponse {
     page(
         StatusCode::FORBIDDEN,
@@ -168,7 +200,26 @@ pub(crate) async fn sign_in(
     // No session yet, so no CSRF token: a form posted from another site (which would sign the
     // victim in as the attacker) is refused by its origin.
     if !same_origin(&req) {
-        return forged(None);
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::sign_in(Some(
+                "This sign-in was not sent from this console's page (it came from another site). \
+                 Sign in here instead.",
+            )),
+        );
+    }
+    if let Some(wait) = console.throttle.as_ref().and_then(|t| t.blocked(&req)) {
+        let secs = wait.as_secs().max(1);
+        let mut answer = page(
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::sign_in(Some(&format!(
+                "Too many failed sign-ins from this address; try again in {secs} s."
+            ))),
+        );
+        if let Ok(value) = header::HeaderValue::from_str(&secs.to_string()) {
+            answer.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return answer;
     }
     let secret = form.into_inner().token.trim().to_owned();
     if secret.is_empty() {
@@ -177,7 +228,31 @@ pub(crate) async fn sign_in(
             pages::sign_in(Some("Enter an access token.")),
         );
     }
-    match call(&console, move |s| s.open_console_session(&secret)).await {
+    // A token is printable text; anything else is no token (and is not sent to the store).
+    let refused = || {
+        page(
+            StatusCode::UNAUTHORIZED,
+            pages::sign_in(Some(
+                "That is not a valid access token. Use an API access token (not an SDK key).",
+            )),
+        )
+    };
+    if has_control(&secret) {
+        if let Some(throttle) = &console.throttle {
+            throttle.failed(&req);
+        }
+        return refused();
+    }
+    // A browser that signs in again leaves its previous session.
+    let previous = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+    match call(&console, move |s| {
+        if let Some(previous) = previous.filter(|id| is_session_id(id)) {
+            s.close_console_session(&previous)?;
+        }
+        s.open_console_session(&secret)
+    })
+    .await
+    {
         Ok(opened) => {
             let cookie = session_cookie(&req, opened.id, CONSOLE_SESSION_TTL_MS / 1000);
             let mut answer = see_other("/projects");
@@ -185,12 +260,12 @@ pub(crate) async fn sign_in(
             let _ = answer.add_cookie(&cookie);
             answer
         }
-        Err(ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_)) => page(
-            StatusCode::UNAUTHORIZED,
-            pages::sign_in(Some(
-                "That is not a valid access token. Use an API access token (not an SDK key).",
-            )),
-        ),
+        Err(ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_)) => {
+            if let Some(throttle) = &console.throttle {
+                throttle.failed(&req);
+            }
+            refused()
+        }
         Err(err) => error_page(&err, None),
     }
 }

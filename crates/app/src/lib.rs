@@ -9,6 +9,21 @@ use ports::Store;
 
 pub mod cli;
 
+/// The API's throttle of failed authentications, which the console's failed sign-ins feed and
+/// obey too: guessing tokens is as slow through either door.
+#[derive(Debug, Clone)]
+pub struct SharedAuthThrottle(pub actix_web::web::Data<adapter_http::AppState>);
+
+impl adapter_web::SignInThrottle for SharedAuthThrottle {
+    fn blocked(&self, req: &actix_web::HttpRequest) -> Option<Duration> {
+        self.0.authentication_blocked(req)
+    }
+
+    fn failed(&self, req: &actix_web::HttpRequest) {
+        self.0.record_failed_authentication(req);
+    }
+}
+
 /// How long start-up waits for Redis to answer before it starts without it.
 pub const REDIS_STARTUP_TIMEOUT: Duration = Duration::from_secs(2);
 

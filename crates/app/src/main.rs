@@ -121,9 +121,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         "webhookWorker".to_owned(),
         Arc::new(move || deliveries_running.check()),
     )];
-    // The web console at `/`, over the same use cases as the API.
-    let console = adapter_web::Console::new(service.clone());
-    let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
+    let console_service = service.clone();
     let state = AppState::with_readiness_checks(
         service,
         HttpConfig {
@@ -140,6 +138,11 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         readiness_checks,
     )
     .context("serialising the OpenAPI document")?;
+    // The web console at `/`, over the same use cases as the API; its failed sign-ins count
+    // with the API's failed authentications.
+    let console = adapter_web::Console::new(console_service)
+        .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));
+    let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
     let metrics_server = match &args.metrics_bind {
         Some(address) => {
             let server = actix_web::HttpServer::new(adapter_http::metrics_app)

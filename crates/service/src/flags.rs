@@ -384,7 +384,12 @@ impl ExpectedVersion {
             Some(found) => Err(ServiceError::VersionConflict(Detail::from(format!(
                 "{what} is at version {found}, not {expected}: it was changed meanwhile"
             )))),
-            None => Err(ServiceError::NotFound(format!("no {what}"))),
+            None => Err(ServiceError::NotFound(match self {
+                ExpectedVersion::Environment { key, .. } => {
+                    format!("the flag has no environment '{key}'")
+                }
+                ExpectedVersion::Flag(_) => "no such flag".to_owned(),
+            })),
         }
     }
 }

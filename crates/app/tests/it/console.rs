@@ -58,6 +58,23 @@ async fn console(
 ) -> Console<
     impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
+    console_with(
+        backend,
+        HttpConfig {
+            rate_limit: 0,
+            ..HttpConfig::default()
+        },
+    )
+    .await
+}
+
+/// The console as the binary wires it (its sign-ins throttled with the API's failures).
+async fn console_with(
+    backend: Backend,
+    config: HttpConfig,
+) -> Console<
+    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
     let db = open(backend);
     let service = Arc::new(Service::new(
         db.store.clone(),
@@ -65,17 +82,11 @@ async fn console(
         Arc::new(adapter_http::ApiRepresentations),
     ));
     service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-    let console = adapter_web::Console::new(service.clone());
+    let state = AppState::new(service.clone(), config).unwrap();
+    let console = adapter_web::Console::new(service)
+        .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));
     let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
-    let config = HttpConfig {
-        rate_limit: 0,
-        ..HttpConfig::default()
-    };
-    let app = test::init_service(adapter_http::app_with(
-        AppState::new(service, config).unwrap(),
-        Some(mount),
-    ))
-    .await;
+    let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
     Console { app, _db: db }
 }
 
@@ -799,6 +810,203 @@ async fn the_history_shows_who_when_the_comment_and_what_changed(backend: Backen
     assert!(!history.body.contains("_version"));
 }
 
+async fn searches_ignore_case(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    for uri in [
+        "/projects/shop/flags?q=DARK",
+        "/projects/shop/flags?q=Dark%20M",
+    ] {
+        let page = get(&c.app, with_session(TestRequest::get().uri(uri), &session)).await;
+        assert!(page.body.contains("1 flag<"), "{uri}: {}", page.body);
+    }
+    let projects = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects?q=SHOP"), &session),
+    )
+    .await;
+    assert!(projects.body.contains("1 project<"), "{}", projects.body);
+}
+
+async fn failed_sign_ins_are_throttled_with_the_apis_failures(backend: Backend) {
+    let c = console_with(
+        backend,
+        HttpConfig {
+            rate_limit: 0,
+            auth_failure_limit: 3,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    // Two failures through the API, one through the console: the limit of 3 is reached.
+    for _ in 0..2 {
+        let page = get(
+            &c.app,
+            TestRequest::get()
+                .uri("/api/v2/projects")
+                .insert_header(("authorization", "api-guess")),
+        )
+        .await;
+        assert_eq!(page.status, 401);
+    }
+    let third = get(&c.app, form("/sign-in", "token=api-guess-3")).await;
+    assert_eq!(third.status, 401);
+    let blocked = get(&c.app, form("/sign-in", &format!("token={OWNER}"))).await;
+    assert_eq!(blocked.status, 429, "{}", blocked.body);
+    assert!(blocked.body.contains("Too many failed sign-ins"));
+    assert!(!blocked.header("retry-after").is_empty());
+    assert_eq!(blocked.session_cookie(), None);
+    // And the API refuses that address too.
+    let api_blocked = get(
+        &c.app,
+        TestRequest::get()
+            .uri("/api/v2/projects")
+            .insert_header(("authorization", "api-guess")),
+    )
+    .await;
+    assert_eq!(api_blocked.status, 429);
+}
+
+async fn htmx_switches_are_told_what_to_do_when_refused(backend: Backend) {
+    let c = console(backend).await;
+    let reader = shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let list = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    assert!(list.body.contains(r#"id="change-comment""#));
+    assert!(list.body.contains(r##"hx-include="#change-comment""##));
+    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
+    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let body = format!("csrf={csrf}&on=true&version={version}");
+    // A stale CSRF token (a page of an earlier session): htmx reloads the page.
+    let stale = get(
+        &c.app,
+        with_session(form(TARGETING, "csrf=old&on=true&version=1"), &session)
+            .insert_header(("hx-request", "true")),
+    )
+    .await;
+    assert_eq!((stale.status, stale.header("hx-refresh")), (200, "true"));
+    // No session any more: htmx loads the sign-in page rather than swapping it in.
+    let gone = get(
+        &c.app,
+        with_session(form(TARGETING, &body), &"0".repeat(64)).insert_header(("hx-request", "true")),
+    )
+    .await;
+    assert_eq!((gone.status, gone.header("hx-redirect")), (200, "/sign-in"));
+    // A reader: the switch comes back with the reason.
+    let reader_session = sign_in(&c.app, &reader).await;
+    let reader_list = get(
+        &c.app,
+        with_session(
+            TestRequest::get().uri("/projects/shop/flags"),
+            &reader_session,
+        ),
+    )
+    .await;
+    let reader_csrf = field(&reader_list.body, PRODUCTION_SWITCH, "csrf");
+    let refused = get(
+        &c.app,
+        with_session(
+            form(
+                TARGETING,
+                &format!("csrf={reader_csrf}&on=true&version={version}"),
+            ),
+            &reader_session,
+        )
+        .insert_header(("hx-request", "true")),
+    )
+    .await;
+    assert_eq!(refused.status, 200);
+    assert!(refused.body.contains("Not permitted"), "{}", refused.body);
+    // An unknown environment: the reason in the switch's place.
+    let unknown = get(
+        &c.app,
+        with_session(
+            form(
+                "/projects/shop/flags/dark-mode/environments/nope/targeting",
+                &body,
+            ),
+            &session,
+        )
+        .insert_header(("hx-request", "true")),
+    )
+    .await;
+    assert_eq!(unknown.status, 200);
+    assert!(unknown.body.contains(r#"role="alert""#), "{}", unknown.body);
+    let (_, flag) = api(
+        &c.app,
+        TestRequest::get().uri("/api/v2/flags/shop/dark-mode"),
+    )
+    .await;
+    assert_eq!(flag["environments"]["production"]["on"], false);
+}
+
+async fn odd_input_is_refused_before_the_store(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let list = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
+    )
+    .await;
+    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
+    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    for on in ["maybe", "TRUE", ""] {
+        let refused = get(
+            &c.app,
+            with_session(
+                form(TARGETING, &format!("csrf={csrf}&on={on}&version={version}")),
+                &session,
+            ),
+        )
+        .await;
+        assert_eq!(refused.status, 400, "on={on}: {}", refused.body);
+    }
+    for uri in [
+        "/projects/shop/flags?q=a%00b",
+        "/projects/shop/flags?tag=a%00b",
+        "/projects?q=a%00b",
+        "/projects/a%00b/flags",
+        "/projects/shop/flags/a%00b",
+        "/projects/shop/flags/a%00b/history",
+    ] {
+        let page = get(&c.app, with_session(TestRequest::get().uri(uri), &session)).await;
+        assert_eq!(page.status, 400, "{uri}: {}", page.body);
+    }
+    let token = get(&c.app, form("/sign-in", "token=a%00b")).await;
+    assert_eq!(token.status, 401, "{}", token.body);
+    // A comment with control characters is kept without them.
+    let switched = get(
+        &c.app,
+        with_session(
+            form(
+                TARGETING,
+                &format!("csrf={csrf}&on=true&version={version}&comment=go%00live"),
+            ),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(switched.status, 303, "{}", switched.body);
+    let (_, log) = api(&c.app, TestRequest::get().uri("/api/v2/auditlog")).await;
+    assert_eq!(log["items"][0]["comment"], "golive");
+    // A project's address leads to its flags.
+    let project = get(
+        &c.app,
+        with_session(TestRequest::get().uri("/projects/shop"), &session),
+    )
+    .await;
+    assert_eq!(
+        (project.status, project.header("location")),
+        (303, "/projects/shop/flags")
+    );
+}
+
 on_both_backends!(
     signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it,
     a_wrong_token_or_a_foreign_origin_signs_nobody_in,
@@ -811,5 +1019,9 @@ on_both_backends!(
     a_switch_without_the_csrf_token_is_refused,
     the_flag_list_searches_filters_and_pages,
     the_flag_page_reads_its_targeting_as_sentences,
-    the_history_shows_who_when_the_comment_and_what_changed
+    the_history_shows_who_when_the_comment_and_what_changed,
+    searches_ignore_case,
+    failed_sign_ins_are_throttled_with_the_apis_failures,
+    htmx_switches_are_told_what_to_do_when_refused,
+    odd_input_is_refused_before_the_store
 );

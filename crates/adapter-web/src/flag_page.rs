@@ -24,14 +24,11 @@ pub(crate) async fn show(
     console: web::Data<Console>,
     path: web::Path<(String, String)>,
 ) -> HttpResponse {
-    let signed = match session::require(&req, &console).await {
-        Ok(signed) => signed,
-        Err(answer) => return answer,
-    };
-    let (project_key, flag_key) = path.into_inner();
-    if session::has_control(&project_key) || session::has_control(&flag_key) {
-        return crate::pages::bad_input(&signed, "A key must not contain control characters.");
-    }
+    let (signed, project_key, flag_key) =
+        match session::flag_page_request(&req, &console, path).await {
+            Ok(request) => request,
+            Err(answer) => return answer,
+        };
     let caller = signed.caller.clone();
     let loaded = call(&console, move |s| {
         let project = s.get_project(&caller, &project_key, true)?;

@@ -299,3 +299,21 @@ pub(crate) async fn sign_out(
     let _ = answer.add_cookie(&session_cookie(&req, String::new(), 0));
     answer
 }
+
+/// The signed-in caller and the project and flag keys of a flag's page, or the answer to give
+/// instead (sign-in, or 400 for a key with control characters).
+pub(crate) async fn flag_page_request(
+    req: &HttpRequest,
+    console: &Console,
+    path: web::Path<(String, String)>,
+) -> Result<(Signed, String, String), HttpResponse> {
+    let signed = require(req, console).await?;
+    let (project_key, flag_key) = path.into_inner();
+    if has_control(&project_key) || has_control(&flag_key) {
+        return Err(pages::bad_input(
+            &signed,
+            "A key must not contain control characters.",
+        ));
+    }
+    Ok((signed, project_key, flag_key))
+}

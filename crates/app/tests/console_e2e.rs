@@ -171,6 +171,27 @@ async fn source(browser: &Client) -> String {
     browser.source().await.unwrap()
 }
 
+/// Clicks the element `css` selects.
+async fn click(browser: &Client, css: &str) {
+    browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Waits until an element `css` selects is there.
+async fn wait_for(browser: &Client, css: &str) -> fantoccini::elements::Element {
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap()
+}
+
 /// Waits until the page's path is `path`.
 async fn wait_for_path(browser: &Client, path: &str) {
     let start = Instant::now();
@@ -188,13 +209,7 @@ async fn sign_in(browser: &Client, base: &str, token: &str) {
     browser.goto(&format!("{base}/sign-in")).await.unwrap();
     let field = browser.find(Locator::Css("input#token")).await.unwrap();
     field.send_keys(token).await.unwrap();
-    browser
-        .find(Locator::Css("form[action='/sign-in'] button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "form[action='/sign-in'] button[type=submit]").await;
     wait_for_path(browser, "/projects").await;
 }
 
@@ -243,22 +258,11 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         .goto(&format!("{base}/projects/shop/flags"))
         .await
         .unwrap();
-    browser
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(&switch("test", "false")))
-        .await
-        .unwrap();
+    wait_for(&browser, &switch("test", "false")).await;
     screenshot(&browser, &format!("{store}-flag-list")).await;
     let search = browser.find(Locator::Css("input#q")).await.unwrap();
     search.send_keys("dark").await.unwrap();
-    browser
-        .find(Locator::Css("form.filters button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "form.filters button[type=submit]").await;
     let start = Instant::now();
     while !browser
         .current_url()
@@ -274,37 +278,15 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
     assert!(page.contains("Dark mode") && !page.contains("New checkout"));
 
     // Toggle in test: the switch turns on in place, and the API says so.
-    browser
-        .find(Locator::Css(&switch("test", "false")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(&switch("test", "true")))
-        .await
-        .unwrap();
+    click(&browser, &switch("test", "false")).await;
+    wait_for(&browser, &switch("test", "true")).await;
     assert!(flag_on(address, "test"));
     assert!(!flag_on(address, "production"));
 
     // Production is critical: the browser asks first.
-    browser
-        .find(Locator::Css(&switch("production", "false")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, &switch("production", "false")).await;
     browser.accept_alert().await.unwrap();
-    browser
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(&switch("production", "true")))
-        .await
-        .unwrap();
+    wait_for(&browser, &switch("production", "true")).await;
     assert!(flag_on(address, "production"));
 
     // The flag's page and its history.
@@ -329,12 +311,7 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         .goto(&format!("{base}/projects/shop/flags"))
         .await
         .unwrap();
-    browser
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(&switch("test", "true")))
-        .await
-        .unwrap();
+    wait_for(&browser, &switch("test", "true")).await;
     screenshot(&browser, &format!("{store}-flags-switched")).await;
     let (status, body) = api(
         address,
@@ -346,13 +323,7 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         )),
     );
     assert_eq!(status, 200, "{body}");
-    browser
-        .find(Locator::Css(&switch("test", "true")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, &switch("test", "true")).await;
     let message = browser
         .wait()
         .at_most(WAIT)
@@ -375,13 +346,7 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
     screenshot(&browser, &format!("{store}-conflict")).await;
 
     // Sign out: the session is over.
-    browser
-        .find(Locator::Css("form[action='/sign-out'] button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "form[action='/sign-out'] button").await;
     wait_for_path(&browser, "/sign-in").await;
     browser.goto(&format!("{base}/projects")).await.unwrap();
     wait_for_path(&browser, "/sign-in").await;

@@ -167,11 +167,7 @@ async fn signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it(backe
     assert_eq!(session.len(), 64);
     assert!(!cookie.contains(OWNER), "the cookie never holds the token");
 
-    let projects = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects"), &session),
-    )
-    .await;
+    let projects = visit(&c.app, "/projects", &session).await;
     assert_eq!(projects.status, 200, "{}", projects.body);
     assert!(projects.body.contains("Projects"));
     assert_eq!(projects.header("cache-control"), "no-store");
@@ -184,11 +180,7 @@ async fn signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it(backe
     )
     .await;
     assert_eq!(refused.status, 403, "{}", refused.body);
-    let still = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects"), &session),
-    )
-    .await;
+    let still = visit(&c.app, "/projects", &session).await;
     assert_eq!(still.status, 200);
     let out = get(
         &c.app,
@@ -197,11 +189,7 @@ async fn signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it(backe
     .await;
     assert_eq!((out.status, out.header("location")), (303, "/sign-in"));
     assert_eq!(out.session_cookie().as_deref(), Some(""));
-    let after = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects"), &session),
-    )
-    .await;
+    let after = visit(&c.app, "/projects", &session).await;
     assert_eq!(
         (after.status, after.header("location")),
         (303, "/sign-in"),
@@ -240,11 +228,7 @@ async fn a_wrong_token_or_a_foreign_origin_signs_nobody_in(backend: Backend) {
         unreadable.body
     );
     let session = sign_in(&c.app, OWNER).await;
-    let bad_page = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects?page=abc"), &session),
-    )
-    .await;
+    let bad_page = visit(&c.app, "/projects?page=abc", &session).await;
     assert_eq!(bad_page.status, 400);
     assert!(
         bad_page.body.contains("could not be read"),
@@ -253,11 +237,7 @@ async fn a_wrong_token_or_a_foreign_origin_signs_nobody_in(backend: Backend) {
     );
     // A cookie that is no session is no session.
     for bogus in ["x", &"f".repeat(64), "../../etc"] {
-        let page = get(
-            &c.app,
-            with_session(TestRequest::get().uri("/projects"), bogus),
-        )
-        .await;
+        let page = visit(&c.app, "/projects", bogus).await;
         assert_eq!(page.status, 303, "{bogus}");
     }
 }
@@ -275,11 +255,7 @@ async fn deleting_the_token_ends_its_console_sessions(backend: Backend) {
     assert_eq!(created.status, 201, "{}", created.body);
     let created: serde_json::Value = serde_json::from_str(&created.body).unwrap();
     let session = sign_in(&c.app, created["token"].as_str().unwrap()).await;
-    let page = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects"), &session),
-    )
-    .await;
+    let page = visit(&c.app, "/projects", &session).await;
     assert_eq!(page.status, 200);
     assert!(page.body.contains("(reader)"), "{}", page.body);
     let id = created["_id"].as_str().unwrap();
@@ -291,11 +267,7 @@ async fn deleting_the_token_ends_its_console_sessions(backend: Backend) {
     )
     .await;
     assert_eq!(deleted.status, 204);
-    let after = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects"), &session),
-    )
-    .await;
+    let after = visit(&c.app, "/projects", &session).await;
     assert_eq!((after.status, after.header("location")), (303, "/sign-in"));
 }
 
@@ -317,11 +289,7 @@ async fn the_projects_page_shows_projects_and_their_environments(backend: Backen
     .await;
     assert_eq!(created.status, 201, "{}", created.body);
     let session = sign_in(&c.app, OWNER).await;
-    let page = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects"), &session),
-    )
-    .await;
+    let page = visit(&c.app, "/projects", &session).await;
     assert_eq!(page.status, 200);
     assert!(
         page.body.contains("Shop &lt;&amp;&gt; &quot;quoted&quot;"),
@@ -331,11 +299,7 @@ async fn the_projects_page_shows_projects_and_their_environments(backend: Backen
     for text in ["production", "Production", "critical", "#FF0000", "#00FF00"] {
         assert!(page.body.contains(text), "{text}: {}", page.body);
     }
-    let searched = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects?q=nothing"), &session),
-    )
-    .await;
+    let searched = visit(&c.app, "/projects?q=nothing", &session).await;
     assert!(searched.body.contains("0 projects"), "{}", searched.body);
     // The console's pages are not API: no JSON, not in the OpenAPI document.
     let document = get(&c.app, TestRequest::get().uri("/api/v2/openapi.json")).await;
@@ -406,6 +370,37 @@ where
     body["token"].as_str().unwrap().to_owned()
 }
 
+/// POSTs `body` to dark-mode's production switch in `session`, as htmx (`htmx`) or as a plain
+/// form.
+async fn toggle<S, B>(app: &S, session: &str, body: &str, htmx: bool) -> Page
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let mut req = with_session(form(TARGETING, body), session);
+    if htmx {
+        req = req.insert_header(("hx-request", "true"));
+    }
+    get(app, req).await
+}
+
+/// GET `uri` in `session`.
+async fn visit<S, B>(app: &S, uri: &str, session: &str) -> Page
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    get(app, with_session(TestRequest::get().uri(uri), session)).await
+}
+
+/// The CSRF token and the version in `dark-mode`'s production switch of a flag list.
+fn switch_fields(list: &Page) -> (String, String) {
+    (
+        field(&list.body, PRODUCTION_SWITCH, "csrf"),
+        field(&list.body, PRODUCTION_SWITCH, "version"),
+    )
+}
+
 /// The value of hidden field `name` in the form whose id is `id`.
 fn field(body: &str, id: &str, name: &str) -> String {
     let form = &body[body.find(&format!(r#"id="{id}""#)).expect("the switch")..];
@@ -423,11 +418,7 @@ async fn a_switch_turns_targeting_on_as_a_semantic_patch_with_its_comment(backen
     let c = console(backend).await;
     shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
-    let list = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
     assert_eq!(list.status, 200, "{}", list.body);
     assert!(list.body.contains("Dark mode") && list.body.contains("dark-mode"));
     assert!(list.body.contains(r#"aria-checked="false""#));
@@ -437,18 +428,12 @@ async fn a_switch_turns_targeting_on_as_a_semantic_patch_with_its_comment(backen
         "a critical environment asks first: {}",
         list.body
     );
-    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
-    let version = field(&list.body, PRODUCTION_SWITCH, "version");
-    let switched = get(
+    let (csrf, version) = switch_fields(&list);
+    let switched = toggle(
         &c.app,
-        with_session(
-            form(
-                TARGETING,
-                &format!("csrf={csrf}&on=true&version={version}&comment=launch+day"),
-            ),
-            &session,
-        )
-        .insert_header(("hx-request", "true")),
+        &session,
+        &format!("csrf={csrf}&on=true&version={version}&comment=launch+day"),
+        true,
     )
     .await;
     assert_eq!(switched.status, 200, "{}", switched.body);
@@ -488,15 +473,11 @@ async fn a_switch_turns_targeting_on_as_a_semantic_patch_with_its_comment(backen
     );
     // Without JavaScript, the form posts and the browser goes back to the list.
     let version = flag["environments"]["production"]["version"].to_string();
-    let plain = get(
+    let plain = toggle(
         &c.app,
-        with_session(
-            form(
-                TARGETING,
-                &format!("csrf={csrf}&on=false&version={version}"),
-            ),
-            &session,
-        ),
+        &session,
+        &format!("csrf={csrf}&on=false&version={version}"),
+        false,
     )
     .await;
     assert_eq!(
@@ -515,13 +496,8 @@ async fn a_stale_page_gets_the_conflict_message_and_changes_nothing(backend: Bac
     let c = console(backend).await;
     shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
-    let list = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
-    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
-    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
+    let (csrf, version) = switch_fields(&list);
     // Someone turns it on through the API meanwhile.
     let (status, _) = api(
         &c.app,
@@ -538,13 +514,11 @@ async fn a_stale_page_gets_the_conflict_message_and_changes_nothing(backend: Bac
     .await;
     assert_eq!(status, 200);
     // The page still shows it off, and asks to turn it on: refused, with the current state.
-    let stale = get(
+    let stale = toggle(
         &c.app,
-        with_session(
-            form(TARGETING, &format!("csrf={csrf}&on=true&version={version}")),
-            &session,
-        )
-        .insert_header(("hx-request", "true")),
+        &session,
+        &format!("csrf={csrf}&on=true&version={version}"),
+        true,
     )
     .await;
     assert_eq!(stale.status, 200, "{}", stale.body);
@@ -567,12 +541,11 @@ async fn a_stale_page_gets_the_conflict_message_and_changes_nothing(backend: Bac
         .count();
     assert_eq!(flag_entries, 2, "created and turned on once: {log}");
     // Without JavaScript: the conflict page.
-    let page = get(
+    let page = toggle(
         &c.app,
-        with_session(
-            form(TARGETING, &format!("csrf={csrf}&on=true&version={version}")),
-            &session,
-        ),
+        &session,
+        &format!("csrf={csrf}&on=true&version={version}"),
+        false,
     )
     .await;
     assert_eq!(page.status, 409);
@@ -583,23 +556,17 @@ async fn a_reader_sees_no_enabled_switch_and_cannot_toggle(backend: Backend) {
     let c = console(backend).await;
     let reader = shop(&c.app).await;
     let session = sign_in(&c.app, &reader).await;
-    let list = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
     assert_eq!(list.status, 200, "{}", list.body);
     let switches = list.body.matches(r#"role="switch""#).count();
     assert_eq!(switches, 2);
     assert_eq!(list.body.matches("disabled").count(), 2, "{}", list.body);
-    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
-    let version = field(&list.body, PRODUCTION_SWITCH, "version");
-    let refused = get(
+    let (csrf, version) = switch_fields(&list);
+    let refused = toggle(
         &c.app,
-        with_session(
-            form(TARGETING, &format!("csrf={csrf}&on=true&version={version}")),
-            &session,
-        ),
+        &session,
+        &format!("csrf={csrf}&on=true&version={version}"),
+        false,
     )
     .await;
     assert_eq!(refused.status, 403, "{}", refused.body);
@@ -642,66 +609,23 @@ async fn the_flag_list_searches_filters_and_pages(backend: Backend) {
         assert_eq!(status, 201, "{body}");
     }
     let session = sign_in(&c.app, OWNER).await;
-    let first = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
+    let first = visit(&c.app, "/projects/shop/flags", &session).await;
     assert!(first.body.contains("56 flags"), "{}", first.body);
     assert!(first.body.contains("Page 1 of 2"));
-    let second = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags?page=2"),
-            &session,
-        ),
-    )
-    .await;
+    let second = visit(&c.app, "/projects/shop/flags?page=2", &session).await;
     assert!(second.body.contains("Page 2 of 2"), "{}", second.body);
-    let searched = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags?q=dark"),
-            &session,
-        ),
-    )
-    .await;
+    let searched = visit(&c.app, "/projects/shop/flags?q=dark", &session).await;
     assert!(searched.body.contains("1 flag<"), "{}", searched.body);
     assert!(searched.body.contains("Dark mode"));
-    let tagged = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags?tag=ui"),
-            &session,
-        ),
-    )
-    .await;
+    let tagged = visit(&c.app, "/projects/shop/flags?tag=ui", &session).await;
     assert!(tagged.body.contains("1 flag<"), "{}", tagged.body);
-    let archived = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags?state=archived"),
-            &session,
-        ),
-    )
-    .await;
+    let archived = visit(&c.app, "/projects/shop/flags?state=archived", &session).await;
     assert!(archived.body.contains("0 flags"), "{}", archived.body);
     // One column: test only.
-    let one = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags?envs=test"),
-            &session,
-        ),
-    )
-    .await;
+    let one = visit(&c.app, "/projects/shop/flags?envs=test", &session).await;
     assert!(!one.body.contains(">Production</th>"), "{}", one.body);
     assert!(one.body.contains(">Test</th>"));
-    let missing = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/nothing/flags"), &session),
-    )
-    .await;
+    let missing = visit(&c.app, "/projects/nothing/flags", &session).await;
     assert_eq!(missing.status, 404);
 }
 
@@ -726,14 +650,7 @@ async fn the_flag_page_reads_its_targeting_as_sentences(backend: Backend) {
     .await;
     assert_eq!(status, 200, "{body}");
     let session = sign_in(&c.app, OWNER).await;
-    let page = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags/dark-mode"),
-            &session,
-        ),
-    )
-    .await;
+    let page = visit(&c.app, "/projects/shop/flags/dark-mode", &session).await;
     assert_eq!(page.status, 200, "{}", page.body);
     for text in [
         "user email ends with &quot;@example.com&quot;",
@@ -745,14 +662,7 @@ async fn the_flag_page_reads_its_targeting_as_sentences(backend: Backend) {
     ] {
         assert!(page.body.contains(text), "{text}: {}", page.body);
     }
-    let missing = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags/nothing"),
-            &session,
-        ),
-    )
-    .await;
+    let missing = visit(&c.app, "/projects/shop/flags/nothing", &session).await;
     assert_eq!(missing.status, 404);
     assert!(
         missing.body.contains("no flag with key"),
@@ -765,33 +675,17 @@ async fn the_history_shows_who_when_the_comment_and_what_changed(backend: Backen
     let c = console(backend).await;
     shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
-    let list = get(
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
+    let (csrf, version) = switch_fields(&list);
+    let switched = toggle(
         &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
-    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
-    let version = field(&list.body, PRODUCTION_SWITCH, "version");
-    let switched = get(
-        &c.app,
-        with_session(
-            form(
-                TARGETING,
-                &format!("csrf={csrf}&on=true&version={version}&comment=%3Cb%3Elaunch%3C%2Fb%3E"),
-            ),
-            &session,
-        ),
+        &session,
+        &format!("csrf={csrf}&on=true&version={version}&comment=%3Cb%3Elaunch%3C%2Fb%3E"),
+        false,
     )
     .await;
     assert_eq!(switched.status, 303, "{}", switched.body);
-    let history = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags/dark-mode/history"),
-            &session,
-        ),
-    )
-    .await;
+    let history = visit(&c.app, "/projects/shop/flags/dark-mode/history", &session).await;
     assert_eq!(history.status, 200, "{}", history.body);
     for text in [
         "owner@example.com",
@@ -818,14 +712,10 @@ async fn searches_ignore_case(backend: Backend) {
         "/projects/shop/flags?q=DARK",
         "/projects/shop/flags?q=Dark%20M",
     ] {
-        let page = get(&c.app, with_session(TestRequest::get().uri(uri), &session)).await;
+        let page = visit(&c.app, uri, &session).await;
         assert!(page.body.contains("1 flag<"), "{uri}: {}", page.body);
     }
-    let projects = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects?q=SHOP"), &session),
-    )
-    .await;
+    let projects = visit(&c.app, "/projects?q=SHOP", &session).await;
     assert!(projects.body.contains("1 project<"), "{}", projects.body);
 }
 
@@ -872,15 +762,10 @@ async fn htmx_switches_are_told_what_to_do_when_refused(backend: Backend) {
     let c = console(backend).await;
     let reader = shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
-    let list = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
     assert!(list.body.contains(r#"id="change-comment""#));
     assert!(list.body.contains(r##"hx-include="#change-comment""##));
-    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
-    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let (csrf, version) = switch_fields(&list);
     let body = format!("csrf={csrf}&on=true&version={version}");
     // A stale CSRF token (a page of an earlier session): htmx reloads the page.
     let stale = get(
@@ -899,25 +784,13 @@ async fn htmx_switches_are_told_what_to_do_when_refused(backend: Backend) {
     assert_eq!((gone.status, gone.header("hx-redirect")), (200, "/sign-in"));
     // A reader: the switch comes back with the reason.
     let reader_session = sign_in(&c.app, &reader).await;
-    let reader_list = get(
-        &c.app,
-        with_session(
-            TestRequest::get().uri("/projects/shop/flags"),
-            &reader_session,
-        ),
-    )
-    .await;
+    let reader_list = visit(&c.app, "/projects/shop/flags", &reader_session).await;
     let reader_csrf = field(&reader_list.body, PRODUCTION_SWITCH, "csrf");
-    let refused = get(
+    let refused = toggle(
         &c.app,
-        with_session(
-            form(
-                TARGETING,
-                &format!("csrf={reader_csrf}&on=true&version={version}"),
-            ),
-            &reader_session,
-        )
-        .insert_header(("hx-request", "true")),
+        &reader_session,
+        &format!("csrf={reader_csrf}&on=true&version={version}"),
+        true,
     )
     .await;
     assert_eq!(refused.status, 200);
@@ -949,20 +822,14 @@ async fn odd_input_is_refused_before_the_store(backend: Backend) {
     let c = console(backend).await;
     shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
-    let list = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop/flags"), &session),
-    )
-    .await;
-    let csrf = field(&list.body, PRODUCTION_SWITCH, "csrf");
-    let version = field(&list.body, PRODUCTION_SWITCH, "version");
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
+    let (csrf, version) = switch_fields(&list);
     for on in ["maybe", "TRUE", ""] {
-        let refused = get(
+        let refused = toggle(
             &c.app,
-            with_session(
-                form(TARGETING, &format!("csrf={csrf}&on={on}&version={version}")),
-                &session,
-            ),
+            &session,
+            &format!("csrf={csrf}&on={on}&version={version}"),
+            false,
         )
         .await;
         assert_eq!(refused.status, 400, "on={on}: {}", refused.body);
@@ -975,32 +842,24 @@ async fn odd_input_is_refused_before_the_store(backend: Backend) {
         "/projects/shop/flags/a%00b",
         "/projects/shop/flags/a%00b/history",
     ] {
-        let page = get(&c.app, with_session(TestRequest::get().uri(uri), &session)).await;
+        let page = visit(&c.app, uri, &session).await;
         assert_eq!(page.status, 400, "{uri}: {}", page.body);
     }
     let token = get(&c.app, form("/sign-in", "token=a%00b")).await;
     assert_eq!(token.status, 401, "{}", token.body);
     // A comment with control characters is kept without them.
-    let switched = get(
+    let switched = toggle(
         &c.app,
-        with_session(
-            form(
-                TARGETING,
-                &format!("csrf={csrf}&on=true&version={version}&comment=go%00live"),
-            ),
-            &session,
-        ),
+        &session,
+        &format!("csrf={csrf}&on=true&version={version}&comment=go%00live"),
+        false,
     )
     .await;
     assert_eq!(switched.status, 303, "{}", switched.body);
     let (_, log) = api(&c.app, TestRequest::get().uri("/api/v2/auditlog")).await;
     assert_eq!(log["items"][0]["comment"], "golive");
     // A project's address leads to its flags.
-    let project = get(
-        &c.app,
-        with_session(TestRequest::get().uri("/projects/shop"), &session),
-    )
-    .await;
+    let project = visit(&c.app, "/projects/shop", &session).await;
     assert_eq!(
         (project.status, project.header("location")),
         (303, "/projects/shop/flags")

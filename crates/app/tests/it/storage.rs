@@ -73,6 +73,25 @@ fn flag_in(envs: &[&Environment], key: &str, now: i64) -> Flag {
 
 type Result<T> = std::result::Result<T, StoreError>;
 
+/// An admin token `_id` `n` of `member_id`, named `name`.
+fn admin_token(n: u64, member_id: &MemberId, name: &str) -> Token {
+    Token {
+        id: TokenId::parse(&hex_id(n)).unwrap(),
+        member_id: member_id.clone(),
+        name: name.into(),
+        description: String::new(),
+        role: Role::Admin,
+        service_token: false,
+        default_api_version: 20240415,
+        creation_date: 1,
+        last_modified: 1,
+        last_used: None,
+        ending: "abcd".into(),
+        custom_role_ids: Vec::new(),
+        inline_role: Vec::new(),
+    }
+}
+
 fn projects_round_trip_and_filter(backend: Backend) {
     let db = open(backend);
     let store = &db.store;
@@ -345,21 +364,7 @@ fn tokens_and_credentials(backend: Backend) {
         "o@example.com".into(),
         1,
     );
-    let token = Token {
-        id: TokenId::parse(&hex_id(2)).unwrap(),
-        member_id: owner.id.clone(),
-        name: "t".into(),
-        description: String::new(),
-        role: Role::Admin,
-        service_token: false,
-        default_api_version: 20240415,
-        creation_date: 1,
-        last_modified: 1,
-        last_used: None,
-        ending: "abcd".into(),
-        custom_role_ids: Vec::new(),
-        inline_role: Vec::new(),
-    };
+    let token = admin_token(2, &owner.id, "t");
     let p = project("p", 1, &[]);
     let env = environment("prod", 1);
     db.store
@@ -633,22 +638,10 @@ fn console_sessions_expire_are_capped_and_go_with_their_token(backend: Backend) 
         "o@example.com".into(),
         1,
     );
-    let token = |n: u64| Token {
-        id: TokenId::parse(&hex_id(n)).unwrap(),
-        member_id: owner.id.clone(),
-        name: format!("t{n}"),
-        description: String::new(),
-        role: Role::Admin,
-        service_token: false,
-        default_api_version: 20240415,
-        creation_date: 1,
-        last_modified: 1,
-        last_used: None,
-        ending: "abcd".into(),
-        custom_role_ids: Vec::new(),
-        inline_role: Vec::new(),
-    };
-    let (first, second) = (token(2), token(3));
+    let (first, second) = (
+        admin_token(2, &owner.id, "t2"),
+        admin_token(3, &owner.id, "t3"),
+    );
     let session = |token: &Token, created_at: i64, expires_at: i64| ConsoleSession {
         token_id: token.id.clone(),
         secret_hash: format!("secret of {}", token.name),

@@ -415,8 +415,8 @@ pub(crate) async fn switch_targeting(
                     Instruction::TurnFlagOff
                 }],
             };
-            let expected = ExpectedVersion::Environment {
-                key: env.clone(),
+            let expected = ExpectedVersion {
+                environment_key: env.clone(),
                 version: form.version,
             };
             let service: Arc<Service> = console.service.clone();

@@ -82,23 +82,9 @@ fn walk(path: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec
 
 /// `epoch_ms` as `2026-11-27 20:30:12 UTC`.
 pub(crate) fn utc(epoch_ms: i64) -> String {
-    let secs = epoch_ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
+    chrono::DateTime::from_timestamp_millis(epoch_ms).map_or_else(
+        || format!("{epoch_ms} ms after 1970"),
+        |date| date.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
     )
 }
 

@@ -126,16 +126,9 @@ pub(crate) fn csrf_matches(signed: &Signed, given: &str) -> bool {
 }
 
 /// The checks of a state-changing request: same origin, and the session's CSRF token in the
-/// form (`csrf`) or in the `X-CSRF-Token` header (htmx sends it there).
+/// form's `csrf` field (htmx posts the form's fields too).
 pub(crate) fn check_form(req: &HttpRequest, signed: &Signed, form_csrf: Option<&str>) -> bool {
-    let header_csrf = req
-        .headers()
-        .get("x-csrf-token")
-        .and_then(|v| v.to_str().ok());
-    same_origin(req)
-        && form_csrf
-            .or(header_csrf)
-            .is_some_and(|given| csrf_matches(signed, given))
+    same_origin(req) && form_csrf.is_some_and(|given| csrf_matches(signed, given))
 }
 
 /// The answer to a state-changing request that failed [`check_form`]: htmx is told to reload

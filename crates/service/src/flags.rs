@@ -353,43 +353,29 @@ impl FlagWrite {
     }
 }
 
-/// The version a change was made against, as a client saw it: the change applies only if the
-/// flag still has it (else [`ServiceError::VersionConflict`]), checked with the flag locked.
+/// The version of one environment's configuration that a change was made against, as a client
+/// saw it: the change applies only if the configuration still has it (else
+/// [`ServiceError::VersionConflict`]), checked with the flag locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExpectedVersion {
-    /// The flag's `_version`.
-    Flag(i64),
-    /// The `version` of the flag's configuration in environment `key`.
-    Environment {
-        /// The environment's key.
-        key: String,
-        /// The configuration's version.
-        version: i64,
-    },
+pub struct ExpectedVersion {
+    /// The environment's key.
+    pub environment_key: String,
+    /// The configuration's `version`.
+    pub version: i64,
 }
 
 impl ExpectedVersion {
-    /// Refuses `flag` unless it has the version expected.
+    /// Refuses `flag` unless its configuration in the environment has the version expected.
     fn check(&self, flag: &Flag) -> ServiceResult<()> {
-        let (what, expected, found) = match self {
-            ExpectedVersion::Flag(version) => ("the flag".to_owned(), *version, Some(flag.version)),
-            ExpectedVersion::Environment { key, version } => (
-                format!("the flag in environment '{key}'"),
-                *version,
-                flag.environments.get(key).map(|config| config.version),
-            ),
-        };
-        match found {
+        let (key, expected) = (&self.environment_key, self.version);
+        match flag.environments.get(key).map(|config| config.version) {
             Some(found) if found == expected => Ok(()),
             Some(found) => Err(ServiceError::VersionConflict(Detail::from(format!(
-                "{what} is at version {found}, not {expected}: it was changed meanwhile"
+                "the flag in environment '{key}' is at version {found}, not {expected}: it was changed meanwhile"
             )))),
-            None => Err(ServiceError::NotFound(match self {
-                ExpectedVersion::Environment { key, .. } => {
-                    format!("the flag has no environment '{key}'")
-                }
-                ExpectedVersion::Flag(_) => "no such flag".to_owned(),
-            })),
+            None => Err(ServiceError::NotFound(format!(
+                "the flag has no environment '{key}'"
+            ))),
         }
     }
 }

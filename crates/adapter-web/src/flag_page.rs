@@ -5,8 +5,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::environment::Environment;
 use domain::flag::{Clause, Flag, FlagConfig, Operator, Rollout, VariationOrRollout};
 use maud::{html, Markup};
-use service::{FlagView, ProjectWithEnvironments};
+use serde::Deserialize;
+use service::{use_case, FlagView, ProjectWithEnvironments, ServiceError};
 
+use crate::flag_edit::done_text;
 use crate::flags::switch;
 use crate::pages::{encode, layout};
 use crate::session::{self, call, Signed};
@@ -18,28 +20,62 @@ const TARGETS_SHOWN: usize = 20;
 /// A clause's values shown before "and N more".
 const VALUES_SHOWN: usize = 10;
 
+/// The flag page's query string.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ShowQuery {
+    /// The change just made (after a form's 303), said on top.
+    done: Option<String>,
+}
+
+/// What the flag page says on top: a change made, or why one was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Notice {
+    Done(&'static str),
+    Problem(String),
+}
+
 /// `GET /projects/{project}/flags/{flag}`.
 pub(crate) async fn show(
     req: HttpRequest,
     console: web::Data<Console>,
     path: web::Path<(String, String)>,
+    query: web::Query<ShowQuery>,
 ) -> HttpResponse {
     let (signed, project_key, flag_key) =
         match session::flag_page_request(&req, &console, path).await {
             Ok(request) => request,
             Err(answer) => return answer,
         };
+    let notice = query
+        .into_inner()
+        .done
+        .as_deref()
+        .and_then(done_text)
+        .map(Notice::Done);
+    match load(&console, &signed, &project_key, &flag_key).await {
+        Ok((project, flag)) => page(
+            StatusCode::OK,
+            flag_page(&signed, &project, &flag, notice.as_ref()),
+        ),
+        Err(err) => error_page(&err, Some(&signed)),
+    }
+}
+
+/// The project (with its environments) and the flag (in all of them) the flag page shows.
+pub(crate) async fn load(
+    console: &Console,
+    signed: &Signed,
+    project_key: &str,
+    flag_key: &str,
+) -> Result<(ProjectWithEnvironments, FlagView), ServiceError> {
     let caller = signed.caller.clone();
-    let loaded = call(&console, move |s| {
+    let (project_key, flag_key) = (project_key.to_owned(), flag_key.to_owned());
+    call(console, move |s| {
         let project = s.get_project(&caller, &project_key, true)?;
         let flag = s.get_flag(&caller, &project_key, &flag_key, &[])?;
         Ok((project, flag))
     })
-    .await;
-    match loaded {
-        Ok((project, flag)) => page(StatusCode::OK, flag_page(&signed, &project, &flag)),
-        Err(err) => error_page(&err, Some(&signed)),
-    }
+    .await
 }
 
 /// A variation by index, as a person reads it: its name, else its value.
@@ -199,6 +235,186 @@ fn environment_section(
                 dt { "Otherwise serve" }
                 dd { strong { (serves(flag, &config.fallthrough)) } }
             }
+            (serving_form(signed, project, flag, env, config))
+        }
+    }
+}
+
+/// Where a flag's forms post: `/projects/{project}/flags/{flag}/{rest}`.
+fn flag_action(project: &str, flag: &Flag, rest: &str) -> String {
+    format!(
+        "/projects/{}/flags/{}/{rest}",
+        encode(project),
+        encode(flag.key.as_str())
+    )
+}
+
+/// Whether the caller's role may change flags of `project` at all (the service decides each
+/// change; a form it would refuse is shown disabled).
+fn may_change(signed: &Signed, project: &str) -> bool {
+    signed.caller.may_in(use_case::PatchFlag, project).is_ok()
+}
+
+/// A comment field for a form's change, kept in the audit log.
+fn comment_field(id: &str) -> Markup {
+    html! {
+        div.field {
+            label for=(id) { "Comment (optional, kept in the audit log)" }
+            input id=(id) type="text" name="comment" maxlength="1000";
+        }
+    }
+}
+
+/// The options of a variation select: every variation, `selected` chosen; when `selected` is
+/// none, a first option (`keep`) says what stays as it is.
+fn variation_options(flag: &Flag, selected: Option<usize>, keep: &str) -> Markup {
+    html! {
+        @if selected.is_none() { option value="" selected { (keep) } }
+        @for (i, variation) in flag.variations.iter().enumerate() {
+            option value=(variation.id) selected[selected == Some(i)] { (variation_name(flag, i)) }
+        }
+    }
+}
+
+/// The form that changes what an environment serves: off variation and fallthrough.
+fn serving_form(
+    signed: &Signed,
+    project: &str,
+    flag: &Flag,
+    env: &Environment,
+    config: &FlagConfig,
+) -> Markup {
+    let env_key = env.key.as_str();
+    let action = flag_action(
+        project,
+        flag,
+        &format!("environments/{}/serving", encode(env_key)),
+    );
+    let id = |name: &str| format!("{name}-{}", encode(env_key).replace('%', "_"));
+    let fallthrough = config.fallthrough.variation;
+    let was = |index: Option<usize>| {
+        index
+            .and_then(|i| flag.variations.get(i))
+            .map(|v| v.id.clone())
+            .unwrap_or_default()
+    };
+    let keep_fallthrough = match &config.fallthrough.rollout {
+        Some(rollout) => format!("keep the rollout ({})", rollout_text(flag, rollout)),
+        None => "nothing set (keep)".to_owned(),
+    };
+    html! {
+        details.edit {
+            summary { "Change what " (env.name) " serves" }
+            form id=(id("serving")) method="post" action=(action) {
+                fieldset disabled[!may_change(signed, project)] {
+                    input type="hidden" name="csrf" value=(signed.csrf_token);
+                    input type="hidden" name="version" value=(config.version);
+                    input type="hidden" name="off_was" value=(was(config.off_variation));
+                    input type="hidden" name="fallthrough_was" value=(was(fallthrough));
+                    div.field {
+                        label for=(id("off")) { "When targeting is off, serve" }
+                        select id=(id("off")) name="off" {
+                            (variation_options(flag, config.off_variation, "the code's default (keep)"))
+                        }
+                    }
+                    div.field {
+                        label for=(id("fallthrough")) { "Otherwise serve (when targeting is on and no target or rule matches)" }
+                        select id=(id("fallthrough")) name="fallthrough" {
+                            (variation_options(flag, fallthrough, &keep_fallthrough))
+                        }
+                    }
+                    (comment_field(&id("serving-comment")))
+                    @if env.critical { p.muted { (env.name) " is a critical environment." } }
+                    button type="submit" { "Save " (env.name) }
+                }
+            }
+        }
+    }
+}
+
+/// The flag's settings (name, description, tags) and archiving, as forms.
+fn settings_section(signed: &Signed, project: &str, flag: &Flag) -> Markup {
+    let enabled = may_change(signed, project);
+    html! {
+        details.edit {
+            summary { "Edit name, description and tags" }
+            form #settings-form method="post" action=(flag_action(project, flag, "settings")) {
+                fieldset disabled[!enabled] {
+                    input type="hidden" name="csrf" value=(signed.csrf_token);
+                    input type="hidden" name="version" value=(flag.version);
+                    div.field {
+                        label for="flag-name" { "Name" }
+                        input #flag-name type="text" name="name" value=(flag.name) required maxlength="256";
+                    }
+                    div.field {
+                        label for="flag-description" { "Description" }
+                        textarea #flag-description name="description" rows="3" maxlength="8192" { (flag.description) }
+                    }
+                    div.field {
+                        label for="flag-tags" { "Tags (separated by commas)" }
+                        input #flag-tags type="text" name="tags" value=(flag.tags.join(", "));
+                    }
+                    (comment_field("settings-comment"))
+                    button type="submit" { "Save settings" }
+                }
+            }
+        }
+        form.inline #archive-form method="post" action=(flag_action(project, flag, "archived")) {
+            fieldset.inline disabled[!enabled] {
+                input type="hidden" name="csrf" value=(signed.csrf_token);
+                input type="hidden" name="version" value=(flag.version);
+                input type="hidden" name="archived" value=(if flag.archived { "false" } else { "true" });
+                button type="submit" {
+                    @if flag.archived { "Restore this flag" } @else { "Archive this flag" }
+                }
+            }
+        }
+    }
+}
+
+/// The form that copies one environment's configuration onto another.
+fn copy_section(
+    signed: &Signed,
+    project: &str,
+    flag: &Flag,
+    environments: &[&Environment],
+) -> Markup {
+    let enabled = signed
+        .caller
+        .may_in(use_case::CopyFlagConfig, project)
+        .is_ok();
+    html! {
+        section.edit aria-labelledby="copy" {
+            h2 #copy { "Copy an environment's configuration" }
+            form #copy-form method="post" action=(flag_action(project, flag, "copy")) {
+                fieldset disabled[!enabled] {
+                    input type="hidden" name="csrf" value=(signed.csrf_token);
+                    @for env in environments {
+                        @if let Some(config) = flag.environments.get(env.key.as_str()) {
+                            input type="hidden" name={ "version." (env.key.as_str()) } value=(config.version);
+                        }
+                    }
+                    div.field {
+                        label for="copy-from" { "From" }
+                        select #copy-from name="from" {
+                            @for (i, env) in environments.iter().enumerate() {
+                                option value=(env.key.as_str()) selected[i == 1] { (env.name) }
+                            }
+                        }
+                    }
+                    div.field {
+                        label for="copy-to" { "To" }
+                        select #copy-to name="to" {
+                            @for (i, env) in environments.iter().enumerate() {
+                                option value=(env.key.as_str()) selected[i == 0] { (env.name) @if env.critical { " (critical)" } }
+                            }
+                        }
+                    }
+                    (comment_field("copy-comment"))
+                    p.muted { "Replaces the target's targeting: on or off, individual targets, rules, fallthrough, off variation and prerequisites." }
+                    button type="submit" { "Copy" }
+                }
+            }
         }
     }
 }
@@ -208,6 +424,7 @@ pub(crate) fn flag_page(
     signed: &Signed,
     project: &ProjectWithEnvironments,
     view: &FlagView,
+    notice: Option<&Notice>,
 ) -> Markup {
     let flag = &view.flag;
     let project_key = project.project.key.as_str();
@@ -218,11 +435,20 @@ pub(crate) fn flag_page(
         encode(flag.key.as_str())
     );
     let environments = project.environments.as_deref().unwrap_or_default();
+    let shown: Vec<&Environment> = environments
+        .iter()
+        .filter(|env| flag.environments.contains_key(env.key.as_str()))
+        .collect();
     let content = html! {
         nav.crumbs aria-label="Breadcrumb" {
             a href="/projects" { "Projects" } " / " a href=(flags_link) { (project.project.name) } " / " (flag.name)
         }
         h1 { (flag.name) " " span.key.muted { (flag.key.as_str()) } }
+        @match notice {
+            Some(Notice::Done(text)) => p.message.ok role="status" { (text) },
+            Some(Notice::Problem(text)) => p.message.error role="alert" { (text) },
+            None => {},
+        }
         p {
             @if flag.archived { span.badge { "archived" } " " }
             @if flag.deprecated { span.badge { "deprecated" } " " }
@@ -230,7 +456,8 @@ pub(crate) fn flag_page(
             @for tag in &flag.tags { span.badge { (tag) } " " }
             " " a href=(history_link) { "History" }
         }
-        @if !flag.description.is_empty() { p { (flag.description) } }
+        @if !flag.description.is_empty() { p.description { (flag.description) } }
+        (settings_section(signed, project_key, flag))
         h2 { "Variations" }
         table {
             thead { tr { th scope="col" { "#" } th scope="col" { "Name" } th scope="col" { "Value" } th scope="col" { "Description" } } }
@@ -250,6 +477,7 @@ pub(crate) fn flag_page(
                 (environment_section(signed, project_key, view, env, config))
             }
         }
+        @if shown.len() > 1 { (copy_section(signed, project_key, flag, &shown)) }
     };
     layout(&flag.name, Some(signed), &content)
 }
@@ -262,11 +490,47 @@ mod tests {
     #[test]
     fn the_flag_page_shows_variations_and_every_environment() {
         let fx = fixture();
-        let html = flag_page(&fx.owner, &fx.project, &fx.flags.items[0]).into_string();
+        let html = flag_page(&fx.owner, &fx.project, &fx.flags.items[0], None).into_string();
         assert!(html.contains("Variations"));
         assert!(html.contains(r#"id="env-production""#) && html.contains(r#"id="env-test""#));
         assert_eq!(html.matches(r#"role="switch""#).count(), 2);
         assert!(html.contains("Otherwise serve"));
+        // The owner's forms: settings, archive, one per environment, copy; none disabled.
+        for action in [
+            "/projects/shop/flags/dark-mode/settings",
+            "/projects/shop/flags/dark-mode/archived",
+            "/projects/shop/flags/dark-mode/environments/production/serving",
+            "/projects/shop/flags/dark-mode/environments/test/serving",
+            "/projects/shop/flags/dark-mode/copy",
+        ] {
+            assert!(html.contains(&format!(r#"action="{action}""#)), "{action}");
+        }
+        assert!(!html.contains("disabled"), "the owner may change the flag");
+        assert!(html.contains(r#"name="version.production""#));
+        assert!(html.contains("Archive this flag"));
+    }
+
+    #[test]
+    fn a_reader_gets_the_forms_disabled() {
+        let fx = fixture();
+        let html = flag_page(&fx.reader, &fx.project, &fx.flags.items[0], None).into_string();
+        // settings, archive, two environments' serving, copy; and the two switches.
+        assert_eq!(html.matches(" disabled>").count(), 5);
+        assert_eq!(html.matches(r#"role="switch""#).count(), 2);
+        assert_eq!(html.matches(" disabled title=").count(), 2);
+    }
+
+    #[test]
+    fn the_page_says_what_was_done_or_refused() {
+        let fx = fixture();
+        let view = &fx.flags.items[0];
+        let done = flag_page(&fx.owner, &fx.project, view, Some(&Notice::Done("Saved.")));
+        assert!(done
+            .into_string()
+            .contains(r#"<p class="message ok" role="status">Saved.</p>"#));
+        let refused = Notice::Problem("Someone else changed <it>".into());
+        let html = flag_page(&fx.owner, &fx.project, view, Some(&refused)).into_string();
+        assert!(html.contains(r#"role="alert">Someone else changed &lt;it&gt;</p>"#));
     }
 
     #[test]

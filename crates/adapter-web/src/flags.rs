@@ -394,48 +394,22 @@ pub(crate) async fn switch_targeting(
     if [&project, &flag, &env].iter().any(|t| has_control(t)) {
         return crate::pages::bad_input(&signed, "A key must not contain control characters.");
     }
-    let on = form.on;
-    // The comment of the page's comment field (htmx sends it along), or of the form.
-    let comment: Option<String> = form
-        .comment
-        .map(|c| {
-            c.chars()
-                .filter(|ch| !ch.is_control() || matches!(ch, '\n' | '\t'))
-                .collect::<String>()
-        })
-        .filter(|c| !c.trim().is_empty());
-    let written = match signed.caller.may_in(use_case::PatchFlag, &project) {
-        Ok(permit) => {
-            let patch = SemanticPatch {
-                environment_key: Some(env.clone()),
-                comment,
-                instructions: vec![if on {
-                    Instruction::TurnFlagOn
-                } else {
-                    Instruction::TurnFlagOff
-                }],
-            };
-            let expected = ExpectedVersion {
-                environment_key: env.clone(),
-                version: form.version,
-            };
-            let service: Arc<Service> = console.service.clone();
-            let queued = service.queue_patch_flag_at(
-                &permit,
-                &project,
-                &flag,
-                FlagChange::Semantic(patch),
-                Some(expected),
-            );
-            // The change waits for its turn without a thread; its turn writes on the blocking
-            // pool.
-            match queued.await {
-                Queued::Answered(outcome) => outcome.map(|_| ()),
-                Queued::Writes(turn) => call(&console, move |_| turn.write()).await.map(|_| ()),
-            }
-        }
-        Err(err) => Err(err),
+    let patch = SemanticPatch {
+        environment_key: Some(env.clone()),
+        comment: audit_comment(form.comment),
+        instructions: vec![if form.on {
+            Instruction::TurnFlagOn
+        } else {
+            Instruction::TurnFlagOff
+        }],
     };
+    let expected = ExpectedVersion::Environment {
+        key: env.clone(),
+        version: form.version,
+    };
+    let written = patch_flag(&console, &signed, &project, &flag, patch, expected)
+        .await
+        .map(|_| ());
     if !from_htmx(&req) {
         return match written {
             Ok(()) => crate::see_other(&format!("/projects/{}/flags", encode(&project))),
@@ -477,6 +451,44 @@ pub(crate) async fn switch_targeting(
         }
         // htmx swaps only a 2xx answer: the reason takes the switch's place.
         Err(err) => problem_fragment(&problem.unwrap_or_else(|| problem_text(&err))),
+    }
+}
+
+/// A comment for the audit log as a form sent it: control characters (but newlines and tabs)
+/// dropped, and none if blank.
+pub(crate) fn audit_comment(comment: Option<String>) -> Option<String> {
+    comment
+        .map(|c| {
+            c.chars()
+                .filter(|ch| !ch.is_control() || matches!(ch, '\n' | '\t'))
+                .collect::<String>()
+        })
+        .filter(|c| !c.trim().is_empty())
+}
+
+/// Changes flag `flag` of `project` by `patch` as the signed-in caller, if it still has the
+/// version `expected` (the one the page showed).
+pub(crate) async fn patch_flag(
+    console: &Console,
+    signed: &Signed,
+    project: &str,
+    flag: &str,
+    patch: SemanticPatch,
+    expected: ExpectedVersion,
+) -> Result<FlagView, ServiceError> {
+    let permit = signed.caller.may_in(use_case::PatchFlag, project)?;
+    let service: Arc<Service> = console.service.clone();
+    let queued = service.queue_patch_flag_at(
+        &permit,
+        project,
+        flag,
+        FlagChange::Semantic(patch),
+        Some(expected),
+    );
+    // The change waits for its turn without a thread; its turn writes on the blocking pool.
+    match queued.await {
+        Queued::Answered(outcome) => outcome,
+        Queued::Writes(turn) => call(console, move |_| turn.write()).await,
     }
 }
 

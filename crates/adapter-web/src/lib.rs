@@ -11,6 +11,7 @@
 
 #[cfg(test)]
 mod fixtures;
+mod flag_edit;
 mod flag_page;
 mod flags;
 mod history;
@@ -95,9 +96,30 @@ impl Console {
                     .get(flags::list),
             )
             .route("/projects/{project}", web::get().to(pages::project))
-            .route(
-                "/projects/{project}/flags/{flag}",
-                web::get().to(flag_page::show),
+            .service(
+                web::resource("/projects/{project}/flags/{flag}")
+                    .app_data(query_config())
+                    .get(flag_page::show),
+            )
+            .service(
+                web::resource("/projects/{project}/flags/{flag}/settings")
+                    .app_data(form_config())
+                    .post(flag_edit::save_settings),
+            )
+            .service(
+                web::resource("/projects/{project}/flags/{flag}/archived")
+                    .app_data(form_config())
+                    .post(flag_edit::save_archived),
+            )
+            .service(
+                web::resource("/projects/{project}/flags/{flag}/copy")
+                    .app_data(form_config())
+                    .post(flag_edit::copy_config),
+            )
+            .service(
+                web::resource("/projects/{project}/flags/{flag}/environments/{env}/serving")
+                    .app_data(form_config())
+                    .post(flag_edit::save_serving),
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/history")
@@ -207,7 +229,13 @@ fn page(status: StatusCode, body: maud::Markup) -> HttpResponse {
 
 /// What a failed use case looks like in the console: its status, and a page that says why.
 fn error_page(err: &ServiceError, signed_in: Option<&session::Signed>) -> HttpResponse {
-    let status = match err {
+    let status = status_of(err);
+    page(status, pages::error(err, status, signed_in))
+}
+
+/// The status of a failed use case's answer.
+fn status_of(err: &ServiceError) -> StatusCode {
+    match err {
         ServiceError::Invalid { .. }
         | ServiceError::DuplicateEmail(_)
         | ServiceError::EmailTaken(_) => StatusCode::BAD_REQUEST,
@@ -223,6 +251,5 @@ fn error_page(err: &ServiceError, signed_in: Option<&session::Signed>) -> HttpRe
         ServiceError::PatchFailed(_) => StatusCode::UNPROCESSABLE_ENTITY,
         ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    page(status, pages::error(err, status, signed_in))
+    }
 }

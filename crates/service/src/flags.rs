@@ -353,29 +353,44 @@ impl FlagWrite {
     }
 }
 
-/// The version of one environment's configuration that a change was made against, as a client
-/// saw it: the change applies only if the configuration still has it (else
-/// [`ServiceError::VersionConflict`]), checked with the flag locked.
+/// The version a change was made against, as a client saw it: the change applies only if the
+/// flag still has it (else [`ServiceError::VersionConflict`]), checked with the flag locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpectedVersion {
-    /// The environment's key.
-    pub environment_key: String,
-    /// The configuration's `version`.
-    pub version: i64,
+pub enum ExpectedVersion {
+    /// The flag's `_version`: nothing about the flag changed since, in any environment (for a
+    /// change of its settings, made from a form that showed them all).
+    Flag(i64),
+    /// One environment's configuration's `version`: nothing changed there since (changes in
+    /// other environments do not matter to it).
+    Environment {
+        /// The environment's key.
+        key: String,
+        /// The configuration's `version`.
+        version: i64,
+    },
 }
 
 impl ExpectedVersion {
-    /// Refuses `flag` unless its configuration in the environment has the version expected.
+    /// Refuses `flag` unless it (or its configuration in the environment) has the version
+    /// expected.
     fn check(&self, flag: &Flag) -> ServiceResult<()> {
-        let (key, expected) = (&self.environment_key, self.version);
-        match flag.environments.get(key).map(|config| config.version) {
-            Some(found) if found == expected => Ok(()),
-            Some(found) => Err(ServiceError::VersionConflict(Detail::from(format!(
-                "the flag in environment '{key}' is at version {found}, not {expected}: it was changed meanwhile"
+        match self {
+            Self::Flag(expected) if flag.version == *expected => Ok(()),
+            Self::Flag(expected) => Err(ServiceError::VersionConflict(Detail::from(format!(
+                "the flag is at version {}, not {expected}: it was changed meanwhile",
+                flag.version
             )))),
-            None => Err(ServiceError::NotFound(format!(
-                "the flag has no environment '{key}'"
-            ))),
+            Self::Environment { key, version } => {
+                match flag.environments.get(key).map(|config| config.version) {
+                    Some(found) if found == *version => Ok(()),
+                    Some(found) => Err(ServiceError::VersionConflict(Detail::from(format!(
+                        "the flag in environment '{key}' is at version {found}, not {version}: it was changed meanwhile"
+                    )))),
+                    None => Err(ServiceError::NotFound(format!(
+                        "the flag has no environment '{key}'"
+                    ))),
+                }
+            }
         }
     }
 }

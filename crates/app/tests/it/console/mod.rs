@@ -14,6 +14,8 @@ use service::{Service, SystemClock};
 
 use crate::common::{open, Backend, Db, OWNER};
 
+mod edit;
+
 struct Page {
     status: u16,
     headers: HeaderMap,

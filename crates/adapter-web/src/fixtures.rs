@@ -12,6 +12,12 @@ pub(crate) struct Fixture {
     pub(crate) reader: Signed,
     pub(crate) project: ProjectWithEnvironments,
     pub(crate) flags: FlagList,
+    /// Segment `beta` of production: two users in, one out, a rule; used by no flag.
+    pub(crate) segment: service::SegmentWithFlags,
+    /// The owner (the only member).
+    pub(crate) members: service::MemberPage,
+    /// The owner's and the reader's tokens.
+    pub(crate) tokens: service::TokenPage,
 }
 
 pub(crate) fn fixture() -> Fixture {
@@ -48,11 +54,59 @@ pub(crate) fn fixture() -> Fixture {
             .create_flag(&owner.may(use_case::CreateFlag).unwrap(), "shop", post)
             .unwrap();
     }
+    let post = serde_json::from_value(serde_json::json!({
+        "key": "beta", "name": "Beta <testers>", "tags": ["qa"], "description": "Early access"
+    }))
+    .unwrap();
+    service
+        .create_segment(
+            &owner.may(use_case::CreateSegment).unwrap(),
+            "shop",
+            "production",
+            post,
+        )
+        .unwrap();
+    let merge = serde_json::json!({
+        "included": ["ann", "bob"],
+        "excluded": ["eve"],
+        "rules": [{"clauses": [{"attribute": "email", "op": "endsWith", "values": ["@example.com"], "contextKind": "user", "negate": false}], "weight": 25000}]
+    });
+    service
+        .patch_segment(
+            &owner.may(use_case::PatchSegment).unwrap(),
+            "shop",
+            "production",
+            "beta",
+            &service::SegmentChange::MergePatch {
+                comment: None,
+                merge,
+            },
+        )
+        .unwrap();
+    let segment = service
+        .get_segment(&owner, "shop", "production", "beta")
+        .unwrap();
     let request = service::FlagListRequest {
         query: domain::query::FlagQuery::parse(None, None, Some("name"), None).unwrap(),
         environments: service::EnvironmentSelection::All,
     };
     let flags = service.list_flags(&owner, "shop", &request).unwrap();
+    let members = service
+        .list_members(
+            &owner,
+            &domain::query::MemberQuery::parse(None, None, None, None).unwrap(),
+        )
+        .unwrap();
+    let tokens = service
+        .list_tokens(
+            &owner,
+            domain::query::Page {
+                limit: 50,
+                offset: 0,
+            },
+            true,
+        )
+        .unwrap();
     let signed = |caller| Signed {
         caller,
         csrf_token: "c".repeat(64),
@@ -62,5 +116,8 @@ pub(crate) fn fixture() -> Fixture {
         reader: signed(reader),
         project,
         flags,
+        segment,
+        members,
+        tokens,
     }
 }

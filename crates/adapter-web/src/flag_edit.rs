@@ -14,7 +14,7 @@ use serde::Deserialize;
 use service::{use_case, ExpectedVersion, ServiceError};
 
 use crate::flag_page::{self, Notice};
-use crate::flags::{audit_comment, patch_flag};
+use crate::flags::{free_text, patch_flag};
 use crate::pages::encode;
 use crate::session::{self, call, check_form, has_control, Signed};
 use crate::{error_page, page, see_other, Console};
@@ -128,7 +128,7 @@ fn semantic_patch(
 ) -> SemanticPatch {
     SemanticPatch {
         environment_key: environment,
-        comment: audit_comment(comment),
+        comment: free_text(comment),
         instructions,
     }
 }
@@ -438,7 +438,7 @@ pub(crate) async fn copy_config(
             key: form.to.clone(),
             current_version: Some(to_version),
         },
-        comment: audit_comment(form.comment),
+        comment: free_text(form.comment),
         included_actions: None,
         excluded_actions: None,
     };

@@ -396,7 +396,7 @@ pub(crate) async fn switch_targeting(
     }
     let patch = SemanticPatch {
         environment_key: Some(env.clone()),
-        comment: audit_comment(form.comment),
+        comment: free_text(form.comment),
         instructions: vec![if form.on {
             Instruction::TurnFlagOn
         } else {
@@ -454,9 +454,9 @@ pub(crate) async fn switch_targeting(
     }
 }
 
-/// A comment for the audit log as a form sent it: control characters (but newlines and tabs)
-/// dropped, and none if blank.
-pub(crate) fn audit_comment(comment: Option<String>) -> Option<String> {
+/// Free text as a form sent it (a comment for the audit log, a description): control
+/// characters but newlines and tabs dropped, and none if blank.
+pub(crate) fn free_text(comment: Option<String>) -> Option<String> {
     comment
         .map(|c| {
             c.chars()

@@ -9,6 +9,7 @@
 //! `SameSite=Strict` cookie (`Secure` on https). Every state-changing form carries the session's
 //! CSRF token, and a request from another origin is refused whatever it carries.
 
+mod admin;
 #[cfg(test)]
 mod fixtures;
 mod flag_edit;
@@ -16,6 +17,7 @@ mod flag_page;
 mod flags;
 mod history;
 mod pages;
+mod segments;
 mod session;
 
 use std::sync::Arc;
@@ -91,6 +93,23 @@ impl Console {
                     .get(pages::projects),
             )
             .service(
+                web::resource("/members")
+                    .app_data(query_config())
+                    .get(admin::members),
+            )
+            .service(
+                web::resource("/tokens")
+                    .app_data(query_config())
+                    .app_data(form_config())
+                    .get(admin::tokens)
+                    .post(admin::create_token),
+            )
+            .service(
+                web::resource("/tokens/{id}/delete")
+                    .app_data(form_config())
+                    .post(admin::delete_token),
+            )
+            .service(
                 web::resource("/projects/{project}/flags")
                     .app_data(query_config())
                     .get(flags::list),
@@ -120,6 +139,15 @@ impl Console {
                 web::resource("/projects/{project}/flags/{flag}/environments/{env}/serving")
                     .app_data(form_config())
                     .post(flag_edit::save_serving),
+            )
+            .service(
+                web::resource("/projects/{project}/environments/{env}/segments")
+                    .app_data(query_config())
+                    .get(segments::list),
+            )
+            .route(
+                "/projects/{project}/environments/{env}/segments/{segment}",
+                web::get().to(segments::show),
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/history")

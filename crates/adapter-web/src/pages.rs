@@ -34,6 +34,8 @@ pub(crate) fn layout(title: &str, signed: Option<&Signed>, content: &Markup) -> 
                     @if let Some(signed) = signed {
                         nav aria-label="Main" {
                             a href="/projects" { "Projects" }
+                            a href="/members" { "Members" }
+                            @if crate::admin::manages_tokens(signed) { a href="/tokens" { "Access tokens" } }
                         }
                         span.who { "Signed in with token " strong { (signed.caller.token_name()) } " (" (signed.caller.role().as_str()) ")" }
                         form.inline method="post" action="/sign-out" {
@@ -186,11 +188,11 @@ pub(crate) fn projects_page(
         @for item in &list.items {
             section {
                 h2 {
-                    a href={ "/projects/" (item.project.key.as_str()) "/flags" } { (item.project.name) }
+                    a href={ "/projects/" (encode(item.project.key.as_str())) "/flags" } { (item.project.name) }
                     " " span.key.muted { (item.project.key.as_str()) }
                 }
                 table {
-                    thead { tr { th scope="col" { "Environment" } th scope="col" { "Key" } th scope="col" { "Colour" } th scope="col" { "Critical" } } }
+                    thead { tr { th scope="col" { "Environment" } th scope="col" { "Key" } th scope="col" { "Colour" } th scope="col" { "Critical" } th scope="col" { "Segments" } } }
                     tbody {
                         @for env in item.environments.as_deref().unwrap_or_default() {
                             tr {
@@ -198,6 +200,7 @@ pub(crate) fn projects_page(
                                 td.key { (env.key.as_str()) }
                                 td { code { "#" (env.color) } }
                                 td { @if env.critical { span.badge.critical { "critical" } } @else { span.muted { "no" } } }
+                                td { a href={ "/projects/" (encode(item.project.key.as_str())) "/environments/" (encode(env.key.as_str())) "/segments" } { "Segments" span.visually-hidden { " of " (env.name) } } }
                             }
                         }
                     }

@@ -14,6 +14,7 @@ use service::{Service, SystemClock};
 
 use crate::common::{open, Backend, Db, OWNER};
 
+mod admin;
 mod edit;
 
 struct Page {

@@ -190,7 +190,8 @@ fn environment_section(
                 (env.name) " " span.key.muted { (env.key.as_str()) }
                 @if env.critical { " " span.badge.critical { "critical" } }
             }
-            p { "Targeting: " (switch(signed, project, view, env, None)) }
+            // A div, not a p: the switch is a form, which a paragraph cannot hold.
+            div.targeting { span.label { "Targeting" } " " (switch(signed, project, view, env, None)) }
             dl {
                 dt { "When targeting is off, serve" }
                 dd { (config.off_variation.map_or_else(|| "the code's default".to_owned(), |i| variation_name(flag, i))) }
@@ -364,7 +365,7 @@ fn settings_section(signed: &Signed, project: &str, flag: &Flag) -> Markup {
                 input type="hidden" name="csrf" value=(signed.csrf_token);
                 input type="hidden" name="version" value=(flag.version);
                 input type="hidden" name="archived" value=(if flag.archived { "false" } else { "true" });
-                button type="submit" {
+                button.secondary type="submit" {
                     @if flag.archived { "Restore this flag" } @else { "Archive this flag" }
                 }
             }

@@ -1,8 +1,9 @@
 //! The web console end to end, in headless Chromium driven over WebDriver (`fantoccini` and
 //! Debian's `chromium` and `chromium-driver`; `.ci/run` installs them), against the `flagsvc`
 //! binary on SQLite and on PostgreSQL: sign in, find a flag, toggle it (and see the API report
-//! it), see it in the flag's history, lose to a concurrent change on a stale page, sign out, and
-//! a reader who cannot toggle. Screenshots of the main pages go to
+//! it), see it in the flag's history, edit its settings, read a segment, create a token (its
+//! secret shown once), lose to a concurrent change on a stale page, sign out, and a reader who
+//! cannot toggle. Screenshots of the main pages go to
 //! `target/console-screenshots/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -134,6 +135,27 @@ fn seed(address: &str) -> String {
         );
         assert_eq!(status, 201, "{body}");
     }
+    let (status, body) = api(
+        address,
+        "POST",
+        "/api/v2/segments/shop/production",
+        OWNER,
+        Some(json!({"key": "beta", "name": "Beta testers", "tags": ["qa"]})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = api(
+        address,
+        "PATCH",
+        "/api/v2/segments/shop/production/beta",
+        OWNER,
+        Some(json!([
+            {"op": "add", "path": "/included/0", "value": "ann"},
+            {"op": "add", "path": "/rules/0", "value": {"clauses": [
+                {"attribute": "country", "op": "in", "values": ["de", "at"], "contextKind": "user", "negate": false}
+            ]}}
+        ])),
+    );
+    assert_eq!(status, 200, "{body}");
     let (status, body) = api(
         address,
         "POST",
@@ -305,6 +327,71 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
     assert!(history.contains("environments.production.on"));
     assert!(history.contains("(token owner)"), "{history}");
     screenshot(&browser, &format!("{store}-history")).await;
+
+    // Edit the flag's settings from its page: the page comes back saying so, the API agrees.
+    browser
+        .goto(&format!("{base}/projects/shop/flags/dark-mode"))
+        .await
+        .unwrap();
+    click(&browser, "details.edit summary").await;
+    let name = wait_for(&browser, "input#flag-name").await;
+    name.clear().await.unwrap();
+    name.send_keys("Dark mode v2").await.unwrap();
+    let tags = browser.find(Locator::Css("input#flag-tags")).await.unwrap();
+    tags.send_keys(", beta").await.unwrap();
+    click(&browser, "form#settings-form button[type=submit]").await;
+    let saved = wait_for(&browser, "p.message.ok").await;
+    assert!(saved
+        .text()
+        .await
+        .unwrap()
+        .contains("The settings were saved"));
+    let (_, flag) = api(address, "GET", "/api/v2/flags/shop/dark-mode", OWNER, None);
+    assert_eq!(flag["name"], "Dark mode v2", "{flag}");
+    assert_eq!(flag["tags"], json!(["beta", "ui"]), "{flag}");
+    screenshot(&browser, &format!("{store}-flag-edited")).await;
+
+    // Segments of production, and one segment.
+    browser.goto(&format!("{base}/projects")).await.unwrap();
+    click(
+        &browser,
+        "a[href='/projects/shop/environments/production/segments']",
+    )
+    .await;
+    wait_for(
+        &browser,
+        "a[href='/projects/shop/environments/production/segments/beta']",
+    )
+    .await
+    .click()
+    .await
+    .unwrap();
+    wait_for_path(
+        &browser,
+        "/projects/shop/environments/production/segments/beta",
+    )
+    .await;
+    assert!(source(&browser).await.contains("user country is one of"));
+    screenshot(&browser, &format!("{store}-segment")).await;
+
+    // Create a token: its secret is shown once, and it works.
+    click(&browser, "header nav a[href='/tokens']").await;
+    wait_for_path(&browser, "/tokens").await;
+    click(&browser, "details.edit summary").await;
+    wait_for(&browser, "input#token-name")
+        .await
+        .send_keys("deploys")
+        .await
+        .unwrap();
+    click(&browser, "form#create-token button[type=submit]").await;
+    let secret = wait_for(&browser, "code#secret")
+        .await
+        .text()
+        .await
+        .unwrap();
+    let (status, _) = api(address, "GET", "/api/v2/projects", secret.trim(), None);
+    assert_eq!(status, 200, "the new token works");
+    screenshot(&browser, &format!("{store}-token-created")).await;
 
     // A stale page: someone turns test off through the API after the page was loaded.
     browser

@@ -225,11 +225,17 @@ pub fn openapi_document() -> Result<serde_json::Value, serde_json::Error> {
 }
 
 /// Requests that match no route: 405 (with `Allow`) when the path exists with other methods,
-/// else 404.
+/// else 404; outside `/api/`, what the mounted adapter answers (see [`Mount::with_not_found`]).
 async fn fallback(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<actix_web::HttpResponse, ApiError> {
+    // Outside the API, the mounted adapter's own page (the console's HTML 404).
+    if !(req.path() == "/api" || req.path().starts_with("/api/")) {
+        if let Some(page) = req.app_data::<web::Data<NotFoundPage>>() {
+            return Ok((page.0)(&req));
+        }
+    }
     let allowed = middleware::allowed_methods(&state, req.path());
     // A path the route table knows for this method but the router did not take (another
     // spelling of it) is no route either.
@@ -259,7 +265,44 @@ async fn fallback(
 /// Routes another driving adapter registers beside the API (the web console, at `/`): they
 /// pass the same middleware (request id, log line, metrics), and are neither in the OpenAPI
 /// document nor authenticated by the API's `Authorization` header.
-pub type Mount = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
+#[derive(Clone)]
+pub struct Mount {
+    routes: Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>,
+    not_found: Option<NotFoundPage>,
+}
+
+/// What answers a request outside the API that matches no route.
+#[derive(Clone)]
+struct NotFoundPage(Arc<dyn Fn(&HttpRequest) -> actix_web::HttpResponse + Send + Sync>);
+
+impl Mount {
+    /// The routes `routes` registers, beside the API's.
+    pub fn new(routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static) -> Self {
+        Self {
+            routes: Arc::new(routes),
+            not_found: None,
+        }
+    }
+
+    /// A request outside `/api/` that matches no route is answered by `page` (the console's
+    /// own 404 page) instead of the API's JSON error.
+    #[must_use]
+    pub fn with_not_found(
+        mut self,
+        page: impl Fn(&HttpRequest) -> actix_web::HttpResponse + Send + Sync + 'static,
+    ) -> Self {
+        self.not_found = Some(NotFoundPage(Arc::new(page)));
+        self
+    }
+}
+
+impl std::fmt::Debug for Mount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mount")
+            .field("not_found", &self.not_found.is_some())
+            .finish_non_exhaustive()
+    }
+}
 
 /// The application: routes, middleware, limits and the OpenAPI document.
 pub fn app(
@@ -306,7 +349,10 @@ pub fn app_with(
                 routes.service(ops::resource("/metrics", telemetry::metrics));
             }
             if let Some(mount) = mount {
-                mount(routes);
+                if let Some(not_found) = mount.not_found {
+                    routes.app_data(web::Data::new(not_found));
+                }
+                (mount.routes)(routes);
             }
         })
         .default_service(web::to(fallback))

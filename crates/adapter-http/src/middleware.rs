@@ -1,6 +1,7 @@
 //! What every request goes through: a request id, authentication, rate limits, the API version,
 //! and JSON errors for everything (including routing and body errors raised outside handlers).
 
+use std::borrow::Cow;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
@@ -343,7 +344,7 @@ pub async fn api_middleware(
     let state = req.app_data::<web::Data<AppState>>().cloned();
     // Looked up once: admission, `/metrics` and the log line all name it.
     let route = state.as_deref().and_then(|state| route_of(state, &req));
-    let route_label = metrics_route(route, req.path());
+    let route_label = metrics_route(route, &req);
     let peer = state.as_ref().map_or_else(
         || req.peer_addr().map(|a| a.ip()),
         |state| client_ip(req.request(), state.config.trust_forwarded_for),
@@ -453,7 +454,7 @@ pub async fn api_middleware(
     }
     let took = started.elapsed();
     let status = response.status().as_u16();
-    telemetry::answered(route_label, method, status, took);
+    telemetry::answered(&route_label, method, status, took);
     // The caller's token by `_id` (never its secret); `-` when none was verified.
     let token_id = response
         .request()
@@ -476,13 +477,18 @@ pub async fn api_middleware(
 /// The route a request is counted under in `/metrics`: its pattern (`/api/v2/flags/{projectKey}`),
 /// the operations endpoints by name, and `unmatched` for anything else (so that no path a client
 /// makes up adds a series).
-fn metrics_route<'a>(route: Option<&'a crate::Route>, path: &str) -> &'a str {
-    match (route, path) {
-        (Some(route), _) => &route.path,
-        (None, "/healthz") => "/healthz",
-        (None, "/readyz") => "/readyz",
-        (None, "/metrics") => "/metrics",
-        (None, _) => "unmatched",
+fn metrics_route<'a>(route: Option<&'a crate::Route>, req: &ServiceRequest) -> Cow<'a, str> {
+    match (route, req.path()) {
+        (Some(route), _) => Cow::Borrowed(&route.path),
+        (None, "/healthz") => Cow::Borrowed("/healthz"),
+        (None, "/readyz") => Cow::Borrowed("/readyz"),
+        (None, "/metrics") => Cow::Borrowed("/metrics"),
+        // A route mounted beside the API (the console's pages) by its registered pattern: as
+        // bounded a set as the API's.
+        (None, path) if !(path == "/api" || path.starts_with("/api/")) => req
+            .match_pattern()
+            .map_or(Cow::Borrowed("unmatched"), Cow::Owned),
+        (None, _) => Cow::Borrowed("unmatched"),
     }
 }
 

@@ -162,6 +162,20 @@ impl Console {
     }
 }
 
+impl Console {
+    /// The page for an address outside the API that the console does not have (404).
+    pub fn not_found(&self, req: &HttpRequest) -> HttpResponse {
+        page(
+            StatusCode::NOT_FOUND,
+            pages::message_page(
+                "Page not found (404)",
+                &format!("There is no page at {}.", req.path()),
+                None,
+            ),
+        )
+    }
+}
+
 /// The largest form the console accepts: its forms are a few fields.
 const FORM_LIMIT: usize = 16 * 1024;
 

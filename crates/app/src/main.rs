@@ -142,7 +142,9 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     // with the API's failed authentications.
     let console = adapter_web::Console::new(console_service)
         .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));
-    let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
+    let not_found = console.clone();
+    let mount = adapter_http::Mount::new(move |routes| console.configure(routes))
+        .with_not_found(move |req| not_found.not_found(req));
     let metrics_server = match &args.metrics_bind {
         Some(address) => {
             let server = actix_web::HttpServer::new(adapter_http::metrics_app)

@@ -79,6 +79,8 @@ async fn console_with(
     impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     let db = open(backend);
+    // The metrics recorder the binary has (one per process).
+    adapter_http::install_metrics().expect("metrics recorder");
     let service = Arc::new(Service::new(
         db.store.clone(),
         Arc::new(SystemClock::default()),
@@ -88,7 +90,9 @@ async fn console_with(
     let state = AppState::new(service.clone(), config).unwrap();
     let console = adapter_web::Console::new(service)
         .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));
-    let mount: adapter_http::Mount = Arc::new(move |routes| console.configure(routes));
+    let not_found = console.clone();
+    let mount = adapter_http::Mount::new(move |routes| console.configure(routes))
+        .with_not_found(move |req| not_found.not_found(req));
     let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
     Console { app, _db: db }
 }
@@ -869,7 +873,42 @@ async fn odd_input_is_refused_before_the_store(backend: Backend) {
     );
 }
 
+async fn unknown_pages_are_html_and_counted_by_their_route(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let missing = visit(&c.app, "/no-such-page", &session).await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.header("content-type").starts_with("text/html"));
+    assert!(missing.body.contains("Page not found"), "{}", missing.body);
+    // The API's own paths keep their JSON errors.
+    for path in ["/api/v2/no-such-thing", "/api"] {
+        let api_missing = get(&c.app, TestRequest::get().uri(path)).await;
+        assert_eq!(api_missing.status, 404, "{path}");
+        assert!(
+            api_missing
+                .header("content-type")
+                .starts_with("application/json"),
+            "{path}"
+        );
+    }
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
+    assert_eq!(list.status, 200);
+    // In /metrics, a console page is counted under its route's pattern, a made-up path is not.
+    let metrics = get(&c.app, TestRequest::get().uri("/metrics")).await;
+    assert_eq!(metrics.status, 200);
+    assert!(
+        metrics
+            .body
+            .contains(r#"route="/projects/{project}/flags""#),
+        "{}",
+        metrics.body
+    );
+    assert!(!metrics.body.contains("no-such-page"));
+}
+
 on_both_backends!(
+    unknown_pages_are_html_and_counted_by_their_route,
     signing_in_sets_a_strict_http_only_cookie_and_signing_out_ends_it,
     a_wrong_token_or_a_foreign_origin_signs_nobody_in,
     deleting_the_token_ends_its_console_sessions,

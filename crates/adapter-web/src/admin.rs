@@ -18,8 +18,8 @@ use crate::pages::{bad_input, encode, layout};
 use crate::session::{self, call, check_form, has_control, Signed};
 use crate::{error_page, page, see_other, Console};
 
-/// Members or tokens per page.
-const PER_PAGE: u32 = 50;
+/// Members, tokens or segments per page.
+pub(crate) const PER_PAGE: u32 = 50;
 
 /// The roles a new token can have: the token roles up to the caller's own.
 fn token_roles(signed: &Signed) -> Vec<Role> {
@@ -44,9 +44,12 @@ pub(crate) struct ListQuery {
 }
 
 /// A page of `total` items at `number`, linked by `link`.
-fn pager(total: u64, number: u64, link: impl Fn(u64) -> String) -> Markup {
+pub(crate) fn pager(total: u64, number: u64, link: impl Fn(u64) -> String) -> Markup {
     let pages = total.div_ceil(u64::from(PER_PAGE)).max(1);
     html! {
+        @if number > pages {
+            p { "There is no page " (number) " of this list. " a href=(link(1)) { "Go to the first page" } }
+        }
         @if pages > 1 {
             nav aria-label="Pages" {
                 @if number > 1 { a href=(link(number - 1)) { "Previous" } " " }
@@ -267,9 +270,15 @@ pub(crate) fn tokens_page(
                         }
                     }
                     div.field {
-                        label.check {
-                            input type="checkbox" name="service_token" value="true";
-                            " Service token (belongs to the account, not to you)"
+                        @if signed.caller.service_token() {
+                            // A service token makes only service tokens.
+                            input type="hidden" name="service_token" value="true";
+                            p.muted { "It will be a service token (it belongs to the account), as the token you signed in with is." }
+                        } @else {
+                            label.check {
+                                input type="checkbox" name="service_token" value="true";
+                                " Service token (belongs to the account, not to you)"
+                            }
                         }
                     }
                     @if !enabled { p.muted { "Your role does not manage access tokens." } }
@@ -367,6 +376,12 @@ pub(crate) async fn create_token(
     let name = form.name.trim().to_owned();
     if has_control(&name) || has_control(&form.role) {
         return bad_input(&signed, "A name must not contain control characters.");
+    }
+    if name.is_empty() {
+        return bad_input(
+            &signed,
+            "Give the token a name: it is how its list tells it apart.",
+        );
     }
     let post = TokenPost {
         name: Some(name),

@@ -7,6 +7,7 @@
 //! (409) and the page shows the flag as it is now. A change that succeeds goes back to the page
 //! with a 303 (so reloading does not send it again).
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::flag::{CopyEnvironment, FlagCopyPost};
 use domain::instruction::{Instruction, SemanticPatch, ServeInput};
@@ -14,7 +15,7 @@ use serde::Deserialize;
 use service::{use_case, ExpectedVersion, ServiceError};
 
 use crate::flag_page::{self, Notice};
-use crate::flags::{free_text, patch_flag};
+use crate::flags::{environment_refusal, free_text, patch_flag};
 use crate::pages::encode;
 use crate::session::{self, call, check_form, has_control, Signed};
 use crate::{error_page, page, see_other, Console};
@@ -27,7 +28,7 @@ pub(crate) fn done_text(done: &str) -> Option<&'static str> {
         "archived" => "The flag was archived.",
         "restored" => "The flag was restored.",
         "copied" => "The configuration was copied.",
-        "unchanged" => "Nothing was changed: the form asked for no change.",
+        "unchanged" => "Nothing was changed: the flag already was as the form asked.",
         _ => return None,
     })
 }
@@ -50,7 +51,6 @@ async fn refused(
     flag: &str,
     err: &ServiceError,
 ) -> HttpResponse {
-    let status = crate::status_of(err);
     let reason = match err {
         ServiceError::VersionConflict(_) => "Someone else changed this flag since the page was \
              loaded, so nothing was saved. This is the flag as it is now: make your change again \
@@ -62,6 +62,24 @@ async fn refused(
         }
         _ => format!("Not saved: {err}"),
     };
+    refused_because(
+        console,
+        signed,
+        (project, flag),
+        crate::status_of(err),
+        reason,
+    )
+    .await
+}
+
+/// The flag's page as the flag is now, saying `reason`, with `status`.
+async fn refused_because(
+    console: &Console,
+    signed: &Signed,
+    (project, flag): (&str, &str),
+    status: StatusCode,
+    reason: String,
+) -> HttpResponse {
     match flag_page::load(console, signed, project, flag).await {
         Ok((project_view, flag_view)) => page(
             status,
@@ -73,6 +91,35 @@ async fn refused(
             ),
         ),
         Err(load_err) => error_page(&load_err, Some(signed)),
+    }
+}
+
+/// The refusal of a change in environment `env` that does not meet its rules (a comment, a
+/// confirmation), if it does not; `None` if it may go ahead.
+async fn unmet_rules(
+    console: &Console,
+    signed: &Signed,
+    (project, flag, env): (&str, &str, &str),
+    comment: Option<&str>,
+    confirmed: bool,
+) -> Option<HttpResponse> {
+    let caller = signed.caller.clone();
+    let (p, e) = (project.to_owned(), env.to_owned());
+    match call(console, move |s| s.get_environment(&caller, &p, &e)).await {
+        Ok(environment) => {
+            let refusal = environment_refusal(&environment, comment, confirmed)?;
+            Some(
+                refused_because(
+                    console,
+                    signed,
+                    (project, flag),
+                    StatusCode::BAD_REQUEST,
+                    refusal,
+                )
+                .await,
+            )
+        }
+        Err(err) => Some(refused(console, signed, project, flag, &err).await),
     }
 }
 
@@ -113,7 +160,17 @@ async fn apply(
     if patch.instructions.is_empty() {
         return back_to_flag(project, flag, "unchanged");
     }
-    match patch_flag(console, signed, project, flag, patch, expected).await {
+    let unchanged = |view: &service::FlagView| match &expected {
+        ExpectedVersion::Flag(version) => view.flag.version == *version,
+        ExpectedVersion::Environment { key, version } => view
+            .flag
+            .environments
+            .get(key)
+            .is_some_and(|config| config.version == *version),
+    };
+    match patch_flag(console, signed, project, flag, patch, expected.clone()).await {
+        // Archiving an archived flag, say: nothing to do, and nothing said to be done.
+        Ok(view) if unchanged(&view) => back_to_flag(project, flag, "unchanged"),
         Ok(_) => back_to_flag(project, flag, done),
         Err(err) => refused(console, signed, project, flag, &err).await,
     }
@@ -130,6 +187,20 @@ fn semantic_patch(
         environment_key: environment,
         comment: free_text(comment),
         instructions,
+    }
+}
+
+/// A form's address opened with GET (after a refusal, the browser's address is the form's):
+/// the flag's page.
+pub(crate) async fn to_flag_page(req: HttpRequest) -> HttpResponse {
+    let info = req.match_info();
+    match (info.get("project"), info.get("flag")) {
+        (Some(project), Some(flag)) => see_other(&format!(
+            "/projects/{}/flags/{}",
+            encode(project),
+            encode(flag)
+        )),
+        _ => see_other("/projects"),
     }
 }
 
@@ -167,15 +238,17 @@ pub(crate) fn settings_instructions(
     tags: &[String],
 ) -> Vec<Instruction> {
     let mut instructions = Vec::new();
-    if name != flag.name {
+    // A name is compared trimmed (the form trims what is typed), a description with its line
+    // breaks as `\n` (a browser sends every line break as CR LF): a field left as it was
+    // changes nothing, whatever spaces or line breaks the API stored.
+    if name.trim() != flag.name.trim() {
         instructions.push(Instruction::UpdateName {
-            value: name.to_owned(),
+            value: name.trim().to_owned(),
         });
     }
-    if description != flag.description {
-        instructions.push(Instruction::UpdateDescription {
-            value: description.to_owned(),
-        });
+    let description = line_breaks_as_lf(description);
+    if description != line_breaks_as_lf(&flag.description) {
+        instructions.push(Instruction::UpdateDescription { value: description });
     }
     let removed: Vec<String> = flag
         .tags
@@ -197,6 +270,11 @@ pub(crate) fn settings_instructions(
     instructions
 }
 
+/// `text` with every line break (CR LF, CR, LF) as LF.
+fn line_breaks_as_lf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
+}
+
 /// `POST /projects/{project}/flags/{flag}/settings`: name, description and tags.
 pub(crate) async fn save_settings(
     req: HttpRequest,
@@ -211,13 +289,21 @@ pub(crate) async fn save_settings(
             Ok(checked) => checked,
             Err(answer) => return answer,
         };
-    // Line breaks typed into the description are kept (a browser sends them as CR LF).
-    let description = form.description.replace("\r\n", "\n");
     let name = form.name.trim().to_owned();
     if has_control(&name) || has_control(&form.tags) {
         return crate::pages::bad_input(
             &signed,
             "A name or tag must not contain control characters.",
+        );
+    }
+    if form
+        .description
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return crate::pages::bad_input(
+            &signed,
+            "A description must not contain control characters other than line breaks and tabs.",
         );
     }
     let tags = parse_tags(&form.tags);
@@ -238,7 +324,7 @@ pub(crate) async fn save_settings(
         );
         return refused(&console, &signed, &keys[0], &keys[1], &stale).await;
     }
-    let instructions = settings_instructions(&current, &name, &description, &tags);
+    let instructions = settings_instructions(&current, &name, &form.description, &tags);
     apply(
         &console,
         &signed,
@@ -268,6 +354,9 @@ pub(crate) struct ServingForm {
     #[serde(default)]
     fallthrough_was: String,
     comment: Option<String>,
+    /// The confirmation's checkbox (environments that ask for one).
+    #[serde(default)]
+    confirmed: bool,
 }
 
 /// `POST /projects/{project}/flags/{flag}/environments/{env}/serving`: the off variation and
@@ -306,11 +395,24 @@ pub(crate) async fn save_serving(
         });
     }
     let env = keys[2].clone();
+    let comment = free_text(form.comment);
+    if !instructions.is_empty() {
+        // Who may not change flags learns that first, before what the environment asks.
+        if let Err(err) = signed.caller.may_in(use_case::PatchFlag, &keys[0]) {
+            return refused(&console, &signed, &keys[0], &keys[1], &err).await;
+        }
+        let path = (keys[0].as_str(), keys[1].as_str(), env.as_str());
+        if let Some(refusal) =
+            unmet_rules(&console, &signed, path, comment.as_deref(), form.confirmed).await
+        {
+            return refusal;
+        }
+    }
     apply(
         &console,
         &signed,
         &keys,
-        semantic_patch(Some(env.clone()), instructions, form.comment),
+        semantic_patch(Some(env.clone()), instructions, comment),
         ExpectedVersion::Environment {
             key: env,
             version: form.version,
@@ -360,37 +462,58 @@ pub(crate) async fn save_archived(
     .await
 }
 
-/// The copy form, read from its pairs: `from`, `to`, `comment`, the CSRF token, and the version
-/// of each environment's configuration the page showed as `version.{key}`.
+/// The copy form, read from its pairs: `from`, `to`, `comment`, `confirmed`, and the version of
+/// each environment's configuration the page showed as `version.{key}` (its CSRF token is read
+/// apart, [`CopyForm::csrf_of`]).
 #[derive(Debug, Default)]
 pub(crate) struct CopyForm {
-    csrf: Option<String>,
     from: String,
     to: String,
     comment: Option<String>,
+    confirmed: bool,
     versions: Vec<(String, i64)>,
 }
 
 impl CopyForm {
+    /// The form from its pairs; a field sent twice, or a version that is no number, is an
+    /// error (as for the other forms).
     fn of(pairs: Vec<(String, String)>) -> Result<Self, String> {
         let mut form = Self::default();
+        let mut seen: Vec<String> = Vec::new();
         for (name, value) in pairs {
+            if seen.contains(&name) {
+                return Err(format!(
+                    "The form could not be read: duplicate field `{name}`."
+                ));
+            }
+            seen.push(name.clone());
             match name.as_str() {
-                "csrf" => form.csrf = Some(value),
+                "csrf" => {}
                 "from" => form.from = value,
                 "to" => form.to = value,
                 "comment" => form.comment = Some(value),
+                "confirmed" => form.confirmed = value == "true",
                 _ => {
                     if let Some(env) = name.strip_prefix("version.") {
-                        let version = value
-                            .parse()
-                            .map_err(|_| format!("'{value}' is not a version"))?;
+                        let version = value.parse().map_err(|_| {
+                            format!("The form could not be read: '{value}' is not a version.")
+                        })?;
                         form.versions.push((env.to_owned(), version));
                     }
                 }
             }
         }
         Ok(form)
+    }
+
+    /// The CSRF token of `pairs`, if it has exactly one (read apart from the rest of the form, so
+    /// that a form that cannot be read is still answered as coming from the page or not).
+    fn csrf_of(pairs: &[(String, String)]) -> Option<String> {
+        let mut tokens = pairs.iter().filter(|(name, _)| name == "csrf");
+        match (tokens.next(), tokens.next()) {
+            (Some((_, token)), None) => Some(token.clone()),
+            _ => None,
+        }
     }
 
     fn version_of(&self, env: &str) -> Option<i64> {
@@ -409,8 +532,9 @@ pub(crate) async fn copy_config(
     path: web::Path<(String, String)>,
     form: web::Form<Vec<(String, String)>>,
 ) -> HttpResponse {
-    let form = CopyForm::of(form.into_inner());
-    let csrf = form.as_ref().ok().and_then(|f| f.csrf.clone());
+    let pairs = form.into_inner();
+    let csrf = CopyForm::csrf_of(&pairs);
+    let form = CopyForm::of(pairs);
     let (project, flag) = path.into_inner();
     let (signed, keys) =
         match change_request(&req, &console, vec![project, flag], csrf.as_deref()).await {
@@ -429,6 +553,17 @@ pub(crate) async fn copy_config(
             "Choose two of the flag's environments (the form names one it did not show).",
         );
     };
+    // Who may not copy learns that first, before what the environments ask.
+    if let Err(err) = signed.caller.may_in(use_case::CopyFlagConfig, &keys[0]) {
+        return refused(&console, &signed, &keys[0], &keys[1], &err).await;
+    }
+    let comment = free_text(form.comment.clone());
+    let path = (keys[0].as_str(), keys[1].as_str(), form.to.as_str());
+    if let Some(refusal) =
+        unmet_rules(&console, &signed, path, comment.as_deref(), form.confirmed).await
+    {
+        return refusal;
+    }
     let post = FlagCopyPost {
         source: CopyEnvironment {
             key: form.from.clone(),
@@ -438,7 +573,7 @@ pub(crate) async fn copy_config(
             key: form.to.clone(),
             current_version: Some(to_version),
         },
-        comment: free_text(form.comment),
+        comment,
         included_actions: None,
         excluded_actions: None,
     };
@@ -450,6 +585,15 @@ pub(crate) async fn copy_config(
     })
     .await;
     match copied {
+        Ok(view)
+            if view
+                .flag
+                .environments
+                .get(&form.to)
+                .is_some_and(|config| config.version == to_version) =>
+        {
+            back_to_flag(&keys[0], &keys[1], "unchanged")
+        }
         Ok(_) => back_to_flag(&keys[0], &keys[1], "copied"),
         Err(err) => refused(&console, &signed, &keys[0], &keys[1], &err).await,
     }
@@ -502,5 +646,13 @@ mod tests {
         assert_eq!(form.version_of("production"), Some(7));
         assert_eq!(form.version_of("staging"), None);
         assert!(CopyForm::of(vec![("version.test".into(), "x".into())]).is_err());
+        let twice = vec![
+            ("from".into(), "test".into()),
+            ("from".into(), "production".into()),
+        ];
+        assert!(CopyForm::of(twice).is_err());
+        let csrf = |token: &str| ("csrf".to_owned(), token.to_owned());
+        assert_eq!(CopyForm::csrf_of(&[csrf("a")]), Some("a".into()));
+        assert_eq!(CopyForm::csrf_of(&[csrf("a"), csrf("b")]), None);
     }
 }

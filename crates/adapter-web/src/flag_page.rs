@@ -9,7 +9,7 @@ use serde::Deserialize;
 use service::{use_case, FlagView, ProjectWithEnvironments, ServiceError};
 
 use crate::flag_edit::done_text;
-use crate::flags::switch;
+use crate::flags::{asks_confirmation, switch};
 use crate::pages::{encode, layout};
 use crate::session::{self, call, Signed};
 use crate::{error_page, page, Console};
@@ -256,12 +256,27 @@ fn may_change(signed: &Signed, project: &str) -> bool {
     signed.caller.may_in(use_case::PatchFlag, project).is_ok()
 }
 
-/// A comment field for a form's change, kept in the audit log.
-fn comment_field(id: &str) -> Markup {
+/// A comment field for a form's change, kept in the audit log (`required` where the
+/// environment changed requires comments).
+fn comment_field(id: &str, required: bool) -> Markup {
     html! {
         div.field {
-            label for=(id) { "Comment (optional, kept in the audit log)" }
-            input id=(id) type="text" name="comment" maxlength="1000";
+            label for=(id) {
+                "Comment (" @if required { "required here" } @else { "optional" } ", kept in the audit log)"
+            }
+            input id=(id) type="text" name="comment" maxlength="1000" required[required];
+        }
+    }
+}
+
+/// The checkbox that confirms a change (`required`: the browser insists before sending).
+fn confirm_field(id: &str, text: &str) -> Markup {
+    html! {
+        div.field {
+            label.check {
+                input id=(id) type="checkbox" name="confirmed" value="true" required;
+                " " (text)
+            }
         }
     }
 }
@@ -324,8 +339,10 @@ fn serving_form(
                             (variation_options(flag, fallthrough, &keep_fallthrough))
                         }
                     }
-                    (comment_field(&id("serving-comment")))
-                    @if env.critical { p.muted { (env.name) " is a critical environment." } }
+                    (comment_field(&id("serving-comment"), env.require_comments))
+                    @if asks_confirmation(env) {
+                        (confirm_field(&id("serving-confirmed"), &format!("Yes, change {}{}", env.name, if env.critical { " (a critical environment)" } else { "" })))
+                    }
                     button type="submit" { "Save " (env.name) }
                 }
             }
@@ -349,13 +366,15 @@ fn settings_section(signed: &Signed, project: &str, flag: &Flag) -> Markup {
                     }
                     div.field {
                         label for="flag-description" { "Description" }
-                        textarea #flag-description name="description" rows="3" maxlength="8192" { (flag.description) }
+                        // A browser drops a newline right after `<textarea>`: this one, not the
+                        // description's own first line break.
+                        textarea #flag-description name="description" rows="3" { "\n" (flag.description) }
                     }
                     div.field {
                         label for="flag-tags" { "Tags (separated by commas)" }
                         input #flag-tags type="text" name="tags" value=(flag.tags.join(", "));
                     }
-                    (comment_field("settings-comment"))
+                    (comment_field("settings-comment", false))
                     button type="submit" { "Save settings" }
                 }
             }
@@ -411,8 +430,13 @@ fn copy_section(
                             }
                         }
                     }
-                    (comment_field("copy-comment"))
+                    (comment_field("copy-comment", false))
+                    @if environments.iter().any(|env| env.require_comments) {
+                        p.muted { "A comment is required when copying to "
+                            (environments.iter().filter(|env| env.require_comments).map(|env| env.name.as_str()).collect::<Vec<_>>().join(", ")) "." }
+                    }
                     p.muted { "Replaces the target's targeting: on or off, individual targets, rules, fallthrough, off variation and prerequisites." }
+                    (confirm_field("copy-confirmed", "Yes, replace the target environment's configuration"))
                     button type="submit" { "Copy" }
                 }
             }
@@ -473,6 +497,7 @@ pub(crate) fn flag_page(
                 }
             }
         }
+        (crate::flags::switch_comment_field(environments))
         @for env in environments {
             @if let Some(config) = flag.environments.get(env.key.as_str()) {
                 (environment_section(signed, project_key, view, env, config))

@@ -253,7 +253,8 @@ pub(crate) fn switch(
     html! {
         form.switch id=(switch_id(key, env_key)) method="post" action=(action)
             hx-post=(action) hx-target="this" hx-swap="outerHTML" hx-include="#change-comment"
-            hx-confirm=[env.critical.then(|| format!("{} is a critical environment. Turn {} {} there?", env.name, flag.flag.name, if config.on { "off" } else { "on" }))] {
+            hx-confirm=[asks_confirmation(env).then(|| confirmation_question(env, &flag.flag.name, !config.on))]
+            hx-vals=[asks_confirmation(env).then_some(r#"{"confirmed": "true"}"#)] {
             input type="hidden" name="csrf" value=(signed.csrf_token);
             input type="hidden" name="on" value=(if config.on { "false" } else { "true" });
             input type="hidden" name="version" value=(config.version);
@@ -266,6 +267,28 @@ pub(crate) fn switch(
             @if let Some(problem) = problem {
                 p.message.error role="alert" { (problem) }
             }
+        }
+    }
+}
+
+/// The comment field the page's switches send along (`hx-include`), saying in which of
+/// `environments` a comment is required.
+pub(crate) fn switch_comment_field<'a>(
+    environments: impl IntoIterator<Item = &'a Environment>,
+) -> Markup {
+    let requiring: Vec<&str> = environments
+        .into_iter()
+        .filter(|env| env.require_comments)
+        .map(|env| env.name.as_str())
+        .collect();
+    html! {
+        div.comment {
+            label for="change-comment" {
+                "Comment for the switches you turn here (kept in the audit log; "
+                @if requiring.is_empty() { "optional" } @else { "required in " (requiring.join(", ")) }
+                ")"
+            }
+            input #change-comment type="text" name="comment" maxlength="1000";
         }
     }
 }
@@ -319,10 +342,7 @@ pub(crate) fn flag_list_page(
             div { button type="submit" { "Apply" } }
         }
         p.muted { (flags.total) " flag" @if flags.total != 1 { "s" } }
-        div.comment {
-            label for="change-comment" { "Comment for the changes you make here (optional, kept in the audit log)" }
-            input #change-comment type="text" name="comment" maxlength="1000";
-        }
+        (switch_comment_field(columns.iter().copied()))
         @if flags.items.is_empty() && filters.page > 1 {
             p { "There is no page " (filters.page) " of this list. " a href=(filters.link(project_key, 1)) { "Go to the first page" } }
         }
@@ -370,6 +390,93 @@ pub(crate) struct SwitchForm {
     on: bool,
     version: i64,
     comment: Option<String>,
+    /// Sent by htmx after its dialog (`hx-vals`), or by the confirmation page's form.
+    #[serde(default)]
+    confirmed: bool,
+}
+
+/// The flag and environment a switch changes.
+struct SwitchTarget<'a> {
+    project: &'a str,
+    flag: &'a str,
+    env: &'a Environment,
+}
+
+/// The page that asks to confirm a switch sent without JavaScript (so without its dialog).
+fn confirm_switch_page(
+    signed: &Signed,
+    target: &SwitchTarget<'_>,
+    form: &SwitchForm,
+    comment: Option<&str>,
+) -> Markup {
+    let action = format!(
+        "/projects/{}/flags/{}/environments/{}/targeting",
+        encode(target.project),
+        encode(target.flag),
+        encode(target.env.key.as_str())
+    );
+    let content = html! {
+        h1 { "Confirm the change" }
+        p.message.error role="alert" { (confirmation_question(target.env, target.flag, form.on)) }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(signed.csrf_token);
+            input type="hidden" name="on" value=(if form.on { "true" } else { "false" });
+            input type="hidden" name="version" value=(form.version);
+            input type="hidden" name="confirmed" value="true";
+            div.field {
+                label for="confirm-comment" {
+                    "Comment" @if !target.env.require_comments { " (optional)" } ", kept in the audit log"
+                }
+                input #confirm-comment type="text" name="comment" maxlength="1000"
+                    value=(comment.unwrap_or("")) required[target.env.require_comments];
+            }
+            button type="submit" { "Yes, turn it " (if form.on { "on" } else { "off" }) }
+            " " a href={ "/projects/" (encode(target.project)) "/flags" } { "Cancel" }
+        }
+    };
+    layout("Confirm the change", Some(signed), &content)
+}
+
+/// Whether a change in `env` is confirmed first: a critical environment, or one whose
+/// `confirmChanges` is on (the API leaves both to the UI).
+pub(crate) fn asks_confirmation(env: &Environment) -> bool {
+    env.critical || env.confirm_changes
+}
+
+/// What the confirmation of turning `flag` on (`on`) or off in `env` asks.
+fn confirmation_question(env: &Environment, flag: &str, on: bool) -> String {
+    let why = if env.critical {
+        "is a critical environment"
+    } else {
+        "asks to confirm every change"
+    };
+    format!(
+        "{} {why}. Turn {flag} {} there?",
+        env.name,
+        if on { "on" } else { "off" }
+    )
+}
+
+/// Why a change in `env` cannot be made as sent, if it cannot: the environment's
+/// `requireComments` and `confirmChanges` (with `critical`), which the API leaves to the UI.
+pub(crate) fn environment_refusal(
+    env: &Environment,
+    comment: Option<&str>,
+    confirmed: bool,
+) -> Option<String> {
+    if env.require_comments && comment.is_none_or(|c| c.trim().is_empty()) {
+        return Some(format!(
+            "{} requires a comment with every change: write one in the comment field, then try again.",
+            env.name
+        ));
+    }
+    if asks_confirmation(env) && !confirmed {
+        return Some(format!(
+            "Changes in {} must be confirmed: tick the confirmation, then try again.",
+            env.name
+        ));
+    }
+    None
 }
 
 /// `POST /projects/{project}/flags/{flag}/environments/{env}/targeting`: turns targeting on or
@@ -394,30 +501,68 @@ pub(crate) async fn switch_targeting(
     if [&project, &flag, &env].iter().any(|t| has_control(t)) {
         return crate::pages::bad_input(&signed, "A key must not contain control characters.");
     }
-    let patch = SemanticPatch {
-        environment_key: Some(env.clone()),
-        comment: free_text(form.comment),
-        instructions: vec![if form.on {
-            Instruction::TurnFlagOn
-        } else {
-            Instruction::TurnFlagOff
-        }],
+    let comment = free_text(form.comment.clone());
+    // The environment's rules for changes (a comment, a confirmation), which the API leaves to
+    // the UI.
+    let caller = signed.caller.clone();
+    let (p, e) = (project.clone(), env.clone());
+    let rules = call(&console, move |s| s.get_environment(&caller, &p, &e)).await;
+    let refusal = match &rules {
+        Ok(environment) => environment_refusal(environment, comment.as_deref(), form.confirmed),
+        Err(_) => None,
     };
-    let expected = ExpectedVersion::Environment {
-        key: env.clone(),
-        version: form.version,
+    // Who may not change flags learns that first, before what the environment asks.
+    let rules = match signed.caller.may_in(use_case::PatchFlag, &project) {
+        Ok(_) => rules,
+        Err(err) => Err(err),
     };
-    let written = patch_flag(&console, &signed, &project, &flag, patch, expected)
-        .await
-        .map(|_| ());
+    let written: Result<(), String> = match (rules, refusal) {
+        (Err(err), _) if !from_htmx(&req) => return error_page(&err, Some(&signed)),
+        (Err(err), _) => Err(problem_text(&err)),
+        // Without JavaScript there was no dialog: the confirmation is a page of its own.
+        (Ok(environment), Some(_))
+            if !from_htmx(&req) && asks_confirmation(&environment) && !form.confirmed =>
+        {
+            let target = SwitchTarget {
+                project: &project,
+                flag: &flag,
+                env: &environment,
+            };
+            return page(
+                StatusCode::OK,
+                confirm_switch_page(&signed, &target, &form, comment.as_deref()),
+            );
+        }
+        (Ok(_), Some(refusal)) if !from_htmx(&req) => {
+            return crate::pages::bad_input(&signed, &refusal)
+        }
+        (Ok(_), Some(refusal)) => Err(refusal),
+        (Ok(_), None) => {
+            let patch = SemanticPatch {
+                environment_key: Some(env.clone()),
+                comment,
+                instructions: vec![if form.on {
+                    Instruction::TurnFlagOn
+                } else {
+                    Instruction::TurnFlagOff
+                }],
+            };
+            let expected = ExpectedVersion::Environment {
+                key: env.clone(),
+                version: form.version,
+            };
+            match patch_flag(&console, &signed, &project, &flag, patch, expected).await {
+                Ok(_) => Ok(()),
+                Err(err) if !from_htmx(&req) => return error_page(&err, Some(&signed)),
+                Err(err) => Err(problem_text(&err)),
+            }
+        }
+    };
     if !from_htmx(&req) {
-        return match written {
-            Ok(()) => crate::see_other(&format!("/projects/{}/flags", encode(&project))),
-            Err(err) => error_page(&err, Some(&signed)),
-        };
+        return crate::see_other(&format!("/projects/{}/flags", encode(&project)));
     }
     // The switch as it is now, with the reason when the change was refused.
-    let problem = written.as_ref().err().map(problem_text);
+    let problem = written.err();
     let caller = signed.caller.clone();
     let (p, f) = (project.clone(), flag.clone());
     let envs = vec![env.clone()];

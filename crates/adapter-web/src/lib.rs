@@ -85,6 +85,7 @@ impl Console {
             .service(
                 web::resource("/sign-out")
                     .app_data(form_config())
+                    .get(home)
                     .post(session::sign_out),
             )
             .service(
@@ -107,6 +108,7 @@ impl Console {
             .service(
                 web::resource("/tokens/{id}/delete")
                     .app_data(form_config())
+                    .get(|| async { see_other("/tokens") })
                     .post(admin::delete_token),
             )
             .service(
@@ -122,22 +124,26 @@ impl Console {
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/settings")
-                    .app_data(form_config())
+                    .app_data(form_config_up_to(SETTINGS_FORM_LIMIT))
+                    .get(flag_edit::to_flag_page)
                     .post(flag_edit::save_settings),
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/archived")
                     .app_data(form_config())
+                    .get(flag_edit::to_flag_page)
                     .post(flag_edit::save_archived),
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/copy")
                     .app_data(form_config())
+                    .get(flag_edit::to_flag_page)
                     .post(flag_edit::copy_config),
             )
             .service(
                 web::resource("/projects/{project}/flags/{flag}/environments/{env}/serving")
                     .app_data(form_config())
+                    .get(flag_edit::to_flag_page)
                     .post(flag_edit::save_serving),
             )
             .service(
@@ -157,6 +163,7 @@ impl Console {
             .service(
                 web::resource("/projects/{project}/flags/{flag}/environments/{env}/targeting")
                     .app_data(form_config())
+                    .get(flag_edit::to_flag_page)
                     .post(flags::switch_targeting),
             );
     }
@@ -181,8 +188,17 @@ const FORM_LIMIT: usize = 16 * 1024;
 
 /// A form that cannot be read is answered with a page that says so.
 fn form_config() -> web::FormConfig {
+    form_config_up_to(FORM_LIMIT)
+}
+
+/// The largest settings form: it carries a flag's whole description, which can be as long as
+/// the API takes (its bodies' default limit), percent-encoded.
+const SETTINGS_FORM_LIMIT: usize = 1024 * 1024;
+
+/// [`form_config`] for forms of up to `limit` bytes.
+fn form_config_up_to(limit: usize) -> web::FormConfig {
     web::FormConfig::default()
-        .limit(FORM_LIMIT)
+        .limit(limit)
         .error_handler(|err, _| {
             let answer = page(
                 StatusCode::BAD_REQUEST,

@@ -17,7 +17,7 @@ use crate::session::{self, call, has_control, Signed};
 use crate::{error_page, page, Console};
 
 /// Segments per page of the list.
-const SEGMENTS_PER_PAGE: u32 = 50;
+const SEGMENTS_PER_PAGE: u32 = crate::admin::PER_PAGE;
 
 /// Keys shown per target list before "and N more".
 const KEYS_SHOWN: usize = 50;
@@ -187,7 +187,6 @@ pub(crate) fn segment_list_page(
 ) -> Markup {
     let project_key = project.project.key.as_str();
     let base = segments_link(project_key, env.key.as_str());
-    let pages = segments.total.div_ceil(u64::from(SEGMENTS_PER_PAGE)).max(1);
     let link = |n: u64| match search {
         Some(q) => format!("{base}?q={}&page={n}", encode(q)),
         None => format!("{base}?page={n}"),
@@ -233,13 +232,7 @@ pub(crate) fn segment_list_page(
                 }
             }
         }
-        @if pages > 1 {
-            nav aria-label="Pages" {
-                @if number > 1 { a href=(link(number - 1)) { "Previous" } " " }
-                span { "Page " (number) " of " (pages) }
-                @if number < pages { " " a href=(link(number + 1)) { "Next" } }
-            }
-        }
+        (crate::admin::pager(segments.total, number, link))
     };
     layout(
         &format!("Segments of {} in {}", env.name, project.project.name),

@@ -238,11 +238,13 @@ pub(crate) async fn sign_in(
     }
     // A browser that signs in again leaves its previous session.
     let previous = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+    // Only once the new one is open: a failed sign-in leaves the browser signed in as it was.
     match call(&console, move |s| {
+        let opened = s.open_console_session(&secret)?;
         if let Some(previous) = previous.filter(|id| is_session_id(id)) {
             s.close_console_session(&previous)?;
         }
-        s.open_console_session(&secret)
+        Ok(opened)
     })
     .await
     {

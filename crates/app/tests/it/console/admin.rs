@@ -309,7 +309,69 @@ async fn segments_are_listed_per_environment_with_their_targets_rules_and_flags(
     }
 }
 
+async fn token_names_and_pages_past_the_end_are_said_plainly(backend: Backend) {
+    let c = console(backend).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let page = visit(&c.app, "/tokens", &session).await;
+    let blank = get(
+        &c.app,
+        with_session(
+            form(
+                "/tokens",
+                &format!("csrf={}&name=++&role=reader", page.csrf()),
+            ),
+            &session,
+        ),
+    )
+    .await;
+    assert_eq!(blank.status, 400, "{}", blank.body);
+    let (_, tokens) = api(
+        &c.app,
+        TestRequest::get().uri("/api/v2/tokens?showAll=true"),
+    )
+    .await;
+    assert_eq!(tokens["totalCount"], 1, "{tokens}");
+    for uri in ["/tokens?page=4", "/members?page=4"] {
+        let past = visit(&c.app, uri, &session).await;
+        assert_eq!(past.status, 200);
+        assert!(
+            past.body.contains("There is no page 4"),
+            "{uri}: {}",
+            past.body
+        );
+    }
+    // A service token's form makes service tokens.
+    let (_, service) = api(
+        &c.app,
+        TestRequest::post()
+            .uri("/api/v2/tokens")
+            .set_json(json!({"name": "svc", "role": "admin", "serviceToken": true})),
+    )
+    .await;
+    let as_service = sign_in(&c.app, service["token"].as_str().unwrap()).await;
+    let page = visit(&c.app, "/tokens", &as_service).await;
+    assert!(page
+        .body
+        .contains(r#"type="hidden" name="service_token" value="true""#));
+    let created = get(
+        &c.app,
+        with_session(
+            form(
+                "/tokens",
+                &format!(
+                    "csrf={}&name=made&role=reader&service_token=true",
+                    page.csrf()
+                ),
+            ),
+            &as_service,
+        ),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+}
+
 on_both_backends!(
+    token_names_and_pages_past_the_end_are_said_plainly,
     the_members_page_lists_the_account_and_a_reader_sees_it_too,
     an_admin_creates_a_token_sees_its_secret_once_and_deletes_it,
     token_forms_are_refused_to_other_roles_and_without_the_csrf_token,

@@ -2,7 +2,7 @@
 //! serves, archiving and restoring, copying a configuration; stale forms and other roles.
 
 use actix_web::test::TestRequest;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{api, console, field, form, get, shop, sign_in, visit, with_session, Page};
 use crate::common::{Backend, OWNER};
@@ -280,7 +280,7 @@ async fn copying_one_environments_configuration_onto_another(backend: Backend) {
     let test_version = field(&page.body, "copy-form", "version.test");
     let production_version = field(&page.body, "copy-form", "version.production");
     let body = format!(
-        "csrf={csrf}&from=test&to=production&version.test={test_version}&version.production={production_version}&comment=promote"
+        "csrf={csrf}&from=test&to=production&version.test={test_version}&version.production={production_version}&comment=promote&confirmed=true"
     );
     let copied = post(&c.app, &session, "copy", &body).await;
     assert_eq!(
@@ -312,7 +312,7 @@ async fn copying_one_environments_configuration_onto_another(backend: Backend) {
         &session,
         "copy",
         &format!(
-            "csrf={csrf}&from=production&to=production&version.production={production_version}"
+            "csrf={csrf}&from=production&to=production&version.production={production_version}&confirmed=true"
         ),
     )
     .await;
@@ -364,7 +364,311 @@ async fn a_reader_cannot_change_the_flag_from_its_page(backend: Backend) {
     assert_eq!(flag_of(&c.app).await["name"], "Dark mode");
 }
 
+async fn an_environments_rules_ask_for_a_comment_and_a_confirmation(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let (status, body) = api(
+        &c.app,
+        TestRequest::patch()
+            .uri("/api/v2/projects/shop/environments/test")
+            .set_json(json!([
+                {"op": "replace", "path": "/requireComments", "value": true},
+                {"op": "replace", "path": "/confirmChanges", "value": true}
+            ])),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let session = sign_in(&c.app, OWNER).await;
+    let list = visit(&c.app, "/projects/shop/flags", &session).await;
+    assert!(
+        list.body
+            .contains("hx-confirm=\"Test asks to confirm every change. Turn Dark mode on there?\""),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains("required in Test"), "{}", list.body);
+    let csrf = field(&list.body, "switch-9-dark-mode.test", "csrf");
+    let version = field(&list.body, "switch-9-dark-mode.test", "version");
+    let switch = |body: String, htmx: bool| {
+        let mut req = with_session(
+            form(&format!("{FLAG_PAGE}/environments/test/targeting"), &body),
+            &session,
+        );
+        if htmx {
+            req = req.insert_header(("hx-request", "true"));
+        }
+        req
+    };
+    // From the list (htmx, after its dialog) without a comment: refused, in the switch's place.
+    let bare = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=true&version={version}&confirmed=true"),
+            true,
+        ),
+    )
+    .await;
+    assert_eq!(bare.status, 200);
+    assert!(
+        bare.body.contains("Test requires a comment"),
+        "{}",
+        bare.body
+    );
+    // Without JavaScript, unconfirmed: a confirmation page, which sends it confirmed.
+    let unconfirmed = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=true&version={version}&comment=why"),
+            false,
+        ),
+    )
+    .await;
+    assert_eq!(unconfirmed.status, 200, "{}", unconfirmed.body);
+    assert!(
+        unconfirmed.body.contains("Confirm the change"),
+        "{}",
+        unconfirmed.body
+    );
+    assert!(unconfirmed
+        .body
+        .contains(r#"name="confirmed" value="true""#));
+    assert!(
+        unconfirmed.body.contains(r#"value="why" required"#),
+        "{}",
+        unconfirmed.body
+    );
+    assert_eq!(
+        flag_of(&c.app).await["environments"]["test"]["on"],
+        false,
+        "nothing changed yet"
+    );
+    let confirmed = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=true&version={version}&comment=why&confirmed=true"),
+            false,
+        ),
+    )
+    .await;
+    assert_eq!(confirmed.status, 303, "{}", confirmed.body);
+    let flag = flag_of(&c.app).await;
+    assert_eq!(flag["environments"]["test"]["on"], true);
+    // The serving form: confirmed and with a comment, or refused.
+    let id = |i: usize| flag["variations"][i]["_id"].as_str().unwrap().to_owned();
+    let version = flag["environments"]["test"]["version"].to_string();
+    let serving = |extra: &str| {
+        format!(
+            "csrf={csrf}&version={version}&off={}&off_was={}{extra}",
+            id(0),
+            id(1)
+        )
+    };
+    for (extra, reason) in [
+        ("&comment=x", "Changes in Test must be confirmed"),
+        ("&confirmed=true", "Test requires a comment"),
+    ] {
+        let refused = post(
+            &c.app,
+            &session,
+            "environments/test/serving",
+            &serving(extra),
+        )
+        .await;
+        assert_eq!(refused.status, 400, "{extra}: {}", refused.body);
+        assert!(refused.body.contains(reason), "{extra}: {}", refused.body);
+    }
+    let page = visit(&c.app, FLAG_PAGE, &session).await;
+    assert!(
+        page.body.contains(
+            r#"id="serving-confirmed-test" type="checkbox" name="confirmed" value="true" required"#
+        ),
+        "{}",
+        page.body
+    );
+    let saved = post(
+        &c.app,
+        &session,
+        "environments/test/serving",
+        &serving("&comment=x&confirmed=true"),
+    )
+    .await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    assert_eq!(
+        flag_of(&c.app).await["environments"]["test"]["offVariation"],
+        0
+    );
+    // Copying onto it needs a comment too.
+    let flag = flag_of(&c.app).await;
+    let copy = format!(
+        "csrf={csrf}&from=production&to=test&version.production={}&version.test={}&confirmed=true",
+        flag["environments"]["production"]["version"], flag["environments"]["test"]["version"]
+    );
+    let refused = post(&c.app, &session, "copy", &copy).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("Test requires a comment"));
+    let copied = post(&c.app, &session, "copy", &format!("{copy}&comment=reset")).await;
+    assert_eq!(copied.status, 303, "{}", copied.body);
+    assert_eq!(flag_of(&c.app).await["environments"]["test"]["on"], false);
+}
+
+async fn a_settings_form_changes_only_what_was_changed_in_it(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    // Spaces around the name and line breaks of every kind, as the API may store them.
+    let (status, body) = api(
+        &c.app,
+        TestRequest::patch()
+            .uri("/api/v2/flags/shop/dark-mode")
+            .set_json(json!([
+                {"op": "replace", "path": "/name", "value": "  spaced  "},
+                {"op": "replace", "path": "/description", "value": "\nlead\r\nnext\rlast"}
+            ])),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let session = sign_in(&c.app, OWNER).await;
+    let page = visit(&c.app, FLAG_PAGE, &session).await;
+    assert!(
+        page.body.contains("rows=\"3\">\n\nlead"),
+        "the browser drops the first newline, not the description's: {}",
+        page.body
+    );
+    let csrf = field(&page.body, "settings-form", "csrf");
+    let version = field(&page.body, "settings-form", "version");
+    // What a browser sends back with only a tag added: every line break as CR LF.
+    let saved = post(
+        &c.app,
+        &session,
+        "settings",
+        &format!("csrf={csrf}&version={version}&name=++spaced++&description=%0D%0Alead%0D%0Anext%0D%0Alast&tags=ui,new"),
+    )
+    .await;
+    assert_eq!(
+        saved.header("location"),
+        "/projects/shop/flags/dark-mode?done=settings"
+    );
+    let flag = flag_of(&c.app).await;
+    assert_eq!(flag["name"], "  spaced  ");
+    assert_eq!(flag["description"], "\nlead\r\nnext\rlast");
+    let (_, log) = api(&c.app, TestRequest::get().uri("/api/v2/auditlog?limit=1")).await;
+    let id = log["items"][0]["_id"].as_str().unwrap().to_owned();
+    let (_, entry) = api(
+        &c.app,
+        TestRequest::get().uri(&format!("/api/v2/auditlog/{id}")),
+    )
+    .await;
+    assert_eq!(
+        entry["delta"]["instructions"],
+        json!([{"kind": "addTags", "values": ["new"]}]),
+        "{entry}"
+    );
+    // A NUL, which no API client could send back, is refused; a long description is not.
+    let version = flag["_version"].to_string();
+    let nul = post(
+        &c.app,
+        &session,
+        "settings",
+        &format!("csrf={csrf}&version={version}&name=x&description=a%00b"),
+    )
+    .await;
+    assert_eq!(nul.status, 400, "{}", nul.body);
+    assert_eq!(flag_of(&c.app).await["name"], "  spaced  ");
+    let long = "%E6%97%A5".repeat(4000);
+    let saved = post(
+        &c.app,
+        &session,
+        "settings",
+        &format!("csrf={csrf}&version={version}&name=x&description={long}&tags=ui,new"),
+    )
+    .await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    assert_eq!(
+        flag_of(&c.app).await["description"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .count(),
+        4000
+    );
+}
+
+async fn forms_that_change_nothing_say_so_and_their_addresses_lead_back(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let session = sign_in(&c.app, OWNER).await;
+    let page = visit(&c.app, FLAG_PAGE, &session).await;
+    let csrf = field(&page.body, "settings-form", "csrf");
+    let version = field(&page.body, "settings-form", "version");
+    let restore = post(
+        &c.app,
+        &session,
+        "archived",
+        &format!("csrf={csrf}&version={version}&archived=false"),
+    )
+    .await;
+    assert_eq!(
+        restore.header("location"),
+        "/projects/shop/flags/dark-mode?done=unchanged"
+    );
+    assert_eq!(flag_of(&c.app).await["_version"].to_string(), version);
+    // A form's address opened again (after a refusal, the browser shows it): the flag's page.
+    for rest in [
+        "settings",
+        "archived",
+        "copy",
+        "environments/test/serving",
+        "environments/test/targeting",
+    ] {
+        let opened = visit(&c.app, &format!("{FLAG_PAGE}/{rest}"), &session).await;
+        assert_eq!(
+            (opened.status, opened.header("location")),
+            (303, FLAG_PAGE),
+            "{rest}"
+        );
+    }
+    let opened = visit(&c.app, "/tokens/some-id/delete", &session).await;
+    assert_eq!(opened.header("location"), "/tokens");
+    // The copy form is read as strictly as the others, and its CSRF token apart from the rest.
+    let flag = flag_of(&c.app).await;
+    let versions = format!(
+        "version.test={}&version.production={}",
+        flag["environments"]["test"]["version"], flag["environments"]["production"]["version"]
+    );
+    for body in [
+        format!("csrf={csrf}&from=test&to=production&version.test=abc&version.production=1"),
+        format!("csrf={csrf}&from=production&from=test&to=production&{versions}&confirmed=true"),
+    ] {
+        let refused = post(&c.app, &session, "copy", &body).await;
+        assert_eq!(refused.status, 400, "{body}: {}", refused.body);
+    }
+    let twice = post(
+        &c.app,
+        &session,
+        "copy",
+        &format!("csrf=forged&csrf={csrf}&from=test&to=production&{versions}&confirmed=true"),
+    )
+    .await;
+    assert_eq!(twice.status, 403, "{}", twice.body);
+    // Copying what is already there changes nothing, and says so.
+    let same = post(
+        &c.app,
+        &session,
+        "copy",
+        &format!("csrf={csrf}&from=test&to=production&{versions}&confirmed=true"),
+    )
+    .await;
+    assert_eq!(
+        same.header("location"),
+        "/projects/shop/flags/dark-mode?done=unchanged",
+        "{}",
+        same.body
+    );
+}
+
 on_both_backends!(
+    a_settings_form_changes_only_what_was_changed_in_it,
+    forms_that_change_nothing_say_so_and_their_addresses_lead_back,
+    an_environments_rules_ask_for_a_comment_and_a_confirmation,
     the_settings_form_renames_describes_and_retags_the_flag,
     a_stale_settings_form_is_refused_and_shows_the_flag_as_it_is,
     the_serving_form_sets_the_off_variation_and_the_fallthrough,

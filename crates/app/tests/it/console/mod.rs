@@ -242,6 +242,14 @@ async fn a_wrong_token_or_a_foreign_origin_signs_nobody_in(backend: Backend) {
         "{}",
         bad_page.body
     );
+    // A failed sign-in in a signed-in browser leaves it signed in.
+    let failed = get(
+        &c.app,
+        with_session(form("/sign-in", "token=api-wrong"), &session),
+    )
+    .await;
+    assert_eq!(failed.status, 401);
+    assert_eq!(visit(&c.app, "/projects", &session).await.status, 200);
     // A cookie that is no session is no session.
     for bogus in ["x", &"f".repeat(64), "../../etc"] {
         let page = visit(&c.app, "/projects", bogus).await;
@@ -384,7 +392,9 @@ where
     S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    let mut req = with_session(form(TARGETING, body), session);
+    // Production asks to confirm: htmx sends `confirmed` after its dialog (the switch's
+    // `hx-vals`), a browser without JavaScript from the confirmation page.
+    let mut req = with_session(form(TARGETING, &format!("{body}&confirmed=true")), session);
     if htmx {
         req = req.insert_header(("hx-request", "true"));
     }

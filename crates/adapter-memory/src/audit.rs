@@ -8,7 +8,8 @@ use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{ClaimedDelivery, DeliveryOutcome, QueuedDelivery, StoreResult};
 
 use crate::{
-    duplicate, missing, rows, search_text, AttemptRow, DeliveryRow, DeliveryState, Tables,
+    duplicate, matches_search, missing, rows, search_text, AttemptRow, DeliveryRow, DeliveryState,
+    Tables,
 };
 
 /// Whether one of the resources `entry` touches matches the specifier pattern `spec`.
@@ -39,8 +40,9 @@ impl Tables {
             .filter(|e| q.before.is_none_or(|before| e.date < before))
             .filter(|e| q.after.is_none_or(|after| e.date > after))
             .filter(|e| {
-                q.q.as_ref()
-                    .is_none_or(|text| search_text(&[&e.name, &e.description]).contains(text))
+                q.q.as_ref().is_none_or(|text| {
+                    matches_search(&search_text(&[&e.name, &e.description]), text)
+                })
             })
             .filter(|e| q.spec.as_ref().is_none_or(|spec| touches(e, spec)))
             .collect();

@@ -6,7 +6,7 @@ use domain::custom_role::CustomRole;
 use domain::query::{CustomRoleQuery, CustomRoleSortField};
 use ports::StoreResult;
 
-use crate::{directed, duplicate, one_page, rows, Tables};
+use crate::{directed, duplicate, matches_search, one_page, rows, Tables};
 
 /// As the SQL stores order them: by lower-cased name or by key, then by key.
 fn order(field: CustomRoleSortField, a: &CustomRole, b: &CustomRole) -> Ordering {
@@ -54,9 +54,7 @@ impl Tables {
             .map(|(_, role)| role)
             .filter(|role| {
                 q.query.as_ref().is_none_or(|text| {
-                    format!("{}\n{}", role.key, role.name)
-                        .to_lowercase()
-                        .contains(text.as_str())
+                    matches_search(&format!("{}\n{}", role.key, role.name).to_lowercase(), text)
                 })
             })
             .cloned()

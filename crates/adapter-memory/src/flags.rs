@@ -8,7 +8,9 @@ use domain::query::{Direction, FlagQuery, FlagSortField, FlagState};
 use domain::segment::Segment;
 use ports::{KeyedFlagConfig, StoreResult};
 
-use crate::{directed, duplicate, has_all_tags, missing, rows, search_text, tag_rows, Tables};
+use crate::{
+    directed, duplicate, has_all_tags, matches_search, missing, rows, search_text, tag_rows, Tables,
+};
 
 fn flag_order(field: FlagSortField, direction: Direction, a: &Flag, b: &Flag) -> Ordering {
     let by_key = || a.key.cmp(&b.key);
@@ -213,7 +215,7 @@ impl Tables {
             .filter(|f| {
                 q.query
                     .as_ref()
-                    .is_none_or(|text| search_text(&[&f.key, &f.name]).contains(text))
+                    .is_none_or(|text| matches_search(&search_text(&[&f.key, &f.name]), text))
             })
             .filter(|f| has_all_tags(&f.tags, &q.tags))
             .collect();

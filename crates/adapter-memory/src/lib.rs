@@ -254,6 +254,12 @@ fn has_all_tags(owned: &[String], wanted: &[String]) -> bool {
 
 /// The text `query` filters search (key and name, lower-cased, one per line, so that a match
 /// never spans both), as the SQL stores keep it in their `search` columns.
+/// Whether `haystack` (lower-cased, as [`search_text`] makes it) holds the search `text`, whatever
+/// the case of `text` (the domain's parsers lower-case it, but a query built directly need not).
+fn matches_search(haystack: &str, text: &str) -> bool {
+    haystack.contains(&text.to_lowercase())
+}
+
 fn search_text(parts: &[&str]) -> String {
     parts
         .iter()

@@ -10,7 +10,9 @@ use domain::role::Role;
 use domain::token::Token;
 use ports::{StoreError, StoreResult};
 
-use crate::{directed, duplicate, missing, one_page, rows, search_text, Tables, TokenRow};
+use crate::{
+    directed, duplicate, matches_search, missing, one_page, rows, search_text, Tables, TokenRow,
+};
 
 /// A member as the SQL stores read one back: the stored columns on a fresh [`Member`] (so
 /// derived fields, `_links` among them, are made anew), with its teams.
@@ -104,7 +106,7 @@ impl Tables {
             .filter(|m| {
                 q.query
                     .as_ref()
-                    .is_none_or(|text| member_search(m).contains(text))
+                    .is_none_or(|text| matches_search(&member_search(m), text))
             })
             .filter(|m| q.roles.is_empty() || q.roles.contains(&m.role))
             .filter(|m| q.emails.is_empty() || q.emails.contains(&m.email.to_lowercase()))

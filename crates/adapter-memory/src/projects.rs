@@ -12,8 +12,8 @@ use domain::token::EnvironmentCredential;
 use ports::StoreResult;
 
 use crate::{
-    directed, duplicate, has_all_tags, missing, one_page, rows, search_text, tag_rows,
-    EnvironmentRow, RetiredKey, Tables,
+    directed, duplicate, has_all_tags, matches_search, missing, one_page, rows, search_text,
+    tag_rows, EnvironmentRow, RetiredKey, Tables,
 };
 
 fn project_order(field: ProjectSortField, a: &Project, b: &Project) -> Ordering {
@@ -99,7 +99,7 @@ impl Tables {
             .filter(|p| {
                 q.query
                     .as_ref()
-                    .is_none_or(|text| search_text(&[&p.key, &p.name]).contains(text))
+                    .is_none_or(|text| matches_search(&search_text(&[&p.key, &p.name]), text))
             })
             .filter(|p| has_all_tags(&p.tags, &q.tags))
             .filter(|p| q.keys.is_empty() || q.keys.iter().any(|key| *key == p.key))
@@ -214,7 +214,7 @@ impl Tables {
             .filter(|e| {
                 q.query
                     .as_ref()
-                    .is_none_or(|text| search_text(&[&e.key, &e.name]).contains(text))
+                    .is_none_or(|text| matches_search(&search_text(&[&e.key, &e.name]), text))
             })
             .filter(|e| has_all_tags(&e.tags, &q.tags))
             .filter(|e| q.key.as_ref().is_none_or(|key| e.key == *key))

@@ -7,7 +7,8 @@ use domain::segment::Segment;
 use ports::StoreResult;
 
 use crate::{
-    directed, duplicate, has_all_tags, missing, one_page, rows, search_text, tag_rows, Tables,
+    directed, duplicate, has_all_tags, matches_search, missing, one_page, rows, search_text,
+    tag_rows, Tables,
 };
 
 fn segment_order(field: SegmentSortField, a: &Segment, b: &Segment) -> Ordering {
@@ -89,7 +90,7 @@ impl Tables {
             .filter(|s| {
                 q.query
                     .as_ref()
-                    .is_none_or(|text| segment_search(s).contains(text))
+                    .is_none_or(|text| matches_search(&segment_search(s), text))
             })
             .filter(|s| has_all_tags(&s.tags, &q.tags))
             .collect();

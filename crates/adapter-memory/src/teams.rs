@@ -7,7 +7,7 @@ use domain::query::{CustomRoleSortField, TeamQuery};
 use domain::team::{MemberTeam, MembershipStep, Team};
 use ports::StoreResult;
 
-use crate::{directed, duplicate, missing, one_page, rows, search_text, Tables};
+use crate::{directed, duplicate, matches_search, missing, one_page, rows, search_text, Tables};
 
 impl Tables {
     pub(crate) fn insert_team(&mut self, team: &Team) -> StoreResult<()> {
@@ -29,7 +29,7 @@ impl Tables {
             .filter(|team| {
                 q.query
                     .as_ref()
-                    .is_none_or(|text| search_text(&[&team.key, &team.name]).contains(text))
+                    .is_none_or(|text| matches_search(&search_text(&[&team.key, &team.name]), text))
             })
             .cloned()
             .collect();

@@ -84,8 +84,7 @@ pub(crate) async fn members(
     let ListQuery {
         q, page: number, ..
     } = query.into_inner();
-    // Searches match lower-cased emails and names, as the API's `query` filter does.
-    let search = q.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+    let search = q.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty());
     if search.as_deref().is_some_and(has_control) {
         return bad_input(&signed, "A search must not contain control characters.");
     }

@@ -123,6 +123,40 @@ async fn unmet_rules(
     }
 }
 
+/// [`unmet_rules`] for a change of the flag in every environment of the project (archiving):
+/// the first environment whose rules it does not meet refuses it.
+async fn unmet_rules_everywhere(
+    console: &Console,
+    signed: &Signed,
+    (project, flag): (&str, &str),
+    comment: Option<&str>,
+    confirmed: bool,
+) -> Option<HttpResponse> {
+    let caller = signed.caller.clone();
+    let p = project.to_owned();
+    match call(console, move |s| s.get_project(&caller, &p, true)).await {
+        Ok(found) => {
+            let refusal = found
+                .environments
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .find_map(|env| environment_refusal(env, comment, confirmed))?;
+            Some(
+                refused_because(
+                    console,
+                    signed,
+                    (project, flag),
+                    StatusCode::BAD_REQUEST,
+                    refusal,
+                )
+                .await,
+            )
+        }
+        Err(err) => Some(refused(console, signed, project, flag, &err).await),
+    }
+}
+
 /// The checks every change passes (session, same origin and CSRF token, keys without control
 /// characters); the signed-in caller and the path's keys, or the answer to give instead.
 async fn change_request(
@@ -296,16 +330,7 @@ pub(crate) async fn save_settings(
             "A name or tag must not contain control characters.",
         );
     }
-    if form
-        .description
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
-        return crate::pages::bad_input(
-            &signed,
-            "A description must not contain control characters other than line breaks and tabs.",
-        );
-    }
+
     let tags = parse_tags(&form.tags);
     // The instructions are made from the flag as the page showed it (its version is checked
     // with the flag locked): read it now, and let the version check refuse a stale form.
@@ -325,6 +350,20 @@ pub(crate) async fn save_settings(
         return refused(&console, &signed, &keys[0], &keys[1], &stale).await;
     }
     let instructions = settings_instructions(&current, &name, &form.description, &tags);
+    // A description typed here has no control characters but line breaks and tabs (NUL, which
+    // no API client could send back, least of all); one left as it was is not checked.
+    let typed = instructions.iter().any(|i| match i {
+        Instruction::UpdateDescription { value } => value
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\t')),
+        _ => false,
+    });
+    if typed {
+        return crate::pages::bad_input(
+            &signed,
+            "A description must not contain control characters other than line breaks and tabs.",
+        );
+    }
     apply(
         &console,
         &signed,
@@ -430,6 +469,9 @@ pub(crate) struct ArchiveForm {
     /// `true` archives, `false` restores.
     archived: bool,
     comment: Option<String>,
+    /// The confirmation's checkbox (when an environment asks for one).
+    #[serde(default)]
+    confirmed: bool,
 }
 
 /// `POST /projects/{project}/flags/{flag}/archived`: archives or restores the flag.
@@ -446,6 +488,22 @@ pub(crate) async fn save_archived(
             Ok(checked) => checked,
             Err(answer) => return answer,
         };
+    // Archiving (or restoring) changes the flag in every environment: each one's rules apply.
+    if let Err(err) = signed.caller.may_in(use_case::PatchFlag, &keys[0]) {
+        return refused(&console, &signed, &keys[0], &keys[1], &err).await;
+    }
+    let comment = free_text(form.comment);
+    if let Some(refusal) = unmet_rules_everywhere(
+        &console,
+        &signed,
+        (&keys[0], &keys[1]),
+        comment.as_deref(),
+        form.confirmed,
+    )
+    .await
+    {
+        return refusal;
+    }
     let (instruction, done) = if form.archived {
         (Instruction::ArchiveFlag, "archived")
     } else {
@@ -455,7 +513,11 @@ pub(crate) async fn save_archived(
         &console,
         &signed,
         &keys,
-        semantic_patch(None, vec![instruction], form.comment),
+        SemanticPatch {
+            environment_key: None,
+            comment,
+            instructions: vec![instruction],
+        },
         ExpectedVersion::Flag(form.version),
         done,
     )

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use service::{use_case, FlagView, ProjectWithEnvironments, ServiceError};
 
 use crate::flag_edit::done_text;
-use crate::flags::{asks_confirmation, switch};
+use crate::flags::{asks_confirmation, switch, SwitchPage};
 use crate::pages::{encode, layout};
 use crate::session::{self, call, Signed};
 use crate::{error_page, page, Console};
@@ -191,7 +191,7 @@ fn environment_section(
                 @if env.critical { " " span.badge.critical { "critical" } }
             }
             // A div, not a p: the switch is a form, which a paragraph cannot hold.
-            div.targeting { span.label { "Targeting" } " " (switch(signed, project, view, env, None)) }
+            div.targeting { span.label { "Targeting" } " " (switch(signed, project, view, env, SwitchPage::Flag, None)) }
             dl {
                 dt { "When targeting is off, serve" }
                 dd { (config.off_variation.map_or_else(|| "the code's default".to_owned(), |i| variation_name(flag, i))) }
@@ -256,16 +256,39 @@ fn may_change(signed: &Signed, project: &str) -> bool {
     signed.caller.may_in(use_case::PatchFlag, project).is_ok()
 }
 
-/// A comment field for a form's change, kept in the audit log (`required` where the
-/// environment changed requires comments).
-fn comment_field(id: &str, required: bool) -> Markup {
+/// Whether a form's change needs a comment (its environments' `requireComments`).
+enum CommentRule<'a> {
+    Optional,
+    Required,
+    /// Required when the change goes to one of these environments (named).
+    RequiredFor(&'a [&'a str]),
+}
+
+/// A comment field for a form's change, kept in the audit log (`required` where every change
+/// the form makes needs one).
+fn comment_field(id: &str, rule: &CommentRule<'_>) -> Markup {
     html! {
         div.field {
             label for=(id) {
-                "Comment (" @if required { "required here" } @else { "optional" } ", kept in the audit log)"
+                "Comment ("
+                @match rule {
+                    CommentRule::Optional => "optional",
+                    CommentRule::Required => "required here",
+                    CommentRule::RequiredFor(names) => { "required for " (names.join(", ")) },
+                }
+                ", kept in the audit log)"
             }
-            input id=(id) type="text" name="comment" maxlength="1000" required[required];
+            input id=(id) type="text" name="comment" maxlength="1000" required[matches!(rule, CommentRule::Required)];
         }
+    }
+}
+
+/// The rule of a comment for a change in `env`.
+fn comment_rule(required: bool) -> CommentRule<'static> {
+    if required {
+        CommentRule::Required
+    } else {
+        CommentRule::Optional
     }
 }
 
@@ -339,7 +362,7 @@ fn serving_form(
                             (variation_options(flag, fallthrough, &keep_fallthrough))
                         }
                     }
-                    (comment_field(&id("serving-comment"), env.require_comments))
+                    (comment_field(&id("serving-comment"), &comment_rule(env.require_comments)))
                     @if asks_confirmation(env) {
                         (confirm_field(&id("serving-confirmed"), &format!("Yes, change {}{}", env.name, if env.critical { " (a critical environment)" } else { "" })))
                     }
@@ -351,7 +374,12 @@ fn serving_form(
 }
 
 /// The flag's settings (name, description, tags) and archiving, as forms.
-fn settings_section(signed: &Signed, project: &str, flag: &Flag) -> Markup {
+fn settings_section(
+    signed: &Signed,
+    project: &str,
+    flag: &Flag,
+    environments: &[&Environment],
+) -> Markup {
     let enabled = may_change(signed, project);
     html! {
         details.edit {
@@ -374,22 +402,59 @@ fn settings_section(signed: &Signed, project: &str, flag: &Flag) -> Markup {
                         label for="flag-tags" { "Tags (separated by commas)" }
                         input #flag-tags type="text" name="tags" value=(flag.tags.join(", "));
                     }
-                    (comment_field("settings-comment", false))
+                    (comment_field("settings-comment", &CommentRule::Optional))
                     button type="submit" { "Save settings" }
                 }
             }
         }
-        form.inline #archive-form method="post" action=(flag_action(project, flag, "archived")) {
-            fieldset.inline disabled[!enabled] {
-                input type="hidden" name="csrf" value=(signed.csrf_token);
-                input type="hidden" name="version" value=(flag.version);
-                input type="hidden" name="archived" value=(if flag.archived { "false" } else { "true" });
-                button.secondary type="submit" {
-                    @if flag.archived { "Restore this flag" } @else { "Archive this flag" }
+        (archive_section(signed, project, flag, environments))
+    }
+}
+
+/// Archiving or restoring the flag: it changes the flag in every environment, so it asks for
+/// what any of them asks (a comment, a confirmation).
+fn archive_section(
+    signed: &Signed,
+    project: &str,
+    flag: &Flag,
+    environments: &[&Environment],
+) -> Markup {
+    let verb = if flag.archived { "Restore" } else { "Archive" };
+    let requiring = names_of(environments, |env| env.require_comments);
+    let asking = names_of(environments, asks_confirmation);
+    html! {
+        details.edit {
+            summary { (verb) " this flag…" }
+            form #archive-form method="post" action=(flag_action(project, flag, "archived")) {
+                fieldset disabled[!may_change(signed, project)] {
+                    input type="hidden" name="csrf" value=(signed.csrf_token);
+                    input type="hidden" name="version" value=(flag.version);
+                    input type="hidden" name="archived" value=(if flag.archived { "false" } else { "true" });
+                    p.muted {
+                        @if flag.archived { "A restored flag is live again in every environment, as it was when archived." }
+                        @else { "An archived flag leaves the list of live flags; it serves its off variation in every environment." }
+                    }
+                    (comment_field("archive-comment", &comment_rule(!requiring.is_empty())))
+                    @if !asking.is_empty() {
+                        (confirm_field("archive-confirmed", &format!("Yes, {} it also in {}", verb.to_lowercase(), asking.join(", "))))
+                    }
+                    button.secondary type="submit" { (verb) " this flag" }
                 }
             }
         }
     }
+}
+
+/// The names of the environments `which` picks.
+fn names_of<'a>(
+    environments: &[&'a Environment],
+    which: impl Fn(&Environment) -> bool,
+) -> Vec<&'a str> {
+    environments
+        .iter()
+        .filter(|env| which(env))
+        .map(|env| env.name.as_str())
+        .collect()
 }
 
 /// The form that copies one environment's configuration onto another.
@@ -414,26 +479,29 @@ fn copy_section(
                             input type="hidden" name={ "version." (env.key.as_str()) } value=(config.version);
                         }
                     }
+                    // No environment is chosen for the user: a copy onto the wrong one replaces
+                    // its targeting.
                     div.field {
                         label for="copy-from" { "From" }
-                        select #copy-from name="from" {
-                            @for (i, env) in environments.iter().enumerate() {
-                                option value=(env.key.as_str()) selected[i == 1] { (env.name) }
-                            }
+                        select #copy-from name="from" required {
+                            option value="" selected { "Choose an environment" }
+                            @for env in environments { option value=(env.key.as_str()) { (env.name) } }
                         }
                     }
                     div.field {
                         label for="copy-to" { "To" }
-                        select #copy-to name="to" {
-                            @for (i, env) in environments.iter().enumerate() {
-                                option value=(env.key.as_str()) selected[i == 0] { (env.name) @if env.critical { " (critical)" } }
+                        select #copy-to name="to" required {
+                            option value="" selected { "Choose an environment" }
+                            @for env in environments {
+                                option value=(env.key.as_str()) { (env.name) @if env.critical { " (critical)" } }
                             }
                         }
                     }
-                    (comment_field("copy-comment", false))
-                    @if environments.iter().any(|env| env.require_comments) {
-                        p.muted { "A comment is required when copying to "
-                            (environments.iter().filter(|env| env.require_comments).map(|env| env.name.as_str()).collect::<Vec<_>>().join(", ")) "." }
+                    @let requiring = names_of(environments, |env| env.require_comments);
+                    @if requiring.is_empty() {
+                        (comment_field("copy-comment", &CommentRule::Optional))
+                    } @else {
+                        (comment_field("copy-comment", &CommentRule::RequiredFor(&requiring)))
                     }
                     p.muted { "Replaces the target's targeting: on or off, individual targets, rules, fallthrough, off variation and prerequisites." }
                     (confirm_field("copy-confirmed", "Yes, replace the target environment's configuration"))
@@ -482,7 +550,7 @@ pub(crate) fn flag_page(
             " " a href=(history_link) { "History" }
         }
         @if !flag.description.is_empty() { p.description { (flag.description) } }
-        (settings_section(signed, project_key, flag))
+        (settings_section(signed, project_key, flag, &shown))
         h2 { "Variations" }
         table {
             thead { tr { th scope="col" { "#" } th scope="col" { "Name" } th scope="col" { "Value" } th scope="col" { "Description" } } }
@@ -497,7 +565,7 @@ pub(crate) fn flag_page(
                 }
             }
         }
-        (crate::flags::switch_comment_field(environments))
+        (crate::flags::switch_comment_field(environments, may_change(signed, project_key)))
         @for env in environments {
             @if let Some(config) = flag.environments.get(env.key.as_str()) {
                 (environment_section(signed, project_key, view, env, config))
@@ -541,7 +609,11 @@ mod tests {
         let fx = fixture();
         let html = flag_page(&fx.reader, &fx.project, &fx.flags.items[0], None).into_string();
         // settings, archive, two environments' serving, copy; and the two switches.
-        assert_eq!(html.matches(" disabled>").count(), 5);
+        assert_eq!(
+            html.matches(" disabled>").count(),
+            6,
+            "five forms and the switches' comment field"
+        );
         assert_eq!(html.matches(r#"role="switch""#).count(), 2);
         assert_eq!(html.matches(" disabled title=").count(), 2);
     }

@@ -100,8 +100,7 @@ impl FlagFilters {
         let text =
             |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
         Self {
-            // Searches match the lower-cased name and key, as the API's `query` filter does.
-            search: text(query.q).map(|q| q.to_lowercase()),
+            search: text(query.q),
             tag: text(query.tag),
             state,
             columns,
@@ -215,12 +214,48 @@ fn switch_id(flag: &str, env: &str) -> String {
     )
 }
 
+/// The page a switch is on: where a change made without JavaScript returns to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SwitchPage {
+    /// A project's flag list.
+    List,
+    /// The flag's own page.
+    Flag,
+}
+
+impl SwitchPage {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::List => "list",
+            Self::Flag => "flag",
+        }
+    }
+
+    /// From a form's `from` field: the flag's page, or else the list.
+    fn of(field: Option<&str>) -> Self {
+        if field == Some("flag") {
+            Self::Flag
+        } else {
+            Self::List
+        }
+    }
+
+    /// The page's address, for flag `flag` of `project`.
+    fn link(self, project: &str, flag: &str) -> String {
+        match self {
+            Self::List => format!("/projects/{}/flags", encode(project)),
+            Self::Flag => format!("/projects/{}/flags/{}", encode(project), encode(flag)),
+        }
+    }
+}
+
 /// One flag's switch in one environment: a form that turns targeting the other way.
 pub(crate) fn switch(
     signed: &Signed,
     project: &str,
     flag: &FlagView,
     env: &Environment,
+    shown_on: SwitchPage,
     problem: Option<&str>,
 ) -> Markup {
     let key = flag.flag.key.as_str();
@@ -250,20 +285,27 @@ pub(crate) fn switch(
             "You may not change it"
         }
     );
+    let id = switch_id(key, env_key);
     html! {
-        form.switch id=(switch_id(key, env_key)) method="post" action=(action)
+        form.switch id=(id) method="post" action=(action)
             hx-post=(action) hx-target="this" hx-swap="outerHTML" hx-include="#change-comment"
             hx-confirm=[asks_confirmation(env).then(|| confirmation_question(env, &flag.flag.name, !config.on))]
             hx-vals=[asks_confirmation(env).then_some(r#"{"confirmed": "true"}"#)] {
             input type="hidden" name="csrf" value=(signed.csrf_token);
             input type="hidden" name="on" value=(if config.on { "false" } else { "true" });
             input type="hidden" name="version" value=(config.version);
-            button.toggle type="submit" role="switch" aria-checked=(if config.on { "true" } else { "false" })
+            input type="hidden" name="from" value=(shown_on.as_str());
+            // An id, so that htmx gives the new switch the focus the old one had.
+            button.toggle id={ (id) "-button" } type="submit" role="switch" aria-checked=(if config.on { "true" } else { "false" })
                 aria-label=(label) disabled[!enabled] title=(label) {
                 span.knob aria-hidden="true" {}
                 span.state { (if config.on { "On" } else { "Off" }) }
             }
-            @if env.critical { " " span.badge.critical title="critical environment" { "!" } }
+            @if env.critical {
+                " " span.badge.critical title="critical environment" {
+                    span aria-hidden="true" { "!" } span.visually-hidden { "critical environment" }
+                }
+            }
             @if let Some(problem) = problem {
                 p.message.error role="alert" { (problem) }
             }
@@ -272,9 +314,10 @@ pub(crate) fn switch(
 }
 
 /// The comment field the page's switches send along (`hx-include`), saying in which of
-/// `environments` a comment is required.
+/// `environments` a comment is required; disabled for a caller who may change no flag.
 pub(crate) fn switch_comment_field<'a>(
     environments: impl IntoIterator<Item = &'a Environment>,
+    enabled: bool,
 ) -> Markup {
     let requiring: Vec<&str> = environments
         .into_iter()
@@ -284,12 +327,21 @@ pub(crate) fn switch_comment_field<'a>(
     html! {
         div.comment {
             label for="change-comment" {
-                "Comment for the switches you turn here (kept in the audit log; "
+                "Comment for the next switch you turn here (kept in the audit log; "
                 @if requiring.is_empty() { "optional" } @else { "required in " (requiring.join(", ")) }
                 ")"
             }
-            input #change-comment type="text" name="comment" maxlength="1000";
+            (comment_input(enabled, false))
         }
+    }
+}
+
+/// The switches' comment input; `out_of_band`: sent with a switch that changed, to empty the
+/// page's field (a comment goes with one change).
+fn comment_input(enabled: bool, out_of_band: bool) -> Markup {
+    html! {
+        input #change-comment type="text" name="comment" maxlength="1000" disabled[!enabled]
+            hx-swap-oob=[out_of_band.then_some("true")];
     }
 }
 
@@ -342,7 +394,7 @@ pub(crate) fn flag_list_page(
             div { button type="submit" { "Apply" } }
         }
         p.muted { (flags.total) " flag" @if flags.total != 1 { "s" } }
-        (switch_comment_field(columns.iter().copied()))
+        (switch_comment_field(columns.iter().copied(), signed.caller.may_in(use_case::PatchFlag, project_key).is_ok()))
         @if flags.items.is_empty() && filters.page > 1 {
             p { "There is no page " (filters.page) " of this list. " a href=(filters.link(project_key, 1)) { "Go to the first page" } }
         }
@@ -362,7 +414,7 @@ pub(crate) fn flag_list_page(
                             br; span.key.muted { (flag.flag.key.as_str()) }
                         }
                         td { @for tag in &flag.flag.tags { span.badge { (tag) } " " } }
-                        @for env in &columns { td { (switch(signed, project_key, flag, env, None)) } }
+                        @for env in &columns { td { (switch(signed, project_key, flag, env, SwitchPage::List, None)) } }
                     }
                 }
             }
@@ -393,6 +445,8 @@ pub(crate) struct SwitchForm {
     /// Sent by htmx after its dialog (`hx-vals`), or by the confirmation page's form.
     #[serde(default)]
     confirmed: bool,
+    /// The page the switch is on (`list` or `flag`).
+    from: Option<String>,
 }
 
 /// The flag and environment a switch changes.
@@ -402,13 +456,21 @@ struct SwitchTarget<'a> {
     env: &'a Environment,
 }
 
-/// The page that asks to confirm a switch sent without JavaScript (so without its dialog).
+/// The page that asks to confirm a switch sent without JavaScript (so without its dialog), or
+/// for the comment its environment requires.
 fn confirm_switch_page(
     signed: &Signed,
     target: &SwitchTarget<'_>,
     form: &SwitchForm,
     comment: Option<&str>,
+    reason: &str,
 ) -> Markup {
+    let title = if asks_confirmation(target.env) {
+        "Confirm the change"
+    } else {
+        "Comment on the change"
+    };
+    let back = SwitchPage::of(form.from.as_deref()).link(target.project, target.flag);
     let action = format!(
         "/projects/{}/flags/{}/environments/{}/targeting",
         encode(target.project),
@@ -416,13 +478,15 @@ fn confirm_switch_page(
         encode(target.env.key.as_str())
     );
     let content = html! {
-        h1 { "Confirm the change" }
-        p.message.error role="alert" { (confirmation_question(target.env, target.flag, form.on)) }
+        h1 { (title) }
+        p.message.error role="alert" { (reason) }
+        @if asks_confirmation(target.env) { p { (confirmation_question(target.env, target.flag, form.on)) } }
         form method="post" action=(action) {
             input type="hidden" name="csrf" value=(signed.csrf_token);
             input type="hidden" name="on" value=(if form.on { "true" } else { "false" });
             input type="hidden" name="version" value=(form.version);
             input type="hidden" name="confirmed" value="true";
+            input type="hidden" name="from" value=(SwitchPage::of(form.from.as_deref()).as_str());
             div.field {
                 label for="confirm-comment" {
                     "Comment" @if !target.env.require_comments { " (optional)" } ", kept in the audit log"
@@ -431,10 +495,10 @@ fn confirm_switch_page(
                     value=(comment.unwrap_or("")) required[target.env.require_comments];
             }
             button type="submit" { "Yes, turn it " (if form.on { "on" } else { "off" }) }
-            " " a href={ "/projects/" (encode(target.project)) "/flags" } { "Cancel" }
+            " " a href=(back) { "Cancel" }
         }
     };
-    layout("Confirm the change", Some(signed), &content)
+    layout(title, Some(signed), &content)
 }
 
 /// Whether a change in `env` is confirmed first: a critical environment, or one whose
@@ -450,8 +514,13 @@ fn confirmation_question(env: &Environment, flag: &str, on: bool) -> String {
     } else {
         "asks to confirm every change"
     };
+    let comment = if env.require_comments {
+        " (it also requires a comment: the field above the switches)"
+    } else {
+        ""
+    };
     format!(
-        "{} {why}. Turn {flag} {} there?",
+        "{} {why}{comment}. Turn {flag} {} there?",
         env.name,
         if on { "on" } else { "off" }
     )
@@ -464,7 +533,7 @@ pub(crate) fn environment_refusal(
     comment: Option<&str>,
     confirmed: bool,
 ) -> Option<String> {
-    if env.require_comments && comment.is_none_or(|c| c.trim().is_empty()) {
+    if env.require_comments && comment.is_none_or(|c| !c.chars().any(says_something)) {
         return Some(format!(
             "{} requires a comment with every change: write one in the comment field, then try again.",
             env.name
@@ -519,10 +588,9 @@ pub(crate) async fn switch_targeting(
     let written: Result<(), String> = match (rules, refusal) {
         (Err(err), _) if !from_htmx(&req) => return error_page(&err, Some(&signed)),
         (Err(err), _) => Err(problem_text(&err)),
-        // Without JavaScript there was no dialog: the confirmation is a page of its own.
-        (Ok(environment), Some(_))
-            if !from_htmx(&req) && asks_confirmation(&environment) && !form.confirmed =>
-        {
+        // Without JavaScript there was no dialog, and the comment field above the switches is
+        // not in the switch's form: a page of its own asks for the confirmation or the comment.
+        (Ok(environment), Some(refusal)) if !from_htmx(&req) => {
             let target = SwitchTarget {
                 project: &project,
                 flag: &flag,
@@ -530,11 +598,8 @@ pub(crate) async fn switch_targeting(
             };
             return page(
                 StatusCode::OK,
-                confirm_switch_page(&signed, &target, &form, comment.as_deref()),
+                confirm_switch_page(&signed, &target, &form, comment.as_deref(), &refusal),
             );
-        }
-        (Ok(_), Some(refusal)) if !from_htmx(&req) => {
-            return crate::pages::bad_input(&signed, &refusal)
         }
         (Ok(_), Some(refusal)) => Err(refusal),
         (Ok(_), None) => {
@@ -558,10 +623,12 @@ pub(crate) async fn switch_targeting(
             }
         }
     };
+    let shown_on = SwitchPage::of(form.from.as_deref());
     if !from_htmx(&req) {
-        return crate::see_other(&format!("/projects/{}/flags", encode(&project)));
+        return crate::see_other(&shown_on.link(&project, &flag));
     }
     // The switch as it is now, with the reason when the change was refused.
+    let changed = written.is_ok();
     let problem = written.err();
     let caller = signed.caller.clone();
     let (p, f) = (project.clone(), flag.clone());
@@ -583,13 +650,11 @@ pub(crate) async fn switch_targeting(
             match environment {
                 Some(environment) => page(
                     StatusCode::OK,
-                    switch(
-                        &signed,
-                        &project,
-                        &flag_view,
-                        environment,
-                        problem.as_deref(),
-                    ),
+                    html! {
+                        (switch(&signed, &project, &flag_view, environment, shown_on, problem.as_deref()))
+                        // The comment went with this change: the page's field is emptied.
+                        @if changed { (comment_input(true, true)) }
+                    },
                 ),
                 None => problem_fragment(&format!("The project has no environment '{env}'.")),
             }
@@ -599,8 +664,9 @@ pub(crate) async fn switch_targeting(
     }
 }
 
-/// Free text as a form sent it (a comment for the audit log, a description): control
-/// characters but newlines and tabs dropped, and none if blank.
+/// Free text as a form sent it (a comment for the audit log, a token's description): control
+/// characters but newlines and tabs dropped, and none unless it says something (a letter or a
+/// digit: a comment of spaces or invisible characters is none, also where one is required).
 pub(crate) fn free_text(comment: Option<String>) -> Option<String> {
     comment
         .map(|c| {
@@ -608,7 +674,12 @@ pub(crate) fn free_text(comment: Option<String>) -> Option<String> {
                 .filter(|ch| !ch.is_control() || matches!(ch, '\n' | '\t'))
                 .collect::<String>()
         })
-        .filter(|c| !c.trim().is_empty())
+        .filter(|c| c.chars().any(says_something))
+}
+
+/// Whether `c` is a letter or a digit that shows (not one of Unicode's blank fillers).
+fn says_something(c: char) -> bool {
+    c.is_alphanumeric() && !matches!(c, '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}')
 }
 
 /// Changes flag `flag` of `project` by `patch` as the signed-in caller, if it still has the
@@ -712,7 +783,11 @@ mod tests {
         )
         .into_string();
         assert_eq!(html.matches(r#"role="switch""#).count(), 2);
-        assert_eq!(html.matches(" disabled").count(), 2);
+        assert_eq!(
+            html.matches(" disabled").count(),
+            3,
+            "two switches and the comment field"
+        );
         assert!(html.contains("You may not change it"));
     }
 
@@ -725,6 +800,7 @@ mod tests {
             "shop",
             &fx.flags.items[0],
             &environments[0],
+            SwitchPage::List,
             Some("Someone else changed this flag"),
         )
         .into_string();

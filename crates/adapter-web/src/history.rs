@@ -123,12 +123,7 @@ pub(crate) async fn show(
             )),
             limit: ENTRIES_PER_PAGE,
         };
-        let listed = s.list_audit_log(&caller, &query)?;
-        // The listing has no versions: each entry's detail is read (a page has at most 20).
-        let mut entries = Vec::with_capacity(listed.len());
-        for entry in listed {
-            entries.push(s.get_audit_entry(&caller, entry.id.as_str())?);
-        }
+        let entries = s.list_audit_log_in_detail(&caller, &query)?;
         Ok((project, flag.flag.name, flag.flag.key.to_string(), entries))
     })
     .await;

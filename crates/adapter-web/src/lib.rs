@@ -73,98 +73,61 @@ impl Console {
     pub fn configure(&self, routes: &mut web::ServiceConfig) {
         routes
             .app_data(web::Data::new(self.clone()))
-            .route("/", web::get().to(home))
-            .route("/static/htmx.min.js", web::get().to(htmx_js))
-            .route("/static/console.css", web::get().to(console_css))
+            .service(page_at("/").get(home))
+            .service(page_at("/static/htmx.min.js").get(htmx_js))
+            .service(page_at("/static/console.css").get(console_css))
             .service(
-                web::resource("/sign-in")
-                    .app_data(form_config())
+                page_at("/sign-in")
                     .get(session::sign_in_page)
                     .post(session::sign_in),
             )
+            .service(page_at("/sign-out").get(home).post(session::sign_out))
+            .service(page_at("/projects").get(pages::projects))
+            .service(page_at("/members").get(admin::members))
             .service(
-                web::resource("/sign-out")
-                    .app_data(form_config())
-                    .get(home)
-                    .post(session::sign_out),
-            )
-            .service(
-                web::resource("/projects")
-                    .app_data(query_config())
-                    .get(pages::projects),
-            )
-            .service(
-                web::resource("/members")
-                    .app_data(query_config())
-                    .get(admin::members),
-            )
-            .service(
-                web::resource("/tokens")
-                    .app_data(query_config())
-                    .app_data(form_config())
+                page_at("/tokens")
                     .get(admin::tokens)
                     .post(admin::create_token),
             )
             .service(
-                web::resource("/tokens/{id}/delete")
-                    .app_data(form_config())
+                page_at("/tokens/{id}/delete")
                     .get(|| async { see_other("/tokens") })
                     .post(admin::delete_token),
             )
+            .service(page_at("/projects/{project}").get(pages::project))
+            .service(page_at("/projects/{project}/flags").get(flags::list))
+            .service(page_at("/projects/{project}/flags/{flag}").get(flag_page::show))
             .service(
-                web::resource("/projects/{project}/flags")
-                    .app_data(query_config())
-                    .get(flags::list),
-            )
-            .route("/projects/{project}", web::get().to(pages::project))
-            .service(
-                web::resource("/projects/{project}/flags/{flag}")
-                    .app_data(query_config())
-                    .get(flag_page::show),
-            )
-            .service(
-                web::resource("/projects/{project}/flags/{flag}/settings")
+                page_at("/projects/{project}/flags/{flag}/settings")
                     .app_data(form_config_up_to(SETTINGS_FORM_LIMIT))
                     .get(flag_edit::to_flag_page)
                     .post(flag_edit::save_settings),
             )
             .service(
-                web::resource("/projects/{project}/flags/{flag}/archived")
-                    .app_data(form_config())
+                page_at("/projects/{project}/flags/{flag}/archived")
                     .get(flag_edit::to_flag_page)
                     .post(flag_edit::save_archived),
             )
             .service(
-                web::resource("/projects/{project}/flags/{flag}/copy")
-                    .app_data(form_config())
+                page_at("/projects/{project}/flags/{flag}/copy")
                     .get(flag_edit::to_flag_page)
                     .post(flag_edit::copy_config),
             )
             .service(
-                web::resource("/projects/{project}/flags/{flag}/environments/{env}/serving")
-                    .app_data(form_config())
+                page_at("/projects/{project}/flags/{flag}/environments/{env}/serving")
                     .get(flag_edit::to_flag_page)
                     .post(flag_edit::save_serving),
             )
             .service(
-                web::resource("/projects/{project}/environments/{env}/segments")
-                    .app_data(query_config())
-                    .get(segments::list),
-            )
-            .route(
-                "/projects/{project}/environments/{env}/segments/{segment}",
-                web::get().to(segments::show),
-            )
-            .service(
-                web::resource("/projects/{project}/flags/{flag}/history")
-                    .app_data(query_config())
-                    .get(history::show),
-            )
-            .service(
-                web::resource("/projects/{project}/flags/{flag}/environments/{env}/targeting")
-                    .app_data(form_config())
+                page_at("/projects/{project}/flags/{flag}/environments/{env}/targeting")
                     .get(flag_edit::to_flag_page)
                     .post(flags::switch_targeting),
+            )
+            .service(page_at("/projects/{project}/flags/{flag}/history").get(history::show))
+            .service(page_at("/projects/{project}/environments/{env}/segments").get(segments::list))
+            .service(
+                page_at("/projects/{project}/environments/{env}/segments/{segment}")
+                    .get(segments::show),
             );
     }
 }
@@ -183,6 +146,27 @@ impl Console {
     }
 }
 
+/// A console address: its forms and query strings read as the console reads them, and a
+/// method it does not take answered with a page (405), not the API's JSON.
+fn page_at(path: &str) -> actix_web::Resource {
+    web::resource(path)
+        .app_data(form_config())
+        .app_data(query_config())
+        .default_service(web::to(wrong_method))
+}
+
+/// A request with a method the address does not take.
+async fn wrong_method(req: HttpRequest) -> HttpResponse {
+    page(
+        StatusCode::METHOD_NOT_ALLOWED,
+        pages::message_page(
+            "Method not allowed (405)",
+            &format!("{} does not take a {} request.", req.path(), req.method()),
+            None,
+        ),
+    )
+}
+
 /// The largest form the console accepts: its forms are a few fields.
 const FORM_LIMIT: usize = 16 * 1024;
 
@@ -192,8 +176,9 @@ fn form_config() -> web::FormConfig {
 }
 
 /// The largest settings form: it carries a flag's whole description, which can be as long as
-/// the API takes (its bodies' default limit), percent-encoded.
-const SETTINGS_FORM_LIMIT: usize = 1024 * 1024;
+/// the API takes (its bodies' default limit, 1 MiB), percent-encoded (three bytes for each
+/// byte of text that is not ASCII), with the form's other fields.
+const SETTINGS_FORM_LIMIT: usize = 3 * 1024 * 1024 + FORM_LIMIT;
 
 /// [`form_config`] for forms of up to `limit` bytes.
 fn form_config_up_to(limit: usize) -> web::FormConfig {

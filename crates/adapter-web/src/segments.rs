@@ -76,8 +76,7 @@ pub(crate) async fn list(
     };
     let (project_key, env_key) = path.into_inner();
     let SegmentsQuery { q, page: number } = query.into_inner();
-    // Searches match lower-cased keys, names and descriptions, as the API's `query` filter does.
-    let search = q.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+    let search = q.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty());
     if [Some(&project_key), Some(&env_key), search.as_ref()]
         .into_iter()
         .flatten()

@@ -278,13 +278,44 @@ impl Service {
         caller: &Caller,
         query: &AuditQuery,
     ) -> ServiceResult<Vec<AuditEntry>> {
+        // The store gives the listing view, without reading any entry's detail.
+        self.list_audit_entries(caller, |repo| Ok(repo.list_audit_entries(query)?))
+    }
+
+    /// [`Service::list_audit_log`] with each entry's detail (its versions and delta, as
+    /// [`Service::get_audit_entry`] gives it), all read in one transaction: for a page that shows
+    /// what each change changed (`query.limit` entries at most).
+    ///
+    /// # Errors
+    /// `NotPermitted`.
+    pub fn list_audit_log_in_detail(
+        &self,
+        caller: &Caller,
+        query: &AuditQuery,
+    ) -> ServiceResult<Vec<AuditEntry>> {
+        self.list_audit_entries(caller, |repo| {
+            let listed = repo.list_audit_entries(query)?;
+            let mut detailed = Vec::with_capacity(listed.len());
+            for entry in listed {
+                // An entry is never deleted: each one listed is there.
+                if let Some(entry) = repo.get_audit_entry(&entry.id)? {
+                    detailed.push(entry);
+                }
+            }
+            Ok(detailed)
+        })
+    }
+
+    /// The entries `read` reads in one read transaction, those the caller may read, completed.
+    fn list_audit_entries(
+        &self,
+        caller: &Caller,
+        read: impl FnMut(&mut dyn Repository) -> ServiceResult<Vec<AuditEntry>>,
+    ) -> ServiceResult<Vec<AuditEntry>> {
         caller.require(Action::ViewResources)?;
         caller.require_on("viewAuditLog", &Resource::account())?;
         let account_id = self.account_id()?;
-        // The store gives the listing view, without reading any entry's detail.
-        let mut entries = self
-            .store
-            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_audit_entries(query)?) })?;
+        let mut entries = self.store.read_tx(read)?;
         // A caller with custom roles sees the entries of what it may read (a page may then hold
         // fewer than `limit`); a built-in role reads everything it is shown.
         if !caller.permissions.built_in_only() {

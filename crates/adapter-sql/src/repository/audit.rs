@@ -218,7 +218,7 @@ impl AuditRepository for SqlRepository<'_> {
                 query = query.filter(audit_log::date.gt(after));
             }
             if let Some(text) = &q.q {
-                query = query.filter(audit_log::search.like(contains_pattern(text)).escape('\\'));
+                query = query.filter(audit_log::search.like(search_pattern(text)).escape('\\'));
             }
             if let Some(like) = &like {
                 query = query.filter(

@@ -26,11 +26,7 @@ fn search_text(role: &CustomRole) -> String {
 fn filtered(q: &CustomRoleQuery) -> custom_roles::BoxedQuery<'_, Backend> {
     let mut query = custom_roles::table.into_boxed();
     if let Some(text) = &q.query {
-        query = query.filter(
-            custom_roles::search
-                .like(contains_pattern(text))
-                .escape('\\'),
-        );
+        query = query.filter(custom_roles::search.like(search_pattern(text)).escape('\\'));
     }
     query
 }

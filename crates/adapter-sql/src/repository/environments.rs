@@ -85,11 +85,7 @@ fn filtered_environments<'a>(
         .filter(environments::project_id.eq(project_id))
         .into_boxed();
     if let Some(text) = &q.query {
-        query = query.filter(
-            environments::search
-                .like(contains_pattern(text))
-                .escape('\\'),
-        );
+        query = query.filter(environments::search.like(search_pattern(text)).escape('\\'));
     }
     query = with_all_tags!(
         query,

@@ -240,7 +240,7 @@ fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuer
         query = query.filter(flags::maintainer_id.eq(maintainer));
     }
     if let Some(text) = &q.query {
-        query = query.filter(flags::search.like(contains_pattern(text)).escape('\\'));
+        query = query.filter(flags::search.like(search_pattern(text)).escape('\\'));
     }
     query = with_all_tags!(
         query,

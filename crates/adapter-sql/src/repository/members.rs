@@ -75,7 +75,7 @@ impl MemberRow {
 fn filtered_members(q: &MemberQuery) -> members::BoxedQuery<'_, Backend> {
     let mut query = members::table.into_boxed();
     if let Some(text) = &q.query {
-        query = query.filter(members::search.like(contains_pattern(text)).escape('\\'));
+        query = query.filter(members::search.like(search_pattern(text)).escape('\\'));
     }
     if !q.roles.is_empty() {
         query = query.filter(members::role.eq_any(q.roles.iter().map(|r| r.as_str())));

@@ -83,7 +83,7 @@ impl ProjectRow {
 fn filtered_projects(q: &ProjectQuery) -> projects::BoxedQuery<'_, Backend> {
     let mut query = projects::table.into_boxed();
     if let Some(text) = &q.query {
-        query = query.filter(projects::search.like(contains_pattern(text)).escape('\\'));
+        query = query.filter(projects::search.like(search_pattern(text)).escape('\\'));
     }
     query = with_all_tags!(query, &q.tags, projects::id, project_tags.project_id);
     if !q.keys.is_empty() {

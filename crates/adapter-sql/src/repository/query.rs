@@ -30,6 +30,13 @@ pub(super) fn search_text(key: &str, name: &str) -> String {
 }
 
 /// A LIKE pattern matching `text` anywhere, with LIKE's wildcards escaped.
+/// The pattern a `search` column (lower-cased text) is matched with: `text` lower-cased, so a
+/// query matches whatever its case (the domain's parsers lower-case it too, but a query built
+/// directly need not).
+pub(super) fn search_pattern(text: &str) -> String {
+    contains_pattern(&text.to_lowercase())
+}
+
 pub(super) fn contains_pattern(text: &str) -> String {
     let mut pattern = String::with_capacity(text.len() + 2);
     pattern.push('%');

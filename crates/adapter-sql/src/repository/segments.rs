@@ -84,7 +84,7 @@ fn filtered_segments<'a>(
 ) -> segments::BoxedQuery<'a, Backend> {
     let mut query = environment_segments(project_id, environment_key).into_boxed();
     if let Some(text) = &q.query {
-        query = query.filter(segments::search.like(contains_pattern(text)).escape('\\'));
+        query = query.filter(segments::search.like(search_pattern(text)).escape('\\'));
     }
     query = with_all_tags!(
         query,

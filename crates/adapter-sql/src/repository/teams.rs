@@ -82,7 +82,7 @@ impl TeamRow {
 fn filtered(q: &TeamQuery) -> teams::BoxedQuery<'_, Backend> {
     let mut query = teams::table.into_boxed();
     if let Some(text) = &q.query {
-        query = query.filter(teams::search.like(contains_pattern(text)).escape('\\'));
+        query = query.filter(teams::search.like(search_pattern(text)).escape('\\'));
     }
     query
 }

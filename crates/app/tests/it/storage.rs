@@ -133,6 +133,16 @@ fn projects_round_trip_and_filter(backend: Backend) {
         0,
         "LIKE wildcards are escaped"
     );
+    // A query built directly (not parsed, so not lower-cased): matched whatever its case.
+    let mut upper = ProjectQuery::parse(None, None, None, None).unwrap();
+    upper.query = Some("ALPHA".into());
+    let Listed { items, .. } = store
+        .read_tx(|repo| -> Result<_> { repo.list_projects(&upper) })
+        .unwrap();
+    assert_eq!(
+        items.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(),
+        ["alpha"]
+    );
 }
 
 fn failed_units_of_work_roll_back(backend: Backend) {

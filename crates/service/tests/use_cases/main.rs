@@ -7,6 +7,7 @@
     missing_debug_implementations
 )]
 
+mod audit;
 mod console_sessions;
 mod flags;
 mod members;

@@ -240,7 +240,7 @@ async fn archiving_and_restoring_a_flag(backend: Backend) {
         &c.app,
         &session,
         "archived",
-        &format!("csrf={csrf}&version={version}&archived=true&comment=done+with+it"),
+        &format!("csrf={csrf}&version={version}&archived=true&comment=done+with+it&confirmed=true"),
     )
     .await;
     assert_eq!(
@@ -260,7 +260,7 @@ async fn archiving_and_restoring_a_flag(backend: Backend) {
         &c.app,
         &session,
         "archived",
-        &format!("csrf={csrf}&version={version}&archived=false"),
+        &format!("csrf={csrf}&version={version}&archived=false&confirmed=true"),
     )
     .await;
     assert_eq!(
@@ -325,7 +325,7 @@ async fn a_reader_cannot_change_the_flag_from_its_page(backend: Backend) {
     let session = sign_in(&c.app, &reader).await;
     let page = visit(&c.app, FLAG_PAGE, &session).await;
     assert_eq!(page.status, 200);
-    assert_eq!(page.body.matches(" disabled>").count(), 5, "{}", page.body);
+    assert_eq!(page.body.matches(" disabled>").count(), 6, "{}", page.body);
     let csrf = field(&page.body, "settings-form", "csrf");
     let version = field(&page.body, "settings-form", "version");
     for (rest, body) in [
@@ -382,7 +382,7 @@ async fn an_environments_rules_ask_for_a_comment_and_a_confirmation(backend: Bac
     let list = visit(&c.app, "/projects/shop/flags", &session).await;
     assert!(
         list.body
-            .contains("hx-confirm=\"Test asks to confirm every change. Turn Dark mode on there?\""),
+            .contains("hx-confirm=\"Test asks to confirm every change (it also requires a comment: the field above the switches). Turn Dark mode on there?\""),
         "{}",
         list.body
     );
@@ -603,7 +603,7 @@ async fn forms_that_change_nothing_say_so_and_their_addresses_lead_back(backend:
         &c.app,
         &session,
         "archived",
-        &format!("csrf={csrf}&version={version}&archived=false"),
+        &format!("csrf={csrf}&version={version}&archived=false&confirmed=true"),
     )
     .await;
     assert_eq!(
@@ -665,7 +665,188 @@ async fn forms_that_change_nothing_say_so_and_their_addresses_lead_back(backend:
     );
 }
 
+async fn the_rules_hold_for_every_way_a_flag_changes(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    // Staging requires a comment, and asks for no confirmation.
+    let (status, body) = api(
+        &c.app,
+        TestRequest::post()
+            .uri("/api/v2/projects/shop/environments")
+            .set_json(json!({"key": "staging", "name": "Staging", "color": "0000ff", "requireComments": true})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let session = sign_in(&c.app, OWNER).await;
+    let page = visit(&c.app, FLAG_PAGE, &session).await;
+    let form_id = "switch-9-dark-mode.staging";
+    let csrf = field(&page.body, form_id, "csrf");
+    let version = field(&page.body, form_id, "version");
+    assert_eq!(field(&page.body, form_id, "from"), "flag");
+    let switch = |body: String, htmx: bool| {
+        let mut req = with_session(
+            form(
+                &format!("{FLAG_PAGE}/environments/staging/targeting"),
+                &body,
+            ),
+            &session,
+        );
+        if htmx {
+            req = req.insert_header(("hx-request", "true"));
+        }
+        req
+    };
+    // Without JavaScript and without a comment: a page that asks for it, and goes back where
+    // the switch was.
+    let asked = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=true&version={version}&from=flag"),
+            false,
+        ),
+    )
+    .await;
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert!(
+        asked.body.contains("Comment on the change"),
+        "{}",
+        asked.body
+    );
+    assert!(asked.body.contains("Staging requires a comment"));
+    assert!(asked.body.contains(r#"name="from" value="flag""#));
+    assert_eq!(
+        flag_of(&c.app).await["environments"]["staging"]["on"],
+        false
+    );
+    let done = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=true&version={version}&from=flag&comment=why&confirmed=true"),
+            false,
+        ),
+    )
+    .await;
+    assert_eq!((done.status, done.header("location")), (303, FLAG_PAGE));
+    assert_eq!(flag_of(&c.app).await["environments"]["staging"]["on"], true);
+    // A comment of invisible characters is none; one that says something empties the page's
+    // comment field with the new switch (it went with this change).
+    let version = flag_of(&c.app).await["environments"]["staging"]["version"].to_string();
+    let invisible = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=false&version={version}&comment=%E2%80%8B%E3%85%A4+%C2%AD"),
+            true,
+        ),
+    )
+    .await;
+    assert!(
+        invisible.body.contains("Staging requires a comment"),
+        "{}",
+        invisible.body
+    );
+    let switched = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=false&version={version}&comment=rollback"),
+            true,
+        ),
+    )
+    .await;
+    assert!(
+        switched.body.contains(r#"aria-checked="false""#),
+        "{}",
+        switched.body
+    );
+    assert!(
+        switched.body.contains(r#"id="change-comment""#)
+            && switched.body.contains(r#"hx-swap-oob="true""#),
+        "{}",
+        switched.body
+    );
+    // Archiving changes every environment: it needs what each asks for.
+    let flag = flag_of(&c.app).await;
+    let version = flag["_version"].to_string();
+    for (extra, reason) in [
+        ("&confirmed=true", "Staging requires a comment"),
+        ("&comment=retire", "Changes in Production must be confirmed"),
+    ] {
+        let refused = post(
+            &c.app,
+            &session,
+            "archived",
+            &format!("csrf={csrf}&version={version}&archived=true{extra}"),
+        )
+        .await;
+        assert_eq!(refused.status, 400, "{extra}: {}", refused.body);
+        assert!(refused.body.contains(reason), "{extra}: {}", refused.body);
+    }
+    assert_eq!(flag_of(&c.app).await["archived"], false);
+    let archived = post(
+        &c.app,
+        &session,
+        "archived",
+        &format!("csrf={csrf}&version={version}&archived=true&comment=retire&confirmed=true"),
+    )
+    .await;
+    assert_eq!(
+        archived.header("location"),
+        "/projects/shop/flags/dark-mode?done=archived"
+    );
+    // A copy must name both environments.
+    let unchosen = post(
+        &c.app,
+        &session,
+        "copy",
+        &format!("csrf={csrf}&from=&to=&confirmed=true"),
+    )
+    .await;
+    assert_eq!(unchosen.status, 400, "{}", unchosen.body);
+    // A console address does not answer another method in the API's JSON.
+    let wrong = get(&c.app, with_session(form("/projects", ""), &session)).await;
+    assert_eq!(wrong.status, 405);
+    assert!(
+        wrong.header("content-type").starts_with("text/html"),
+        "{}",
+        wrong.body
+    );
+}
+
+async fn a_description_left_alone_is_not_checked(backend: Backend) {
+    let c = console(backend).await;
+    shop(&c.app).await;
+    let (status, body) = api(
+        &c.app,
+        TestRequest::patch()
+            .uri("/api/v2/flags/shop/dark-mode")
+            .set_json(json!([{"op": "replace", "path": "/description", "value": "bell \u{7} x"}])),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let session = sign_in(&c.app, OWNER).await;
+    let page = visit(&c.app, FLAG_PAGE, &session).await;
+    let csrf = field(&page.body, "settings-form", "csrf");
+    let version = field(&page.body, "settings-form", "version");
+    let saved = post(
+        &c.app,
+        &session,
+        "settings",
+        &format!("csrf={csrf}&version={version}&name=Dark+mode&description=bell+%07+x&tags=ui,x"),
+    )
+    .await;
+    assert_eq!(
+        saved.header("location"),
+        "/projects/shop/flags/dark-mode?done=settings",
+        "{}",
+        saved.body
+    );
+    let flag = flag_of(&c.app).await;
+    assert_eq!(flag["description"], "bell \u{7} x");
+    assert_eq!(flag["tags"], json!(["ui", "x"]));
+}
+
 on_both_backends!(
+    the_rules_hold_for_every_way_a_flag_changes,
+    a_description_left_alone_is_not_checked,
     a_settings_form_changes_only_what_was_changed_in_it,
     forms_that_change_nothing_say_so_and_their_addresses_lead_back,
     an_environments_rules_ask_for_a_comment_and_a_confirmation,

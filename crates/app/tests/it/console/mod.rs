@@ -577,7 +577,7 @@ async fn a_reader_sees_no_enabled_switch_and_cannot_toggle(backend: Backend) {
     assert_eq!(list.status, 200, "{}", list.body);
     let switches = list.body.matches(r#"role="switch""#).count();
     assert_eq!(switches, 2);
-    assert_eq!(list.body.matches("disabled").count(), 2, "{}", list.body);
+    assert_eq!(list.body.matches("disabled").count(), 3, "{}", list.body);
     let (csrf, version) = switch_fields(&list);
     let refused = toggle(
         &c.app,
@@ -732,6 +732,13 @@ async fn searches_ignore_case(backend: Backend) {
         let page = visit(&c.app, uri, &session).await;
         assert!(page.body.contains("1 flag<"), "{uri}: {}", page.body);
     }
+    // The search box keeps what was typed (the store matches it whatever its case).
+    let typed = visit(&c.app, "/projects/shop/flags?q=DARK", &session).await;
+    assert!(
+        typed.body.contains(r#"name="q" value="DARK""#),
+        "{}",
+        typed.body
+    );
     let projects = visit(&c.app, "/projects?q=SHOP", &session).await;
     assert!(projects.body.contains("1 project<"), "{}", projects.body);
 }

@@ -187,7 +187,7 @@ fn environment_section(
     html! {
         section.environment aria-labelledby={ "env-" (env.key.as_str()) } {
             h2 #{ "env-" (env.key.as_str()) } {
-                (env.name) " " span.key.muted { (env.key.as_str()) }
+                (crate::pages::swatch(env)) " " (env.name) " " span.key.muted { (env.key.as_str()) }
                 @if env.critical { " " span.badge.critical { "critical" } }
             }
             // A div, not a p: the switch is a form, which a paragraph cannot hold.

@@ -403,7 +403,7 @@ pub(crate) fn flag_list_page(
                 tr {
                     th scope="col" { "Flag" }
                     th scope="col" { "Tags" }
-                    @for env in &columns { th scope="col" { (env.name) } }
+                    @for env in &columns { th scope="col" { (crate::pages::swatch(env)) " " (env.name) } }
                 }
             }
             tbody {

@@ -80,6 +80,21 @@ fn walk(path: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec
     }
 }
 
+/// Characters of a changed value shown before "…" (a description can be a megabyte).
+const VALUE_SHOWN: usize = 300;
+
+/// A changed value as the history shows it: "—" where there was none, a long one cut short.
+fn shortened(value: Option<&str>) -> String {
+    match value {
+        None => "—".to_owned(),
+        Some(text) if text.chars().count() > VALUE_SHOWN => {
+            let cut: String = text.chars().take(VALUE_SHOWN).collect();
+            format!("{cut}… ({} characters in all)", text.chars().count())
+        }
+        Some(text) => text.to_owned(),
+    }
+}
+
 /// `epoch_ms` as `2026-11-27 20:30:12 UTC`.
 pub(crate) fn utc(epoch_ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(epoch_ms).map_or_else(
@@ -185,8 +200,8 @@ pub(crate) fn history_page(
                                         @for change in changes.iter().take(CHANGES_SHOWN) {
                                             tr {
                                                 td { code { (change.path) } }
-                                                td.before { code { (change.before.as_deref().unwrap_or("—")) } }
-                                                td.after { code { (change.after.as_deref().unwrap_or("—")) } }
+                                                td.before { code { (shortened(change.before.as_deref())) } }
+                                                td.after { code { (shortened(change.after.as_deref())) } }
                                             }
                                         }
                                     }
@@ -236,6 +251,16 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn long_values_are_cut_short() {
+        assert_eq!(shortened(None), "—");
+        assert_eq!(shortened(Some("on")), "on");
+        let long = "é".repeat(1000);
+        let shown = shortened(Some(&long));
+        assert!(shown.starts_with(&"é".repeat(300)));
+        assert!(shown.ends_with("… (1000 characters in all)"), "{shown}");
     }
 
     #[test]

@@ -191,14 +191,19 @@ pub(crate) fn projects_page(
                     " " span.key.muted { (item.project.key.as_str()) }
                 }
                 table {
-                    thead { tr { th scope="col" { "Environment" } th scope="col" { "Key" } th scope="col" { "Colour" } th scope="col" { "Critical" } th scope="col" { "Segments" } } }
+                    thead { tr { th scope="col" { "Environment" } th scope="col" { "Key" } th scope="col" { "Colour" } th scope="col" { "Critical" } th scope="col" { "Changes" } th scope="col" { "Segments" } } }
                     tbody {
                         @for env in item.environments.as_deref().unwrap_or_default() {
                             tr {
                                 td { (env.name) }
                                 td.key { (env.key.as_str()) }
-                                td { code { "#" (env.color) } }
+                                td { (swatch(env)) " " code { "#" (env.color) } }
                                 td { @if env.critical { span.badge.critical { "critical" } } @else { span.muted { "no" } } }
+                                td {
+                                    @if env.critical || env.confirm_changes { span.badge { "confirmed first" } " " }
+                                    @if env.require_comments { span.badge { "comment required" } }
+                                    @if !(env.critical || env.confirm_changes || env.require_comments) { span.muted { "no rules" } }
+                                }
                                 td { a href={ "/projects/" (encode(item.project.key.as_str())) "/environments/" (encode(env.key.as_str())) "/segments" } { "Segments" span.visually-hidden { " of " (env.name) } } }
                             }
                         }
@@ -215,6 +220,16 @@ pub(crate) fn projects_page(
         }
     };
     layout("Projects", Some(signed), &content)
+}
+
+/// An environment's colour, as a small square (an SVG's presentation attribute, not a style:
+/// the pages allow no inline style).
+pub(crate) fn swatch(env: &domain::environment::Environment) -> Markup {
+    html! {
+        svg.swatch width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" {
+            rect width="12" height="12" rx="2" fill={ "#" (env.color) } {}
+        }
+    }
 }
 
 /// The projects page `number` of the search `search`.
@@ -270,6 +285,8 @@ mod tests {
             "1 project<",
             "Sign out",
             "(owner)",
+            "confirmed first",
+            "no rules",
         ] {
             assert!(html.contains(text), "{text}: {html}");
         }

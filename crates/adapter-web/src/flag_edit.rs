@@ -94,52 +94,30 @@ async fn refused_because(
     }
 }
 
-/// The refusal of a change in environment `env` that does not meet its rules (a comment, a
-/// confirmation), if it does not; `None` if it may go ahead.
+/// The refusal of a change that does not meet the rules (a comment, a confirmation) of
+/// environment `env`, or of every environment for `None` (archiving changes the flag in all of
+/// them), if it does not; `None` if it may go ahead.
 async fn unmet_rules(
     console: &Console,
     signed: &Signed,
-    (project, flag, env): (&str, &str, &str),
-    comment: Option<&str>,
-    confirmed: bool,
-) -> Option<HttpResponse> {
-    let caller = signed.caller.clone();
-    let (p, e) = (project.to_owned(), env.to_owned());
-    match call(console, move |s| s.get_environment(&caller, &p, &e)).await {
-        Ok(environment) => {
-            let refusal = environment_refusal(&environment, comment, confirmed)?;
-            Some(
-                refused_because(
-                    console,
-                    signed,
-                    (project, flag),
-                    StatusCode::BAD_REQUEST,
-                    refusal,
-                )
-                .await,
-            )
-        }
-        Err(err) => Some(refused(console, signed, project, flag, &err).await),
-    }
-}
-
-/// [`unmet_rules`] for a change of the flag in every environment of the project (archiving):
-/// the first environment whose rules it does not meet refuses it.
-async fn unmet_rules_everywhere(
-    console: &Console,
-    signed: &Signed,
     (project, flag): (&str, &str),
+    env: Option<&str>,
     comment: Option<&str>,
     confirmed: bool,
 ) -> Option<HttpResponse> {
     let caller = signed.caller.clone();
-    let p = project.to_owned();
-    match call(console, move |s| s.get_project(&caller, &p, true)).await {
-        Ok(found) => {
-            let refusal = found
-                .environments
-                .as_deref()
-                .unwrap_or_default()
+    let (p, e) = (project.to_owned(), env.map(str::to_owned));
+    let environments = call(console, move |s| match e {
+        Some(e) => Ok(vec![s.get_environment(&caller, &p, &e)?]),
+        None => Ok(s
+            .get_project(&caller, &p, true)?
+            .environments
+            .unwrap_or_default()),
+    })
+    .await;
+    match environments {
+        Ok(environments) => {
+            let refusal = environments
                 .iter()
                 .find_map(|env| environment_refusal(env, comment, confirmed))?;
             Some(
@@ -440,9 +418,16 @@ pub(crate) async fn save_serving(
         if let Err(err) = signed.caller.may_in(use_case::PatchFlag, &keys[0]) {
             return refused(&console, &signed, &keys[0], &keys[1], &err).await;
         }
-        let path = (keys[0].as_str(), keys[1].as_str(), env.as_str());
-        if let Some(refusal) =
-            unmet_rules(&console, &signed, path, comment.as_deref(), form.confirmed).await
+        let flag = (keys[0].as_str(), keys[1].as_str());
+        if let Some(refusal) = unmet_rules(
+            &console,
+            &signed,
+            flag,
+            Some(&env),
+            comment.as_deref(),
+            form.confirmed,
+        )
+        .await
         {
             return refusal;
         }
@@ -493,10 +478,11 @@ pub(crate) async fn save_archived(
         return refused(&console, &signed, &keys[0], &keys[1], &err).await;
     }
     let comment = free_text(form.comment);
-    if let Some(refusal) = unmet_rules_everywhere(
+    if let Some(refusal) = unmet_rules(
         &console,
         &signed,
         (&keys[0], &keys[1]),
+        None,
         comment.as_deref(),
         form.confirmed,
     )
@@ -620,9 +606,15 @@ pub(crate) async fn copy_config(
         return refused(&console, &signed, &keys[0], &keys[1], &err).await;
     }
     let comment = free_text(form.comment.clone());
-    let path = (keys[0].as_str(), keys[1].as_str(), form.to.as_str());
-    if let Some(refusal) =
-        unmet_rules(&console, &signed, path, comment.as_deref(), form.confirmed).await
+    if let Some(refusal) = unmet_rules(
+        &console,
+        &signed,
+        (&keys[0], &keys[1]),
+        Some(&form.to),
+        comment.as_deref(),
+        form.confirmed,
+    )
+    .await
     {
         return refusal;
     }

@@ -203,17 +203,11 @@ fn semantic_patch(
 }
 
 /// A form's address opened with GET (after a refusal, the browser's address is the form's):
-/// the flag's page.
+/// the flag's page, `/projects/{project}/flags/{flag}`, the address's first segments as they
+/// came (encoded as they were, so not encoded again).
 pub(crate) async fn to_flag_page(req: HttpRequest) -> HttpResponse {
-    let info = req.match_info();
-    match (info.get("project"), info.get("flag")) {
-        (Some(project), Some(flag)) => see_other(&format!(
-            "/projects/{}/flags/{}",
-            encode(project),
-            encode(flag)
-        )),
-        _ => see_other("/projects"),
-    }
+    let flag_page: Vec<&str> = req.path().split('/').take(5).collect();
+    see_other(&flag_page.join("/"))
 }
 
 /// The settings form.

@@ -585,7 +585,8 @@ pub(crate) async fn switch_targeting(
         Ok(_) => rules,
         Err(err) => Err(err),
     };
-    let written: Result<(), String> = match (rules, refusal) {
+    // Whether the switch changed the flag (it may already have been as asked), or why not.
+    let written: Result<bool, String> = match (rules, refusal) {
         (Err(err), _) if !from_htmx(&req) => return error_page(&err, Some(&signed)),
         (Err(err), _) => Err(problem_text(&err)),
         // Without JavaScript there was no dialog, and the comment field above the switches is
@@ -617,7 +618,11 @@ pub(crate) async fn switch_targeting(
                 version: form.version,
             };
             match patch_flag(&console, &signed, &project, &flag, patch, expected).await {
-                Ok(_) => Ok(()),
+                Ok(view) => Ok(view
+                    .flag
+                    .environments
+                    .get(&env)
+                    .is_some_and(|config| config.version != form.version)),
                 Err(err) if !from_htmx(&req) => return error_page(&err, Some(&signed)),
                 Err(err) => Err(problem_text(&err)),
             }
@@ -628,7 +633,7 @@ pub(crate) async fn switch_targeting(
         return crate::see_other(&shown_on.link(&project, &flag));
     }
     // The switch as it is now, with the reason when the change was refused.
-    let changed = written.is_ok();
+    let changed = written.as_ref().is_ok_and(|changed| *changed);
     let problem = written.err();
     let caller = signed.caller.clone();
     let (p, f) = (project.clone(), flag.clone());
@@ -652,7 +657,8 @@ pub(crate) async fn switch_targeting(
                     StatusCode::OK,
                     html! {
                         (switch(&signed, &project, &flag_view, environment, shown_on, problem.as_deref()))
-                        // The comment went with this change: the page's field is emptied.
+                        // The comment went with this change (if it made one): the page's field
+                        // is emptied.
                         @if changed { (comment_input(true, true)) }
                     },
                 ),

@@ -626,6 +626,17 @@ async fn forms_that_change_nothing_say_so_and_their_addresses_lead_back(backend:
             "{rest}"
         );
     }
+    // An address that names no flag (an encoded slash is no key) is not encoded again.
+    let odd = visit(
+        &c.app,
+        "/projects/shop/flags/%2F%2Fevil.example/archived",
+        &session,
+    )
+    .await;
+    assert_eq!(
+        odd.header("location"),
+        "/projects/shop/flags/%2F%2Fevil.example"
+    );
     let opened = visit(&c.app, "/tokens/some-id/delete", &session).await;
     assert_eq!(opened.header("location"), "/tokens");
     // The copy form is read as strictly as the others, and its CSRF token apart from the rest.
@@ -763,6 +774,22 @@ async fn the_rules_hold_for_every_way_a_flag_changes(backend: Backend) {
         "{}",
         switched.body
     );
+    // The same switch again changes nothing: the comment stays in its field.
+    let version = flag_of(&c.app).await["environments"]["staging"]["version"].to_string();
+    let again = get(
+        &c.app,
+        switch(
+            format!("csrf={csrf}&on=false&version={version}&comment=rollback"),
+            true,
+        ),
+    )
+    .await;
+    assert!(
+        again.body.contains(r#"aria-checked="false""#),
+        "{}",
+        again.body
+    );
+    assert!(!again.body.contains("hx-swap-oob"), "{}", again.body);
     // Archiving changes every environment: it needs what each asks for.
     let flag = flag_of(&c.app).await;
     let version = flag["_version"].to_string();

@@ -24,6 +24,14 @@ where
     flag
 }
 
+/// The CSRF token and the flag's `_version` in the flag page's settings form.
+fn settings_fields(page: &Page) -> (String, String) {
+    (
+        field(&page.body, "settings-form", "csrf"),
+        field(&page.body, "settings-form", "version"),
+    )
+}
+
 /// POSTs `body` to the flag page's form at `rest` in `session`.
 async fn post<S, B>(app: &S, session: &str, rest: &str, body: &str) -> Page
 where
@@ -73,8 +81,7 @@ async fn the_settings_form_renames_describes_and_retags_the_flag(backend: Backen
     let session = sign_in(&c.app, OWNER).await;
     let page = visit(&c.app, FLAG_PAGE, &session).await;
     assert_eq!(page.status, 200, "{}", page.body);
-    let csrf = field(&page.body, "settings-form", "csrf");
-    let version = field(&page.body, "settings-form", "version");
+    let (csrf, version) = settings_fields(&page);
     let saved = post(
         &c.app,
         &session,
@@ -141,8 +148,7 @@ async fn a_stale_settings_form_is_refused_and_shows_the_flag_as_it_is(backend: B
     shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
     let page = visit(&c.app, FLAG_PAGE, &session).await;
-    let csrf = field(&page.body, "settings-form", "csrf");
-    let version = field(&page.body, "settings-form", "version");
+    let (csrf, version) = settings_fields(&page);
     // A change anywhere in the flag makes the settings form stale.
     turn_on_elsewhere(&c.app, "test").await;
     let stale = post(
@@ -326,8 +332,7 @@ async fn a_reader_cannot_change_the_flag_from_its_page(backend: Backend) {
     let page = visit(&c.app, FLAG_PAGE, &session).await;
     assert_eq!(page.status, 200);
     assert_eq!(page.body.matches(" disabled>").count(), 6, "{}", page.body);
-    let csrf = field(&page.body, "settings-form", "csrf");
-    let version = field(&page.body, "settings-form", "version");
+    let (csrf, version) = settings_fields(&page);
     for (rest, body) in [
         (
             "settings",
@@ -533,8 +538,7 @@ async fn a_settings_form_changes_only_what_was_changed_in_it(backend: Backend) {
         "the browser drops the first newline, not the description's: {}",
         page.body
     );
-    let csrf = field(&page.body, "settings-form", "csrf");
-    let version = field(&page.body, "settings-form", "version");
+    let (csrf, version) = settings_fields(&page);
     // What a browser sends back with only a tag added: every line break as CR LF.
     let saved = post(
         &c.app,
@@ -597,8 +601,7 @@ async fn forms_that_change_nothing_say_so_and_their_addresses_lead_back(backend:
     shop(&c.app).await;
     let session = sign_in(&c.app, OWNER).await;
     let page = visit(&c.app, FLAG_PAGE, &session).await;
-    let csrf = field(&page.body, "settings-form", "csrf");
-    let version = field(&page.body, "settings-form", "version");
+    let (csrf, version) = settings_fields(&page);
     let restore = post(
         &c.app,
         &session,
@@ -851,8 +854,7 @@ async fn a_description_left_alone_is_not_checked(backend: Backend) {
     assert_eq!(status, 200, "{body}");
     let session = sign_in(&c.app, OWNER).await;
     let page = visit(&c.app, FLAG_PAGE, &session).await;
-    let csrf = field(&page.body, "settings-form", "csrf");
-    let version = field(&page.body, "settings-form", "version");
+    let (csrf, version) = settings_fields(&page);
     let saved = post(
         &c.app,
         &session,

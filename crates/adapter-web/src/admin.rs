@@ -14,12 +14,11 @@ use service::{use_case, CreatedToken, MemberPage, ServiceError, TokenPage};
 
 use crate::flags::free_text;
 use crate::history::utc;
-use crate::pages::{bad_input, encode, layout};
+use crate::pages::{
+    bad_input, count_line, encode, layout, page_of, pager, search_form, search_page_link,
+};
 use crate::session::{self, call, check_form, has_control, Signed};
 use crate::{error_page, page, see_other, Console};
-
-/// Members, tokens or segments per page.
-pub(crate) const PER_PAGE: u32 = 50;
 
 /// The roles a new token can have: the token roles up to the caller's own.
 fn token_roles(signed: &Signed) -> Vec<Role> {
@@ -41,34 +40,6 @@ pub(crate) struct ListQuery {
     page: Option<u64>,
     /// `1` after the delete form's 303: a token was deleted.
     deleted: Option<String>,
-}
-
-/// A page of `total` items at `number`, linked by `link`.
-pub(crate) fn pager(total: u64, number: u64, link: impl Fn(u64) -> String) -> Markup {
-    let pages = total.div_ceil(u64::from(PER_PAGE)).max(1);
-    html! {
-        @if number > pages {
-            p { "There is no page " (number) " of this list. " a href=(link(1)) { "Go to the first page" } }
-        }
-        @if pages > 1 {
-            nav aria-label="Pages" {
-                @if number > 1 { a href=(link(number - 1)) { "Previous" } " " }
-                span { "Page " (number) " of " (pages) }
-                @if number < pages { " " a href=(link(number + 1)) { "Next" } }
-            }
-        }
-    }
-}
-
-fn page_of(number: Option<u64>) -> (u64, Page) {
-    let number = number.unwrap_or(1).max(1);
-    (
-        number,
-        Page {
-            limit: PER_PAGE,
-            offset: (number - 1).saturating_mul(u64::from(PER_PAGE)),
-        },
-    )
 }
 
 /// `GET /members`.
@@ -127,12 +98,8 @@ pub(crate) fn members_page(
 ) -> Markup {
     let content = html! {
         h1 { "Members" }
-        form method="get" action="/members" role="search" {
-            label for="q" { "Search members" }
-            input #q type="search" name="q" value=(search.unwrap_or("")) placeholder="email or name";
-            " " button type="submit" { "Search" }
-        }
-        p.muted { (list.total) " member" @if list.total != 1 { "s" } }
+        (search_form("/members", "Search members", "email or name", search))
+        (count_line(list.total, "member"))
         table {
             thead {
                 tr {
@@ -163,10 +130,7 @@ pub(crate) fn members_page(
                 }
             }
         }
-        (pager(list.total, number, |n| match search {
-            Some(q) => format!("/members?q={}&page={n}", encode(q)),
-            None => format!("/members?page={n}"),
-        }))
+        (pager(list.total, number, |n| search_page_link("/members", search, n)))
     };
     layout("Members", Some(signed), &content)
 }
@@ -285,7 +249,7 @@ pub(crate) fn tokens_page(
                 }
             }
         }
-        p.muted { (list.total) " token" @if list.total != 1 { "s" } }
+        (count_line(list.total, "token"))
         table {
             thead {
                 tr {
@@ -304,7 +268,7 @@ pub(crate) fn tokens_page(
                 }
             }
         }
-        (pager(list.total, number, |n| format!("/tokens?page={n}")))
+        (pager(list.total, number, |n| search_page_link("/tokens", None, n)))
     };
     layout("Access tokens", Some(signed), &content)
 }

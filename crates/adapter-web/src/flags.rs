@@ -6,7 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::environment::Environment;
 use domain::instruction::{Instruction, SemanticPatch};
-use domain::query::{Direction, FlagQuery, FlagSortField, FlagState, Page, Sort};
+use domain::query::{Direction, FlagQuery, FlagSortField, FlagState, Sort};
 use maud::{html, Markup};
 use serde::Deserialize;
 use service::{
@@ -14,12 +14,9 @@ use service::{
     FlagView, ProjectWithEnvironments, Queued, Service, ServiceError,
 };
 
-use crate::pages::{encode, layout};
+use crate::pages::{count_line, encode, layout, page_of, pager};
 use crate::session::{self, call, check_form, forged_from, from_htmx, has_control, Signed};
 use crate::{error_page, page, Console};
-
-/// Flags per page of the flag list.
-pub(crate) const FLAGS_PER_PAGE: u32 = 50;
 
 /// Environment columns shown when none are chosen: the project's first ones.
 const DEFAULT_COLUMNS: usize = 4;
@@ -119,10 +116,7 @@ impl FlagFilters {
                 field: FlagSortField::Name,
                 direction: Direction::Ascending,
             },
-            page: Some(Page {
-                limit: FLAGS_PER_PAGE,
-                offset: (self.page - 1).saturating_mul(u64::from(FLAGS_PER_PAGE)),
-            }),
+            page: Some(page_of(Some(self.page)).1),
         }
     }
 
@@ -360,7 +354,6 @@ pub(crate) fn flag_list_page(
         .iter()
         .filter_map(|key| environments.iter().find(|e| e.key.as_str() == key))
         .collect();
-    let pages = flags.total.div_ceil(u64::from(FLAGS_PER_PAGE)).max(1);
     let content = html! {
         nav.crumbs aria-label="Breadcrumb" { a href="/projects" { "Projects" } " / " (project.project.name) }
         h1 { "Flags" }
@@ -393,11 +386,8 @@ pub(crate) fn flag_list_page(
             }
             div { button type="submit" { "Apply" } }
         }
-        p.muted { (flags.total) " flag" @if flags.total != 1 { "s" } }
+        (count_line(flags.total, "flag"))
         (switch_comment_field(columns.iter().copied(), signed.caller.may_in(use_case::PatchFlag, project_key).is_ok()))
-        @if flags.items.is_empty() && filters.page > 1 {
-            p { "There is no page " (filters.page) " of this list. " a href=(filters.link(project_key, 1)) { "Go to the first page" } }
-        }
         table.flags {
             thead {
                 tr {
@@ -419,13 +409,7 @@ pub(crate) fn flag_list_page(
                 }
             }
         }
-        @if pages > 1 {
-            nav aria-label="Pages" {
-                @if filters.page > 1 { a href=(filters.link(project_key, filters.page - 1)) { "Previous" } " " }
-                span { "Page " (filters.page) " of " (pages) }
-                @if filters.page < pages { " " a href=(filters.link(project_key, filters.page + 1)) { "Next" } }
-            }
-        }
+        (pager(flags.total, filters.page, |n| filters.link(project_key, n)))
     };
     layout(
         &format!("Flags of {}", project.project.name),

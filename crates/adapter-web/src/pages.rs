@@ -11,8 +11,8 @@ use service::{ProjectList, ServiceError};
 use crate::session::{self, call, Signed};
 use crate::{error_page, page, Console};
 
-/// Projects per page of the projects list.
-const PROJECTS_PER_PAGE: u32 = 50;
+/// Items per page of a list (projects, flags, segments, members, tokens).
+pub(crate) const PER_PAGE: u32 = 50;
 
 /// The frame of every page: the top bar (with who is signed in and sign-out), then `content`.
 pub(crate) fn layout(title: &str, signed: Option<&Signed>, content: &Markup) -> Markup {
@@ -127,7 +127,7 @@ pub(crate) async fn projects(
     if search.as_deref().is_some_and(session::has_control) {
         return bad_input(&signed, "A search must not contain control characters.");
     }
-    let number = number.unwrap_or(1).max(1);
+    let (number, page_range) = page_of(number);
     let projects_query = ProjectQuery {
         query: search.clone(),
         tags: vec![],
@@ -136,10 +136,7 @@ pub(crate) async fn projects(
             field: ProjectSortField::Name,
             direction: Direction::Ascending,
         },
-        page: Page {
-            limit: PROJECTS_PER_PAGE,
-            offset: (number - 1).saturating_mul(u64::from(PROJECTS_PER_PAGE)),
-        },
+        page: page_range,
     };
     let caller = signed.caller.clone();
     match call(&console, move |s| {
@@ -175,15 +172,10 @@ pub(crate) fn projects_page(
     search: Option<&str>,
     number: u64,
 ) -> Markup {
-    let pages = list.total.div_ceil(u64::from(PROJECTS_PER_PAGE)).max(1);
     let content = html! {
         h1 { "Projects" }
-        form method="get" action="/projects" role="search" {
-            label for="q" { "Search projects" }
-            input #q type="search" name="q" value=(search.unwrap_or("")) placeholder="name or key";
-            " " button type="submit" { "Search" }
-        }
-        p.muted { (list.total) " project" @if list.total != 1 { "s" } }
+        (search_form("/projects", "Search projects", "name or key", search))
+        (count_line(list.total, "project"))
         @for item in &list.items {
             section {
                 h2 {
@@ -211,13 +203,7 @@ pub(crate) fn projects_page(
                 }
             }
         }
-        @if pages > 1 {
-            nav aria-label="Pages" {
-                @if number > 1 { a href=(page_link(search, number - 1)) { "Previous" } " " }
-                span { "Page " (number) " of " (pages) }
-                @if number < pages { " " a href=(page_link(search, number + 1)) { "Next" } }
-            }
-        }
+        (pager(list.total, number, |n| search_page_link("/projects", search, n)))
     };
     layout("Projects", Some(signed), &content)
 }
@@ -232,15 +218,63 @@ pub(crate) fn swatch(env: &domain::environment::Environment) -> Markup {
     }
 }
 
-/// The projects page `number` of the search `search`.
-fn page_link(search: Option<&str>, number: u64) -> String {
-    let mut query = String::new();
-    if let Some(search) = search {
-        query.push_str("q=");
-        query.push_str(&encode(search));
-        query.push('&');
+/// Page `number` of list `base` searched for `search`.
+pub(crate) fn search_page_link(base: &str, search: Option<&str>, number: u64) -> String {
+    match search {
+        Some(search) => format!("{base}?q={}&page={number}", encode(search)),
+        None => format!("{base}?page={number}"),
     }
-    format!("/projects?{query}page={number}")
+}
+
+/// Page `number` of a list (1-based; none: the first), and that page for the store.
+pub(crate) fn page_of(number: Option<u64>) -> (u64, Page) {
+    let number = number.unwrap_or(1).max(1);
+    (
+        number,
+        Page {
+            limit: PER_PAGE,
+            offset: (number - 1).saturating_mul(u64::from(PER_PAGE)),
+        },
+    )
+}
+
+/// The links between the pages of a list of `total` items shown at page `number` (each page's
+/// address by `link`), and what a page past the end has.
+pub(crate) fn pager(total: u64, number: u64, link: impl Fn(u64) -> String) -> Markup {
+    let pages = total.div_ceil(u64::from(PER_PAGE)).max(1);
+    html! {
+        @if number > pages {
+            p { "There is no page " (number) " of this list. " a href=(link(1)) { "Go to the first page" } }
+        }
+        @if pages > 1 {
+            nav aria-label="Pages" {
+                @if number > 1 { a href=(link(number - 1)) { "Previous" } " " }
+                span { "Page " (number) " of " (pages) }
+                @if number < pages { " " a href=(link(number + 1)) { "Next" } }
+            }
+        }
+    }
+}
+
+/// A list's search box, sent to `base` as `q`.
+pub(crate) fn search_form(
+    base: &str,
+    label: &str,
+    placeholder: &str,
+    search: Option<&str>,
+) -> Markup {
+    html! {
+        form method="get" action=(base) role="search" {
+            label for="q" { (label) }
+            input #q type="search" name="q" value=(search.unwrap_or("")) placeholder=(placeholder);
+            " " button type="submit" { "Search" }
+        }
+    }
+}
+
+/// How many items a list has in all: `3 flags`, `1 flag`.
+pub(crate) fn count_line(total: u64, noun: &str) -> Markup {
+    html! { p.muted { (total) " " (noun) @if total != 1 { "s" } } }
 }
 
 /// What [`encode`] leaves as it is: RFC 3986's unreserved characters.

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::environment::Environment;
-use domain::query::{Direction, Page, SegmentQuery, SegmentSortField, Sort};
+use domain::query::{Direction, SegmentQuery, SegmentSortField, Sort};
 use domain::segment::{Segment, SegmentTarget};
 use maud::{html, Markup};
 use serde::Deserialize;
@@ -12,12 +12,11 @@ use service::{ProjectWithEnvironments, SegmentPage, SegmentWithFlags};
 
 use crate::flag_page::clause_text;
 use crate::history::utc;
-use crate::pages::{bad_input, encode, layout};
+use crate::pages::{
+    bad_input, count_line, encode, layout, page_of, pager, search_form, search_page_link,
+};
 use crate::session::{self, call, has_control, Signed};
 use crate::{error_page, page, Console};
-
-/// Segments per page of the list.
-const SEGMENTS_PER_PAGE: u32 = crate::admin::PER_PAGE;
 
 /// Keys shown per target list before "and N more".
 const KEYS_SHOWN: usize = 50;
@@ -87,7 +86,7 @@ pub(crate) async fn list(
             "A key or search must not contain control characters.",
         );
     }
-    let number = number.unwrap_or(1).max(1);
+    let (number, page_range) = page_of(number);
     let segment_query = SegmentQuery {
         query: search.clone(),
         tags: vec![],
@@ -95,10 +94,7 @@ pub(crate) async fn list(
             field: SegmentSortField::Name,
             direction: Direction::Ascending,
         },
-        page: Page {
-            limit: SEGMENTS_PER_PAGE,
-            offset: (number - 1).saturating_mul(u64::from(SEGMENTS_PER_PAGE)),
-        },
+        page: page_range,
     };
     let caller = signed.caller.clone();
     let (p, e) = (project_key.clone(), env_key.clone());
@@ -186,10 +182,6 @@ pub(crate) fn segment_list_page(
 ) -> Markup {
     let project_key = project.project.key.as_str();
     let base = segments_link(project_key, env.key.as_str());
-    let link = |n: u64| match search {
-        Some(q) => format!("{base}?q={}&page={n}", encode(q)),
-        None => format!("{base}?page={n}"),
-    };
     let content = html! {
         nav.crumbs aria-label="Breadcrumb" {
             a href="/projects" { "Projects" } " / "
@@ -198,12 +190,8 @@ pub(crate) fn segment_list_page(
         }
         h1 { "Segments" }
         (environment_links(project, env))
-        form method="get" action=(base) role="search" {
-            label for="q" { "Search segments" }
-            input #q type="search" name="q" value=(search.unwrap_or("")) placeholder="name, key or description";
-            " " button type="submit" { "Search" }
-        }
-        p.muted { (segments.total) " segment" @if segments.total != 1 { "s" } }
+        (search_form(&base, "Search segments", "name, key or description", search))
+        (count_line(segments.total, "segment"))
         table {
             thead {
                 tr {
@@ -231,7 +219,7 @@ pub(crate) fn segment_list_page(
                 }
             }
         }
-        (crate::admin::pager(segments.total, number, link))
+        (pager(segments.total, number, |n| search_page_link(&base, search, n)))
     };
     layout(
         &format!("Segments of {} in {}", env.name, project.project.name),

@@ -105,9 +105,10 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         BootstrapOutcome::CreatedOwner {
             generated: false, ..
         } => log::info!("created the account owner with the bootstrap token"),
-        BootstrapOutcome::AddedToken => {
-            log::info!("added the bootstrap token to the account owner")
-        }
+        BootstrapOutcome::IgnoredToken => log::warn!(
+            "--bootstrap-token (FLAGSVC_BOOTSTRAP_TOKEN) is set but the account exists: it is \
+             used only when the account is created, and was ignored; unset it"
+        ),
         BootstrapOutcome::Unchanged => {}
     }
 

@@ -27,6 +27,9 @@ use crate::role::Role;
 use crate::FieldError;
 
 pub mod actions;
+mod inclusion;
+
+pub use inclusion::includes;
 
 /// Allow or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

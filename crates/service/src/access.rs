@@ -179,6 +179,21 @@ impl Permissions {
         })
     }
 
+    /// Whether these permissions allow every request `other`'s allow (see
+    /// [`policy::includes`]): each of these sets must include one of `other`'s, since `other`
+    /// does only what all its sets allow. `false` when it cannot be shown.
+    pub(crate) fn include(&self, other: &Self) -> bool {
+        if other.oversized.is_some() {
+            // Refused everything (see `bound_refusal`).
+            return true;
+        }
+        self.oversized.is_none()
+            && self
+                .sets
+                .iter()
+                .all(|outer| other.sets.iter().any(|inner| policy::includes(outer, inner)))
+    }
+
     /// Whether only the built-in role's policy is in effect.
     pub(crate) fn built_in_only(&self) -> bool {
         self.built_in_only

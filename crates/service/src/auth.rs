@@ -185,8 +185,10 @@ pub enum BootstrapOutcome {
         /// Whether the secret was generated rather than given.
         generated: bool,
     },
-    /// The owner existed; the given bootstrap token was added to it.
-    AddedToken,
+    /// The account existed: the given bootstrap token was not applied (it is only for creating
+    /// the account; a deleted or reset bootstrap token never comes back, and it never becomes a
+    /// token of a later owner).
+    IgnoredToken,
     /// Nothing to do.
     Unchanged,
 }
@@ -290,6 +292,17 @@ fn caller_of(token: &Token, member: &Member, grants: &Grants) -> Caller {
         )),
         request_id: None,
     }
+}
+
+/// The caller `token` of `member` would be, its custom roles read from the store: what a token
+/// about to be created, reset or changed could do.
+pub(crate) fn caller_as(
+    repo: &mut dyn Repository,
+    token: &Token,
+    member: &Member,
+) -> ServiceResult<Caller> {
+    let grants = grants_of(repo, token, member)?;
+    Ok(caller_of(token, member, &grants))
 }
 
 /// Members held until the end of a transaction, with the caller as it stands under those locks.
@@ -497,18 +510,8 @@ impl Service {
                         generated: given.is_none(),
                     })
                 }
-                (Some(owner), Some(secret))
-                    if repo
-                        .find_token_by_hash(&hash_secret(secret), now)?
-                        .is_none() =>
-                {
-                    repo.insert_token(
-                        &token_for(&owner.id, secret, "bootstrap"),
-                        &hash_secret(secret),
-                    )?;
-                    Ok(BootstrapOutcome::AddedToken)
-                }
-                (Some(_), _) => Ok(BootstrapOutcome::Unchanged),
+                (Some(_), Some(_)) => Ok(BootstrapOutcome::IgnoredToken),
+                (Some(_), None) => Ok(BootstrapOutcome::Unchanged),
             }
         })
     }

@@ -142,6 +142,13 @@ impl Caller {
         }
     }
 
+    /// Whether this caller may do everything `other` may: its role at least `other`'s, and its
+    /// policies (base role and statements) shown to include `other`'s. What decides that a
+    /// token a caller creates, resets or changes can do nothing the caller cannot.
+    pub(crate) fn may_do_all_that(&self, other: &Caller) -> bool {
+        other.role <= self.role && self.permissions.include(&other.permissions)
+    }
+
     /// A permit for use case `U` (one of the markers in [`use_case`]), if the caller's role
     /// allows it. This is where the rule is decided: the use case takes the permit and does not
     /// ask again.

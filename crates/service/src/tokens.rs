@@ -4,14 +4,15 @@ use domain::id::TokenId;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::Page;
-use domain::role::{Action, Role};
+use domain::role::Action;
+use domain::member::Member;
 use domain::token::{Token, TokenPatch, TokenPost};
 use domain::ValidationError;
 use ports::{Changed, Listed, Locked, Repository, StoreExt, TokenRepository};
 
 use crate::audit::Change;
 
-use crate::auth::{ending, hash_secret, hold_members, new_secret};
+use crate::auth::{caller_as, ending, hash_secret, hold_members, new_secret};
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service, ServiceError,
     ServiceResult,
@@ -87,7 +88,7 @@ fn load_token(repo: &mut dyn TokenRepository, id: &str) -> ServiceResult<Token> 
 struct HeldToken {
     caller: Caller,
     token: Locked<Token>,
-    member_role: Role,
+    member: Locked<Member>,
 }
 
 /// Locks the caller's member and the token's member (members first, in `_id` order, as every
@@ -119,14 +120,15 @@ fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceRe
                 .into(),
         ));
     }
-    let member_role = match held.take(&token.member_id) {
-        Some(member) if token.member_id == member_id => member.role,
+    let member = match held.take(&token.member_id) {
+        Some(member) if token.member_id == member_id => member,
         _ => {
             return Err(ServiceError::VersionConflict(
                 "the token changed hands while this request ran; retry".into(),
             ))
         }
     };
+    let member_role = member.role;
     if !caller.actor().may_manage_token(
         &token.member_id,
         member_role,
@@ -149,8 +151,32 @@ fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceRe
     Ok(HeldToken {
         caller,
         token,
-        member_role,
+        member,
     })
+}
+
+/// Refuses unless `caller` may do everything `token` of `member` could (see
+/// [`Caller::may_do_all_that`]): a caller never creates, resets, widens or takes over a token
+/// with a power it lacks, by its base role or by its statements (a deny it is under, an allow
+/// narrower than the token's). `doing` says what the caller tried, for the message.
+fn require_no_wider(
+    repo: &mut dyn Repository,
+    caller: &Caller,
+    token: &Token,
+    member: &Member,
+    doing: &str,
+) -> ServiceResult<()> {
+    let would_be = caller_as(repo, token, member)?;
+    if caller.may_do_all_that(&would_be) {
+        return Ok(());
+    }
+    Err(ServiceError::NotPermitted(format!(
+        "cannot {doing} a token that could do what you may not: its role and policies must stay \
+         within yours (your role '{}', the deny statements you are under, and what your allow \
+         statements cover); give it the same restrictions (inline role or custom roles) or fewer \
+         powers (see docs/roles.md)",
+        caller.role
+    )))
 }
 
 impl Service {
@@ -203,12 +229,17 @@ impl Service {
             ending: ending(&secret),
         };
         self.store.write_tx(|repo| -> ServiceResult<()> {
-            let caller = &hold_members(repo, caller, &[])?.caller;
+            let held = hold_members(repo, caller, &[])?;
+            let caller = &held.caller;
             permit.recheck(caller)?;
             if let Some(refused) = above_caller(caller) {
                 return Err(refused);
             }
             hold_token_roles(repo, caller, &token)??;
+            let member = held.get(&caller.member_id).ok_or_else(|| {
+                ServiceError::Unauthenticated("the member of this access token no longer exists".into())
+            })?;
+            require_no_wider(repo, caller, &token, member, "create")?;
             repo.insert_token(&token, &hash_secret(&secret))?;
             self.audit(
                 repo,
@@ -281,8 +312,9 @@ impl Service {
             let HeldToken {
                 caller,
                 token: mut held,
-                member_role,
+                member,
             } = hold_token(repo, caller, id)?;
+            let member_role = member.role;
             let mut next = TokenPatch::of(&held).apply(&patch.operations)?.onto(&held);
             if next == *held {
                 return Ok(held.into_inner());
@@ -304,6 +336,12 @@ impl Service {
             if next.custom_role_ids != held.custom_role_ids || next.inline_role != held.inline_role {
                 hold_token_roles(repo, &caller, &next)?
                     .map_err(|e| ServiceError::PatchFailed(e.to_string().into()))?;
+            }
+            if next.role != held.role
+                || next.custom_role_ids != held.custom_role_ids
+                || next.inline_role != held.inline_role
+            {
+                require_no_wider(repo, &caller, &next, &member, "give these powers to")?;
             }
             next.last_modified = now;
             let token = held.replace(next);
@@ -345,8 +383,10 @@ impl Service {
             let HeldToken {
                 caller,
                 token: mut held,
-                ..
+                member,
             } = hold_token(repo, caller, id)?;
+            // Whoever holds the new secret acts as the token.
+            require_no_wider(repo, &caller, &held, &member, "reset")?;
             let token = held.get_mut();
             token.ending = ending(&secret);
             token.last_modified = now;

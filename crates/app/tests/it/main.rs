@@ -78,6 +78,7 @@ mod api_segments;
 mod api_shown;
 mod api_size_cap;
 mod api_teams;
+mod api_token_escalation;
 mod api_tokens;
 mod api_writes;
 mod binary;

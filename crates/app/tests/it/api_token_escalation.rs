@@ -1,0 +1,242 @@
+//! A caller never creates, resets, widens or takes over a token that may do anything the caller
+//! may not (issue 32, item 1): decided on the whole policy, base role and statements.
+
+use serde_json::{json, Value};
+
+use crate::api_roles::toggle;
+use crate::common::{spawn, Backend, OWNER};
+
+fn no_production() -> Value {
+    json!([{"effect": "deny", "resources": ["proj/*:env/production:flag/*"], "actions": ["*"]}])
+}
+
+async fn restricted_tokens_cannot_mint_or_free_wider_ones(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "f").await;
+
+    // An admin service token denied production flags.
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "bot", "role": "admin", "serviceToken": true, "inlineRole": no_production()}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let bot = made.body["token"].as_str().unwrap().to_owned();
+    let bot_id = made.body["_id"].as_str().unwrap().to_owned();
+    assert_eq!(toggle(&app, &bot, "shop", "production").await, 403);
+    assert_eq!(toggle(&app, &bot, "shop", "test").await, 200);
+
+    // It cannot make an unrestricted admin (nor a writer) service token...
+    for role in ["admin", "writer"] {
+        let refused = app
+            .post_as(
+                &bot,
+                "/api/v2/tokens",
+                json!({"name": "free", "role": role, "serviceToken": true}),
+            )
+            .await;
+        refused.assert_error(403, "forbidden");
+        assert!(
+            refused.body["message"]
+                .as_str()
+                .unwrap()
+                .contains("could do what you may not"),
+            "{}",
+            refused.body
+        );
+    }
+    // ...nor a reader token whose inline role allows what it is denied...
+    app.post_as(
+        &bot,
+        "/api/v2/tokens",
+        json!({"name": "sneaky", "role": "reader", "serviceToken": true, "inlineRole": [
+            {"effect": "allow", "resources": ["proj/*:env/production:flag/*"], "actions": ["updateOn"]}
+        ]}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    // ...but one under the same deny, or a reader, it may.
+    let same = app
+        .post_as(
+            &bot,
+            "/api/v2/tokens",
+            json!({"name": "same", "role": "admin", "serviceToken": true, "inlineRole": no_production()}),
+        )
+        .await;
+    assert_eq!(same.status, 201, "{}", same.body);
+    let reader = app
+        .post_as(
+            &bot,
+            "/api/v2/tokens",
+            json!({"name": "r", "role": "reader", "serviceToken": true}),
+        )
+        .await;
+    assert_eq!(reader.status, 201, "{}", reader.body);
+
+    // It cannot take over an unrestricted admin service token by resetting it.
+    let free = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "free", "role": "admin", "serviceToken": true}),
+        )
+        .await;
+    assert_eq!(free.status, 201);
+    let free_id = free.body["_id"].as_str().unwrap();
+    app.post_as(&bot, &format!("/api/v2/tokens/{free_id}/reset"), json!({}))
+        .await
+        .assert_error(403, "forbidden");
+    // Nor clear its own inline role, nor widen the reader it made.
+    let clear = json!([{"op": "replace", "path": "/inlineRole", "value": []}]);
+    app.patch_as(&bot, &format!("/api/v2/tokens/{bot_id}"), clear)
+        .await
+        .assert_error(403, "forbidden");
+    let reader_id = reader.body["_id"].as_str().unwrap();
+    let widen = json!([{"op": "replace", "path": "/role", "value": "admin"}]);
+    app.patch_as(&bot, &format!("/api/v2/tokens/{reader_id}"), widen)
+        .await
+        .assert_error(403, "forbidden");
+    // A change that gives no power is still its to make; the store kept the deny.
+    let rename = json!([{"op": "replace", "path": "/name", "value": "bot2"}]);
+    assert_eq!(
+        app.patch_as(&bot, &format!("/api/v2/tokens/{bot_id}"), rename)
+            .await
+            .status,
+        200
+    );
+    let stored = app.get(&format!("/api/v2/tokens/{bot_id}")).await.body;
+    assert_eq!(stored["inlineRole"], no_production());
+    assert_eq!(toggle(&app, &bot, "shop", "production").await, 403);
+}
+
+async fn the_owners_restricted_token_cannot_mint_the_owner(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "f").await;
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "careful", "role": "admin", "inlineRole": no_production()}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let careful = made.body["token"].as_str().unwrap().to_owned();
+    assert_eq!(toggle(&app, &careful, "shop", "production").await, 403);
+    app.post_as(
+        &careful,
+        "/api/v2/tokens",
+        json!({"name": "owner-again", "role": "admin"}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    // The owner's own tokens, restricted or not, stay the owner's to reset: not this one's.
+    let owner_tokens = app.get("/api/v2/tokens").await.body;
+    let owner_token = owner_tokens["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "owner")
+        .unwrap()["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.post_as(
+        &careful,
+        &format!("/api/v2/tokens/{owner_token}/reset"),
+        json!({}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+}
+
+async fn denies_of_custom_roles_follow_into_new_tokens(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "f").await;
+    let role = json!({
+        "key": "no-prod",
+        "name": "No production",
+        "policy": no_production(),
+    });
+    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "a@example.com", "role": "admin", "customRoles": ["no-prod"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    let admin = app.token_of_member(&member, domain::role::Role::Admin);
+    assert_eq!(toggle(&app, &admin, "shop", "production").await, 403);
+    app.post_as(
+        &admin,
+        "/api/v2/tokens",
+        json!({"name": "free", "role": "admin", "serviceToken": true}),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    // A personal token acts under its member's roles too: that one it may make.
+    let personal = app
+        .post_as(
+            &admin,
+            "/api/v2/tokens",
+            json!({"name": "mine", "role": "admin"}),
+        )
+        .await;
+    assert_eq!(personal.status, 201, "{}", personal.body);
+    let mine = personal.body["token"].as_str().unwrap();
+    assert_eq!(toggle(&app, mine, "shop", "production").await, 403);
+    // A service token carrying the role's deny, too.
+    let role_id = app.get("/api/v2/roles/no-prod").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let kept = app
+        .post_as(
+            &admin,
+            "/api/v2/tokens",
+            json!({"name": "kept", "role": "admin", "serviceToken": true, "customRoleIds": [role_id]}),
+        )
+        .await;
+    assert_eq!(kept.status, 201, "{}", kept.body);
+    let kept = kept.body["token"].as_str().unwrap();
+    assert_eq!(toggle(&app, kept, "shop", "production").await, 403);
+    assert_eq!(toggle(&app, kept, "shop", "test").await, 200);
+}
+
+/// A restart with the bootstrap token set neither revives it once reset nor gives it to anyone.
+async fn the_bootstrap_token_counts_only_when_the_account_is_created(backend: Backend) {
+    use std::sync::Arc;
+    let app = spawn(backend).await;
+    let tokens = app.get("/api/v2/tokens").await.body;
+    let owner_token = tokens["items"][0]["_id"].as_str().unwrap().to_owned();
+    let reset = app
+        .post(&format!("/api/v2/tokens/{owner_token}/reset"), json!({}))
+        .await;
+    assert_eq!(reset.status, 200, "{}", reset.body);
+    let new_secret = reset.body["token"].as_str().unwrap().to_owned();
+    let restarted = service::Service::new(
+        app.db.store.clone(),
+        Arc::new(service::SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    );
+    let outcome = restarted
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
+    assert_eq!(outcome, service::BootstrapOutcome::IgnoredToken);
+    app.get("/api/v2/projects")
+        .await
+        .assert_error(401, "unauthorized");
+    let listed = app.get_as(&new_secret, "/api/v2/tokens").await;
+    assert_eq!(listed.body["totalCount"], 1, "{}", listed.body);
+    assert!(restarted.authenticate(OWNER).is_err());
+}
+
+on_both_backends!(
+    the_bootstrap_token_counts_only_when_the_account_is_created,
+    restricted_tokens_cannot_mint_or_free_wider_ones,
+    the_owners_restricted_token_cannot_mint_the_owner,
+    denies_of_custom_roles_follow_into_new_tokens,
+);

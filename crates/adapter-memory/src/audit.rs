@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
+use domain::audit::{
+    read_window, specifier_matches, AuditEntry, AuditPage, AuditQuery, MAX_AUDIT_ENTRIES_READ,
+};
 use domain::id::WebhookId;
 use domain::webhook::{DeliveryAttempt, Webhook};
 use ports::{ClaimedDelivery, DeliveryOutcome, QueuedDelivery, StoreResult};
@@ -31,28 +33,35 @@ impl Tables {
         Ok(())
     }
 
-    /// Newest first (by date, then `_id`), in the listing view.
-    pub(crate) fn list_audit_entries(&self, q: &AuditQuery) -> Vec<AuditEntry> {
-        let mut found: Vec<&AuditEntry> = self
+    /// Newest first (by date, then `_id`), in the listing view: at most
+    /// [`MAX_AUDIT_ENTRIES_READ`] entries read, as the SQL stores do.
+    pub(crate) fn page_audit_entries(&self, q: &AuditQuery) -> AuditPage {
+        let mut window: Vec<&AuditEntry> = self
             .audit
             .values()
             .map(|entry| &**entry)
             .filter(|e| q.before.is_none_or(|before| e.date < before))
             .filter(|e| q.after.is_none_or(|after| e.date > after))
-            .filter(|e| {
-                q.q.as_ref().is_none_or(|text| {
-                    matches_search(&search_text(&[&e.name, &e.description]), text)
-                })
-            })
-            .filter(|e| q.spec.as_ref().is_none_or(|spec| touches(e, spec)))
             .collect();
-        found.sort_by(|a, b| (b.date, &b.id).cmp(&(a.date, &a.id)));
+        window.sort_by(|a, b| (b.date, &b.id).cmp(&(a.date, &a.id)));
+        window.truncate(MAX_AUDIT_ENTRIES_READ + 1);
+        let window = read_window(window, |e| e.date);
         let limit = usize::try_from(q.limit).unwrap_or(10);
-        found
-            .into_iter()
-            .take(limit)
-            .map(AuditEntry::listing)
-            .collect()
+        let mut page = AuditPage::default();
+        for entry in &window.rows {
+            let matches = q.q.as_ref().is_none_or(|text| {
+                matches_search(&search_text(&[&entry.name, &entry.description]), text)
+            }) && q.spec.as_ref().is_none_or(|spec| touches(entry, spec));
+            if matches {
+                page.entries.push(AuditEntry::listing(entry));
+                if page.entries.len() == limit {
+                    page.next_before = Some(entry.date);
+                    return page;
+                }
+            }
+        }
+        page.next_before = window.next_before;
+        page
     }
 
     pub(crate) fn get_audit_entry(&self, id: &str) -> Option<AuditEntry> {

@@ -1,7 +1,7 @@
 //! [`Repository`] over the in-memory tables of one transaction. The work itself is done by the
 //! tables, one module per aggregate; this only adapts it to the port.
 
-use domain::audit::{AuditEntry, AuditQuery};
+use domain::audit::{AuditEntry, AuditPage, AuditQuery};
 use domain::custom_role::CustomRole;
 use domain::environment::Environment;
 use domain::flag::{Flag, FlagFacts};
@@ -557,8 +557,8 @@ impl AuditRepository for MemoryRepository<'_> {
         Ok(self.tables.list_webhooks())
     }
 
-    fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-        Ok(self.tables.list_audit_entries(query))
+    fn page_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<AuditPage> {
+        Ok(self.tables.page_audit_entries(query))
     }
 
     fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>> {

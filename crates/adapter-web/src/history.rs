@@ -2,7 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::audit::{AuditEntry, AuditQuery};
+use domain::audit::{AuditEntry, AuditPage, AuditQuery};
 use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::Value;
@@ -170,8 +170,9 @@ pub(crate) fn history_page(
     project: &ProjectWithEnvironments,
     name: &str,
     key: &str,
-    entries: &[AuditEntry],
+    history: &AuditPage,
 ) -> Markup {
+    let entries = &history.entries;
     let project_key = project.project.key.as_str();
     let flags_link = format!("/projects/{}/flags", encode(project_key));
     let flag_link = format!("{flags_link}/{}", encode(key));
@@ -181,7 +182,8 @@ pub(crate) fn history_page(
             " / " a href=(flag_link) { (name) } " / History"
         }
         h1 { "History of " (name) }
-        @if entries.is_empty() { p.muted { "No changes recorded." } }
+        @if entries.is_empty() && history.next_before.is_none() { p.muted { "No changes recorded." } }
+        @if entries.is_empty() && history.next_before.is_some() { p.muted { "No changes among the entries read; older ones follow." } }
         ol.history {
             @for entry in entries {
                 li {
@@ -216,10 +218,8 @@ pub(crate) fn history_page(
                 }
             }
         }
-        @if entries.len() == ENTRIES_PER_PAGE as usize {
-            @if let Some(last) = entries.last() {
-                p { a href={ (flag_link) "/history?before=" (last.date) } { "Older changes" } }
-            }
+        @if let Some(before) = history.next_before {
+            p { a href={ (flag_link) "/history?before=" (before) } { "Older changes" } }
         }
     };
     layout(&format!("History of {name}"), Some(signed), &content)
@@ -280,7 +280,7 @@ mod page_tests {
     fn an_empty_history_says_so() {
         let fx = fixture();
         let html =
-            history_page(&fx.owner, &fx.project, "Dark <mode>", "dark-mode", &[]).into_string();
+            history_page(&fx.owner, &fx.project, "Dark <mode>", "dark-mode", &AuditPage::default()).into_string();
         assert!(html.contains("No changes recorded."));
         assert!(html.contains("History of Dark &lt;mode&gt;"));
         assert!(html.contains(r#"href="/projects/shop/flags/dark-mode""#));

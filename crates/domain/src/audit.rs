@@ -548,6 +548,67 @@ fn changed_flag_actions(
     accesses
 }
 
+/// The most entries one listing of the audit log reads to fill its page, whatever its filters
+/// (`q`, `spec`) leave: a search costs the same on a log of a thousand entries and of millions.
+/// A page that stops there holds what matched (perhaps nothing) and says where to go on
+/// ([`AuditPage::next_before`]).
+pub const MAX_AUDIT_ENTRIES_READ: usize = 1_000;
+
+/// One page of the audit log, newest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AuditPage {
+    /// The entries that matched, at most the query's `limit`.
+    pub entries: Vec<AuditEntry>,
+    /// Where the next page starts (its `before`: the date of the last entry read), when the
+    /// listing stopped before the end of the log: its page was full, or it read
+    /// [`MAX_AUDIT_ENTRIES_READ`] entries.
+    pub next_before: Option<i64>,
+}
+
+/// The entries one listing reads ([`read_window`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditWindow<T> {
+    /// The rows to read, newest first.
+    pub rows: Vec<T>,
+    /// Where the next listing starts, when there are more.
+    pub next_before: Option<i64>,
+}
+
+/// The rows one listing reads, of `rows` (newest first, at most
+/// [`MAX_AUDIT_ENTRIES_READ`]` + 1` of them: one more tells that there are more): at most
+/// [`MAX_AUDIT_ENTRIES_READ`], never cutting one millisecond's entries in two, since the next
+/// listing goes on from a date (`before`, strictly): it starts at the date of the last row kept.
+///
+/// ```
+/// use domain::audit::{read_window, MAX_AUDIT_ENTRIES_READ};
+/// let few: Vec<i64> = vec![30, 20, 10];
+/// let window = read_window(few, |d| *d);
+/// assert_eq!((window.rows.len(), window.next_before), (3, None));
+/// // One more than the bound: the last millisecond is cut at its start.
+/// let mut many: Vec<i64> = (0..MAX_AUDIT_ENTRIES_READ as i64).map(|i| 10_000 - i).collect();
+/// many.push(many[MAX_AUDIT_ENTRIES_READ - 1]);
+/// let window = read_window(many, |d| *d);
+/// assert_eq!(window.rows.len(), MAX_AUDIT_ENTRIES_READ - 1);
+/// assert_eq!(window.next_before, Some(window.rows[window.rows.len() - 1]));
+/// ```
+pub fn read_window<T>(mut rows: Vec<T>, date: impl Fn(&T) -> i64) -> AuditWindow<T> {
+    if rows.len() <= MAX_AUDIT_ENTRIES_READ {
+        return AuditWindow {
+            rows,
+            next_before: None,
+        };
+    }
+    let cut = date(&rows[MAX_AUDIT_ENTRIES_READ]);
+    rows.truncate(MAX_AUDIT_ENTRIES_READ);
+    let whole = rows.iter().position(|row| date(row) == cut).unwrap_or(rows.len());
+    // One millisecond holding more than the bound is read up to it (the rest of it is skipped).
+    if whole > 0 {
+        rows.truncate(whole);
+    }
+    let next_before = rows.last().map(&date);
+    AuditWindow { rows, next_before }
+}
+
 /// `GET /auditlog` parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditQuery {

@@ -220,6 +220,18 @@ pub fn actor_rules_markdown() -> String {
         "- Service tokens belong to the account: any token manager whose role is at least the token's may \
          change, reset or delete them. A service token never acts as the member who created it: it creates \
          only service tokens, and `members/me` names no member for it.",
+        "- **A caller never creates, resets, widens or takes over an access token that may do anything the \
+         caller may not**, through the API or the console: decided on the whole policy (base role, custom \
+         roles, inline role, and for a personal token its member's roles), not on base roles alone. A new \
+         token, a token about to get a new secret, and a token whose `role`, `inlineRole` or `customRoleIds` \
+         change must be shown to do only what the caller may: every deny statement the caller is under is \
+         also the token's (word for word) or meets none of its allows, and every allow of the token is \
+         covered by an allow of the caller (`domain::policy::includes`). When that cannot be shown, the \
+         request is refused (403): give the token the same restrictions (the same inline role or custom \
+         roles) or fewer powers.",
+        "- Renaming an access token never gains its caller anything: each token action the caller may do on \
+         the new name it must already be allowed on the old one, so no rename steps around a statement \
+         naming the token.",
         "- A member whose role is above the caller's cannot be changed or deleted by the caller (an admin \
          never edits the owner); the owner is never deleted or demoted, and only the owner transfers \
          ownership (then becoming an admin).",

@@ -1,6 +1,6 @@
 //! The audit log.
 
-use domain::audit::{AuditEntry, AuditQuery};
+use domain::audit::{AuditEntry, AuditPage, AuditQuery};
 use domain::id::AuditEntryId;
 use domain::webhook::Webhook;
 
@@ -26,8 +26,15 @@ pub trait AuditRepository {
     }
     /// Newest-first audit entries matching `query`, in the listing view
     /// ([`AuditEntry::listing`]: no `delta`, `previousVersion`, `currentVersion`). The detail,
-    /// up to two resources of 1 MiB each per entry, is not read.
-    fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
+    /// up to two resources of 1 MiB each per entry, is not read. It reads at most
+    /// [`MAX_AUDIT_ENTRIES_READ`](domain::audit::MAX_AUDIT_ENTRIES_READ) entries (by `before`
+    /// and `after` alone, newest first) and keeps those `q` and `spec` match; where it stopped
+    /// before the end, the page says where the next one starts.
+    fn page_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<AuditPage>;
+    /// The entries of [`AuditRepository::page_audit_entries`].
+    fn list_audit_entries(&mut self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        Ok(self.page_audit_entries(query)?.entries)
+    }
     /// One audit entry, with its detail fields.
     fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>>;
     /// Announces that this transaction changes what `changed` covers: once it commits, the

@@ -1,6 +1,6 @@
 //! The audit log: every change appends one entry in its own transaction.
 
-use domain::audit::{AuditEntry, AuditQuery, AuditTarget, ShownVersion};
+use domain::audit::{AuditEntry, AuditPage, AuditQuery, AuditTarget, ShownVersion};
 use domain::id::AuditEntryId;
 use domain::key::{FlagKey, ProjectKey};
 use domain::policy::{Request, Resource};
@@ -278,11 +278,22 @@ impl Service {
         caller: &Caller,
         query: &AuditQuery,
     ) -> ServiceResult<Vec<AuditEntry>> {
-        // The store gives the listing view, without reading any entry's detail.
-        self.list_audit_entries(caller, |repo| Ok(repo.list_audit_entries(query)?))
+        Ok(self.page_audit_log(caller, query)?.entries)
     }
 
-    /// [`Service::list_audit_log`] with each entry's detail (its versions and delta, as
+    /// A page of audit entries, newest first (listing view), and where the next one starts:
+    /// see [`ports::AuditRepository::page_audit_entries`]. A caller with custom roles gets the
+    /// entries it may read of those the store found, so its page may hold fewer than `limit`
+    /// (even none) and still have a next one.
+    ///
+    /// # Errors
+    /// `NotPermitted`.
+    pub fn page_audit_log(&self, caller: &Caller, query: &AuditQuery) -> ServiceResult<AuditPage> {
+        // The store gives the listing view, without reading any entry's detail.
+        self.list_audit_entries(caller, |repo| Ok(repo.page_audit_entries(query)?))
+    }
+
+    /// [`Service::page_audit_log`] with each entry's detail (its versions and delta, as
     /// [`Service::get_audit_entry`] gives it), all read in one transaction: for a page that shows
     /// what each change changed (`query.limit` entries at most).
     ///
@@ -292,17 +303,20 @@ impl Service {
         &self,
         caller: &Caller,
         query: &AuditQuery,
-    ) -> ServiceResult<Vec<AuditEntry>> {
+    ) -> ServiceResult<AuditPage> {
         self.list_audit_entries(caller, |repo| {
-            let listed = repo.list_audit_entries(query)?;
-            let mut detailed = Vec::with_capacity(listed.len());
-            for entry in listed {
+            let listed = repo.page_audit_entries(query)?;
+            let mut detailed = Vec::with_capacity(listed.entries.len());
+            for entry in listed.entries {
                 // An entry is never deleted: each one listed is there.
                 if let Some(entry) = repo.get_audit_entry(&entry.id)? {
                     detailed.push(entry);
                 }
             }
-            Ok(detailed)
+            Ok(AuditPage {
+                entries: detailed,
+                next_before: listed.next_before,
+            })
         })
     }
 
@@ -310,21 +324,22 @@ impl Service {
     fn list_audit_entries(
         &self,
         caller: &Caller,
-        read: impl FnMut(&mut dyn Repository) -> ServiceResult<Vec<AuditEntry>>,
-    ) -> ServiceResult<Vec<AuditEntry>> {
+        read: impl FnMut(&mut dyn Repository) -> ServiceResult<AuditPage>,
+    ) -> ServiceResult<AuditPage> {
         caller.require(Action::ViewResources)?;
         caller.require_on("viewAuditLog", &Resource::account())?;
         let account_id = self.account_id()?;
-        let mut entries = self.store.read_tx(read)?;
+        let mut page = self.store.read_tx(read)?;
         // A caller with custom roles sees the entries of what it may read (a page may then hold
-        // fewer than `limit`); a built-in role reads everything it is shown.
+        // fewer than `limit`, and still say where the next starts); a built-in role reads
+        // everything it is shown.
         if !caller.permissions.built_in_only() {
-            entries.retain(|entry| may_read_entry(caller, entry));
+            page.entries.retain(|entry| may_read_entry(caller, entry));
         }
-        for entry in &mut entries {
+        for entry in &mut page.entries {
             complete_entry(entry, &account_id);
         }
-        Ok(entries)
+        Ok(page)
     }
 
     /// One audit entry with its detail fields.

@@ -155,6 +155,26 @@ fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceRe
     })
 }
 
+/// Refuses a rename of `token` to `name` that would let `caller` do to it what a statement
+/// naming it (by its current name) keeps from it: renamed, reset and renamed back, a token would
+/// step around a deny on `token/deploy-bot`.
+fn require_rename_gains_nothing(caller: &Caller, token: &Token, name: &str) -> ServiceResult<()> {
+    let member = Resource::member(&token.member_id);
+    let (before, after) = (member.clone().token(&token.name), member.token(name));
+    for action in domain::policy::actions::of_kind(domain::policy::actions::ResourceKind::Token) {
+        if caller.require_on(action.name, &after).is_ok()
+            && caller.require_on(action.name, &before).is_err()
+        {
+            return Err(ServiceError::NotPermitted(format!(
+                "renaming the token '{}' to '{name}' would let you '{}' it, which you may not do \
+                 under its current name",
+                token.name, action.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses unless `caller` may do everything `token` of `member` could (see
 /// [`Caller::may_do_all_that`]): a caller never creates, resets, widens or takes over a token
 /// with a power it lacks, by its base role or by its statements (a deny it is under, an allow
@@ -336,6 +356,9 @@ impl Service {
             if next.custom_role_ids != held.custom_role_ids || next.inline_role != held.inline_role {
                 hold_token_roles(repo, &caller, &next)?
                     .map_err(|e| ServiceError::PatchFailed(e.to_string().into()))?;
+            }
+            if next.name != held.name {
+                require_rename_gains_nothing(&caller, &held, &next.name)?;
             }
             if next.role != held.role
                 || next.custom_role_ids != held.custom_role_ids

@@ -35,14 +35,15 @@ pub async fn list_audit_log(
         params.get("spec"),
         params.get("limit"),
     )?;
-    let limit = query.limit;
-    let entries = call(&state, move |s| s.list_audit_log(&caller, &query)).await?;
+    let page = call(&state, move |s| s.page_audit_log(&caller, &query)).await?;
     let mut links = Links::from([(
         "self".to_owned(),
         Link::api(format!("{}?{}", req.path(), req.query_string())),
     )]);
-    if entries.len() == usize::try_from(limit).unwrap_or(usize::MAX) {
-        if let Some(last) = entries.last() {
+    // Whenever the store stopped before the end: a page may hold fewer entries than `limit`
+    // (the caller may read only some; the store reads a bounded number per request).
+    if let Some(next_before) = page.next_before {
+        {
             let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
                 .into_owned()
                 .filter(|(name, _)| name != "before")
@@ -51,7 +52,7 @@ pub async fn list_audit_log(
             for (name, value) in &kept {
                 next.append_pair(name, value);
             }
-            next.append_pair("before", &last.date.to_string());
+            next.append_pair("before", &next_before.to_string());
             links.insert(
                 "next".to_owned(),
                 Link::api(format!("{}?{}", req.path(), next.finish())),
@@ -59,7 +60,7 @@ pub async fn list_audit_log(
         }
     }
     Ok(web::Json(AuditEntries {
-        items: entries.into_iter().map(AuditEntry::from).collect(),
+        items: page.entries.into_iter().map(AuditEntry::from).collect(),
         links,
     }))
 }

@@ -2,7 +2,9 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::Text;
-use domain::audit::{specifier_matches, AuditEntry, AuditQuery};
+use domain::audit::{
+    read_window, specifier_matches, AuditEntry, AuditPage, AuditQuery, MAX_AUDIT_ENTRIES_READ,
+};
 use domain::id::AuditEntryId;
 use domain::webhook::Webhook;
 use ports::{AuditRepository, StoreResult, WebhookRepository};
@@ -195,80 +197,79 @@ impl AuditRepository for SqlRepository<'_> {
         Ok(())
     }
 
-    fn list_audit_entries(&mut self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-        // SQL narrows by LIKE (where `*` may cross `:`); the exact specifier match refines, and
-        // the next batch continues after the last row seen until the page is full.
-        let like = q.spec.as_ref().map(|spec| {
-            let escaped = spec
+    fn page_audit_entries(&mut self, q: &AuditQuery) -> StoreResult<AuditPage> {
+        // The window: at most MAX_AUDIT_ENTRIES_READ rows by date alone, newest first, on the
+        // (date, id) index; `q` and `spec` are decided inside it, so no filter makes a listing
+        // read the whole log.
+        let mut window_query = audit_log::table.into_boxed::<Backend>();
+        if let Some(before) = q.before {
+            window_query = window_query.filter(audit_log::date.lt(before));
+        }
+        if let Some(after) = q.after {
+            window_query = window_query.filter(audit_log::date.gt(after));
+        }
+        let bound = i64::try_from(MAX_AUDIT_ENTRIES_READ + 1).unwrap_or(i64::MAX);
+        let rows: Vec<(i64, String)> = window_query
+            .order((audit_log::date.desc(), audit_log::id.desc()))
+            .limit(bound)
+            .select((audit_log::date, audit_log::id))
+            .load(self.conn)
+            .store()?;
+        let window = read_window(rows, |(date, _)| *date);
+        let ids: Vec<&str> = window.rows.iter().map(|(_, id)| id.as_str()).collect();
+        let mut query = audit_log::table
+            .filter(audit_log::id.eq_any(ids.clone()))
+            .into_boxed::<Backend>();
+        if let Some(text) = &q.q {
+            query = query.filter(audit_log::search.like(search_pattern(text)).escape('\\'));
+        }
+        if let Some(spec) = &q.spec {
+            // LIKE narrows (its `%` may cross `:`); the exact specifier match below decides.
+            let like = spec
                 .replace('\\', "\\\\")
                 .replace('%', "\\%")
-                .replace('_', "\\_");
-            escaped.replace('*', "%")
-        });
+                .replace('_', "\\_")
+                .replace('*', "%");
+            query = query.filter(
+                audit_log::id.eq_any(
+                    audit_resources::table
+                        .filter(audit_resources::entry_id.eq_any(ids))
+                        .filter(audit_resources::resource.like(like).escape('\\'))
+                        .select(audit_resources::entry_id),
+                ),
+            );
+        }
+        let rows: Vec<(i64, String, String)> = query
+            .order((audit_log::date.desc(), audit_log::id.desc()))
+            .select((audit_log::date, audit_log::id, audit_log::entry))
+            .load(self.conn)
+            .store()?;
         let want = usize::try_from(q.limit).unwrap_or(10);
-        let batch = i64::from(q.limit.max(10) * 4);
-        let mut found = Vec::new();
-        let mut cursor: Option<(i64, String)> = None;
-        loop {
-            let mut query = audit_log::table.into_boxed::<Backend>();
-            if let Some(before) = q.before {
-                query = query.filter(audit_log::date.lt(before));
-            }
-            if let Some(after) = q.after {
-                query = query.filter(audit_log::date.gt(after));
-            }
-            if let Some(text) = &q.q {
-                query = query.filter(audit_log::search.like(search_pattern(text)).escape('\\'));
-            }
-            if let Some(like) = &like {
-                query = query.filter(
-                    audit_log::id.eq_any(
-                        audit_resources::table
-                            .filter(audit_resources::resource.like(like.clone()).escape('\\'))
-                            .select(audit_resources::entry_id),
-                    ),
-                );
-            }
-            if let Some((date, id)) = &cursor {
-                query = query.filter(
-                    audit_log::date
-                        .lt(*date)
-                        .or(audit_log::date.eq(*date).and(audit_log::id.lt(id.clone()))),
-                );
-            }
-            let rows: Vec<(i64, String, String)> = query
-                .order((audit_log::date.desc(), audit_log::id.desc()))
-                .limit(batch)
-                .select((audit_log::date, audit_log::id, audit_log::entry))
-                .load(self.conn)
-                .store()?;
-            let exhausted = rows.len() < usize::try_from(batch).unwrap_or(usize::MAX);
-            for (date, id, json) in rows {
-                cursor = Some((date, id));
-                let mut entry = stored::audit::read_listing(&json)?;
-                // Only entries written before the detail was stored apart still carry it.
-                entry.delta = None;
-                entry.previous_version = None;
-                entry.current_version = None;
-                let matches = q.spec.as_ref().is_none_or(|spec| {
-                    entry
-                        .accesses
-                        .iter()
-                        .map(|a| &a.resource)
-                        .chain(&entry.target.resources)
-                        .any(|r| specifier_matches(spec, r))
-                });
-                if matches {
-                    found.push(entry);
-                    if found.len() == want {
-                        return Ok(found);
-                    }
+        let mut page = AuditPage::default();
+        for (date, _, json) in rows {
+            let mut entry = stored::audit::read_listing(&json)?;
+            // Only entries written before the detail was stored apart still carry it.
+            entry.delta = None;
+            entry.previous_version = None;
+            entry.current_version = None;
+            let matches = q.spec.as_ref().is_none_or(|spec| {
+                entry
+                    .accesses
+                    .iter()
+                    .map(|a| &a.resource)
+                    .chain(&entry.target.resources)
+                    .any(|r| specifier_matches(spec, r))
+            });
+            if matches {
+                page.entries.push(entry);
+                if page.entries.len() == want {
+                    page.next_before = Some(date);
+                    return Ok(page);
                 }
             }
-            if exhausted {
-                return Ok(found);
-            }
         }
+        page.next_before = window.next_before;
+        Ok(page)
     }
 
     fn get_audit_entry(&mut self, id: &AuditEntryId) -> StoreResult<Option<AuditEntry>> {

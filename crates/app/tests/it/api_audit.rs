@@ -278,7 +278,53 @@ async fn a_semantic_delta_is_what_was_sent(backend: Backend) {
     }
 }
 
+/// Issue 32, item 8: a caller allowed one project pages past the newest entries of others.
+async fn a_caller_with_custom_roles_pages_past_what_it_may_not_read(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "old").await;
+    app.project("blog").await;
+    for i in 0..12 {
+        app.flag("blog", &format!("f{i}")).await;
+    }
+    let role = json!({"key": "shop-auditor", "name": "Shop auditor", "basePermissions": "no_access", "policy": [
+        {"effect": "allow", "resources": ["proj/shop"], "actions": ["viewProject"]},
+        {"effect": "allow", "resources": ["acct"], "actions": ["viewAuditLog"]}
+    ]});
+    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "a@example.com", "role": "no_access", "customRoles": ["shop-auditor"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    // A personal token acts with at most its member's role (no_access here).
+    let auditor = app.token_of_member(&member, domain::role::Role::Reader);
+    let mut path = "/api/v2/auditlog?limit=5".to_owned();
+    let mut seen = Vec::new();
+    let mut pages = 0;
+    loop {
+        let page = app.get_as(&auditor, &path).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        pages += 1;
+        for item in page.body["items"].as_array().unwrap() {
+            seen.push(item["target"]["name"].as_str().unwrap().to_owned());
+        }
+        match page.body["_links"]["next"]["href"].as_str() {
+            Some(next) => path = next.to_owned(),
+            None => break,
+        }
+        assert!(pages < 20);
+    }
+    assert!(pages > 2, "the first pages held only others' entries: {pages}");
+    assert!(seen.contains(&"old".to_owned()), "{seen:?}");
+    assert!(seen.iter().all(|name| !name.starts_with('f')), "{seen:?}");
+}
+
 on_both_backends!(
+    a_caller_with_custom_roles_pages_past_what_it_may_not_read,
     every_change_writes_an_entry,
     audit_filters,
     entries_name_the_caller_as_renamed,

@@ -234,7 +234,67 @@ async fn the_bootstrap_token_counts_only_when_the_account_is_created(backend: Ba
     assert!(restarted.authenticate(OWNER).is_err());
 }
 
+/// Issue 32, item 11: rename, reset, rename back must not step around a deny naming a token.
+async fn a_rename_never_steps_around_a_statement(backend: Backend) {
+    let app = spawn(backend).await;
+    let deploy = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "deploy-bot", "role": "writer", "serviceToken": true}),
+        )
+        .await;
+    let deploy_id = deploy.body["_id"].as_str().unwrap().to_owned();
+    let guarded = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "rotator", "role": "admin", "serviceToken": true, "inlineRole": [
+                {"effect": "deny", "resources": ["member/*:token/deploy-bot"], "actions": ["resetAccessToken"]}
+            ]}),
+        )
+        .await;
+    assert_eq!(guarded.status, 201, "{}", guarded.body);
+    let rotator = guarded.body["token"].as_str().unwrap().to_owned();
+    let reset = format!("/api/v2/tokens/{deploy_id}/reset");
+    app.post_as(&rotator, &reset, json!({}))
+        .await
+        .assert_error(403, "forbidden");
+    let rename = |name: &str| json!([{"op": "replace", "path": "/name", "value": name}]);
+    let refused = app
+        .patch_as(&rotator, &format!("/api/v2/tokens/{deploy_id}"), rename("x"))
+        .await;
+    refused.assert_error(403, "forbidden");
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("resetAccessToken"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        app.get(&format!("/api/v2/tokens/{deploy_id}")).await.body["name"],
+        "deploy-bot"
+    );
+    // Renaming another token onto the guarded name only takes from the caller: allowed.
+    let other = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "other", "role": "reader", "serviceToken": true}),
+        )
+        .await;
+    let other_id = other.body["_id"].as_str().unwrap();
+    let onto = app
+        .patch_as(
+            &rotator,
+            &format!("/api/v2/tokens/{other_id}"),
+            rename("deploy-bot"),
+        )
+        .await;
+    assert_eq!(onto.status, 200, "{}", onto.body);
+}
+
 on_both_backends!(
+    a_rename_never_steps_around_a_statement,
     the_bootstrap_token_counts_only_when_the_account_is_created,
     restricted_tokens_cannot_mint_or_free_wider_ones,
     the_owners_restricted_token_cannot_mint_the_owner,

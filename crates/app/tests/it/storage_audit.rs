@@ -193,7 +193,62 @@ fn the_account_is_created_once(backend: Backend) {
     assert_eq!(read().unwrap().as_deref(), Some("0123456789abcdef01234567"));
 }
 
+/// Issue 32, item 2: a listing reads at most `MAX_AUDIT_ENTRIES_READ` entries whatever its
+/// filters leave, and says where the next one starts; paging on reaches every match once.
+fn a_listing_reads_a_bounded_window_and_pages_on(backend: Backend) {
+    use domain::audit::MAX_AUDIT_ENTRIES_READ;
+    let db = open(backend);
+    let total = 2 * MAX_AUDIT_ENTRIES_READ + 500;
+    let entries: Vec<AuditEntry> = (0..i64::try_from(total).unwrap())
+        .map(|n| {
+            let mut e = entry(n, 0);
+            if n < 10 {
+                let other = format!("proj/other:env/*:flag/f{n}");
+                e.accesses[0].resource.clone_from(&other);
+                e.target.resources = vec![other];
+            }
+            e
+        })
+        .collect();
+    db.store
+        .write_tx(|repo| repo.append_audit_entries(&entries).map(|_| ()))
+        .unwrap();
+    let mut before = None;
+    let mut found = Vec::new();
+    let mut pages = 0;
+    loop {
+        let mut q = query("20", Some("proj/other:env/*:flag/*"));
+        q.before = before;
+        let page = db.store.read_tx(|repo| repo.page_audit_entries(&q)).unwrap();
+        pages += 1;
+        found.extend(page.entries.iter().map(|e| e.name.clone()));
+        match page.next_before {
+            Some(next) => before = Some(next),
+            None => break,
+        }
+        assert!(pages < 10, "paging ends");
+    }
+    assert_eq!(pages, 3, "three windows of at most {MAX_AUDIT_ENTRIES_READ} entries");
+    let expected: Vec<String> = (0..10).rev().map(|n| format!("f{n}")).collect();
+    assert_eq!(found, expected);
+    // A project-level specifier does not match the flags inside it (parts line up).
+    let project = db
+        .store
+        .read_tx(|repo| repo.page_audit_entries(&query("20", Some("proj/web*"))))
+        .unwrap();
+    assert!(project.entries.is_empty());
+    assert!(project.next_before.is_some());
+    // A full page says where the next starts: at its last entry.
+    let full = db
+        .store
+        .read_tx(|repo| repo.page_audit_entries(&query("20", None)))
+        .unwrap();
+    assert_eq!(full.entries.len(), 20);
+    assert_eq!(full.next_before, Some(full.entries[19].date));
+}
+
 storage_on_every_store!(
+    a_listing_reads_a_bounded_window_and_pages_on,
     audit_listings_carry_no_detail,
     entries_appended_together_read_back_each,
     the_account_is_created_once;

@@ -28,7 +28,8 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
     let detailed = fx
         .service
         .list_audit_log_in_detail(&fx.owner, &query)
-        .unwrap();
+        .unwrap()
+        .entries;
     assert_eq!(listed.len(), 2, "the page's limit");
     assert!(
         listed.iter().all(|e| e.current_version.is_none()),

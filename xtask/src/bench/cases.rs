@@ -15,7 +15,7 @@ use super::report::{Goal, Row};
 use super::Store;
 
 /// Every case id, in the order they run.
-pub const CASES: [&str; 13] = [
+pub const CASES: [&str; 15] = [
     "get",
     "toggle-hot",
     "toggle-spread",
@@ -28,6 +28,8 @@ pub const CASES: [&str; 13] = [
     "list-10k",
     "list-10k-offset",
     "list-10k-query",
+    "audit-1k-spec",
+    "audit-10k-spec",
     "envs-10k",
 ];
 
@@ -141,6 +143,8 @@ impl StoreCases<'_> {
             "list-10k",
             "list-10k-offset",
             "list-10k-query",
+            "audit-1k-spec",
+            "audit-10k-spec",
         ]) {
             self.lists()?;
         }
@@ -457,9 +461,12 @@ impl StoreCases<'_> {
         }
         self.list_cases("1k", BIG_FEW_FLAGS)?;
 
-        if self
-            .settings
-            .any_selected(&["list-10k", "list-10k-offset", "list-10k-query"])
+        if self.settings.any_selected(&[
+            "list-10k",
+            "list-10k-offset",
+            "list-10k-query",
+            "audit-10k-spec",
+        ])
         {
             let seeded = self.seed(
                 &format!("big flags to {BIG_MANY_FLAGS}"),
@@ -478,31 +485,35 @@ impl StoreCases<'_> {
         Ok(())
     }
 
-    /// The three list cases at one size: first page, a page near the end, a query matching few.
+    /// The list cases at one size: first page, a page near the end, a query matching few; and a
+    /// search of the audit log (which then holds at least as many entries as flags) by a
+    /// project-level specifier that no entry matches but whose text every flag's resource starts
+    /// with (what cost O(N²) before issue 32).
     fn list_cases(&mut self, size: &str, flags: u64) -> Result<()> {
         let compared_with = |case: &'static str| (size == "10k").then_some(case);
+        let list = |extra: &str| format!("{API}/flags/big?env=production&limit=20{extra}");
         let variants = [
-            (
-                format!("list-{size}"),
-                String::new(),
-                compared_with("list-1k"),
-            ),
+            (format!("list-{size}"), list(""), compared_with("list-1k")),
             (
                 format!("list-{size}-offset"),
-                format!("&offset={}", flags - 100),
+                list(&format!("&offset={}", flags - 100)),
                 compared_with("list-1k-offset"),
             ),
             (
                 format!("list-{size}-query"),
-                format!("&filter=query:{BIG_QUERY}"),
+                list(&format!("&filter=query:{BIG_QUERY}")),
                 compared_with("list-1k-query"),
             ),
+            (
+                format!("audit-{size}-spec"),
+                format!("{API}/auditlog?limit=20&spec=proj/big*"),
+                compared_with("audit-1k-spec"),
+            ),
         ];
-        for (case, extra, compared_with) in variants {
+        for (case, path, compared_with) in variants {
             if !self.settings.selected(&case) {
                 continue;
             }
-            let path = format!("{API}/flags/big?env=production&limit=20{extra}");
             let page = self.send_ok(&Request::get(path.clone()))?;
             let page_json = page.json()?;
             self.notes.push(format!(

@@ -4,8 +4,14 @@
 //! PostgreSQL database, tested against its own served OpenAPI document by schemathesis (every
 //! check, every phase, the stateful one included). Any failure fails the task.
 //!
-//! schemathesis is installed from PyPI, at a pinned version, into a virtualenv under
-//! `target/conformance/venv`; its reports (JUnit XML) go to `target/conformance/<store>/`.
+//! Before schemathesis, on the same fresh store, the original's official Python client
+//! (`launchdarkly-api` from PyPI, unmodified) calls every operation flagsvc serves as the owner,
+//! an admin, a writer, a reader and a custom role, and must deserialise every answer with the
+//! original's own schemas (`xtask/official_client_sweep.py`).
+//!
+//! schemathesis and the client are installed from PyPI, at pinned versions, into a virtualenv
+//! under `target/conformance/venv`; schemathesis's reports (JUnit XML) go to
+//! `target/conformance/<store>/`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -19,6 +25,8 @@ use crate::postgres;
 /// The schemathesis release the document is held to; a newer one may bring new checks, so
 /// upgrading is a deliberate change.
 const SCHEMATHESIS: &str = "4.32.5";
+/// The original's official Python client the answers must deserialise in.
+const OFFICIAL_CLIENT: &str = "launchdarkly-api==17.0.0";
 const TOKEN: &str = "conformance-owner-token";
 /// Test cases per operation and phase: enough to reach every declared status of every route
 /// while keeping both stores within a few minutes on two cores.
@@ -47,14 +55,18 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-/// The virtualenv's `schemathesis`, installed on first use.
+/// The virtualenv's `schemathesis` and the official client, installed on first use.
 fn schemathesis(dir: &Path) -> Result<PathBuf> {
     let venv = dir.join("venv");
     let program = venv.join("bin").join("schemathesis");
     let installed = Command::new(&program)
         .arg("--version")
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(SCHEMATHESIS));
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(SCHEMATHESIS))
+        && Command::new(venv.join("bin").join("pip"))
+            .args(["show", "--quiet", "launchdarkly-api"])
+            .output()
+            .is_ok_and(|o| o.status.success());
     if installed {
         return Ok(program);
     }
@@ -73,9 +85,10 @@ fn schemathesis(dir: &Path) -> Result<PathBuf> {
     crate::run(
         Command::new(venv.join("bin").join("pip"))
             .args(["install", "--quiet", "--disable-pip-version-check"])
-            .arg(format!("schemathesis=={SCHEMATHESIS}")),
+            .arg(format!("schemathesis=={SCHEMATHESIS}"))
+            .arg(OFFICIAL_CLIENT),
     )
-    .context("installing schemathesis from PyPI")?;
+    .context("installing schemathesis and the official client from PyPI")?;
     Ok(program)
 }
 
@@ -116,8 +129,24 @@ fn start(binary: &Path, database_url: &str, log: &Path) -> Result<Server> {
     )
 }
 
-/// Runs schemathesis against one server; true when it found nothing.
+/// Runs the official client's sweep, then schemathesis, against one server on a fresh store;
+/// true when neither found anything.
 fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
+    let python = program.with_file_name("python");
+    let sweep = workspace_root()
+        .join("xtask")
+        .join("official_client_sweep.py");
+    let swept = Command::new(python)
+        .arg(sweep)
+        .args([&server.origin, TOKEN])
+        .status()
+        .context("running the official client's sweep")?
+        .success();
+    Ok(schemathesis_run(program, server, report_dir)? && swept)
+}
+
+/// Runs schemathesis against one server; true when it found nothing.
+fn schemathesis_run(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
     let max_examples = std::env::var("CONFORMANCE_MAX_EXAMPLES")
         .unwrap_or_else(|_| DEFAULT_MAX_EXAMPLES.to_owned());
     let seed = std::env::var("CONFORMANCE_SEED").unwrap_or_else(|_| DEFAULT_SEED.to_owned());
@@ -199,7 +228,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
 
     if !failed.is_empty() {
         bail!(
-            "schemathesis found failures on {} (reports under {})",
+            "the official client's sweep or schemathesis found failures on {} (reports under {})",
             failed.join(" and "),
             dir.display()
         );

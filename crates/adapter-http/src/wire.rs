@@ -34,7 +34,7 @@ mod webhooks;
 pub use access::{with_access, with_flag_access, ResourceAccess};
 pub use audit::{AuditEntries, AuditEntry};
 pub use environments::{Environment, Environments};
-pub use flags::{DependentFlags, FeatureFlags, Flag};
+pub use flags::{flag_shown_to, DependentFlags, FeatureFlags, Flag};
 pub use members::{Member, Members};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use representations::ApiRepresentations;
@@ -162,7 +162,8 @@ impl QueryParams {
         Ok(values)
     }
 
-    /// A boolean flag parameter (`true`/`1`/`false`/`0`).
+    /// A boolean flag parameter (`true`/`1`/`false`/`0`, the words in any case: the original's
+    /// Python client writes `True` and `False`).
     ///
     /// # Errors
     /// 400 for another value.
@@ -175,8 +176,8 @@ impl QueryParams {
         }
         match self.get(name) {
             None => Ok(default),
-            Some("true" | "1") => Ok(true),
-            Some("false" | "0") => Ok(false),
+            Some(word) if word == "1" || word.eq_ignore_ascii_case("true") => Ok(true),
+            Some(word) if word == "0" || word.eq_ignore_ascii_case("false") => Ok(false),
             Some(other) => Err(ApiError::invalid(format!(
                 "{name} must be true, false, 1 or 0, not '{other}'"
             ))),
@@ -185,7 +186,7 @@ impl QueryParams {
 }
 
 /// The OpenAPI description of the `dryRun` query parameter of flag and segment `PATCH`.
-pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the change inside a transaction that is then rolled back, and answer with the result it would have: the same status and body as the real call (`_version` and `version`s as they would be), or the same error. Nothing is stored: no version changes, no audit entry, no webhook delivery. `lastModified` (and `archivedDate`/`deprecatedDate` where the change sets them) is the time of the dry run, and `_id`s the change would assign are generated again by the real call. Default `false`; any value other than `true`, `false`, `1` or `0`, or the parameter given twice, is a 400 naming it.";
+pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the change inside a transaction that is then rolled back, and answer with the result it would have: the same status and body as the real call (`_version` and `version`s as they would be), or the same error. Nothing is stored: no version changes, no audit entry, no webhook delivery. `lastModified` (and `archivedDate`/`deprecatedDate` where the change sets them) is the time of the dry run, and `_id`s the change would assign are generated again by the real call. Default `false`; any value other than `true`, `false` (in any case), `1` or `0`, or the parameter given twice, is a 400 naming it.";
 
 /// `_links` of one page of a collection at `path`: `self`, and `first`, `prev`, `next`, `last`
 /// where they exist. Other query parameters (filters, sort) are kept.

@@ -158,9 +158,12 @@ fn who(entry: &AuditEntry) -> String {
         .as_ref()
         .map(|t| format!(" (token {})", t.name))
         .unwrap_or_default();
-    match &entry.member {
-        Some(member) => format!("{}{token}", member.email),
-        None => format!("a service token{token}"),
+    match (&entry.member, &entry.token) {
+        (Some(member), _) => format!("{}{token}", member.email),
+        (None, Some(t)) if t.service_token => format!("a service token{token}"),
+        // A member the reader may not see.
+        (None, Some(_)) => format!("a member{token}"),
+        (None, None) => "someone".to_owned(),
     }
 }
 

@@ -274,6 +274,65 @@ impl AuditEntry {
         self.title = title;
     }
 
+    /// The entry as shown to a reader who may not see the member who made the change: no
+    /// `member` (its email and name), and a description and titles that name the token instead.
+    ///
+    /// ```
+    /// # use domain::audit::*;
+    /// # let mut entry: AuditEntry = serde_json::from_value(serde_json::json!({"_accountId": "", "_id": "0".repeat(24), "date": 1, "kind": "flag", "name": "f", "description": "", "shortDescription": "", "accesses": [], "target": {"name": "f", "resources": []}, "member": {"_id": "m", "email": "ann@x.io"}})).unwrap();
+    /// entry.set_titles("updated");
+    /// assert!(entry.title.contains("ann@x.io"));
+    /// entry.description = "ann@x.io updated flag `f`".into();
+    /// entry.hide_member();
+    /// assert!(entry.member.is_none() && !entry.title.contains("ann@x.io"));
+    /// assert_eq!(entry.description, "someone updated flag `f`");
+    /// assert_eq!(entry.title_verb, "updated the flag");
+    /// ```
+    pub fn hide_member(&mut self) {
+        if let Some(member) = self.member.take() {
+            let actor = match &self.token {
+                Some(token) if token.service_token => format!("the service token {}", token.name),
+                Some(token) => format!("the access token {}", token.name),
+                None => "someone".to_owned(),
+            };
+            if let Some(rest) = self.description.strip_prefix(&format!("{} ", member.email)) {
+                self.description = format!("{actor} {rest}");
+            }
+            let verb = self
+                .title_verb
+                .strip_suffix(&format!(" the {}", self.kind))
+                .unwrap_or("changed")
+                .to_owned();
+            self.set_titles(&verb);
+        }
+    }
+
+    /// Leaves the maintaining member (`_maintainer`) out of the resource versions it records
+    /// where `hidden` says the reader may not see that member (by `_id`).
+    pub fn hide_maintainers(&mut self, hidden: impl Fn(&str) -> bool) {
+        for version in [&mut self.previous_version, &mut self.current_version]
+            .into_iter()
+            .flatten()
+        {
+            if !version.text().contains("\"_maintainer\"") {
+                continue;
+            }
+            let mut value = version.to_value();
+            let Some(object) = value.as_object_mut() else {
+                continue;
+            };
+            let id = object
+                .get("_maintainer")
+                .and_then(|m| m.get("_id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if id.is_some_and(|id| hidden(&id)) {
+                object.remove("_maintainer");
+                *version = ShownVersion::of(&value);
+            }
+        }
+    }
+
     /// Fills `titleVerb` and `title` of an entry stored before they existed, taking the verb
     /// from its short description (`{verb} {kind} {name}`).
     ///

@@ -338,6 +338,7 @@ impl Service {
         }
         for entry in &mut page.entries {
             complete_entry(entry, &account_id);
+            hide_unseen_members(caller, entry);
         }
         Ok(page)
     }
@@ -362,8 +363,25 @@ impl Service {
             ));
         }
         complete_entry(&mut entry, &account_id);
+        hide_unseen_members(caller, &mut entry);
         Ok(entry)
     }
+}
+
+/// The entry as `caller` may see it: no email, name or role of a member it may not see (who
+/// made the change; a flag version's `_maintainer`).
+fn hide_unseen_members(caller: &Caller, entry: &mut AuditEntry) {
+    if caller.sees_every_member() {
+        return;
+    }
+    if entry
+        .member
+        .as_ref()
+        .is_some_and(|member| !caller.may_view_member(&member.id))
+    {
+        entry.hide_member();
+    }
+    entry.hide_maintainers(|id| !caller.may_view_member(id));
 }
 
 /// Completes an entry read from the store with the fields of an entry stored before they

@@ -149,6 +149,20 @@ impl Caller {
         other.role <= self.role && self.permissions.include(&other.permissions)
     }
 
+    /// Whether the caller may see member `id` (`viewMembers` on `member/{id}`): who is not is
+    /// shown no member's email, name or role where a resource names one (a flag's
+    /// `_maintainer`, who made an audit entry's change), only its `_id` where one is kept.
+    pub fn may_view_member(&self, id: &str) -> bool {
+        self.require_on("viewMembers", &domain::policy::Resource::member(id))
+            .is_ok()
+    }
+
+    /// Whether the caller sees every member (a built-in role that reads them): answers that
+    /// show members may be shared among such callers (the read cache), and no one else.
+    pub fn sees_every_member(&self) -> bool {
+        self.permissions.built_in_only() && self.may_view_member("*")
+    }
+
     /// A permit for use case `U` (one of the markers in [`use_case`]), if the caller's role
     /// allows it. This is where the rule is decided: the use case takes the permit and does not
     /// ask again.

@@ -13,7 +13,7 @@ use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::model;
 use crate::wire::{
     answer_request, call, call_queued, json_body, keep_answer, kept_answer, page_links, parse_json,
-    patch_form, with_flag_access, DependentFlags, DocumentPatch, FeatureFlags, Flag,
+    flag_shown_to, patch_form, with_flag_access, DependentFlags, DocumentPatch, FeatureFlags, Flag,
     JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
 };
 use crate::AppState;
@@ -59,7 +59,7 @@ pub async fn create_flag(
             call_queued(&state, queued).await?
         }
     };
-    Ok(HttpResponse::Created().json(Flag::from((key.as_str(), flag))))
+    Ok(HttpResponse::Created().json(flag_shown_to(&caller, &key, flag)))
 }
 
 /// Copies parts of one environment's configuration of a flag onto another environment.
@@ -89,7 +89,7 @@ pub async fn copy_flag(
         s.copy_flag_config(&permit, &project, &key, &post)
     })
     .await?;
-    Ok(HttpResponse::Created().json(Flag::from((project_key.as_str(), flag))))
+    Ok(HttpResponse::Created().json(flag_shown_to(&caller, &project_key, flag)))
 }
 
 /// Flags that use this flag as a prerequisite. Beta: needs `Svc-API-Version: beta`.
@@ -110,10 +110,11 @@ pub async fn dependent_flags(
         return Err(ApiError::beta_route());
     }
     let (project, key) = path.into_inner();
-    let project_key = project.clone();
+    let (project_key, flag_key) = (project.clone(), key.clone());
     let dependents = call(&state, move |s| s.dependent_flags(&caller, &project, &key)).await?;
     Ok(web::Json(DependentFlags::of(
         &project_key,
+        &flag_key,
         req.path(),
         dependents,
     )))
@@ -171,16 +172,21 @@ pub async fn list_flags(
     // From this replica's read cache when it can answer, without a trip to the blocking pool.
     let answered = answer_request(&req, version);
     let answer = CachedAnswer::Project(&project_key);
-    if let Some(kept) = state.service.cached_answer(&caller, &answer, &answered) {
-        return Ok(kept_answer(kept?));
+    // Shared answers show members: only callers who see every member share them.
+    let shared = caller.sees_every_member();
+    if shared {
+        if let Some(kept) = state.service.cached_answer(&caller, &answer, &answered) {
+            return Ok(kept_answer(kept?));
+        }
     }
-    let ticket = state.service.read_ticket(&answer);
-    let list = call(&state, move |s| s.list_flags(&caller, &project, &request)).await?;
+    let ticket = state.service.read_ticket(&answer).filter(|_| shared);
+    let asking = caller.clone();
+    let list = call(&state, move |s| s.list_flags(&asking, &project, &request)).await?;
     let items = list
         .items
         .into_iter()
         .map(|view| {
-            Flag::from((project_key.as_str(), view))
+            flag_shown_to(&caller, &project_key, view)
                 .list_item(summary)
                 .map_err(|e| ApiError::unserializable(&e))
         })
@@ -247,7 +253,7 @@ pub async fn get_flag(
         if !envs.is_empty() {
             view.flag.environments.retain(|env, _| envs.contains(env));
         }
-        let answer = with_flag_access(&Flag::from((project.as_str(), view)), accesses)?;
+        let answer = with_flag_access(&flag_shown_to(&caller, &project, view), accesses)?;
         return Ok(HttpResponse::Ok().json(answer));
     }
     // From this replica's read cache when it can answer, without a trip to the blocking pool.
@@ -256,13 +262,18 @@ pub async fn get_flag(
         project: &project,
         flag: &key,
     };
-    if let Some(kept) = state.service.cached_answer(&caller, &answer, &request) {
-        return Ok(kept_answer(kept?));
+    // Shared answers show members: only callers who see every member share them.
+    let shared = caller.sees_every_member();
+    if shared {
+        if let Some(kept) = state.service.cached_answer(&caller, &answer, &request) {
+            return Ok(kept_answer(kept?));
+        }
     }
-    let ticket = state.service.read_ticket(&answer);
+    let ticket = state.service.read_ticket(&answer).filter(|_| shared);
     let (project_key, flag_key) = (project.clone(), key.clone());
+    let asking = caller.clone();
     let flag = call(&state, move |s| {
-        s.get_flag(&caller, &project_key, &flag_key, &envs)
+        s.get_flag(&asking, &project_key, &flag_key, &envs)
     })
     .await?;
     // Kept under the keys changes are told by: as stored (a lookup matches them exactly).
@@ -272,7 +283,7 @@ pub async fn get_flag(
         ticket,
         &answer,
         &request,
-        &Flag::from((project.as_str(), flag)),
+        &flag_shown_to(&caller, &project, flag),
     )
 }
 
@@ -350,7 +361,7 @@ pub async fn patch_flag(
             .queue_patch_flag(&permit, &project, &key, change);
         call_queued(&state, queued).await?
     };
-    Ok(web::Json(Flag::from((project_key.as_str(), flag))))
+    Ok(web::Json(flag_shown_to(&caller, &project_key, flag)))
 }
 
 /// Deletes a flag in every environment.

@@ -108,7 +108,8 @@ pub async fn get_team(
 }
 
 /// Changes a team by semantic patch (`Content-Type: application/json;
-/// domain-model=svc.semanticpatch`): `addCustomRoles`, `removeCustomRoles`, `addMembers`,
+/// domain-model=svc.semanticpatch`, or plain `application/json` with an `instructions` object,
+/// as the original's clients send it): `addCustomRoles`, `removeCustomRoles`, `addMembers`,
 /// `removeMembers`, `replaceMembers`, `updateName`, `updateDescription`. Each instruction is
 /// decided by the caller's policies (`updateTeamCustomRoles`, `updateTeamMembers`,
 /// `updateTeamName`, `updateTeamDescription` on `team/{key}`). Admin or owner.
@@ -132,13 +133,18 @@ pub async fn patch_team(
     body: web::Bytes,
 ) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may(use_case::PatchTeam)?;
-    if patch_form(&req)? != PatchForm::Semantic {
+    let form = patch_form(&req)?;
+    let value = parse_json(&body)?;
+    // Teams change by semantic patch alone, so a plain JSON object of instructions is one too:
+    // the original's clients send it so. A JSON Patch (an array) or a merge patch is not.
+    let instructions = form == PatchForm::Semantic
+        || (form == PatchForm::Json && value.get("instructions").is_some());
+    if !instructions {
         return Err(ApiError::unsupported_media_type(
-            "teams change by semantic patch: send Content-Type: application/json; domain-model=svc.semanticpatch",
+            "teams change by semantic patch: send {\"instructions\": [...]} (Content-Type: application/json; domain-model=svc.semanticpatch)",
         ));
     }
-    let patch =
-        TeamPatch::parse(parse_json(&body)?).map_err(|e| ApiError::invalid(e.to_string()))?;
+    let patch = TeamPatch::parse(value).map_err(|e| ApiError::invalid(e.to_string()))?;
     let key = path.into_inner();
     let team = call(&state, move |s| s.patch_team(&permit, &key, &patch)).await?;
     let access = access::to_team(&caller, &team.team);

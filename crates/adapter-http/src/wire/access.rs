@@ -31,11 +31,9 @@ pub struct ResourceAccess {
 pub struct ActionAccess {
     /// The action (see `docs/roles.md`).
     pub action: String,
-    /// The statement that decided, with its role; absent for an action no statement allows or
-    /// one that needs the `admin` base role the caller lacks.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub reason: Option<AccessReason>,
+    /// The statement that decided, with its role; for an action no statement allows, or one
+    /// that needs the `admin` base role the caller lacks, only its effect (`deny`).
+    pub reason: AccessReason,
 }
 
 /// The statement that decided, and the role it is in.
@@ -61,31 +59,45 @@ pub struct AccessReason {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub not_actions: Option<Vec<String>>,
-    /// The role's key (a built-in role's name; `inline` for a token's inline role).
-    #[serde(rename = "role_name")]
-    pub role_name: String,
+    /// The role's key (a built-in role's name; `inline` for a token's inline role); absent when
+    /// no statement decided.
+    #[serde(rename = "role_name", skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub role_name: Option<String>,
 }
 
 impl From<&service::Access> for ResourceAccess {
     fn from(access: &service::Access) -> Self {
-        let actions = |list: &[service::ActionAccess]| {
+        // What no statement decided is refused (or, never in practice, allowed) as such.
+        let actions = |list: &[service::ActionAccess], undecided: domain::policy::Effect| {
             list.iter()
                 .map(|a| ActionAccess {
                     action: a.action.to_owned(),
-                    reason: a.reason.as_ref().map(|r| AccessReason {
-                        effect: r.statement.effect,
-                        resources: r.statement.resources.clone(),
-                        not_resources: r.statement.not_resources.clone(),
-                        actions: r.statement.actions.clone(),
-                        not_actions: r.statement.not_actions.clone(),
-                        role_name: r.role_name.clone(),
-                    }),
+                    reason: a.reason.as_ref().map_or(
+                        AccessReason {
+                            effect: undecided,
+                            resources: None,
+                            not_resources: None,
+                            actions: None,
+                            not_actions: None,
+                            role_name: None,
+                        },
+                        |r| AccessReason {
+                            effect: r.statement.effect,
+                            resources: r.statement.resources.clone(),
+                            not_resources: r.statement.not_resources.clone(),
+                            actions: r.statement.actions.clone(),
+                            not_actions: r.statement.not_actions.clone(),
+                            role_name: Some(r.role_name.clone()),
+                        },
+                    ),
                 })
                 .collect()
         };
+        use domain::policy::Effect;
         Self {
-            allowed: actions(&access.allowed),
-            denied: actions(&access.denied),
+            allowed: actions(&access.allowed, Effect::Allow),
+            denied: actions(&access.denied, Effect::Deny),
         }
     }
 }

@@ -374,6 +374,35 @@ impl Flag {
     }
 }
 
+/// Flag `view` of project `project_key` as `caller` may see it: the maintaining member's
+/// email, name and role (`_maintainer`) only for a caller who may see that member (the
+/// `maintainerId` stays).
+pub fn flag_shown_to(caller: &service::Caller, project_key: &str, mut view: service::FlagView) -> Flag {
+    if view
+        .maintainers
+        .member
+        .as_ref()
+        .is_some_and(|member| !caller.may_view_member(member.id.as_str()))
+    {
+        view.maintainers.member = None;
+    }
+    Flag::from((project_key, view))
+}
+
+/// An environment where a flag uses another as a prerequisite.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DependentFlagEnvironment {
+    /// The environment's key.
+    pub key: String,
+    /// `self`: the dependent flag.
+    #[serde(rename = "_links")]
+    #[schema(value_type = crate::wire::link::LinksSchema)]
+    pub links: Links,
+    /// The dependent flag's UI page in that environment.
+    #[serde(rename = "_site")]
+    pub site: Link,
+}
+
 /// A flag that uses another as a prerequisite.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DependentFlagRep {
@@ -382,7 +411,7 @@ pub struct DependentFlagRep {
     /// Its name.
     pub name: String,
     /// Environments where it has the prerequisite.
-    pub environments: Vec<String>,
+    pub environments: Vec<DependentFlagEnvironment>,
     /// `self`.
     #[serde(rename = "_links")]
     #[schema(value_type = crate::wire::link::LinksSchema)]
@@ -398,26 +427,44 @@ pub struct DependentFlags {
     #[serde(rename = "_links")]
     #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
+    /// The prerequisite flag's UI page (in every environment).
+    #[serde(rename = "_site")]
+    pub site: Link,
 }
 
 impl DependentFlags {
-    /// The flags of project `project_key` that depend on the flag at `path`.
-    pub fn of(project_key: &str, path: &str, dependents: Vec<service::DependentFlag>) -> Self {
+    /// The flags of project `project_key` that depend on flag `flag_key`, answered at `path`.
+    pub fn of(
+        project_key: &str,
+        flag_key: &str,
+        path: &str,
+        dependents: Vec<service::DependentFlag>,
+    ) -> Self {
         let items = dependents
             .into_iter()
-            .map(|d| DependentFlagRep {
-                links: Links::from([(
-                    "self".to_owned(),
-                    Link::api(flag_href(project_key, &d.key)),
-                )]),
-                key: d.key,
-                name: d.name,
-                environments: d.environments,
+            .map(|d| {
+                let href = flag_href(project_key, &d.key);
+                let environments = d
+                    .environments
+                    .into_iter()
+                    .map(|env| DependentFlagEnvironment {
+                        links: Links::from([("self".to_owned(), Link::api(href.clone()))]),
+                        site: flag_site(project_key, &env, &d.key),
+                        key: env,
+                    })
+                    .collect();
+                DependentFlagRep {
+                    links: Links::from([("self".to_owned(), Link::api(href))]),
+                    key: d.key,
+                    name: d.name,
+                    environments,
+                }
             })
             .collect();
         Self {
             items,
             links: Links::from([("self".to_owned(), Link::api(path.to_owned()))]),
+            site: flag_site(project_key, "~", flag_key),
         }
     }
 }

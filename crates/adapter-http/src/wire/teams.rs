@@ -105,6 +105,9 @@ pub struct MemberTeam {
     pub key: String,
     /// The team's name.
     pub name: String,
+    /// The custom roles the member holds through the team, by key.
+    #[serde(rename = "customRoleKeys")]
+    pub custom_role_keys: Vec<String>,
 }
 
 impl From<&domain::team::MemberTeam> for MemberTeam {
@@ -113,6 +116,7 @@ impl From<&domain::team::MemberTeam> for MemberTeam {
             links: Links::from([("self".to_owned(), Link::api(team_href(&team.key)))]),
             key: team.key.clone(),
             name: team.name.clone(),
+            custom_role_keys: team.custom_role_keys.clone(),
         }
     }
 }

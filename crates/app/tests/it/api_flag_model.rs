@@ -120,9 +120,18 @@ async fn prerequisites_and_dependents(backend: Backend) {
     let dependents = app.send(beta).await;
     assert_eq!(dependents.status, 200, "{}", dependents.body);
     assert_eq!(dependents.body["items"][0]["key"], "feature");
+    // Environments are objects, as the original's schema has them (issue 32, item 6).
     assert_eq!(
         dependents.body["items"][0]["environments"],
-        json!(["production"])
+        json!([{
+            "key": "production",
+            "_links": {"self": {"href": "/api/v2/flags/web/feature", "type": "application/json"}},
+            "_site": {"href": "/web/production/features/feature", "type": "text/html"}
+        }])
+    );
+    assert_eq!(
+        dependents.body["_site"],
+        json!({"href": "/web/~/features/base", "type": "text/html"})
     );
 
     // A flag others depend on can be neither deleted nor archived; nor can a cycle form.

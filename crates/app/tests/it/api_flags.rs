@@ -217,6 +217,10 @@ async fn list_flags(backend: Backend) {
         detailed.body["items"][0]["environments"]["production"]["rules"],
         json!([])
     );
+    // As the original's Python client writes booleans (issue 32: its unmodified calls).
+    let python = app.get("/api/v2/flags/web?env=production&summary=False").await;
+    assert_eq!(python.status, 200, "{}", python.body);
+    assert_eq!(python.body["items"], detailed.body["items"]);
 
     // The older API version lists every flag with every environment.
     let old = app

@@ -185,6 +185,15 @@ async fn teams_round_trip(backend: Backend) {
         )
         .await;
     assert_eq!(json_patch.status, 415, "{}", json_patch.body);
+    // Instructions in plain JSON, as the original's clients send them, are a semantic patch.
+    let plain = app
+        .patch(
+            "/api/v2/teams/platform",
+            json!({"instructions": [{"kind": "updateDescription", "value": "plain"}]}),
+        )
+        .await;
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    assert_eq!(plain.body["description"], "plain");
 
     // Joining from the member's side; a team it is in is left as it is.
     let joined = app
@@ -255,8 +264,9 @@ async fn teams_round_trip(backend: Backend) {
         .iter()
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
-    // Created, patched, and the member's joining (which accessed the team).
-    assert_eq!(kinds, ["member", "team", "team"], "{}", audit.body);
+    // Created, patched (by semantic patch, then by plain instructions), and the member's
+    // joining (which accessed the team).
+    assert_eq!(kinds, ["member", "team", "team", "team"], "{}", audit.body);
 
     // A deleted member leaves its teams, which change (and say so); a deleted team's members
     // leave it.

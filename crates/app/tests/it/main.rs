@@ -69,6 +69,7 @@ mod api_flags;
 mod api_input;
 mod api_members;
 mod api_projects;
+mod api_probes;
 mod api_protocol;
 mod api_required_fields;
 mod api_roles;

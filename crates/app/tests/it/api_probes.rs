@@ -1,0 +1,87 @@
+//! What outside probes found (issue 32), each pinned by a test that failed before its fix.
+
+use serde_json::{json, Value};
+
+use crate::common::{spawn, Backend};
+
+/// A member allowed project `shop` and the audit log, nothing about members.
+async fn shop_reader<S, B>(app: &crate::common::TestApp<S>) -> String
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let role = json!({"key": "shop-reader", "name": "Shop reader", "basePermissions": "no_access",
+        "policy": [
+            {"effect": "allow", "resources": ["proj/shop"], "actions": ["viewProject"]},
+            {"effect": "allow", "resources": ["acct"], "actions": ["viewAuditLog"]}
+        ]});
+    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "r@example.com", "role": "no_access", "customRoles": ["shop-reader"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    app.token_of_member(&member, domain::role::Role::Reader)
+}
+
+fn mentions_owner(value: &Value) -> bool {
+    value.to_string().contains("owner@example.com")
+}
+
+/// Item 9: member emails, names and roles reach only callers who may see members.
+async fn members_are_shown_only_to_who_may_see_them(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    let me = app.get("/api/v2/members/me").await.body["_id"].clone();
+    let created = app
+        .post(
+            "/api/v2/flags/shop",
+            json!({"key": "f", "name": "f", "maintainerId": me}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let reader = shop_reader(&app).await;
+
+    let owners_view = app.get("/api/v2/flags/shop/f").await.body;
+    assert_eq!(owners_view["_maintainer"]["email"], "owner@example.com");
+    let maintainer = owners_view["maintainerId"].clone();
+    for path in [
+        "/api/v2/flags/shop/f",
+        "/api/v2/flags/shop/f",
+        "/api/v2/flags/shop?env=test",
+        "/api/v2/flags/shop?env=test",
+    ] {
+        // Twice each: the second may come from the read cache.
+        let shown = app.get_as(&reader, path).await;
+        assert_eq!(shown.status, 200, "{}", shown.body);
+        assert!(!mentions_owner(&shown.body), "{path}: {}", shown.body);
+        let flag = shown.body.get("items").map_or(&shown.body, |items| &items[0]);
+        assert_eq!(flag["maintainerId"], maintainer, "the _id stays");
+        assert!(flag.get("_maintainer").is_none(), "{flag}");
+    }
+    // The owner's view is not what the reader's left in the cache.
+    assert_eq!(app.get("/api/v2/flags/shop/f").await.body, owners_view);
+
+    let entries = app.get_as(&reader, "/api/v2/auditlog?limit=20").await;
+    assert_eq!(entries.status, 200, "{}", entries.body);
+    let items = entries.body["items"].as_array().unwrap();
+    assert!(!items.is_empty());
+    assert!(!mentions_owner(&entries.body), "{}", entries.body);
+    assert!(items.iter().all(|e| e.get("member").is_none()));
+    let id = items[0]["_id"].as_str().unwrap();
+    let entry = app.get_as(&reader, &format!("/api/v2/auditlog/{id}")).await;
+    assert_eq!(entry.status, 200, "{}", entry.body);
+    assert!(!mentions_owner(&entry.body), "{}", entry.body);
+    // The owner still sees who did it.
+    let owners_entry = app.get(&format!("/api/v2/auditlog/{id}")).await.body;
+    assert_eq!(owners_entry["member"]["email"], "owner@example.com");
+}
+
+on_both_backends!(members_are_shown_only_to_who_may_see_them);

@@ -41,7 +41,7 @@ pub use routes::root::OpenApiJson;
 pub use server::{server, InRequest, JsonErrorsIo};
 pub use shared_limits::{RedisLimitError, RedisRateLimits, DEFAULT_KEY_PREFIX, REDIS_TIMEOUT};
 pub use telemetry::{install as install_metrics, metrics_app, MetricsError};
-pub use wire::ApiRepresentations;
+pub use wire::{ApiRepresentations, MAX_PAGE_BYTES};
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone, PartialEq, Eq)]

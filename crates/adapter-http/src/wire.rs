@@ -188,9 +188,48 @@ impl QueryParams {
 /// The OpenAPI description of the `dryRun` query parameter of flag and segment `PATCH`.
 pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the change inside a transaction that is then rolled back, and answer with the result it would have: the same status and body as the real call (`_version` and `version`s as they would be), or the same error. Nothing is stored: no version changes, no audit entry, no webhook delivery. `lastModified` (and `archivedDate`/`deprecatedDate` where the change sets them) is the time of the dry run, and `_id`s the change would assign are generated again by the real call. Default `false`; any value other than `true`, `false` (in any case), `1` or `0`, or the parameter given twice, is a 400 naming it.";
 
-/// `_links` of one page of a collection at `path`: `self`, and `first`, `prev`, `next`, `last`
-/// where they exist. Other query parameters (filters, sort) are kept.
-pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Links {
+/// The most bytes of JSON the items of one page of a list carry: a page stops at the item that
+/// would take it past this (keeping at least one, so that paging always moves on), and its
+/// `next` link starts after the last item it holds. Lists of large resources (a flag or a
+/// segment may hold megabytes) thus answer in pages of bounded size, whatever `limit` asks.
+pub const MAX_PAGE_BYTES: usize = 4 << 20;
+
+/// Counts the bytes written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Cuts `items` after the last one within [`MAX_PAGE_BYTES`] of JSON (the first is always
+/// kept): what one page of a list holds.
+pub fn within_page_bytes<T: Serialize>(items: &mut Vec<T>) {
+    let mut bytes = 0usize;
+    let mut keep = items.len();
+    for (at, item) in items.iter().enumerate() {
+        let mut count = ByteCount(0);
+        // A value that does not serialise fails the answer later, with its own error.
+        let _ = serde_json::to_writer(&mut count, item);
+        bytes = bytes.saturating_add(count.0);
+        if bytes > MAX_PAGE_BYTES && at > 0 {
+            keep = at;
+            break;
+        }
+    }
+    items.truncate(keep);
+}
+
+/// `_links` of one page of a collection at `path`, holding `shown` items from `offset`: `self`,
+/// and `first`, `prev`, `next` (after the last item shown), `last` where they exist. Other query
+/// parameters (filters, sort) are kept.
+pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, shown: usize, total: u64) -> Links {
     let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
         .into_owned()
         .filter(|(name, _)| name != "limit" && name != "offset")
@@ -210,8 +249,9 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, total: u64) -> Lin
         links.insert("first".to_owned(), href(0));
         links.insert("prev".to_owned(), href(offset.saturating_sub(limit64)));
     }
-    if offset.saturating_add(limit64) < total {
-        links.insert("next".to_owned(), href(offset + limit64));
+    let after = offset.saturating_add(u64::try_from(shown).unwrap_or(u64::MAX));
+    if after < total {
+        links.insert("next".to_owned(), href(after));
         links.insert("last".to_owned(), href((total - 1) / limit64 * limit64));
     }
     links

@@ -282,8 +282,14 @@ mod page_tests {
     #[test]
     fn an_empty_history_says_so() {
         let fx = fixture();
-        let html =
-            history_page(&fx.owner, &fx.project, "Dark <mode>", "dark-mode", &AuditPage::default()).into_string();
+        let html = history_page(
+            &fx.owner,
+            &fx.project,
+            "Dark <mode>",
+            "dark-mode",
+            &AuditPage::default(),
+        )
+        .into_string();
         assert!(html.contains("No changes recorded."));
         assert!(html.contains("History of Dark &lt;mode&gt;"));
         assert!(html.contains(r#"href="/projects/shop/flags/dark-mode""#));

@@ -659,7 +659,10 @@ pub fn read_window<T>(mut rows: Vec<T>, date: impl Fn(&T) -> i64) -> AuditWindow
     }
     let cut = date(&rows[MAX_AUDIT_ENTRIES_READ]);
     rows.truncate(MAX_AUDIT_ENTRIES_READ);
-    let whole = rows.iter().position(|row| date(row) == cut).unwrap_or(rows.len());
+    let whole = rows
+        .iter()
+        .position(|row| date(row) == cut)
+        .unwrap_or(rows.len());
     // One millisecond holding more than the bound is read up to it (the rest of it is skipped).
     if whole > 0 {
         rows.truncate(whole);

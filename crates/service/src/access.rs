@@ -188,10 +188,12 @@ impl Permissions {
             return true;
         }
         self.oversized.is_none()
-            && self
-                .sets
-                .iter()
-                .all(|outer| other.sets.iter().any(|inner| policy::includes(outer, inner)))
+            && self.sets.iter().all(|outer| {
+                other
+                    .sets
+                    .iter()
+                    .any(|inner| policy::includes(outer, inner))
+            })
     }
 
     /// Whether only the built-in role's policy is in effect.

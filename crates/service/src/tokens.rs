@@ -1,11 +1,11 @@
 //! Access tokens.
 
 use domain::id::TokenId;
+use domain::member::Member;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::Page;
 use domain::role::Action;
-use domain::member::Member;
 use domain::token::{Token, TokenPatch, TokenPost};
 use domain::ValidationError;
 use ports::{Changed, Listed, Locked, Repository, StoreExt, TokenRepository};
@@ -257,7 +257,9 @@ impl Service {
             }
             hold_token_roles(repo, caller, &token)??;
             let member = held.get(&caller.member_id).ok_or_else(|| {
-                ServiceError::Unauthenticated("the member of this access token no longer exists".into())
+                ServiceError::Unauthenticated(
+                    "the member of this access token no longer exists".into(),
+                )
             })?;
             require_no_wider(repo, caller, &token, member, "create")?;
             repo.insert_token(&token, &hash_secret(&secret))?;

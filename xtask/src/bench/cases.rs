@@ -466,8 +466,7 @@ impl StoreCases<'_> {
             "list-10k-offset",
             "list-10k-query",
             "audit-10k-spec",
-        ])
-        {
+        ]) {
             let seeded = self.seed(
                 &format!("big flags to {BIG_MANY_FLAGS}"),
                 BIG_MANY_FLAGS - BIG_FEW_FLAGS,

@@ -11,7 +11,7 @@ use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
     answer_request, call, expiry_param, json_body, json_patch_only, keep_answer, kept_answer,
-    page_links, Environment, Environments, QueryParams,
+    page_links, within_page_bytes, Environment, Environments, QueryParams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -57,10 +57,12 @@ pub async fn list_environments(
     let ticket = state.service.read_ticket(&answer);
     let key = project.clone();
     let list = call(&state, move |s| s.list_environments(&caller, &key, &query)).await?;
+    let mut items = Environment::all_of(&project, &list.items);
+    within_page_bytes(&mut items);
     let listed = Environments {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: Environment::all_of(&project, &list.items),
+        items,
     };
     keep_answer(&state, ticket, &answer, &request, &listed)
 }

@@ -12,9 +12,10 @@ use crate::middleware::{Auth, Version};
 use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::model;
 use crate::wire::{
-    answer_request, call, call_queued, json_body, keep_answer, kept_answer, page_links, parse_json,
-    flag_shown_to, patch_form, with_flag_access, DependentFlags, DocumentPatch, FeatureFlags, Flag,
-    JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
+    answer_request, call, call_queued, flag_shown_to, json_body, keep_answer, kept_answer,
+    page_links, parse_json, patch_form, with_flag_access, within_page_bytes, DependentFlags,
+    DocumentPatch, FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams,
+    SemanticPatchBody,
 };
 use crate::AppState;
 
@@ -182,7 +183,7 @@ pub async fn list_flags(
     let ticket = state.service.read_ticket(&answer).filter(|_| shared);
     let asking = caller.clone();
     let list = call(&state, move |s| s.list_flags(&asking, &project, &request)).await?;
-    let items = list
+    let mut items = list
         .items
         .into_iter()
         .map(|view| {
@@ -191,13 +192,14 @@ pub async fn list_flags(
                 .map_err(|e| ApiError::unserializable(&e))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    within_page_bytes(&mut items);
     let (limit, offset) = if paged {
         (page.limit, page.offset)
     } else {
         (u32::try_from(list.total.max(1)).unwrap_or(u32::MAX), 0)
     };
     let page = FeatureFlags {
-        links: page_links(&req, limit, offset, list.total),
+        links: page_links(&req, limit, offset, items.len(), list.total),
         total_count: list.total,
         items,
     };

@@ -8,7 +8,9 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
-use crate::wire::{call, json_body, json_patch_only, page_links, Member, Members, QueryParams};
+use crate::wire::{
+    call, json_body, json_patch_only, page_links, within_page_bytes, Member, Members, QueryParams,
+};
 use crate::AppState;
 use service::use_case;
 
@@ -38,10 +40,12 @@ pub async fn list_members(
     )?;
     let page = query.page;
     let list = call(&state, move |s| s.list_members(&caller, &query)).await?;
+    let mut items = Member::all_of(&list.items);
+    within_page_bytes(&mut items);
     Ok(web::Json(Members {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: Member::all_of(&list.items),
+        items,
     }))
 }
 
@@ -68,6 +72,7 @@ pub async fn invite_members(
             &req,
             u32::try_from(total.max(1)).unwrap_or(u32::MAX),
             0,
+            members.len(),
             total,
         ),
         total_count: total,

@@ -10,8 +10,8 @@ use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, json_body, json_patch_only, page_links, ProjectExpanded, ProjectRep, Projects,
-    QueryParams,
+    call, json_body, json_patch_only, page_links, within_page_bytes, ProjectExpanded, ProjectRep,
+    Projects, QueryParams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -59,10 +59,13 @@ pub async fn list_projects(
     let expand = wants_environments(&params)?;
     let page = query.page;
     let list = call(&state, move |s| s.list_projects(&caller, &query, expand)).await?;
+    let mut items: Vec<ProjectExpanded> =
+        list.items.into_iter().map(ProjectExpanded::from).collect();
+    within_page_bytes(&mut items);
     Ok(web::Json(Projects {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: list.items.into_iter().map(ProjectExpanded::from).collect(),
+        items,
     }))
 }
 

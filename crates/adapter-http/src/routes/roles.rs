@@ -11,8 +11,8 @@ use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, document_patch, json_body, page_links, parse_json, patch_form, CustomRole, CustomRoles,
-    DocumentPatch, JsonPatchOperation, QueryParams,
+    call, document_patch, json_body, page_links, parse_json, patch_form, within_page_bytes,
+    CustomRole, CustomRoles, DocumentPatch, JsonPatchOperation, QueryParams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -43,10 +43,12 @@ pub async fn list_custom_roles(
     )?;
     let page = query.page;
     let list = call(&state, move |s| s.list_custom_roles(&caller, &query)).await?;
+    let mut items: Vec<CustomRole> = list.items.iter().map(CustomRole::from).collect();
+    within_page_bytes(&mut items);
     Ok(web::Json(CustomRoles {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: list.items.iter().map(CustomRole::from).collect(),
+        items,
     }))
 }
 

@@ -11,8 +11,8 @@ use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, DocumentPatch, JsonPatchOperation,
-    PatchForm, QueryParams, Segment, SegmentDetail, Segments,
+    call, json_body, page_links, parse_json, patch_form, within_page_bytes, DocumentPatch,
+    JsonPatchOperation, PatchForm, QueryParams, Segment, SegmentDetail, Segments,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -67,14 +67,16 @@ pub async fn list_segments(
         s.list_segments(&caller, &project, &env, &query)
     })
     .await?;
+    let mut items: Vec<Segment> = list
+        .items
+        .into_iter()
+        .map(|segment| Segment::of(&project_key, &env_key, segment))
+        .collect();
+    within_page_bytes(&mut items);
     Ok(web::Json(Segments {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: list
-            .items
-            .into_iter()
-            .map(|segment| Segment::of(&project_key, &env_key, segment))
-            .collect(),
+        items,
     }))
 }
 

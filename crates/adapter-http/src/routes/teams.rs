@@ -11,7 +11,8 @@ use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, PatchForm, QueryParams, Team, Teams,
+    call, json_body, page_links, parse_json, patch_form, within_page_bytes, PatchForm, QueryParams,
+    Team, Teams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -57,10 +58,12 @@ pub async fn list_teams(
     )?;
     let page = query.page;
     let list = call(&state, move |s| s.list_teams(&caller, &query)).await?;
+    let mut items: Vec<Team> = list.items.iter().map(Team::from).collect();
+    within_page_bytes(&mut items);
     Ok(web::Json(Teams {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: list.items.iter().map(Team::from).collect(),
+        items,
     }))
 }
 

@@ -9,7 +9,8 @@ use crate::middleware::Auth;
 use crate::openapi::{LIMIT_25, OFFSET};
 use crate::wire::model;
 use crate::wire::{
-    call, expiry_param, json_body, json_patch_only, page_links, QueryParams, TokenRep, Tokens,
+    call, expiry_param, json_body, json_patch_only, page_links, within_page_bytes, QueryParams,
+    TokenRep, Tokens,
 };
 use crate::AppState;
 use service::use_case;
@@ -35,14 +36,16 @@ pub async fn list_tokens(
     let show_all = params.flag("showAll", false)?;
     let page = Page::parse(params.get("limit"), params.get("offset"), 25)?;
     let list = call(&state, move |s| s.list_tokens(&caller, page, show_all)).await?;
+    let mut items: Vec<TokenRep> = list
+        .items
+        .into_iter()
+        .map(|t| TokenRep::new(t, None))
+        .collect();
+    within_page_bytes(&mut items);
     Ok(web::Json(Tokens {
-        links: page_links(&req, page.limit, page.offset, list.total),
+        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
         total_count: list.total,
-        items: list
-            .items
-            .into_iter()
-            .map(|t| TokenRep::new(t, None))
-            .collect(),
+        items,
     }))
 }
 

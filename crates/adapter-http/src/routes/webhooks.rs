@@ -8,7 +8,9 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{access, with_access};
-use crate::wire::{call, json_body, json_patch_only, JsonPatchOperation, Webhook, Webhooks};
+use crate::wire::{
+    call, json_body, json_patch_only, JsonPatchOperation, QueryParams, Webhook, Webhooks,
+};
 use crate::AppState;
 use serde_json::Value;
 use service::use_case;
@@ -27,15 +29,25 @@ pub struct Deliveries {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct WebhookDeliveryPayload(pub crate::wire::AuditEntry);
 
-/// Lists the webhooks. Admin or owner.
-#[utoipa::path(tag = "Webhooks", responses((status = 200, body = Webhooks)))]
+/// Lists the webhooks, oldest first. Admin or owner. An answer holds at most 4 MiB of
+/// webhooks; when more follow, its `next` link names the `offset` they start at.
+#[utoipa::path(
+    tag = "Webhooks",
+    params(("offset" = Option<u64>, Query, description = "Skip this many webhooks (what a `next` link carries); default 0")),
+    responses((status = 200, body = Webhooks), (status = 400, body = ErrorBody))
+)]
 #[get("/webhooks")]
 pub async fn list_webhooks(
     state: web::Data<AppState>,
     Auth(caller): Auth,
+    req: HttpRequest,
 ) -> Result<web::Json<Webhooks>, ApiError> {
+    let offset = domain::query::Page::parse(None, QueryParams::of(&req).get("offset"), 1)?.offset;
     let webhooks = call(&state, move |s| s.list_webhooks(&caller)).await?;
-    Ok(web::Json(Webhooks::of(&webhooks)))
+    let from = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(webhooks.len());
+    Ok(web::Json(Webhooks::page(&webhooks, from)))
 }
 
 /// Creates a webhook (200, not 201). With `sign` and no `secret`, a secret is generated. Every

@@ -377,7 +377,11 @@ impl Flag {
 /// Flag `view` of project `project_key` as `caller` may see it: the maintaining member's
 /// email, name and role (`_maintainer`) only for a caller who may see that member (the
 /// `maintainerId` stays).
-pub fn flag_shown_to(caller: &service::Caller, project_key: &str, mut view: service::FlagView) -> Flag {
+pub fn flag_shown_to(
+    caller: &service::Caller,
+    project_key: &str,
+    mut view: service::FlagView,
+) -> Flag {
     if view
         .maintainers
         .member

@@ -84,11 +84,20 @@ pub struct Webhooks {
 }
 
 impl Webhooks {
-    /// How the API shows the list of `webhooks`.
-    pub fn of(webhooks: &[domain::webhook::Webhook]) -> Self {
-        Self {
-            items: webhooks.iter().map(Webhook::from).collect(),
-            links: Links::from([("self".to_owned(), Link::api(WEBHOOKS_HREF))]),
+    /// How the API shows the list of `webhooks` from the one at `from`: at most
+    /// [`super::MAX_PAGE_BYTES`] of them, with a `next` link when more follow.
+    pub fn page(webhooks: &[domain::webhook::Webhook], from: usize) -> Self {
+        let mut items: Vec<Webhook> = webhooks[from..].iter().map(Webhook::from).collect();
+        super::within_page_bytes(&mut items);
+        let href = |offset: usize| match offset {
+            0 => WEBHOOKS_HREF.to_owned(),
+            _ => format!("{WEBHOOKS_HREF}?offset={offset}"),
+        };
+        let mut links = Links::from([("self".to_owned(), Link::api(href(from)))]);
+        let after = from + items.len();
+        if after < webhooks.len() {
+            links.insert("next".to_owned(), Link::api(href(after)));
         }
+        Self { items, links }
     }
 }

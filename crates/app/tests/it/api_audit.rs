@@ -318,7 +318,10 @@ async fn a_caller_with_custom_roles_pages_past_what_it_may_not_read(backend: Bac
         }
         assert!(pages < 20);
     }
-    assert!(pages > 2, "the first pages held only others' entries: {pages}");
+    assert!(
+        pages > 2,
+        "the first pages held only others' entries: {pages}"
+    );
     assert!(seen.contains(&"old".to_owned()), "{seen:?}");
     assert!(seen.iter().all(|name| !name.starts_with('f')), "{seen:?}");
 }

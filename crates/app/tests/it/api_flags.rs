@@ -218,7 +218,9 @@ async fn list_flags(backend: Backend) {
         json!([])
     );
     // As the original's Python client writes booleans (issue 32: its unmodified calls).
-    let python = app.get("/api/v2/flags/web?env=production&summary=False").await;
+    let python = app
+        .get("/api/v2/flags/web?env=production&summary=False")
+        .await;
     assert_eq!(python.status, 200, "{}", python.body);
     assert_eq!(python.body["items"], detailed.body["items"]);
 

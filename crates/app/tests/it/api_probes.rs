@@ -15,10 +15,10 @@ where
     B: actix_web::body::MessageBody,
 {
     let role = json!({"key": "shop-reader", "name": "Shop reader", "basePermissions": "no_access",
-        "policy": [
-            {"effect": "allow", "resources": ["proj/shop"], "actions": ["viewProject"]},
-            {"effect": "allow", "resources": ["acct"], "actions": ["viewAuditLog"]}
-        ]});
+    "policy": [
+        {"effect": "allow", "resources": ["proj/shop"], "actions": ["viewProject"]},
+        {"effect": "allow", "resources": ["acct"], "actions": ["viewAuditLog"]}
+    ]});
     assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
     let invited = app
         .post(
@@ -62,7 +62,10 @@ async fn members_are_shown_only_to_who_may_see_them(backend: Backend) {
         let shown = app.get_as(&reader, path).await;
         assert_eq!(shown.status, 200, "{}", shown.body);
         assert!(!mentions_owner(&shown.body), "{path}: {}", shown.body);
-        let flag = shown.body.get("items").map_or(&shown.body, |items| &items[0]);
+        let flag = shown
+            .body
+            .get("items")
+            .map_or(&shown.body, |items| &items[0]);
         assert_eq!(flag["maintainerId"], maintainer, "the _id stays");
         assert!(flag.get("_maintainer").is_none(), "{flag}");
     }
@@ -84,4 +87,54 @@ async fn members_are_shown_only_to_who_may_see_them(backend: Backend) {
     assert_eq!(owners_entry["member"]["email"], "owner@example.com");
 }
 
-on_both_backends!(members_are_shown_only_to_who_may_see_them);
+/// Item 7: a list answer holds at most `MAX_PAGE_BYTES` of items, whatever `limit` or the API
+/// version asks, and its `next` link goes on after the last item it holds.
+async fn list_pages_are_bounded_in_bytes(backend: Backend) {
+    use adapter_http::MAX_PAGE_BYTES;
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    let description = "d".repeat(900_000);
+    for i in 0..9 {
+        let created = app
+            .post(
+                "/api/v2/flags/shop",
+                json!({"key": format!("f{i}"), "name": "F", "description": description}),
+            )
+            .await;
+        assert_eq!(created.status, 201);
+    }
+    for first in [
+        "/api/v2/flags/shop?limit=100&env=test",
+        "/api/v2/flags/shop",
+    ] {
+        let mut path = first.to_owned();
+        let mut keys = Vec::new();
+        loop {
+            let request = crate::common::request(
+                actix_web::http::Method::GET,
+                &path,
+                Some(crate::common::OWNER),
+            )
+            .insert_header(("Svc-API-Version", "20220603"));
+            let page = app.send(request).await;
+            assert_eq!(page.status, 200, "{}", page.body["message"]);
+            assert!(page.body.to_string().len() < MAX_PAGE_BYTES + 1_000_000);
+            assert_eq!(page.body["totalCount"], 9);
+            for item in page.body["items"].as_array().unwrap() {
+                keys.push(item["key"].as_str().unwrap().to_owned());
+            }
+            match page.body["_links"]["next"]["href"].as_str() {
+                Some(next) => path = next.to_owned(),
+                None => break,
+            }
+        }
+        keys.sort();
+        let expected: Vec<String> = (0..9).map(|i| format!("f{i}")).collect();
+        assert_eq!(keys, expected, "{first}: every flag once");
+    }
+}
+
+on_both_backends!(
+    members_are_shown_only_to_who_may_see_them,
+    list_pages_are_bounded_in_bytes
+);

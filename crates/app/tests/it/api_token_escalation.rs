@@ -260,7 +260,11 @@ async fn a_rename_never_steps_around_a_statement(backend: Backend) {
         .assert_error(403, "forbidden");
     let rename = |name: &str| json!([{"op": "replace", "path": "/name", "value": name}]);
     let refused = app
-        .patch_as(&rotator, &format!("/api/v2/tokens/{deploy_id}"), rename("x"))
+        .patch_as(
+            &rotator,
+            &format!("/api/v2/tokens/{deploy_id}"),
+            rename("x"),
+        )
         .await;
     refused.assert_error(403, "forbidden");
     assert!(

@@ -219,7 +219,10 @@ fn a_listing_reads_a_bounded_window_and_pages_on(backend: Backend) {
     loop {
         let mut q = query("20", Some("proj/other:env/*:flag/*"));
         q.before = before;
-        let page = db.store.read_tx(|repo| repo.page_audit_entries(&q)).unwrap();
+        let page = db
+            .store
+            .read_tx(|repo| repo.page_audit_entries(&q))
+            .unwrap();
         pages += 1;
         found.extend(page.entries.iter().map(|e| e.name.clone()));
         match page.next_before {
@@ -228,7 +231,10 @@ fn a_listing_reads_a_bounded_window_and_pages_on(backend: Backend) {
         }
         assert!(pages < 10, "paging ends");
     }
-    assert_eq!(pages, 3, "three windows of at most {MAX_AUDIT_ENTRIES_READ} entries");
+    assert_eq!(
+        pages, 3,
+        "three windows of at most {MAX_AUDIT_ENTRIES_READ} entries"
+    );
     let expected: Vec<String> = (0..10).rev().map(|n| format!("f{n}")).collect();
     assert_eq!(found, expected);
     // A project-level specifier does not match the flags inside it (parts line up).

@@ -44,12 +44,14 @@ use super::{compile_specifier, Compiled, CompiledPart, Effect, Glob, Policy, Sta
 pub fn includes(outer: &[Policy], inner: &[Policy]) -> bool {
     let inner_denies = statements(inner, Effect::Deny);
     let inner_allows = statements(inner, Effect::Allow);
-    let kept = statements(outer, Effect::Deny).iter().all(|(deny, compiled)| {
-        inner_denies.iter().any(|(d, _)| d == deny)
-            || inner_allows
-                .iter()
-                .all(|(allow, allowed)| apart(compiled, allow, allowed))
-    });
+    let kept = statements(outer, Effect::Deny)
+        .iter()
+        .all(|(deny, compiled)| {
+            inner_denies.iter().any(|(d, _)| d == deny)
+                || inner_allows
+                    .iter()
+                    .all(|(allow, allowed)| apart(compiled, allow, allowed))
+        });
     if !kept {
         return false;
     }
@@ -58,9 +60,9 @@ pub fn includes(outer: &[Policy], inner: &[Policy]) -> bool {
         .map(|(statement, compiled)| Covering::of(statement, compiled))
         .collect();
     inner_allows.into_iter().all(|(statement, compiled)| {
-            outer_allows.iter().any(|b| b.statement == statement)
-                || covered(statement, compiled, &outer_allows)
-        })
+        outer_allows.iter().any(|b| b.statement == statement)
+            || covered(statement, compiled, &outer_allows)
+    })
 }
 
 /// The statements of `set` with effect `effect`, each with its compiled form.
@@ -194,11 +196,10 @@ fn specifier_covers(q: &[CompiledPart], p: &[CompiledPart]) -> bool {
 /// Whether no resource is named by both `q` and `p`: their parts differ in number or kind, or
 /// two names without globs differ.
 fn disjoint(q: &[CompiledPart], p: &[CompiledPart]) -> bool {
-    q.len() != p.len()
-        || q.iter().zip(p).any(|(q, p)| {
-            kind(q) != kind(p)
-                || matches!((&q.kind_name, &p.kind_name), (Glob::Exact(a), Glob::Exact(b)) if a != b)
-        })
+    q.len() != p.len() || q.iter().zip(p).any(|(q, p)| {
+        kind(q) != kind(p)
+            || matches!((&q.kind_name, &p.kind_name), (Glob::Exact(a), Glob::Exact(b)) if a != b)
+    })
 }
 
 #[cfg(test)]
@@ -239,8 +240,14 @@ mod tests {
         // A deny that meets none of the inner set's allows need not be repeated there.
         let mut restricted_admin = vec![base_role_policy(Role::Admin)];
         restricted_admin.extend(restricted.clone());
-        assert!(includes(&restricted_admin, &[base_role_policy(Role::Reader)]));
-        assert!(!includes(&restricted_admin, &[base_role_policy(Role::Writer)]));
+        assert!(includes(
+            &restricted_admin,
+            &[base_role_policy(Role::Reader)]
+        ));
+        assert!(!includes(
+            &restricted_admin,
+            &[base_role_policy(Role::Writer)]
+        ));
         let mut kept = unrestricted_reader.clone();
         kept.push(Policy::new("inline", vec![deny]));
         assert!(includes(&restricted, &kept));
@@ -248,7 +255,10 @@ mod tests {
 
     #[test]
     fn globs_cover_narrower_globs_and_names_only() {
-        let outer = set(vec![Statement::allow(&["proj/sh*:env/*:flag/*"], &["update*"])]);
+        let outer = set(vec![Statement::allow(
+            &["proj/sh*:env/*:flag/*"],
+            &["update*"],
+        )]);
         let fits = set(vec![Statement::allow(
             &["proj/shop:env/test:flag/a*b"],
             &["updateOn", "updateName"],
@@ -266,7 +276,10 @@ mod tests {
 
     #[test]
     fn tags_narrow_and_not_resources_are_decided_by_disjointness() {
-        let tagged = set(vec![Statement::allow(&["proj/*:env/*:flag/*;beta"], &["*"])]);
+        let tagged = set(vec![Statement::allow(
+            &["proj/*:env/*:flag/*;beta"],
+            &["*"],
+        )]);
         let beta_only = set(vec![Statement::allow(
             &["proj/a:env/b:flag/*;beta,x"],
             &["updateOn"],
@@ -274,7 +287,10 @@ mod tests {
         assert!(includes(&tagged, &beta_only));
         assert!(!includes(
             &tagged,
-            &set(vec![Statement::allow(&["proj/a:env/b:flag/*"], &["updateOn"])])
+            &set(vec![Statement::allow(
+                &["proj/a:env/b:flag/*"],
+                &["updateOn"]
+            )])
         ));
         let but_production = set(vec![Statement {
             effect: Effect::Allow,
@@ -314,10 +330,12 @@ mod tests {
             .flat_map(|action| {
                 ["shop", "blog"].iter().flat_map(move |p| {
                     ["test", "production"].iter().flat_map(move |e| {
-                        [vec![], vec!["beta".to_owned()]].into_iter().map(move |tags| {
-                            let flag = Resource::project(p).environment(e).flag("f");
-                            (*action, flag.with_tags(&tags))
-                        })
+                        [vec![], vec!["beta".to_owned()]]
+                            .into_iter()
+                            .map(move |tags| {
+                                let flag = Resource::project(p).environment(e).flag("f");
+                                (*action, flag.with_tags(&tags))
+                            })
                     })
                 })
             })

@@ -220,7 +220,18 @@ async fn admit(
         });
     if let Some((throttle, client)) = throttle {
         if let Some(wait) = throttle.blocked(client, Instant::now()) {
-            return Err(auth_throttled(throttle.limit(), wait));
+            // Others' failures from this address (a NAT, a proxy) do not lock out a valid token:
+            // a generated secret (unguessable, so admitting it tells a guesser nothing) that the
+            // replica knows of goes on, decided without a store lookup per guess.
+            let admitted = service::is_generated_secret(&secret) && {
+                let (service, secret) = (state.service.clone(), secret.clone());
+                web::block(move || service.may_be_a_token(&secret))
+                    .await
+                    .is_ok_and(|known| known.unwrap_or(false))
+            };
+            if !admitted {
+                return Err(auth_throttled(throttle.limit(), wait));
+            }
         }
     }
     let authenticated = match cached {

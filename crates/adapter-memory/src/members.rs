@@ -227,6 +227,19 @@ impl Tables {
         Some((row.token.clone(), member, previous))
     }
 
+    pub(crate) fn list_secret_hashes(&self, now: i64) -> Vec<String> {
+        self.tokens
+            .values()
+            .flat_map(|row| {
+                let previous = row
+                    .previous_secret_hash
+                    .clone()
+                    .filter(|_| row.previous_expires_at.is_some_and(|at| at > now));
+                std::iter::once(row.secret_hash.clone()).chain(previous)
+            })
+            .collect()
+    }
+
     pub(crate) fn get_token(&self, id: &str) -> Option<Token> {
         self.tokens.get(id).map(|row| row.token.clone())
     }

@@ -129,6 +129,10 @@ impl TokenRepository for MemoryRepository<'_> {
         ))
     }
 
+    fn list_secret_hashes(&mut self, now: i64) -> StoreResult<Vec<String>> {
+        Ok(self.tables.list_secret_hashes(now))
+    }
+
     fn get_token(&mut self, id: &TokenId) -> StoreResult<Option<Token>> {
         Ok(self.tables.get_token(id))
     }

@@ -31,6 +31,9 @@ pub trait TokenRepository {
         secret_hash: &str,
         now: i64,
     ) -> StoreResult<Option<TokenMatch>>;
+    /// The hashes of every token's secret, and of every previous secret until it expires after
+    /// `now`: what tells, without a lookup per request, that a secret may be a token's.
+    fn list_secret_hashes(&mut self, now: i64) -> StoreResult<Vec<String>>;
     /// A token by `_id`.
     fn get_token(&mut self, id: &TokenId) -> StoreResult<Option<Token>>;
     /// A token by `_id`, locked until the transaction ends.

@@ -12,6 +12,7 @@ mod error;
 mod flag_writes;
 mod flags;
 mod ids;
+mod known_secrets;
 mod members;
 mod projects;
 mod read_cache;
@@ -45,6 +46,7 @@ pub use flags::{
     FlagView, Maintainers,
 };
 pub use ids::{object_id, RandomIds};
+pub use known_secrets::{is_generated_secret, RELOAD_INTERVAL as KNOWN_SECRETS_RELOAD_INTERVAL};
 pub use members::MemberPage;
 pub use projects::{ProjectList, ProjectWithEnvironments};
 pub use read_cache::{
@@ -332,6 +334,8 @@ pub struct Service {
     clock: Arc<dyn Clock>,
     /// Verified callers, told of changes to tokens and members (see [`TOKEN_MAX_LAG`]).
     tokens: Arc<auth::TokenCache>,
+    /// Which secrets may be tokens' (see [`Service::may_be_a_token`]).
+    known_secrets: known_secrets::KnownSecrets,
     webhooks: WebhookSettings,
     /// How the API shows resources (for audit entries).
     shown: Arc<dyn Representations>,
@@ -364,6 +368,7 @@ impl Service {
     ) -> Self {
         Self {
             tokens: auth::TokenCache::on(&*store),
+            known_secrets: known_secrets::KnownSecrets::default(),
             store,
             clock,
             webhooks: WebhookSettings::default(),

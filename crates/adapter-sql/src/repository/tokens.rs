@@ -127,6 +127,24 @@ impl TokenRepository for SqlRepository<'_> {
         Ok(())
     }
 
+    fn list_secret_hashes(&mut self, now: i64) -> StoreResult<Vec<String>> {
+        let rows: Vec<(String, Option<String>, Option<i64>)> = tokens::table
+            .select((
+                tokens::secret_hash,
+                tokens::previous_secret_hash,
+                tokens::previous_expires_at,
+            ))
+            .load(self.conn)
+            .store()?;
+        Ok(rows
+            .into_iter()
+            .flat_map(|(current, previous, expires)| {
+                let previous = previous.filter(|_| expires.is_some_and(|at| at > now));
+                std::iter::once(current).chain(previous)
+            })
+            .collect())
+    }
+
     fn find_token_by_hash(
         &mut self,
         secret_hash: &str,

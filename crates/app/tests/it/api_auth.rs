@@ -167,15 +167,20 @@ async fn failed_authentications_are_throttled_per_address(backend: Backend) {
     assert!((1..=60).contains(&retry), "Retry-After {retry}");
     let message = limited.body["message"].as_str().unwrap();
     assert!(message.contains("3 failed authentications"), "{message}");
-    // Environment keys, another port of the same host, and tokens this replica has not
-    // verified yet wait too...
+    // Environment keys and secrets of no token, from another port of the same host, wait too...
     app.send(from("203.0.113.7:40001", Some("sdk-whatever")))
         .await
         .assert_error(429, "rate_limited");
-    app.send(from(attacker, Some(&fresh)))
+    app.send(from("203.0.113.7:40001", Some("not-a-generated-secret")))
         .await
         .assert_error(429, "rate_limited");
-    // ...but a verified token is never slowed down, and other addresses have their own count.
+    // ...but a valid token is not refused for others' failures from its address (issue 32,
+    // item 10), even one this replica has not verified yet; a verified token is never slowed
+    // down, and other addresses have their own count.
+    assert_eq!(app.send(from(attacker, Some(&fresh))).await.status, 200);
+    app.send(from(attacker, Some(WRONG)))
+        .await
+        .assert_error(429, "rate_limited");
     assert_eq!(app.send(from(attacker, Some(OWNER))).await.status, 200);
     assert_eq!(
         app.send(from("198.51.100.1:40000", Some(&fresh)))

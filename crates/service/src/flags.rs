@@ -467,6 +467,20 @@ fn configured(flag: &Flag, environments: &[ProjectEnvironment], turn_on: bool, n
     flag
 }
 
+/// What creating `flag` (configured in `environments`) sets in each environment beyond what a
+/// new flag has there (targeting on, prerequisites, a clone's targets and rules...): requests
+/// decided, and recorded, per environment, as a change to an existing flag's would be.
+fn configured_beyond_defaults(
+    project_key: &str,
+    flag: &Flag,
+    environments: &[ProjectEnvironment],
+) -> Vec<Request> {
+    let mut bare = flag.clone();
+    bare.environments.clear();
+    let defaults = configured(&bare, environments, false, flag.creation_date);
+    domain::audit::flag_requests(&Resource::project(project_key), &defaults, flag)
+}
+
 /// Changes to the flags of one project are written by this many writers at a time per process,
 /// each with a queue of its own ([`crate::flag_writes`]); a flag's changes always go through the
 /// same one (by its key's hash), so that they are written in arrival order. Creations of flags
@@ -619,9 +633,12 @@ impl Service {
                 flag.add_initial_prerequisites(prerequisites, &others)?;
                 flag.validate()?;
                 flag.validate_in_project(&flag, &others)?;
+                let beyond = configured_beyond_defaults(&project.key, &flag, &environments);
+                caller.require_all(&beyond)?;
                 let (view, shown) = self.new_flag_view(repo, &project.key, flag)?;
                 repo.insert_flag(&project.id, &view.flag)?;
-                self.audit(repo, &caller, self.created(&project.key, &view.flag, shown))?;
+                let change = self.created(&project.key, &view.flag, shown, beyond);
+                self.audit(repo, &caller, change)?;
                 Ok(view)
             })
             .map_err(|e| {
@@ -689,7 +706,8 @@ impl Service {
             let requests = &requests[..take];
             let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
                 requests.iter().map(|_| None).collect();
-            let mut made: Vec<(usize, FlagView, ShownVersion)> = Vec::with_capacity(requests.len());
+            let mut made: Vec<(usize, FlagView, ShownVersion, Vec<Request>)> =
+                Vec::with_capacity(requests.len());
             for (i, request) in requests.iter().enumerate() {
                 let flag = configured(
                     &request.flag,
@@ -697,22 +715,24 @@ impl Service {
                     request.turn_on,
                     request.flag.creation_date,
                 );
+                let beyond = configured_beyond_defaults(&project.key, &flag, &environments);
                 let view = project
                     .check_flag_key(&flag.key)
                     .map_err(ServiceError::from)
+                    .and_then(|()| request.caller.require_all(&beyond))
                     .and_then(|()| self.new_flag_view(repo, &project.key, flag));
                 match view {
-                    Ok((view, shown)) => made.push((i, view, shown)),
+                    Ok((view, shown)) => made.push((i, view, shown, beyond)),
                     Err(err) if err.is_storage_failure() => return Err(err),
                     Err(refused) => outcomes[i] = Some(Err(refused)),
                 }
             }
-            let flags: Vec<&Flag> = made.iter().map(|(_, view, _)| &view.flag).collect();
+            let flags: Vec<&Flag> = made.iter().map(|(_, view, _, _)| &view.flag).collect();
             let stored = repo.insert_new_flags(&project.id, &flags)?;
             let mut audits = PendingAudits::default();
-            for ((i, view, shown), stored) in made.into_iter().zip(stored) {
+            for ((i, view, shown, beyond), stored) in made.into_iter().zip(stored) {
                 outcomes[i] = Some(if stored {
-                    let change = self.created(&project.key, &view.flag, shown);
+                    let change = self.created(&project.key, &view.flag, shown, beyond);
                     self.audit_later(repo, &requests[i].caller, change, &mut audits)?;
                     Ok(view)
                 } else {
@@ -747,9 +767,16 @@ impl Service {
         Ok((view, shown))
     }
 
-    /// The audit change of creating `flag`, shown as `shown`.
-    fn created(&self, project_key: &ProjectKey, flag: &Flag, shown: ShownVersion) -> Change {
-        Change::new(
+    /// The audit change of creating `flag`, shown as `shown`, setting `configured` beyond a
+    /// new flag's defaults (see [`configured_beyond_defaults`]).
+    fn created(
+        &self,
+        project_key: &ProjectKey,
+        flag: &Flag,
+        shown: ShownVersion,
+        configured: Vec<Request>,
+    ) -> Change {
+        let mut change = Change::new(
             "flag",
             &flag.key,
             "created",
@@ -760,7 +787,9 @@ impl Service {
             project_key,
             key: &flag.key,
         }))
-        .shown_versions(None, Some(shown))
+        .shown_versions(None, Some(shown));
+        change.accesses.extend(configured);
+        change
     }
 
     /// One flag; with `environments` non-empty, only those environments' configurations.
@@ -1384,6 +1413,13 @@ impl Service {
                 change.accesses.push(Request::new(
                     "cloneFlag",
                     created_flag(&project.key, &original),
+                ));
+                // What the clone carries into each environment is decided there.
+                let environments = repo.environments_of(std::slice::from_ref(&project.id))?;
+                change.accesses.extend(configured_beyond_defaults(
+                    &project.key,
+                    &clone.flag,
+                    &environments,
                 ));
                 self.audit(repo, caller, change)?;
                 Ok(clone)

@@ -134,7 +134,85 @@ async fn list_pages_are_bounded_in_bytes(backend: Backend) {
     }
 }
 
+/// Item 12: creating a flag sets what it sets in each environment only where the creator may.
+async fn creating_a_flag_is_decided_in_each_environment(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "base").await;
+    let on = json!([{"op": "replace", "path": "/environments/production/on", "value": true}]);
+    assert_eq!(app.patch("/api/v2/flags/shop/base", on).await.status, 200);
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "careful", "role": "writer", "serviceToken": true, "inlineRole": [
+                {"effect": "deny", "resources": ["proj/*:env/production:flag/*"],
+                 "actions": ["updateOn", "updatePrerequisites"]}
+            ]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let careful = made.body["token"].as_str().unwrap().to_owned();
+    let false_id = app.get("/api/v2/flags/shop/base").await.body["variations"][1]["_id"].clone();
+    for (body, path) in [
+        (
+            json!({"key": "a", "name": "A", "isFlagOn": true}),
+            "/api/v2/flags/shop",
+        ),
+        (
+            json!({"key": "b", "name": "B",
+                   "initialPrerequisites": [{"key": "base", "variationId": false_id}]}),
+            "/api/v2/flags/shop",
+        ),
+        (
+            json!({"key": "c", "name": "C"}),
+            "/api/v2/flags/shop?clone=base",
+        ),
+    ] {
+        let refused = app.post_as(&careful, path, body.clone()).await;
+        refused.assert_error(403, "forbidden");
+        assert!(
+            refused.body["message"]
+                .as_str()
+                .unwrap()
+                .contains("production"),
+            "{}",
+            refused.body
+        );
+        let key = body["key"].as_str().unwrap();
+        app.get(&format!("/api/v2/flags/shop/{key}"))
+            .await
+            .assert_error(404, "not_found");
+    }
+    // What sets nothing in production beyond a new flag's defaults is allowed.
+    let plain = app
+        .post_as(
+            &careful,
+            "/api/v2/flags/shop",
+            json!({"key": "d", "name": "D"}),
+        )
+        .await;
+    assert_eq!(plain.status, 201, "{}", plain.body);
+    // And the owner's creation records each environment's setting in the audit log.
+    let created = app
+        .post(
+            "/api/v2/flags/shop",
+            json!({"key": "e", "name": "E", "isFlagOn": true}),
+        )
+        .await;
+    assert_eq!(created.status, 201);
+    let entries = app
+        .get("/api/v2/auditlog?spec=proj/shop:env/production:flag/e")
+        .await;
+    assert_eq!(
+        entries.body["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        entries.body
+    );
+}
+
 on_both_backends!(
+    creating_a_flag_is_decided_in_each_environment,
     members_are_shown_only_to_who_may_see_them,
     list_pages_are_bounded_in_bytes
 );

@@ -60,6 +60,11 @@ impl Service {
             expires_at: now.saturating_add(CONSOLE_SESSION_TTL_MS),
         };
         self.store.write_tx(|repo| -> ServiceResult<()> {
+            // The token held while its sessions are counted: two sign-ins at once cannot both
+            // see room for one more.
+            repo.lock_token(caller.token_id())?.ok_or_else(|| {
+                ServiceError::Unauthenticated("this access token no longer exists".into())
+            })?;
             Ok(repo.insert_console_session(
                 &hash_secret(&id),
                 &session,

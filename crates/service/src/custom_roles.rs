@@ -79,6 +79,9 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn get_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<CustomRole> {
         caller.require(Action::ViewMembers)?;
+        // Decided on the key asked for before the store is: a caller allowed only some keys
+        // learns nothing of whether others exist (403 alike).
+        caller.require_on("viewRoles", &Resource::role(key))?;
         let role = self.store.read_tx(|repo| -> ServiceResult<_> {
             repo.get_custom_role(&CustomRoleKey::lookup(key))?
                 .ok_or_else(|| not_found(key))

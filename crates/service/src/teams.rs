@@ -134,6 +134,9 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn get_team(&self, caller: &Caller, key: &str) -> ServiceResult<TeamView> {
         caller.require(Action::ViewMembers)?;
+        // Decided on the key asked for before the store is: a caller allowed only some keys
+        // learns nothing of whether others exist (403 alike).
+        caller.require_on("viewTeams", &Resource::team(key))?;
         let view = self.store.read_tx(|repo| -> ServiceResult<_> {
             let team = repo
                 .get_team(&TeamKey::lookup(key))?

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{spawn, Backend};
+use crate::common::{bootstrapped, open, spawn, Backend, OWNER};
 
 /// A member allowed project `shop` and the audit log, nothing about members.
 async fn shop_reader<S, B>(app: &crate::common::TestApp<S>) -> String
@@ -211,8 +211,74 @@ async fn creating_a_flag_is_decided_in_each_environment(backend: Backend) {
     );
 }
 
+/// Item 13: a caller allowed only some roles' and teams' keys gets the same answer for a key
+/// that exists and one that does not.
+async fn unknown_and_forbidden_keys_answer_alike(backend: Backend) {
+    let app = spawn(backend).await;
+    for (path, body) in [
+        (
+            "/api/v2/roles",
+            json!({"key": "secret-role", "name": "S", "policy": []}),
+        ),
+        ("/api/v2/teams", json!({"key": "secret-team", "name": "S"})),
+    ] {
+        let created = app.post(path, body).await;
+        assert_eq!(created.status, 201, "{}", created.body);
+    }
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "some", "role": "admin", "serviceToken": true, "inlineRole": [
+                {"effect": "deny", "resources": ["role/secret*", "team/secret*"], "actions": ["*"]}
+            ]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let some = made.body["token"].as_str().unwrap().to_owned();
+    for kind in ["roles", "teams"] {
+        let existing = app
+            .get_as(&some, &format!("/api/v2/{kind}/secret-{}", &kind[..4]))
+            .await;
+        let missing = app
+            .get_as(&some, &format!("/api/v2/{kind}/secret-none"))
+            .await;
+        existing.assert_error(403, "forbidden");
+        missing.assert_error(403, "forbidden");
+        // Where the caller may look, a missing key is a 404.
+        app.get_as(&some, &format!("/api/v2/{kind}/other"))
+            .await
+            .assert_error(404, "not_found");
+    }
+}
+
 on_both_backends!(
+    unknown_and_forbidden_keys_answer_alike,
     creating_a_flag_is_decided_in_each_environment,
     members_are_shown_only_to_who_may_see_them,
     list_pages_are_bounded_in_bytes
 );
+
+/// Item 14: 40 sign-ins at once leave at most 16 sessions of one token, on both stores.
+fn concurrent_sign_ins_keep_the_session_cap(backend: Backend) {
+    let db = open(backend);
+    let service = bootstrapped(&db);
+    std::thread::scope(|scope| {
+        for _ in 0..40 {
+            let service = &service;
+            scope.spawn(move || {
+                // A sign-in may be refused by a busy store: the cap must hold all the same.
+                let _ = service.open_console_session(OWNER);
+            });
+        }
+    });
+    let open_sessions = db.count_rows("console_sessions");
+    assert!(
+        (1..=i64::from(service::CONSOLE_SESSIONS_PER_TOKEN)).contains(&open_sessions),
+        "{open_sessions} sessions"
+    );
+}
+
+mod sessions {
+    use super::concurrent_sign_ins_keep_the_session_cap;
+    storage_on_both_backends!(concurrent_sign_ins_keep_the_session_cap);
+}

@@ -10,6 +10,7 @@ pub mod catalogue;
 mod contract;
 mod cors;
 mod error;
+mod exact_numbers;
 mod input;
 mod limits;
 mod middleware;

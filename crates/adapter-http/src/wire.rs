@@ -421,6 +421,7 @@ pub fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
     crate::input::check_body_depth(body)?;
     let value = serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?;
+    crate::exact_numbers::check_exact_integers(body)?;
     crate::input::check_body(&value)?;
     Ok(value)
 }

@@ -251,7 +251,49 @@ async fn unknown_and_forbidden_keys_answer_alike(backend: Backend) {
     }
 }
 
+/// Item 15: an integer no JSON number keeps exactly is refused, naming its field.
+async fn inexact_integers_are_refused(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    let body = r#"{"key": "big", "name": "Big", "variations": [
+        {"value": 123456789012345678901234567890}, {"value": 123456789012345678901234567891}]}"#;
+    let sent = app
+        .send(
+            crate::common::request(
+                actix_web::http::Method::POST,
+                "/api/v2/flags/shop",
+                Some(OWNER),
+            )
+            .insert_header(("Content-Type", "application/json"))
+            .set_payload(body),
+        )
+        .await;
+    sent.assert_error(400, "invalid_request");
+    assert_eq!(
+        sent.body["errors"][0]["attribute"], "variations[0].value",
+        "{}",
+        sent.body
+    );
+    app.get("/api/v2/flags/shop/big")
+        .await
+        .assert_error(404, "not_found");
+    // Within 64 bits such values are kept.
+    let kept = app
+        .post(
+            "/api/v2/flags/shop",
+            json!({"key": "ok", "name": "Ok", "variations": [
+                {"value": 9_223_372_036_854_775_807_i64}, {"value": 1}]}),
+        )
+        .await;
+    assert_eq!(kept.status, 201, "{}", kept.body);
+    assert_eq!(
+        kept.body["variations"][0]["value"],
+        9_223_372_036_854_775_807_i64
+    );
+}
+
 on_both_backends!(
+    inexact_integers_are_refused,
     unknown_and_forbidden_keys_answer_alike,
     creating_a_flag_is_decided_in_each_environment,
     members_are_shown_only_to_who_may_see_them,

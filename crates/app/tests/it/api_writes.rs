@@ -387,8 +387,14 @@ async fn create_flag_on_and_with_prerequisites(backend: Backend) {
             .insert_header(("Svc-API-Version", "beta")),
         )
         .await;
+    let keys: Vec<&Value> = dependents.body["items"][0]["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|env| &env["key"])
+        .collect();
     assert_eq!(
-        dependents.body["items"][0]["environments"],
+        json!(keys),
         json!(["production", "test"]),
         "{}",
         dependents.body
@@ -811,8 +817,14 @@ async fn environments_are_cloned_with_configurations_and_segments(backend: Backe
             .insert_header(("Svc-API-Version", "beta")),
         )
         .await;
+    let keys: Vec<&Value> = dependents.body["items"][0]["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|env| &env["key"])
+        .collect();
     assert_eq!(
-        dependents.body["items"][0]["environments"],
+        json!(keys),
         json!(["production", "staging"]),
         "{}",
         dependents.body

@@ -119,7 +119,7 @@ impl Tables {
     pub(crate) fn taken_emails(&self, emails: &[String]) -> Vec<String> {
         self.members
             .values()
-            .map(|m| m.email.to_lowercase())
+            .map(|m| domain::member::email_key(&m.email))
             .filter(|email| emails.contains(email))
             .collect()
     }

@@ -46,8 +46,25 @@ pub fn migrate(url: &str) -> Result<Vec<String>, PostgresError> {
     conn.batch_execute(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
-        .map(|versions| versions.iter().map(ToString::to_string).collect())
+        .map(|versions| {
+            versions
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<String>>()
+        })
         .map_err(|e| PostgresError::Migrate(e.to_string()));
+    let mut conn = adapter_sql::DbConnection::Pg(conn);
+    let applied = applied.and_then(|applied| {
+        adapter_sql::fold_email_keys(&mut conn)
+            .map(|()| applied)
+            .map_err(|e| PostgresError::Migrate(e.to_string()))
+    });
+    let mut conn = match conn {
+        adapter_sql::DbConnection::Pg(conn) => conn,
+        adapter_sql::DbConnection::Sqlite(_) => {
+            return Err(PostgresError::Migrate("not a PostgreSQL connection".into()))
+        }
+    };
     // Released with the session anyway; said explicitly so that a pooled session would too.
     let unlocked = conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"));
     let applied = applied?;

@@ -14,6 +14,7 @@ diesel::table! {
         display_name -> Text,
         search -> Text,
         custom_roles -> Text,
+        email_key -> Nullable<Text>,
     }
 }
 

@@ -51,9 +51,13 @@ pub fn open(path: &str, pool_size: u32) -> Result<SqlStore, SqliteError> {
 pub fn migrate(path: &str) -> Result<Vec<String>, SqliteError> {
     let mut conn = SqliteConnection::establish(path)?;
     conn.batch_execute(CONNECTION_SETUP)?;
-    conn.run_pending_migrations(MIGRATIONS)
+    let applied = conn
+        .run_pending_migrations(MIGRATIONS)
         .map(|versions| versions.iter().map(ToString::to_string).collect())
-        .map_err(|e| SqliteError::Migrate(e.to_string()))
+        .map_err(|e| SqliteError::Migrate(e.to_string()))?;
+    adapter_sql::fold_email_keys(&mut adapter_sql::DbConnection::Sqlite(conn))
+        .map_err(|e| SqliteError::Migrate(e.to_string()))?;
+    Ok(applied)
 }
 
 /// Opens the database file at `path` as it is, without migrating it (see [`migrate`]).

@@ -8,6 +8,16 @@ use crate::role::Role;
 use crate::team::{check_team_keys, MemberTeam};
 use crate::{FieldError, ValidationError};
 
+/// The key two emails are the same member by: the email lower-cased by Unicode's rules (so
+/// `Émile@x.io` and `émile@x.io` are one), the same on every store.
+///
+/// ```
+/// assert_eq!(domain::member::email_key("Émile@X.io"), domain::member::email_key("émile@x.io"));
+/// ```
+pub fn email_key(email: &str) -> String {
+    email.to_lowercase()
+}
+
 /// At most this many members are invited by one request.
 pub const MAX_INVITES: usize = 50;
 
@@ -346,7 +356,7 @@ pub fn validate_invites(
                 format!("[{i}].email"),
                 format!("'{email}' is not an email address"),
             ));
-        } else if !seen.insert(email.to_lowercase()) {
+        } else if !seen.insert(email_key(&email)) {
             return Err(InviteError::DuplicateEmail(email));
         }
         let role = match form.role.as_deref().unwrap_or("reader").parse::<Role>() {

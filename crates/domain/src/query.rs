@@ -588,7 +588,7 @@ impl MemberQuery {
                         }
                     }
                 }
-                _ => q.emails.extend(any.map(str::to_lowercase)),
+                _ => q.emails.extend(any.map(crate::member::email_key)),
             }
         }
         at_most("role", q.roles.len())?;

@@ -192,7 +192,7 @@ impl Service {
             }
             let emails: Vec<String> = members
                 .iter()
-                .map(|(m, _)| m.email.to_lowercase())
+                .map(|(m, _)| domain::member::email_key(&m.email))
                 .collect();
             let taken = repo.taken_emails(&emails)?;
             if !taken.is_empty() {

@@ -30,6 +30,8 @@ pub(super) struct MemberRow {
     search: String,
     /// The custom roles' keys, each between newlines (empty for none).
     custom_roles: String,
+    /// [`domain::member::email_key`] of the email: unique.
+    email_key: Option<String>,
 }
 
 impl MemberRow {
@@ -52,6 +54,7 @@ impl MemberRow {
             display_name: m.display_name().to_lowercase(),
             search: format!("{}\n{}", m.email.to_lowercase(), names.to_lowercase()),
             custom_roles: stored_custom_roles(&m.custom_roles),
+            email_key: Some(domain::member::email_key(&m.email)),
         }
     }
 
@@ -81,7 +84,7 @@ fn filtered_members(q: &MemberQuery) -> members::BoxedQuery<'_, Backend> {
         query = query.filter(members::role.eq_any(q.roles.iter().map(|r| r.as_str())));
     }
     if !q.emails.is_empty() {
-        query = query.filter(lower(members::email).eq_any(&q.emails));
+        query = query.filter(members::email_key.eq_any(&q.emails));
     }
     query
 }
@@ -182,8 +185,8 @@ impl MemberRepository for SqlRepository<'_> {
         let conn = &mut *self.conn;
         chunked(emails, |emails| {
             members::table
-                .filter(lower(members::email).eq_any(emails))
-                .select(lower(members::email))
+                .filter(members::email_key.eq_any(emails))
+                .select(members::email_key.assume_not_null())
                 .load(conn)
                 .store()
         })

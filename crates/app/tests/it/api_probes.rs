@@ -292,7 +292,32 @@ async fn inexact_integers_are_refused(backend: Backend) {
     );
 }
 
+/// Item 16: one case-folding rule for emails on both stores, non-ASCII letters included.
+async fn emails_fold_alike_on_both_stores(backend: Backend) {
+    let app = spawn(backend).await;
+    let first = app
+        .post("/api/v2/members", json!([{"email": "Émile@example.com"}]))
+        .await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    let again = app
+        .post("/api/v2/members", json!([{"email": "émile@example.com"}]))
+        .await;
+    again.assert_error(400, "email_already_exists_in_account");
+    let both = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "ÖZ@example.com"}, {"email": "öz@example.com"}]),
+        )
+        .await;
+    both.assert_error(400, "duplicate_email");
+    let found = app
+        .get("/api/v2/members?filter=email:%C3%A9mile@example.com")
+        .await;
+    assert_eq!(found.body["totalCount"], 1, "{}", found.body);
+}
+
 on_both_backends!(
+    emails_fold_alike_on_both_stores,
     inexact_integers_are_refused,
     unknown_and_forbidden_keys_answer_alike,
     creating_a_flag_is_decided_in_each_environment,

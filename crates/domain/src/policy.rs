@@ -62,17 +62,41 @@ pub struct Statement {
     /// `allow` or `deny`.
     pub effect: Effect,
     /// Resource specifiers it covers (or `notResources`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "list_not_null"
+    )]
     pub resources: Option<Vec<String>>,
     /// Resource specifiers it covers all but.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "list_not_null"
+    )]
     pub not_resources: Option<Vec<String>>,
     /// Actions it covers (all when neither list is given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "list_not_null"
+    )]
     pub actions: Option<Vec<String>>,
     /// Actions it covers all but.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "list_not_null"
+    )]
     pub not_actions: Option<Vec<String>>,
+}
+
+/// A statement's list, when given: a list (a `null` is refused, as the API's document says;
+/// leave the field out instead).
+fn list_not_null<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    Vec::<String>::deserialize(deserializer).map(Some)
 }
 
 impl Statement {

@@ -316,7 +316,31 @@ async fn emails_fold_alike_on_both_stores(backend: Backend) {
     assert_eq!(found.body["totalCount"], 1, "{}", found.body);
 }
 
+/// Item 17: what the document says of a statement is what the server takes: its lists are
+/// lists (never `null`), one of `resources` and `notResources`.
+async fn statements_are_as_the_document_says(backend: Backend) {
+    let app = spawn(backend).await;
+    let doc = app.get("/api/v2/openapi.json").await.body;
+    let statement = &doc["components"]["schemas"]["PolicyStatement"];
+    for list in ["resources", "notResources", "actions", "notActions"] {
+        assert_eq!(statement["properties"][list]["type"], "array", "{list}");
+    }
+    for statement in [
+        json!({"effect": "allow", "resources": ["proj/*"], "actions": null}),
+        json!({"effect": "allow", "resources": null, "notResources": ["proj/*"]}),
+        json!({"effect": "allow", "resources": ["proj/*"], "notResources": ["proj/x"]}),
+    ] {
+        app.post(
+            "/api/v2/roles",
+            json!({"key": "r", "name": "R", "policy": [statement]}),
+        )
+        .await
+        .assert_error(400, "invalid_request");
+    }
+}
+
 on_both_backends!(
+    statements_are_as_the_document_says,
     emails_fold_alike_on_both_stores,
     inexact_integers_are_refused,
     unknown_and_forbidden_keys_answer_alike,

@@ -87,15 +87,19 @@ pub struct PolicyStatement {
     pub effect: Effect,
     /// Resource specifiers it covers (or `notResources`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub resources: Option<Vec<String>>,
     /// Resource specifiers it covers all but.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub not_resources: Option<Vec<String>>,
     /// Actions it covers (all when neither list is given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub actions: Option<Vec<String>>,
     /// Actions it covers all but.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub not_actions: Option<Vec<String>>,
 }
 

@@ -201,7 +201,7 @@ pub struct Settings {
     #[arg(long, global = true, env = "FLAGSVC_METRICS_BIND")]
     pub metrics_bind: Option<String>,
     /// Serve without applying pending migrations first (after a `flagsvc migrate` of the
-    /// deploy); `/readyz` answers 503 while the schema lacks any.
+    /// deploy); the server refuses to start while the schema lacks any.
     #[arg(long, global = true, env = "FLAGSVC_NO_MIGRATE")]
     pub no_migrate: bool,
 }

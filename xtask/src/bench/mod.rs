@@ -321,9 +321,14 @@ fn version_description(
     };
     let server_version = command_output(binary, &["--version"]);
     let rustc = command_output("rustc", &["--version"]);
+    // The binary as the workspace names it, not by this machine's absolute path.
+    let shown = binary.strip_prefix(workspace_root()).map_or_else(
+        |_| binary.display().to_string(),
+        |p| p.display().to_string(),
+    );
+    let shown = shown.trim_start_matches("xtask/../");
     let mut text = format!(
-        "worktree at `{commit}` ({dirty}); server binary `{}` ({server_version}); {rustc}",
-        binary.display()
+        "worktree at `{commit}` ({dirty}); server binary `{shown}` ({server_version}); {rustc}"
     );
     if let Some(postgres) = postgres {
         text.push_str(&format!("; {}", postgres.setting("SELECT version()")));

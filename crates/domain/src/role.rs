@@ -229,6 +229,14 @@ pub fn actor_rules_markdown() -> String {
          covered by an allow of the caller (`domain::policy::includes`). When that cannot be shown, the \
          request is refused (403): give the token the same restrictions (the same inline role or custom \
          roles) or fewer powers.",
+        "- **Nobody is given, by a change to members, teams or custom roles, a power the caller lacks.** \
+         A member's power is its base role and every custom role it holds (its own and its teams'). A change \
+         to one member (its role, its custom roles, the teams it joins; an invitation) must leave it able to do \
+         only what the caller may, or only what it could before. A change to what a team or a custom role \
+         grants reaches every holder at once (a team's custom roles, the members of a team that grants \
+         roles, deleting such a team, a custom role's policy or base permissions): it needs a caller whose \
+         custom roles and inline role take nothing from its base role, unless it only narrows (a role's new \
+         policy shown included in its old one, keeping every deny statement).",
         "- Renaming an access token never gains its caller anything: each token action the caller may do on \
          the new name it must already be allowed on the old one, so no rename steps around a statement \
          naming the token.",

@@ -223,7 +223,7 @@ fn grants_of(repo: &mut dyn Repository, token: &Token, member: &Member) -> Servi
 /// The policies of built-in role `role` and of custom roles `roles` (each with its base
 /// permissions), one of which allowing suffices. The owner acts with its built-in role alone: no
 /// custom role (one an admin may edit) locks it out of the account.
-fn policy_set(role: Role, roles: &[CustomRole]) -> Vec<Policy> {
+pub(crate) fn policy_set(role: Role, roles: &[CustomRole]) -> Vec<Policy> {
     let mut policies = vec![domain::policy::base_role_policy(role)];
     if role != Role::Owner {
         for custom in roles {

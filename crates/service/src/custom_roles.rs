@@ -146,6 +146,12 @@ impl Service {
                 ),
             };
             if next != *held {
+                if !crate::granting::narrows(&held, &next) {
+                    crate::granting::require_unrestricted(
+                        caller,
+                        &format!("widening the custom role '{}'", held.key),
+                    )?;
+                }
                 let previous = held.replace(next);
                 repo.update_custom_role(&held)?;
                 let change = role_change(&*self.shown, &held, "updated", "updateRole")

@@ -11,6 +11,7 @@ mod environments;
 mod error;
 mod flag_writes;
 mod flags;
+mod granting;
 mod ids;
 mod known_secrets;
 mod members;

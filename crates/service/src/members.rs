@@ -217,6 +217,7 @@ impl Service {
                     .map(|t| MemberTeam::from(&**t))
                     .collect();
                 let member = &member;
+                crate::granting::require_grant_within(repo, caller, None, member)?;
                 let change = Change::new(
                     "member",
                     &member.email,
@@ -328,6 +329,9 @@ impl Service {
                     "updateCustomRole",
                     Resource::member(&member.id),
                 ));
+            }
+            if member.role != next.role || member.custom_roles != next.custom_roles {
+                crate::granting::require_grant_within(repo, &caller, Some(&member), &next)?;
             }
             if next.role == Role::Owner && member.role != Role::Owner {
                 // Only the owner acts as the owner (service tokens carry at most `admin`), so

@@ -186,6 +186,12 @@ impl Service {
                     .first_mut()
                     .ok_or_else(|| ServiceError::Internal("a new team vanished".into()))?;
                 repo.change_team_members(locked, &MembershipStep::Add(new.member_ids.clone()))?;
+                for id in &new.member_ids {
+                    let after = repo.get_member(id)?.ok_or_else(|| {
+                        ServiceError::Internal("a new team's member vanished".into())
+                    })?;
+                    crate::granting::require_grant_within(repo, caller, held.get(id), &after)?;
+                }
                 let mut change = team_change(self, team, "created", "createTeam")
                     .versions(None, Some(self.shown.team(team)));
                 for (action, given) in [
@@ -254,9 +260,21 @@ impl Service {
                     }, reason));
                 }
             }
+            // What the team grants reaches every member at once; one joining gets it alone.
+            let grants = !held.custom_role_keys.is_empty() || !change.team.custom_role_keys.is_empty();
+            if change.team.custom_role_keys != held.custom_role_keys
+                || (grants && !change.membership.is_empty())
+            {
+                crate::granting::require_unrestricted(caller, &format!("the team '{}'", held.key))?;
+            }
             let mut members_changed = false;
             for step in &change.membership {
                 members_changed |= repo.change_team_members(&held, step)?;
+            }
+            for id in &joining {
+                if let (Some(before), Some(after)) = (held_members.get(id), repo.get_member(id)?) {
+                    crate::granting::require_grant_within(repo, caller, Some(before), &after)?;
+                }
             }
             if change.team != *held || members_changed {
                 let previous = held.replace(change.team.touched(now));
@@ -310,6 +328,16 @@ impl Service {
                 change
                     .accesses
                     .push(Request::new("updateTeamCustomRoles", resource));
+                if change
+                    .accesses
+                    .iter()
+                    .any(|a| a.action == "updateTeamMembers")
+                {
+                    crate::granting::require_unrestricted(
+                        caller,
+                        &format!("deleting the team '{}'", held.key),
+                    )?;
+                }
             }
             repo.delete_team(&held)?;
             self.audit(repo, caller, change)?;
@@ -400,6 +428,7 @@ impl Service {
             let after = repo
                 .get_member(&member.id)?
                 .ok_or_else(|| target.not_found())?;
+            crate::granting::require_grant_within(repo, &caller, Some(&member), &after)?;
             // Its tokens act with its teams' roles from the next request, on every replica.
             repo.announce(&Changed::Member(member.id.to_string()))?;
             let change = change.versions(

@@ -298,9 +298,104 @@ async fn a_rename_never_steps_around_a_statement(backend: Backend) {
 }
 
 on_both_backends!(
+    roles_members_and_teams_give_nobody_more_than_the_caller,
     a_rename_never_steps_around_a_statement,
     the_bootstrap_token_counts_only_when_the_account_is_created,
     restricted_tokens_cannot_mint_or_free_wider_ones,
     the_owners_restricted_token_cannot_mint_the_owner,
     denies_of_custom_roles_follow_into_new_tokens,
 );
+
+/// Issue 32, the same ideas by other paths: a caller restricted by a custom role cannot free
+/// itself or anyone through roles, members or teams, and gives nobody a power it lacks.
+async fn roles_members_and_teams_give_nobody_more_than_the_caller(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("shop").await;
+    app.flag("shop", "f").await;
+    for role in [
+        json!({"key": "no-prod", "name": "No production", "basePermissions": "no_access", "policy": no_production()}),
+        json!({"key": "no-prod-2", "name": "No production", "basePermissions": "no_access", "policy": no_production()}),
+    ] {
+        assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+    }
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "a@example.com", "role": "admin", "customRoles": ["no-prod"]}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let me = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    let team = json!({"key": "restricted", "name": "Restricted", "customRoleKeys": ["no-prod-2"], "memberIDs": [me]});
+    assert_eq!(app.post("/api/v2/teams", team).await.status, 201);
+    let admin = app.token_of_member(&me, domain::role::Role::Admin);
+    assert_eq!(toggle(&app, &admin, "shop", "production").await, 403);
+
+    // Editing the role that restricts it (dropping the deny) is refused; renaming it is not.
+    let drop_deny = json!([{"op": "replace", "path": "/policy", "value": []}]);
+    app.patch_as(&admin, "/api/v2/roles/no-prod", drop_deny)
+        .await
+        .assert_error(403, "forbidden");
+    let rename = json!([{"op": "replace", "path": "/name", "value": "Still no production"}]);
+    assert_eq!(
+        app.patch_as(&admin, "/api/v2/roles/no-prod", rename)
+            .await
+            .status,
+        200
+    );
+    // Taking the role from itself is allowed while its team's role keeps the same deny (it
+    // gains nothing), as is freeing nobody; freeing another member is refused.
+    let free = json!([{"op": "replace", "path": "/customRoles", "value": []}]);
+    let kept = app
+        .patch_as(&admin, &format!("/api/v2/members/{me}"), free.clone())
+        .await;
+    assert_eq!(kept.status, 200, "{}", kept.body);
+    assert_eq!(toggle(&app, &admin, "shop", "production").await, 403);
+    let other = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": "o@example.com", "role": "writer", "customRoles": ["no-prod"]}]),
+        )
+        .await;
+    let other = other.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    app.patch_as(&admin, &format!("/api/v2/members/{other}"), free)
+        .await
+        .assert_error(403, "forbidden");
+    // Leaving its team, or deleting the team: refused.
+    let leave = json!({"instructions": [{"kind": "removeMembers", "values": [me]}]});
+    app.send(
+        crate::common::request(
+            actix_web::http::Method::PATCH,
+            "/api/v2/teams/restricted",
+            Some(&admin),
+        )
+        .insert_header(("Content-Type", crate::common::SEMANTIC))
+        .set_payload(leave.to_string()),
+    )
+    .await
+    .assert_error(403, "forbidden");
+    app.delete_as(&admin, "/api/v2/teams/restricted")
+        .await
+        .assert_error(403, "forbidden");
+    // Inviting an unrestricted admin or writer: refused; a reader, or a writer under the same
+    // deny: allowed.
+    for (email, role, roles, status) in [
+        ("w@example.com", "writer", json!([]), 403),
+        ("b@example.com", "admin", json!([]), 403),
+        ("r@example.com", "reader", json!([]), 201),
+        ("v@example.com", "writer", json!(["no-prod"]), 201),
+    ] {
+        let sent = app
+            .post_as(
+                &admin,
+                "/api/v2/members",
+                json!([{"email": email, "role": role, "customRoles": roles}]),
+            )
+            .await;
+        assert_eq!(sent.status, status, "{email}: {}", sent.body);
+    }
+    // Still restricted, on every path.
+    assert_eq!(toggle(&app, &admin, "shop", "production").await, 403);
+    // The owner may do all of it.
+    assert_eq!(app.delete("/api/v2/teams/restricted").await.status, 204);
+}

@@ -8,14 +8,25 @@ use crate::role::Role;
 use crate::team::{check_team_keys, MemberTeam};
 use crate::{FieldError, ValidationError};
 
-/// The key two emails are the same member by: the email lower-cased by Unicode's rules (so
-/// `Émile@x.io` and `émile@x.io` are one), the same on every store.
+/// The key two emails are the same member by, the same on every store: the email in Unicode's
+/// composed form (NFC, so a letter and its accent written apart are that letter), lower-cased
+/// by Unicode's rules (so `Émile@x.io` and `émile@x.io` are one), with the final sigma `ς`
+/// read as `σ` (lower-casing writes `ΣΑΣ` as `σας`).
 ///
 /// ```
-/// assert_eq!(domain::member::email_key("Émile@X.io"), domain::member::email_key("émile@x.io"));
+/// use domain::member::email_key;
+/// assert_eq!(email_key("Émile@X.io"), email_key("émile@x.io"));
+/// assert_eq!(email_key("e\u{301}mile@x.io"), email_key("émile@x.io"));
+/// assert_eq!(email_key("ΣΑΣ@x.io"), email_key("σασ@x.io"));
 /// ```
 pub fn email_key(email: &str) -> String {
-    email.to_lowercase()
+    use unicode_normalization::UnicodeNormalization;
+    let composed: String = email.nfc().collect();
+    composed
+        .to_lowercase()
+        .nfc()
+        .map(|c| if c == 'ς' { 'σ' } else { c })
+        .collect()
 }
 
 /// At most this many members are invited by one request.

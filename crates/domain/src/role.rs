@@ -133,6 +133,9 @@ pub fn permission_table_markdown() -> String {
 /// assert!(admin.may_manage_token(&w, Role::Writer, false, Role::Writer));
 /// // ...but not another admin's, nor the owner's.
 /// assert!(!admin.may_manage_token(&b, Role::Admin, false, Role::Admin));
+/// // An admin demoted to reader a moment ago still holds an admin token: not another's to reset.
+/// assert!(!admin.may_manage_token(&b, Role::Reader, false, Role::Admin));
+/// assert!(admin.may_manage_token(&b, Role::Reader, false, Role::Reader));
 /// assert!(!admin.may_manage_token(&o, Role::Owner, false, Role::Admin));
 /// // A service token acts for the account, never as the member who created it.
 /// let service = Actor { role: Role::Admin, member_id: &o, service_token: true };
@@ -154,7 +157,9 @@ impl Actor<'_> {
     /// (whose role is `member_role`), given whether it is a service token and the token's role.
     ///
     /// - A personal token: its own member's (through that member's personal tokens), or one of
-    ///   a member this actor outranks. Nobody outranks the owner, so only the owner touches the
+    ///   a member this actor outranks, whose own role the actor outranks too (a member demoted
+    ///   for a moment still holds tokens of its former role: demoting, resetting and promoting
+    ///   again takes over no token). Nobody outranks the owner, so only the owner touches the
     ///   owner's tokens, and an admin never touches another admin's.
     /// - A service token belongs to the account: any token manager whose role is at least the
     ///   token's.
@@ -168,7 +173,7 @@ impl Actor<'_> {
         if service_token {
             return self.role >= token_role;
         }
-        self.is(member_id) || self.role > member_role
+        self.is(member_id) || (self.role > member_role && self.role > token_role)
     }
 
     /// Whether this actor may change or delete member `member_id` (whose role is

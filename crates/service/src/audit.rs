@@ -290,7 +290,7 @@ impl Service {
     /// `NotPermitted`.
     pub fn page_audit_log(&self, caller: &Caller, query: &AuditQuery) -> ServiceResult<AuditPage> {
         // The store gives the listing view, without reading any entry's detail.
-        self.list_audit_entries(caller, |repo| Ok(repo.page_audit_entries(query)?))
+        self.list_audit_entries(caller, query, |repo| Ok(repo.page_audit_entries(query)?))
     }
 
     /// [`Service::page_audit_log`] with each entry's detail (its versions and delta, as
@@ -304,7 +304,7 @@ impl Service {
         caller: &Caller,
         query: &AuditQuery,
     ) -> ServiceResult<AuditPage> {
-        self.list_audit_entries(caller, |repo| {
+        self.list_audit_entries(caller, query, |repo| {
             let listed = repo.page_audit_entries(query)?;
             let mut detailed = Vec::with_capacity(listed.entries.len());
             for entry in listed.entries {
@@ -324,6 +324,7 @@ impl Service {
     fn list_audit_entries(
         &self,
         caller: &Caller,
+        query: &AuditQuery,
         read: impl FnMut(&mut dyn Repository) -> ServiceResult<AuditPage>,
     ) -> ServiceResult<AuditPage> {
         caller.require(Action::ViewResources)?;
@@ -339,6 +340,16 @@ impl Service {
         for entry in &mut page.entries {
             complete_entry(entry, &account_id);
             hide_unseen_members(caller, entry);
+        }
+        // `q` matched the entry as stored, whose description names who made the change: a
+        // caller who may not see that member keeps only entries `q` matches as it sees them,
+        // so no search tells it an email.
+        if let Some(text) = query.q.as_deref().filter(|_| !caller.sees_every_member()) {
+            page.entries.retain(|entry| {
+                format!("{}\n{}", entry.name, entry.description)
+                    .to_lowercase()
+                    .contains(text)
+            });
         }
         Ok(page)
     }

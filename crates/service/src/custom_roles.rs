@@ -69,8 +69,27 @@ impl Service {
     ) -> ServiceResult<Listed<CustomRole>> {
         caller.require(Action::ViewMembers)?;
         caller.require_on("viewRoles", &Resource::role("*"))?;
-        self.store
-            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_custom_roles(query)?) })
+        if caller.permissions.built_in_only() {
+            return self
+                .store
+                .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_custom_roles(query)?) });
+        }
+        // Statements may hide some roles: the list shows what a lookup by key would.
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            crate::granting::visible_page(
+                query.page,
+                |page| {
+                    let mut query = query.clone();
+                    query.page = page;
+                    Ok(repo.list_custom_roles(&query)?)
+                },
+                |role| {
+                    caller
+                        .require_on("viewRoles", &Resource::role(role.key.as_str()))
+                        .is_ok()
+                },
+            )
+        })
     }
 
     /// One custom role, by key.
@@ -101,6 +120,8 @@ impl Service {
     ) -> ServiceResult<CustomRole> {
         let caller = permit.caller();
         let role = CustomRole::create(CustomRoleId::generate(&mut RandomIds), post)?;
+        // Decided before the store says whether the key is taken (403 alike).
+        caller.require_on("createRole", &Resource::role(role.key.as_str()))?;
         let now = self.now();
         let key = role.key.to_string();
         self.store
@@ -133,6 +154,8 @@ impl Service {
         change: &CustomRoleChange,
     ) -> ServiceResult<CustomRole> {
         let caller = permit.caller();
+        // Decided on the key asked for before the store is (403 alike for a missing key).
+        caller.require_on("updateRole", &Resource::role(key))?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = lock_role(repo, key)?;
             let (next, comment) = match change {
@@ -172,6 +195,8 @@ impl Service {
     /// `NotPermitted`, `NotFound`.
     pub fn delete_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
         caller.require(Action::ManageMembers)?;
+        // Decided on the key asked for before the store is (403 alike for a missing key).
+        caller.require_on("deleteRole", &Resource::role(key))?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let held = lock_role(repo, key)?;
             // Decided before the refusal below names who holds it.

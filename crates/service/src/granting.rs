@@ -104,3 +104,40 @@ pub(crate) fn narrows(role: &CustomRole, next: &CustomRole) -> bool {
     policy::includes(&role.policies(), &next.policies())
         && denies(role).iter().all(|deny| kept.contains(deny))
 }
+
+/// Page `page` of what `read` lists (read again page by page, at most
+/// [`domain::query::MAX_LIMIT`] items at a time, in one transaction) that `visible` keeps: for a
+/// caller whose statements may hide some items of a list, so that its pages and its total
+/// count only what it may see, as a lookup by key would show it. It reads every matching item:
+/// lists of roles, teams and tokens, which administrators keep to hundreds.
+///
+/// # Errors
+/// The first error of `read`.
+pub(crate) fn visible_page<T>(
+    page: domain::query::Page,
+    mut read: impl FnMut(domain::query::Page) -> ServiceResult<ports::Listed<T>>,
+    visible: impl Fn(&T) -> bool,
+) -> ServiceResult<ports::Listed<T>> {
+    use domain::query::{Page, MAX_LIMIT};
+    let mut kept = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let batch = read(Page {
+            limit: MAX_LIMIT,
+            offset,
+        })?;
+        let read_now = batch.items.len();
+        kept.extend(batch.items.into_iter().filter(|item| visible(item)));
+        offset += u64::try_from(read_now).unwrap_or(u64::MAX);
+        if read_now < MAX_LIMIT as usize || offset >= batch.total {
+            break;
+        }
+    }
+    let total = u64::try_from(kept.len()).unwrap_or(u64::MAX);
+    let items = kept
+        .into_iter()
+        .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+        .take(page.limit as usize)
+        .collect();
+    Ok(ports::Listed::new(items, total))
+}

@@ -63,6 +63,18 @@ impl KnownSecrets {
         due
     }
 
+    /// Adds the secret hashed as `hash` (a token created or reset on this replica: known at
+    /// once, without waiting for a reading).
+    pub(crate) fn add(&self, hash: &str) {
+        if let Some(prefix) = prefix(hash) {
+            self.state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .prefixes
+                .insert(prefix);
+        }
+    }
+
     fn replace(&self, hashes: &[String]) {
         let prefixes = hashes.iter().filter_map(|h| prefix(h)).collect();
         self.state

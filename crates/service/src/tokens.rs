@@ -277,6 +277,7 @@ impl Service {
             )?;
             Ok(())
         })?;
+        self.known_secrets.add(&hash_secret(&secret));
         Ok(CreatedToken { token, secret })
     }
 
@@ -294,9 +295,24 @@ impl Service {
         let member = (!show_all).then_some(&caller.member_id);
         let listed = Resource::member(member.map_or("*", |m| m.as_str())).token("*");
         caller.require_on("viewAccessTokens", &listed)?;
-        let Listed { items, total } = self
-            .store
-            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_tokens(member, page)?) })?;
+        let Listed { items, total } = self.store.read_tx(|repo| -> ServiceResult<_> {
+            if caller.permissions.built_in_only() {
+                return Ok(repo.list_tokens(member, page)?);
+            }
+            // Statements may hide some tokens: the list shows what a lookup by id would.
+            crate::granting::visible_page(
+                page,
+                |page| Ok(repo.list_tokens(member, page)?),
+                |token: &Token| {
+                    caller
+                        .require_on(
+                            "viewAccessTokens",
+                            &Resource::member(&token.member_id).token(&token.name),
+                        )
+                        .is_ok()
+                },
+            )
+        })?;
         Ok(TokenPage { items, total })
     }
 
@@ -432,6 +448,7 @@ impl Service {
             )?;
             Ok(token)
         })?;
+        self.known_secrets.add(&hash_secret(&secret));
         Ok(CreatedToken { token, secret })
     }
 

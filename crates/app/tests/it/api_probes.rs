@@ -339,7 +339,144 @@ async fn statements_are_as_the_document_says(backend: Backend) {
     }
 }
 
+/// The attack on the fixes (issue 32): lists show what a lookup by key would, a lookup of a
+/// key the caller may not touch answers alike whether it exists, an audit search tells no
+/// email, and emails are one member in any Unicode form.
+async fn lists_lookups_and_searches_tell_nothing_hidden(backend: Backend) {
+    let app = spawn(backend).await;
+    for (path, body) in [
+        (
+            "/api/v2/roles",
+            json!({"key": "secret-r", "name": "S", "policy": []}),
+        ),
+        (
+            "/api/v2/roles",
+            json!({"key": "open-r", "name": "O", "policy": []}),
+        ),
+        ("/api/v2/teams", json!({"key": "secret-t", "name": "S"})),
+        ("/api/v2/teams", json!({"key": "open-t", "name": "O"})),
+    ] {
+        assert_eq!(app.post(path, body).await.status, 201);
+    }
+    let hook = app
+        .post(
+            "/api/v2/webhooks",
+            json!({"url": "https://hooks.example.com/x", "sign": true, "on": false, "name": "h"}),
+        )
+        .await;
+    assert_eq!(hook.status, 200, "{}", hook.body);
+    let hook_id = hook.body["_id"].as_str().unwrap().to_owned();
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "some", "role": "admin", "serviceToken": true, "inlineRole": [
+                {"effect": "deny", "resources": ["role/secret*", "team/secret*", format!("webhook/{hook_id}")], "actions": ["*"]}
+            ]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let some = made.body["token"].as_str().unwrap().to_owned();
+    for (path, hidden, shown) in [
+        ("/api/v2/roles", "secret-r", "open-r"),
+        ("/api/v2/teams", "secret-t", "open-t"),
+    ] {
+        let listed = app.get_as(&some, path).await;
+        assert_eq!(listed.status, 200, "{}", listed.body);
+        let keys: Vec<&str> = listed.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(keys, [shown], "{path}");
+        assert_eq!(listed.body["totalCount"], 1);
+        let queried = app
+            .get_as(&some, &format!("{path}?filter=query:secret"))
+            .await;
+        assert_eq!(queried.body["totalCount"], 0, "{}", queried.body);
+        // Changing, deleting or creating a key it may not touch: 403 whether it exists or not.
+        for key in [hidden, "secret-none"] {
+            app.delete_as(&some, &format!("{path}/{key}"))
+                .await
+                .assert_error(403, "forbidden");
+        }
+        let body = if path.ends_with("roles") {
+            json!({"key": hidden, "name": "S", "policy": []})
+        } else {
+            json!({"key": hidden, "name": "S"})
+        };
+        app.post_as(&some, path, body)
+            .await
+            .assert_error(403, "forbidden");
+    }
+    let missing_role = json!([{"op": "replace", "path": "/name", "value": "x"}]);
+    for key in ["secret-r", "secret-none"] {
+        app.patch_as(&some, &format!("/api/v2/roles/{key}"), missing_role.clone())
+            .await
+            .assert_error(403, "forbidden");
+    }
+    let hooks = app.get_as(&some, "/api/v2/webhooks").await;
+    assert_eq!(hooks.status, 200);
+    assert!(
+        hooks.body["items"].as_array().unwrap().is_empty(),
+        "{}",
+        hooks.body
+    );
+
+    // An audit search does not match who made a change the caller may not see.
+    let reader = shop_reader(&app).await;
+    app.project("shop").await;
+    let by_email = app
+        .get_as(&reader, "/api/v2/auditlog?q=owner@example.com")
+        .await;
+    assert_eq!(by_email.status, 200, "{}", by_email.body);
+    assert!(
+        by_email.body["items"].as_array().unwrap().is_empty(),
+        "{}",
+        by_email.body
+    );
+    let by_name = app.get_as(&reader, "/api/v2/auditlog?q=shop").await;
+    assert!(
+        !by_name.body["items"].as_array().unwrap().is_empty(),
+        "{}",
+        by_name.body
+    );
+
+    // An email in decomposed form, or with a final sigma, is the same member.
+    assert_eq!(
+        app.post(
+            "/api/v2/members",
+            json!([{"email": "\u{00e9}mile@example.com"}])
+        )
+        .await
+        .status,
+        201
+    );
+    app.post(
+        "/api/v2/members",
+        json!([{"email": "e\u{0301}mile@example.com"}]),
+    )
+    .await
+    .assert_error(400, "email_already_exists_in_account");
+    assert_eq!(
+        app.post(
+            "/api/v2/members",
+            json!([{"email": "\u{03a3}\u{0391}\u{03a3}@example.com"}])
+        )
+        .await
+        .status,
+        201
+    );
+    app.post(
+        "/api/v2/members",
+        json!([{"email": "\u{03c3}\u{03b1}\u{03c3}@example.com"}]),
+    )
+    .await
+    .assert_error(400, "email_already_exists_in_account");
+}
+
 on_both_backends!(
+    lists_lookups_and_searches_tell_nothing_hidden,
     statements_are_as_the_document_says,
     emails_fold_alike_on_both_stores,
     inexact_integers_are_refused,

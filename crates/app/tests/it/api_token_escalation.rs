@@ -297,7 +297,37 @@ async fn a_rename_never_steps_around_a_statement(backend: Backend) {
     assert_eq!(onto.status, 200, "{}", onto.body);
 }
 
+/// Demoting a member for a moment does not hand its personal tokens to whoever outranks it then.
+async fn demoting_a_member_hands_over_none_of_its_tokens(backend: Backend) {
+    let app = spawn(backend).await;
+    let them = app.member("b@example.com", "admin").await;
+    app.token_of_member(&them, domain::role::Role::Admin);
+    let invited = app.member("a@example.com", "admin").await;
+    let admin = app.token_of_member(&invited, domain::role::Role::Admin);
+    let listed = app.get("/api/v2/tokens?showAll=true").await.body;
+    let theirs = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["_member"]["_id"] == them.as_str() || t["memberId"] == them.as_str())
+        .map(|t| t["_id"].as_str().unwrap().to_owned());
+    let Some(theirs) = theirs else {
+        panic!("the member's token is listed: {listed}");
+    };
+    let demote = json!([{"op": "replace", "path": "/role", "value": "reader"}]);
+    assert_eq!(
+        app.patch_as(&admin, &format!("/api/v2/members/{them}"), demote)
+            .await
+            .status,
+        200
+    );
+    app.post_as(&admin, &format!("/api/v2/tokens/{theirs}/reset"), json!({}))
+        .await
+        .assert_error(403, "forbidden");
+}
+
 on_both_backends!(
+    demoting_a_member_hands_over_none_of_its_tokens,
     roles_members_and_teams_give_nobody_more_than_the_caller,
     a_rename_never_steps_around_a_statement,
     the_bootstrap_token_counts_only_when_the_account_is_created,

@@ -122,9 +122,16 @@ impl Service {
                 };
                 let env = Environment::create(new.clone(), new_credentials(), now);
                 repo.insert_environment(&project.id, &env)?;
+                let mut copied = Vec::new();
                 match &source {
                     Some(source) => {
-                        self.clone_environment_contents(repo, &project.id, source, &env, now)?;
+                        copied = self.clone_environment_contents(
+                            repo,
+                            (&project.id, &project.key),
+                            source,
+                            &env,
+                            now,
+                        )?;
                     }
                     None => {
                         let configs: Vec<_> = repo
@@ -155,6 +162,10 @@ impl Service {
                             .environment(&source.key)
                             .with_tags(&source.tags),
                     ));
+                    // What the copies set in the new environment is decided there, flag by flag
+                    // and segment by segment, as the same changes would be (the entry records the
+                    // clone, whose copies its `cloneEnvironment` access stands for).
+                    caller.require_all(&copied)?;
                 }
                 self.audit(repo, caller, change)?;
                 Ok(env)
@@ -189,14 +200,24 @@ impl Service {
     fn clone_environment_contents(
         &self,
         repo: &mut dyn Repository,
-        project_id: &ProjectId,
+        (project_id, project_key): (&ProjectId, &str),
         source: &Environment,
         target: &Environment,
         now: i64,
-    ) -> ServiceResult<()> {
+    ) -> ServiceResult<Vec<Request>> {
+        let mut requests = Vec::new();
+        let project = Resource::project(project_key);
         for segment in repo.lock_segments(project_id, &source.key)? {
             let copy = segment.clone_for_environment(now);
             repo.insert_segment(project_id, &target.key, &copy)?;
+            requests.push(Request::new(
+                "createSegment",
+                project
+                    .clone()
+                    .environment(&target.key)
+                    .segment(&copy.key)
+                    .with_tags(&copy.tags),
+            ));
         }
         let mut configs = Vec::new();
         for held in repo.lock_flags(project_id)? {
@@ -207,8 +228,23 @@ impl Service {
                 // the new environment gets what an environment created empty would.
                 None => flag.new_config(&target.name, now, &mut RandomIds),
             };
+            let mut defaults = flag.clone();
+            defaults.environments.insert(
+                target.key.to_string(),
+                flag.new_config(&target.name, now, &mut RandomIds),
+            );
             flag.environments
                 .insert(target.key.to_string(), config.clone());
+            requests.extend(
+                domain::audit::flag_requests(&project, &defaults, &flag)
+                    .into_iter()
+                    .filter(|request| {
+                        request
+                            .resource
+                            .split_environment()
+                            .is_some_and(|(_, env)| env == target.key.as_str())
+                    }),
+            );
             crate::flags::check_new_size(
                 &format!(
                     "cloning environment '{}' into flag '{}'",
@@ -222,7 +258,7 @@ impl Service {
             });
         }
         repo.insert_flag_configs(project_id, &target.key, &configs)?;
-        Ok(())
+        Ok(requests)
     }
 
     /// One environment.

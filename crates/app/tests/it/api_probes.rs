@@ -183,6 +183,41 @@ async fn creating_a_flag_is_decided_in_each_environment(backend: Backend) {
             .await
             .assert_error(404, "not_found");
     }
+    // An environment cloned from one where the flag is on sets it on there: decided there too.
+    let on_in_test = json!([{"op": "replace", "path": "/environments/test/on", "value": true}]);
+    assert_eq!(
+        app.patch("/api/v2/flags/shop/base", on_in_test)
+            .await
+            .status,
+        200
+    );
+    let prod_like =
+        json!({"key": "production-eu", "name": "EU", "color": "000000", "source": {"key": "test"}});
+    let careful_prod = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "careful-prod", "role": "writer", "serviceToken": true, "inlineRole": [
+                {"effect": "deny", "resources": ["proj/*:env/production*:flag/*"], "actions": ["updateOn"]}
+            ]}),
+        )
+        .await;
+    let careful_prod = careful_prod.body["token"].as_str().unwrap().to_owned();
+    app.post_as(
+        &careful_prod,
+        "/api/v2/projects/shop/environments",
+        prod_like,
+    )
+    .await
+    .assert_error(403, "forbidden");
+    app.get("/api/v2/projects/shop/environments/production-eu")
+        .await
+        .assert_error(404, "not_found");
+    let staging =
+        json!({"key": "staging", "name": "Staging", "color": "000000", "source": {"key": "test"}});
+    let cloned = app
+        .post_as(&careful_prod, "/api/v2/projects/shop/environments", staging)
+        .await;
+    assert_eq!(cloned.status, 201, "{}", cloned.body);
     // What sets nothing in production beyond a new flag's defaults is allowed.
     let plain = app
         .post_as(

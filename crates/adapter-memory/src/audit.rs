@@ -40,12 +40,21 @@ impl Tables {
             .audit
             .values()
             .map(|entry| &**entry)
-            .filter(|e| q.before.is_none_or(|before| e.date < before))
+            .filter(|e| {
+                q.before.is_none_or(|before| {
+                    domain::audit::before_cursor(
+                        e.date,
+                        e.id.as_str(),
+                        before,
+                        q.before_id.as_deref(),
+                    )
+                })
+            })
             .filter(|e| q.after.is_none_or(|after| e.date > after))
             .collect();
         window.sort_by(|a, b| (b.date, &b.id).cmp(&(a.date, &a.id)));
         window.truncate(MAX_AUDIT_ENTRIES_READ + 1);
-        let window = read_window(window, |e| e.date);
+        let window = read_window(window, |e| (e.date, e.id.to_string()));
         let limit = usize::try_from(q.limit).unwrap_or(10);
         let mut page = AuditPage::default();
         for entry in &window.rows {
@@ -55,7 +64,7 @@ impl Tables {
             if matches {
                 page.entries.push(AuditEntry::listing(entry));
                 if page.entries.len() == limit {
-                    page.next_before = Some(entry.date);
+                    page.next_before = Some((entry.date, entry.id.to_string()));
                     return page;
                 }
             }

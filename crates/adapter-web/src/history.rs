@@ -108,6 +108,9 @@ pub(crate) fn utc(epoch_ms: i64) -> String {
 pub(crate) struct HistoryQuery {
     /// Only entries before this time (epoch ms): the next page.
     before: Option<i64>,
+    /// With `before`, entries of that millisecond below this `_id` too (the next page's cursor).
+    #[serde(rename = "beforeId")]
+    before_id: Option<String>,
 }
 
 /// `GET /projects/{project}/flags/{flag}/history`.
@@ -124,11 +127,16 @@ pub(crate) async fn show(
         };
     let caller = signed.caller.clone();
     let before = query.before;
+    let before_id = query
+        .before_id
+        .clone()
+        .filter(|id| domain::id::AuditEntryId::parse(id).is_ok() && before.is_some());
     let loaded = call(&console, move |s| {
         let project = s.get_project(&caller, &project_key, true)?;
         let flag = s.get_flag(&caller, &project_key, &flag_key, &[])?;
         let query = AuditQuery {
             before,
+            before_id,
             after: None,
             q: None,
             spec: Some(format!(
@@ -221,8 +229,8 @@ pub(crate) fn history_page(
                 }
             }
         }
-        @if let Some(before) = history.next_before {
-            p { a href={ (flag_link) "/history?before=" (before) } { "Older changes" } }
+        @if let Some((before, id)) = &history.next_before {
+            p { a href={ (flag_link) "/history?before=" (before) "&beforeId=" (id) } { "Older changes" } }
         }
     };
     layout(&format!("History of {name}"), Some(signed), &content)

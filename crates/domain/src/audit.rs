@@ -618,10 +618,10 @@ pub const MAX_AUDIT_ENTRIES_READ: usize = 1_000;
 pub struct AuditPage {
     /// The entries that matched, at most the query's `limit`.
     pub entries: Vec<AuditEntry>,
-    /// Where the next page starts (its `before`: the date of the last entry read), when the
-    /// listing stopped before the end of the log: its page was full, or it read
-    /// [`MAX_AUDIT_ENTRIES_READ`] entries.
-    pub next_before: Option<i64>,
+    /// Where the next page starts (its `before` and `beforeId`: the date and `_id` of the last
+    /// entry read), when the listing stopped before the end of the log: its page was full, or
+    /// it read [`MAX_AUDIT_ENTRIES_READ`] entries.
+    pub next_before: Option<(i64, String)>,
 }
 
 /// The entries one listing reads ([`read_window`]).
@@ -629,46 +629,50 @@ pub struct AuditPage {
 pub struct AuditWindow<T> {
     /// The rows to read, newest first.
     pub rows: Vec<T>,
-    /// Where the next listing starts, when there are more.
-    pub next_before: Option<i64>,
+    /// Where the next listing starts (the last row's date and `_id`), when there are more.
+    pub next_before: Option<(i64, String)>,
 }
 
-/// The rows one listing reads, of `rows` (newest first, at most
+/// The rows one listing reads, of `rows` (newest first by date, then `_id`; at most
 /// [`MAX_AUDIT_ENTRIES_READ`]` + 1` of them: one more tells that there are more): at most
-/// [`MAX_AUDIT_ENTRIES_READ`], never cutting one millisecond's entries in two, since the next
-/// listing goes on from a date (`before`, strictly): it starts at the date of the last row kept.
+/// [`MAX_AUDIT_ENTRIES_READ`], and where the next listing starts: after the last row kept, by
+/// its date and `_id` (entries of one millisecond are told apart by `_id`, so none is lost).
 ///
 /// ```
 /// use domain::audit::{read_window, MAX_AUDIT_ENTRIES_READ};
-/// let few: Vec<i64> = vec![30, 20, 10];
-/// let window = read_window(few, |d| *d);
-/// assert_eq!((window.rows.len(), window.next_before), (3, None));
-/// // One more than the bound: the last millisecond is cut at its start.
-/// let mut many: Vec<i64> = (0..MAX_AUDIT_ENTRIES_READ as i64).map(|i| 10_000 - i).collect();
-/// many.push(many[MAX_AUDIT_ENTRIES_READ - 1]);
-/// let window = read_window(many, |d| *d);
-/// assert_eq!(window.rows.len(), MAX_AUDIT_ENTRIES_READ - 1);
-/// assert_eq!(window.next_before, Some(window.rows[window.rows.len() - 1]));
+/// let few: Vec<(i64, String)> = vec![(30, "c".into()), (20, "b".into())];
+/// let window = read_window(few, |(d, id)| (*d, id.clone()));
+/// assert_eq!((window.rows.len(), window.next_before), (2, None));
+/// let many: Vec<(i64, String)> =
+///     (0..=MAX_AUDIT_ENTRIES_READ as i64).map(|i| (7, format!("{:04}", 9999 - i))).collect();
+/// let window = read_window(many, |(d, id)| (*d, id.clone()));
+/// assert_eq!(window.rows.len(), MAX_AUDIT_ENTRIES_READ);
+/// assert_eq!(window.next_before, window.rows.last().cloned());
 /// ```
-pub fn read_window<T>(mut rows: Vec<T>, date: impl Fn(&T) -> i64) -> AuditWindow<T> {
+pub fn read_window<T>(mut rows: Vec<T>, key: impl Fn(&T) -> (i64, String)) -> AuditWindow<T> {
     if rows.len() <= MAX_AUDIT_ENTRIES_READ {
         return AuditWindow {
             rows,
             next_before: None,
         };
     }
-    let cut = date(&rows[MAX_AUDIT_ENTRIES_READ]);
     rows.truncate(MAX_AUDIT_ENTRIES_READ);
-    let whole = rows
-        .iter()
-        .position(|row| date(row) == cut)
-        .unwrap_or(rows.len());
-    // One millisecond holding more than the bound is read up to it (the rest of it is skipped).
-    if whole > 0 {
-        rows.truncate(whole);
-    }
-    let next_before = rows.last().map(&date);
+    let next_before = rows.last().map(&key);
     AuditWindow { rows, next_before }
+}
+
+/// Whether an entry at `date` with `_id` `id` comes after the cursor `before` (a date, and the
+/// `_id` an entry of that millisecond must be below), newest first.
+///
+/// ```
+/// use domain::audit::before_cursor;
+/// assert!(before_cursor(5, "b", 6, None));
+/// assert!(!before_cursor(6, "b", 6, None));
+/// assert!(before_cursor(6, "a", 6, Some("b")));
+/// assert!(!before_cursor(6, "c", 6, Some("b")));
+/// ```
+pub fn before_cursor(date: i64, id: &str, before: i64, before_id: Option<&str>) -> bool {
+    date < before || (date == before && before_id.is_some_and(|b| id < b))
 }
 
 /// `GET /auditlog` parameters.
@@ -676,6 +680,10 @@ pub fn read_window<T>(mut rows: Vec<T>, date: impl Fn(&T) -> i64) -> AuditWindow
 pub struct AuditQuery {
     /// Only entries strictly before this time (epoch ms).
     pub before: Option<i64>,
+    /// With `before`, entries of that very millisecond whose `_id` is below this one too: the
+    /// cursor a `next` link carries (`beforeId`), so that a page ends between two entries of one
+    /// millisecond without losing the others.
+    pub before_id: Option<String>,
     /// Only entries strictly after this time (epoch ms).
     pub after: Option<i64>,
     /// Substring of name or description (case-insensitive).
@@ -733,11 +741,31 @@ impl AuditQuery {
         }
         Ok(Self {
             before: time("before", before)?,
+            before_id: None,
             after: time("after", after)?,
             q: q.filter(|q| !q.is_empty()).map(str::to_lowercase),
             spec: spec.map(str::to_owned),
             limit,
         })
+    }
+}
+
+impl AuditQuery {
+    /// The same query, going on from the cursor `before_id` of a `next` link (an entry `_id`).
+    ///
+    /// # Errors
+    /// [`QueryError`] for text that is no entry `_id`, or without `before`.
+    pub fn with_before_id(mut self, before_id: Option<&str>) -> Result<Self, QueryError> {
+        if let Some(id) = before_id {
+            crate::id::AuditEntryId::parse(id).map_err(|_| {
+                QueryError(format!("beforeId must be an audit entry _id, not '{id}'"))
+            })?;
+            if self.before.is_none() {
+                return Err(QueryError("beforeId goes with before".into()));
+            }
+            self.before_id = Some(id.to_owned());
+        }
+        Ok(self)
     }
 }
 

@@ -14,6 +14,7 @@ use crate::AppState;
     tag = "Audit log",
     params(
         ("before" = Option<i64>, Query, description = "Only entries strictly before this time (epoch ms)"),
+        ("beforeId" = Option<String>, Query, description = "With `before`: entries of that very millisecond whose `_id` is below this one are listed too (the cursor a `next` link carries, so that a page ending inside one millisecond loses none of it)"),
         ("after" = Option<i64>, Query, description = "Only entries strictly after this time (epoch ms)"),
         ("q" = Option<String>, Query, description = "Substring of the entry's name or description"),
         ("spec" = Option<String>, Query, description = "Resource specifier with `*` globs, e.g. `proj/*:env/production:flag/*`"),
@@ -34,7 +35,8 @@ pub async fn list_audit_log(
         params.get("q"),
         params.get("spec"),
         params.get("limit"),
-    )?;
+    )?
+    .with_before_id(params.get("beforeId"))?;
     let page = call(&state, move |s| s.page_audit_log(&caller, &query)).await?;
     let mut links = Links::from([(
         "self".to_owned(),
@@ -46,13 +48,14 @@ pub async fn list_audit_log(
         {
             let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
                 .into_owned()
-                .filter(|(name, _)| name != "before")
+                .filter(|(name, _)| name != "before" && name != "beforeId")
                 .collect();
             let mut next = form_urlencoded::Serializer::new(String::new());
             for (name, value) in &kept {
                 next.append_pair(name, value);
             }
-            next.append_pair("before", &next_before.to_string());
+            next.append_pair("before", &next_before.0.to_string());
+            next.append_pair("beforeId", &next_before.1);
             links.insert(
                 "next".to_owned(),
                 Link::api(format!("{}?{}", req.path(), next.finish())),

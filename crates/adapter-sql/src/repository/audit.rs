@@ -202,8 +202,18 @@ impl AuditRepository for SqlRepository<'_> {
         // (date, id) index; `q` and `spec` are decided inside it, so no filter makes a listing
         // read the whole log.
         let mut window_query = audit_log::table.into_boxed::<Backend>();
-        if let Some(before) = q.before {
-            window_query = window_query.filter(audit_log::date.lt(before));
+        match (q.before, &q.before_id) {
+            (Some(before), Some(id)) => {
+                window_query = window_query.filter(
+                    audit_log::date
+                        .lt(before)
+                        .or(audit_log::date.eq(before).and(audit_log::id.lt(id.clone()))),
+                );
+            }
+            (Some(before), None) => {
+                window_query = window_query.filter(audit_log::date.lt(before));
+            }
+            (None, _) => {}
         }
         if let Some(after) = q.after {
             window_query = window_query.filter(audit_log::date.gt(after));
@@ -215,7 +225,7 @@ impl AuditRepository for SqlRepository<'_> {
             .select((audit_log::date, audit_log::id))
             .load(self.conn)
             .store()?;
-        let window = read_window(rows, |(date, _)| *date);
+        let window = read_window(rows, |(date, id)| (*date, id.clone()));
         let ids: Vec<&str> = window.rows.iter().map(|(_, id)| id.as_str()).collect();
         let mut query = audit_log::table
             .filter(audit_log::id.eq_any(ids.clone()))
@@ -246,7 +256,7 @@ impl AuditRepository for SqlRepository<'_> {
             .store()?;
         let want = usize::try_from(q.limit).unwrap_or(10);
         let mut page = AuditPage::default();
-        for (date, _, json) in rows {
+        for (date, id, json) in rows {
             let mut entry = stored::audit::read_listing(&json)?;
             // Only entries written before the detail was stored apart still carry it.
             entry.delta = None;
@@ -263,7 +273,7 @@ impl AuditRepository for SqlRepository<'_> {
             if matches {
                 page.entries.push(entry);
                 if page.entries.len() == want {
-                    page.next_before = Some(date);
+                    page.next_before = Some((date, id));
                     return Ok(page);
                 }
             }

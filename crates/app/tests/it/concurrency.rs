@@ -87,20 +87,21 @@ fn add_tag(thread: usize, i: usize) -> JsonPatchBody {
 /// How many audit entries name a resource matching `spec`, by paging back in time.
 fn audit_entries(service: &Service, caller: &Caller, spec: &str) -> usize {
     let mut count = 0;
-    let mut before = None;
+    let mut before: Option<(i64, String)> = None;
     loop {
         let query = AuditQuery {
-            before,
+            before: before.as_ref().map(|(date, _)| *date),
+            before_id: before.as_ref().map(|(_, id)| id.clone()),
             after: None,
             q: None,
             spec: Some(spec.to_owned()),
             limit: 20,
         };
-        let page = service.list_audit_log(caller, &query).unwrap();
-        count += page.len();
-        match page.last() {
-            Some(oldest) if page.len() == 20 => before = Some(oldest.date),
-            _ => return count,
+        let page = service.page_audit_log(caller, &query).unwrap();
+        count += page.entries.len();
+        match page.next_before {
+            Some(next) => before = Some(next),
+            None => return count,
         }
     }
 }
@@ -721,6 +722,7 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
     loop {
         let query = AuditQuery {
             before: listed_before,
+            before_id: None,
             after: None,
             q: None,
             spec: Some("proj/p:env/*:flag/f".to_owned()),
@@ -1195,6 +1197,7 @@ fn a_delete_in_the_middle_of_a_batch() {
             &caller,
             &AuditQuery {
                 before: None,
+                before_id: None,
                 after: None,
                 q: None,
                 spec: Some("proj/p:env/*:flag/f".to_owned()),

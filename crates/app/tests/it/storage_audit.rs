@@ -213,12 +213,15 @@ fn a_listing_reads_a_bounded_window_and_pages_on(backend: Backend) {
     db.store
         .write_tx(|repo| repo.append_audit_entries(&entries).map(|_| ()))
         .unwrap();
-    let mut before = None;
+    let mut before: Option<(i64, String)> = None;
     let mut found = Vec::new();
     let mut pages = 0;
     loop {
         let mut q = query("20", Some("proj/other:env/*:flag/*"));
-        q.before = before;
+        if let Some((date, id)) = &before {
+            q.before = Some(*date);
+            q.before_id = Some(id.clone());
+        }
         let page = db
             .store
             .read_tx(|repo| repo.page_audit_entries(&q))
@@ -250,10 +253,53 @@ fn a_listing_reads_a_bounded_window_and_pages_on(backend: Backend) {
         .read_tx(|repo| repo.page_audit_entries(&query("20", None)))
         .unwrap();
     assert_eq!(full.entries.len(), 20);
-    assert_eq!(full.next_before, Some(full.entries[19].date));
+    assert_eq!(
+        full.next_before,
+        Some((full.entries[19].date, full.entries[19].id.to_string()))
+    );
+}
+
+/// Entries of one millisecond (two replicas writing at once) are each listed once, whatever
+/// the page size: the `next` cursor is the last entry's date and `_id`.
+fn entries_of_one_millisecond_page_without_loss(backend: Backend) {
+    let db = open(backend);
+    let entries: Vec<AuditEntry> = (0..7)
+        .map(|n| {
+            let mut e = entry(n, 0);
+            e.date = 1_700_000_000_000;
+            e
+        })
+        .collect();
+    db.store
+        .write_tx(|repo| repo.append_audit_entries(&entries).map(|_| ()))
+        .unwrap();
+    for limit in ["1", "3"] {
+        let mut before: Option<(i64, String)> = None;
+        let mut names = Vec::new();
+        loop {
+            let mut q = query(limit, None);
+            if let Some((date, id)) = &before {
+                q.before = Some(*date);
+                q.before_id = Some(id.clone());
+            }
+            let page = db
+                .store
+                .read_tx(|repo| repo.page_audit_entries(&q))
+                .unwrap();
+            names.extend(page.entries.iter().map(|e| e.name.clone()));
+            match page.next_before {
+                Some(next) => before = Some(next),
+                None => break,
+            }
+        }
+        names.sort();
+        let expected: Vec<String> = (0..7).map(|n| format!("f{n}")).collect();
+        assert_eq!(names, expected, "limit {limit}");
+    }
 }
 
 storage_on_every_store!(
+    entries_of_one_millisecond_page_without_loss,
     a_listing_reads_a_bounded_window_and_pages_on,
     audit_listings_carry_no_detail,
     entries_appended_together_read_back_each,

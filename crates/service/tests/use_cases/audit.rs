@@ -19,6 +19,7 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
     }
     let query = AuditQuery {
         before: None,
+        before_id: None,
         after: None,
         q: None,
         spec: Some("proj/web:env/*:flag/*".into()),

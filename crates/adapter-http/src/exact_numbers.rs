@@ -20,8 +20,13 @@ const SHORTEST_INEXACT: usize = 16;
 /// 400 `invalid_request` naming the field and the integer.
 pub fn check_exact_integers(body: &[u8]) -> Result<(), ApiError> {
     let mut run = 0usize;
+    // Digits of one number in a row (a decimal point does not break the run).
     let long_digits = body.iter().any(|b| {
-        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        run = match b {
+            b'0'..=b'9' => run + 1,
+            b'.' => run,
+            _ => 0,
+        };
         run >= SHORTEST_INEXACT
     });
     if !long_digits {
@@ -46,11 +51,55 @@ pub fn check_exact_integers(body: &[u8]) -> Result<(), ApiError> {
     })
 }
 
-/// Whether the integer `literal` (JSON text, no fraction or exponent) is kept exactly.
-fn exact(literal: &str) -> bool {
-    if literal.parse::<i64>().is_ok() || literal.parse::<u64>().is_ok() {
-        return true;
+/// The integer a number literal with a fraction or an exponent stands for (`1.5e3` is `1500`,
+/// `2.0` is `2`), in decimal digits with its sign, when it is written with at least
+/// [`SHORTEST_INEXACT`] significant digits (more than a double keeps: `1e23` is a double as
+/// written, `1.8446744073709551617E19` an integer no number here holds); `None` for one that
+/// is no integer (`0.1`), which no reader expects to be exact.
+fn integer_value(literal: &str) -> Option<String> {
+    let (negative, unsigned) = match literal.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, literal),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits = format!("{whole}{fraction}");
+    let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+    if significant < SHORTEST_INEXACT {
+        return None;
     }
+    let mut exponent = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
+    while exponent < 0 && digits.ends_with('0') {
+        digits.pop();
+        exponent += 1;
+    }
+    if exponent < 0 {
+        return None;
+    }
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Some("0".to_owned());
+    }
+    // Past 400 digits no double holds it (nor does serde_json read it).
+    let zeros = usize::try_from(exponent)
+        .ok()
+        .filter(|z| digits.len() + z <= 400)?;
+    let sign = if negative { "-" } else { "" };
+    Some(format!("{sign}{digits}{}", "0".repeat(zeros)))
+}
+
+/// Whether the integer `literal` (JSON text, no fraction or exponent) is kept exactly: read
+/// as a 64-bit integer, or as a double that is that integer.
+fn exact(literal: &str) -> bool {
+    literal.parse::<i64>().is_ok() || literal.parse::<u64>().is_ok() || exact_double(literal)
+}
+
+/// Whether the integer `literal` (decimal digits, a sign) is a double exactly: what a number
+/// written with a fraction or an exponent is read as.
+fn exact_double(literal: &str) -> bool {
     let digits = literal.trim_start_matches('-');
     literal
         .parse::<f64>()
@@ -139,8 +188,12 @@ impl Scanner<'_> {
             self.at += 1;
         }
         let literal = std::str::from_utf8(&self.bytes[start..self.at]).unwrap_or_default();
-        let integer = !literal.contains(['.', 'e', 'E']);
-        (integer && !exact(literal)).then(|| (self.path(), literal.to_owned()))
+        let inexact = if literal.contains(['.', 'e', 'E']) {
+            integer_value(literal).is_some_and(|integer| !exact_double(&integer))
+        } else {
+            !exact(literal)
+        };
+        inexact.then(|| (self.path(), literal.to_owned()))
     }
 
     fn object(&mut self) -> Found {
@@ -218,6 +271,15 @@ mod tests {
             refused("123456789012345678901234567890").as_deref(),
             Some("the body")
         );
+        // The same integers written with a fraction or an exponent.
+        for body in [
+            r#"{"v": 18446744073709551617.0}"#,
+            r#"{"v": 1.8446744073709551617E19}"#,
+            r#"{"v": 9007199254740993.0}"#,
+            r#"{"v": 900719925474.0993e4}"#,
+        ] {
+            assert_eq!(refused(body).as_deref(), Some("v"), "{body}");
+        }
     }
 
     #[test]
@@ -225,7 +287,8 @@ mod tests {
         for body in [
             r#"{"n": 18446744073709551615, "m": -9223372036854775808}"#,
             r#"{"exact double": 1000000000000000019884624838656}"#,
-            r#"{"float": 1234567890123456789.5, "e": 12345678901234567890e3}"#,
+            r#"{"float": 1234567890123456789.5, "e": 1e23, "small": 2.50e1}"#,
+            r#"{"exact": 18446744073709551616.0, "fraction": 0.12345678901234567890}"#,
             r#"{"text": "123456789012345678901234567890"}"#,
         ] {
             assert_eq!(refused(body), None, "{body}");

@@ -220,7 +220,8 @@ pub fn actor_rules_markdown() -> String {
         "- A personal access token acts with at most its member's role, at every request; the owner's `admin` \
          tokens act as the owner.",
         "- Another member's personal tokens may be changed, reset or deleted only by a caller whose role \
-         outranks that member's. Nobody outranks the owner, so only the owner touches the owner's tokens, and \
+         outranks that member's and the token's own role (a member demoted a moment ago still holds tokens \
+         of its former role: demoting, resetting and promoting again takes over none). Nobody outranks the owner, so only the owner touches the owner's tokens, and \
          an admin never touches another admin's. A reset secret acts with at most its member's role.",
         "- Service tokens belong to the account: any token manager whose role is at least the token's may \
          change, reset or delete them. A service token never acts as the member who created it: it creates \

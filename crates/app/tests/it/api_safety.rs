@@ -89,12 +89,17 @@ async fn token_authority_follows_rank(backend: Backend) {
     assert_eq!(owner_reset.status, 200, "{}", owner_reset.body);
 
     let writers = token_id_of_member(&all, &writer_member);
+    // An admin outranks the writer but not the token's own role: demoting a member for a moment
+    // must not hand its tokens to whoever outranks it then (issue 32).
+    app.post_as(
+        &admin,
+        &format!("/api/v2/tokens/{writers}/reset"),
+        json!({}),
+    )
+    .await
+    .assert_error(403, "forbidden");
     let reset = app
-        .post_as(
-            &admin,
-            &format!("/api/v2/tokens/{writers}/reset"),
-            json!({}),
-        )
+        .post(&format!("/api/v2/tokens/{writers}/reset"), json!({}))
         .await;
     assert_eq!(reset.status, 200, "{}", reset.body);
     let secret = reset.body["token"].as_str().unwrap();

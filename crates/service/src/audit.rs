@@ -134,7 +134,11 @@ fn may_read_entry(caller: &Caller, entry: &AuditEntry) -> bool {
         let (action, resource) = match first.split_once('/') {
             Some(("proj", key)) => ("viewProject", Resource::project(key)),
             Some(("member", id)) if spec.contains(":token/") => {
-                ("viewAccessTokens", Resource::member(id).token("*"))
+                // The token by name, as a lookup of it is decided (a statement may name it).
+                let name = spec
+                    .split_once(":token/")
+                    .map_or("*", |(_, name)| name.split(':').next().unwrap_or(name));
+                ("viewAccessTokens", Resource::member(id).token(name))
             }
             Some(("member", id)) => ("viewMembers", Resource::member(id)),
             Some(("webhook", id)) => ("viewWebhooks", Resource::webhook(id)),

@@ -210,14 +210,28 @@ impl Service {
         for segment in repo.lock_segments(project_id, &source.key)? {
             let copy = segment.clone_for_environment(now);
             repo.insert_segment(project_id, &target.key, &copy)?;
-            requests.push(Request::new(
-                "createSegment",
-                project
-                    .clone()
-                    .environment(&target.key)
-                    .segment(&copy.key)
-                    .with_tags(&copy.tags),
-            ));
+            let at = project
+                .clone()
+                .environment(&target.key)
+                .segment(&copy.key)
+                .with_tags(&copy.tags);
+            // Created, and given what a new segment lacks, as the same patch would be decided.
+            for (action, copied) in [
+                ("createSegment", true),
+                (
+                    "updateIncluded",
+                    !copy.included.is_empty() || !copy.included_contexts.is_empty(),
+                ),
+                (
+                    "updateExcluded",
+                    !copy.excluded.is_empty() || !copy.excluded_contexts.is_empty(),
+                ),
+                ("updateRules", !copy.rules.is_empty()),
+            ] {
+                if copied {
+                    requests.push(Request::new(action, at.clone()));
+                }
+            }
         }
         let mut configs = Vec::new();
         for held in repo.lock_flags(project_id)? {

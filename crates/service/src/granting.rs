@@ -141,3 +141,18 @@ pub(crate) fn visible_page<T>(
         .collect();
     Ok(ports::Listed::new(items, total))
 }
+
+/// Refuses to give custom roles `keys` the caller may not see (`viewRoles` on `role/{key}`),
+/// before the store says whether they exist: 403 alike for a missing one.
+///
+/// # Errors
+/// `NotPermitted` for the first such key.
+pub(crate) fn require_view_roles<'k>(
+    caller: &Caller,
+    keys: impl IntoIterator<Item = &'k String>,
+) -> ServiceResult<()> {
+    for key in keys {
+        caller.require_on("viewRoles", &domain::policy::Resource::role(key))?;
+    }
+    Ok(())
+}

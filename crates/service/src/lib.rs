@@ -160,6 +160,13 @@ impl Caller {
             .is_ok()
     }
 
+    /// Whether the caller may see team `key` (`viewTeams` on `team/{key}`): who may not is shown
+    /// no name of it where a resource names it (a flag's `_maintainerTeam`).
+    pub fn may_view_team(&self, key: &str) -> bool {
+        self.require_on("viewTeams", &domain::policy::Resource::team(key))
+            .is_ok()
+    }
+
     /// Whether the caller sees every member (a built-in role that reads them): answers that
     /// show members may be shared among such callers (the read cache), and no one else.
     pub fn sees_every_member(&self) -> bool {

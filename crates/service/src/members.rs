@@ -183,6 +183,7 @@ impl Service {
                 .iter()
                 .flat_map(|(m, _)| m.custom_roles.iter().cloned())
                 .collect();
+            crate::granting::require_view_roles(caller, &keys)?;
             if let Some(missing) = hold_custom_roles(repo, &keys)? {
                 let i = members
                     .iter()
@@ -321,6 +322,12 @@ impl Service {
                 ));
             }
             if member.custom_roles != next.custom_roles {
+                crate::granting::require_view_roles(
+                    &caller,
+                    next.custom_roles
+                        .iter()
+                        .filter(|k| !member.custom_roles.contains(k)),
+                )?;
                 if let Some(missing) = hold_custom_roles(repo, &next.custom_roles)? {
                     let refused = unknown_role("customRoles", &missing);
                     return Err(ServiceError::PatchFailed(refused.to_string().into()));

@@ -187,6 +187,7 @@ impl Service {
                 let caller = &held.caller;
                 permit.recheck(caller)?;
                 let team = &new.team;
+                crate::granting::require_view_roles(caller, &team.custom_role_keys)?;
                 if let Some(missing) = hold_custom_roles(repo, &team.custom_role_keys)? {
                     return Err(ValidationError::single(
                         "customRoleKeys",
@@ -274,6 +275,7 @@ impl Service {
                 .filter(|k| !held.custom_role_keys.contains(k))
                 .cloned()
                 .collect();
+            crate::granting::require_view_roles(caller, &added)?;
             if let Some(missing) = hold_custom_roles(repo, &added)? {
                 return Err(instruction_naming(&patch.instructions, |i| {
                     matches!(i, TeamInstruction::AddCustomRoles { values } if values.contains(&missing))

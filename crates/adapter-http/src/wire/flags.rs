@@ -375,8 +375,9 @@ impl Flag {
 }
 
 /// Flag `view` of project `project_key` as `caller` may see it: the maintaining member's
-/// email, name and role (`_maintainer`) only for a caller who may see that member (the
-/// `maintainerId` stays).
+/// email, name and role (`_maintainer`) only for a caller who may see that member, the
+/// maintaining team's name (`_maintainerTeam`) only for one who may see that team (the
+/// `maintainerId` and `maintainerTeamKey` stay).
 pub fn flag_shown_to(
     caller: &service::Caller,
     project_key: &str,
@@ -389,6 +390,14 @@ pub fn flag_shown_to(
         .is_some_and(|member| !caller.may_view_member(member.id.as_str()))
     {
         view.maintainers.member = None;
+    }
+    if view
+        .maintainers
+        .team
+        .as_ref()
+        .is_some_and(|team| !caller.may_view_team(team.key.as_str()))
+    {
+        view.maintainers.team = None;
     }
     Flag::from((project_key, view))
 }

@@ -510,7 +510,123 @@ async fn lists_lookups_and_searches_tell_nothing_hidden(backend: Backend) {
     .assert_error(400, "email_already_exists_in_account");
 }
 
+/// The second attack on the fixes (issue 32): a cloned environment's segments, entries about a
+/// hidden token, roles given and teams named that the caller may not see.
+async fn second_attack_findings_hold(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("p").await;
+    assert_eq!(
+        app.post(
+            "/api/v2/segments/p/test",
+            json!({"key": "s1", "name": "S1"})
+        )
+        .await
+        .status,
+        201
+    );
+    let included = json!({"environmentKey": "test", "instructions": [
+        {"kind": "addIncludedUsers", "values": ["u1"]}]});
+    let patched = app
+        .send(
+            crate::common::request(
+                actix_web::http::Method::PATCH,
+                "/api/v2/segments/p/test/s1",
+                Some(OWNER),
+            )
+            .insert_header(("Content-Type", crate::common::SEMANTIC))
+            .set_payload(included.to_string()),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "c", "serviceToken": true, "role": "writer", "inlineRole": [
+                {"effect": "deny", "resources": ["proj/*:env/new*:segment/*"], "actions": ["updateIncluded"]}]}),
+        )
+        .await;
+    let c = made.body["token"].as_str().unwrap().to_owned();
+    let clone = json!({"key": "new1", "name": "N", "color": "cccccc", "source": {"key": "test"}});
+    app.post_as(&c, "/api/v2/projects/p/environments", clone)
+        .await
+        .assert_error(403, "forbidden");
+
+    // Entries about a token the caller may not see are not shown.
+    let secret = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "secrettok", "serviceToken": true, "role": "reader"}),
+        )
+        .await;
+    assert_eq!(secret.status, 201);
+    let made = app
+        .post(
+            "/api/v2/tokens",
+            json!({"name": "l", "serviceToken": true, "role": "admin", "inlineRole": [
+                {"effect": "deny", "resources": ["member/*:token/secret*", "role/sec*", "team/sec*"], "actions": ["*"]}]}),
+        )
+        .await;
+    let l = made.body["token"].as_str().unwrap().to_owned();
+    let owners = app.get("/api/v2/auditlog?q=secrettok").await.body;
+    let entry = owners["items"][0]["_id"].as_str().unwrap().to_owned();
+    let listed = app.get_as(&l, "/api/v2/auditlog?q=secrettok").await;
+    assert!(
+        listed.body["items"].as_array().unwrap().is_empty(),
+        "{}",
+        listed.body
+    );
+    app.get_as(&l, &format!("/api/v2/auditlog/{entry}"))
+        .await
+        .assert_error(403, "forbidden");
+
+    // Giving a role it may not see: 403 whether the role exists or not.
+    assert_eq!(
+        app.post(
+            "/api/v2/roles",
+            json!({"key": "secA", "name": "S", "basePermissions": "no_access", "policy": []})
+        )
+        .await
+        .status,
+        201
+    );
+    for key in ["secA", "secMissing"] {
+        app.post_as(
+            &l,
+            "/api/v2/members",
+            json!([{"email": format!("{key}@example.com"), "role": "no_access", "customRoles": [key]}]),
+        )
+        .await
+        .assert_error(403, "forbidden");
+    }
+    // A flag maintained by a team it may not see does not name the team.
+    assert_eq!(
+        app.post(
+            "/api/v2/teams",
+            json!({"key": "secT", "name": "Secret Team Name"})
+        )
+        .await
+        .status,
+        201
+    );
+    let flag = app
+        .post(
+            "/api/v2/flags/p",
+            json!({"key": "f1", "name": "F", "maintainerTeamKey": "secT"}),
+        )
+        .await;
+    assert_eq!(flag.status, 201, "{}", flag.body);
+    let shown = app.get_as(&l, "/api/v2/flags/p/f1").await;
+    assert_eq!(shown.status, 200);
+    assert!(
+        !shown.body.to_string().contains("Secret Team Name"),
+        "{}",
+        shown.body
+    );
+    assert_eq!(shown.body["maintainerTeamKey"], "secT");
+}
+
 on_both_backends!(
+    second_attack_findings_hold,
     lists_lookups_and_searches_tell_nothing_hidden,
     statements_are_as_the_document_says,
     emails_fold_alike_on_both_stores,

@@ -226,37 +226,51 @@ impl AuditRepository for SqlRepository<'_> {
             .load(self.conn)
             .store()?;
         let window = read_window(rows, |(date, id)| (*date, id.clone()));
-        let ids: Vec<&str> = window.rows.iter().map(|(_, id)| id.as_str()).collect();
+        let mut ids: Vec<&str> = window.rows.iter().map(|(_, id)| id.as_str()).collect();
+        if let Some(spec) = &q.spec {
+            // The window's resources by their primary key (entry, resource): a few rows per
+            // entry, matched here exactly. A LIKE on the resource index instead let PostgreSQL
+            // read every resource of a project (some 350 ms of its CPU per search).
+            let resources: Vec<(String, String)> = audit_resources::table
+                .filter(audit_resources::entry_id.eq_any(&ids))
+                .select((audit_resources::entry_id, audit_resources::resource))
+                .load(self.conn)
+                .store()?;
+            let matching: std::collections::HashSet<&str> = resources
+                .iter()
+                .filter(|(_, resource)| specifier_matches(spec, resource))
+                .map(|(id, _)| id.as_str())
+                .collect();
+            ids.retain(|id| matching.contains(id));
+        }
+        if q.q.is_none() {
+            // Every id left matches: the page is its first ones.
+            ids.truncate(usize::try_from(q.limit).unwrap_or(10));
+        }
+        if ids.is_empty() {
+            return Ok(AuditPage {
+                entries: Vec::new(),
+                next_before: window.next_before,
+            });
+        }
         let mut query = audit_log::table
-            .filter(audit_log::id.eq_any(ids.clone()))
+            .filter(audit_log::id.eq_any(ids))
             .into_boxed::<Backend>();
         if let Some(text) = &q.q {
             query = query.filter(audit_log::search.like(search_pattern(text)).escape('\\'));
         }
-        if let Some(spec) = &q.spec {
-            // LIKE narrows (its `%` may cross `:`); the exact specifier match below decides.
-            let like = spec
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-                .replace('*', "%");
-            query = query.filter(
-                audit_log::id.eq_any(
-                    audit_resources::table
-                        .filter(audit_resources::entry_id.eq_any(ids))
-                        .filter(audit_resources::resource.like(like).escape('\\'))
-                        .select(audit_resources::entry_id),
-                ),
-            );
-        }
+        // Only a page's worth of entries is read whole.
+        let want = usize::try_from(q.limit).unwrap_or(10);
         let rows: Vec<(i64, String, String)> = query
             .order((audit_log::date.desc(), audit_log::id.desc()))
+            .limit(i64::from(q.limit))
             .select((audit_log::date, audit_log::id, audit_log::entry))
             .load(self.conn)
             .store()?;
-        let want = usize::try_from(q.limit).unwrap_or(10);
+        let full = rows.len() == want;
+        let last = rows.last().map(|(date, id, _)| (*date, id.clone()));
         let mut page = AuditPage::default();
-        for (date, id, json) in rows {
+        for (_, _, json) in rows {
             let mut entry = stored::audit::read_listing(&json)?;
             // Only entries written before the detail was stored apart still carry it.
             entry.delta = None;
@@ -272,13 +286,9 @@ impl AuditRepository for SqlRepository<'_> {
             });
             if matches {
                 page.entries.push(entry);
-                if page.entries.len() == want {
-                    page.next_before = Some((date, id));
-                    return Ok(page);
-                }
             }
         }
-        page.next_before = window.next_before;
+        page.next_before = if full { last } else { window.next_before };
         Ok(page)
     }
 

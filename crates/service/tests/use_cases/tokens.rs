@@ -69,10 +69,13 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
         .reset_token(&fx.owner, other_admin.token_id(), None)
         .unwrap();
 
-    // A writer's token: the admin outranks it. The new secret acts as the writer it belongs to.
+    // A writer's token stored with `admin`: the admin outranks the writer but not the token's
+    // role (a member demoted a moment ago keeps its tokens from whoever outranks it then), so
+    // only the owner resets it. The new secret acts as the writer it belongs to.
+    assert_hands_off(&fx, &admin, writer.token_id());
     let reset = fx
         .service
-        .reset_token(&admin, writer.token_id(), None)
+        .reset_token(&fx.owner, writer.token_id(), None)
         .unwrap();
     let as_writer = fx.service.authenticate(&reset.secret).unwrap();
     assert_eq!(as_writer.role(), Role::Writer);

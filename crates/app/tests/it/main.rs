@@ -60,6 +60,7 @@ mod api_audit;
 mod api_auth;
 mod api_contract;
 mod api_cost;
+mod api_create_fields;
 mod api_depth;
 mod api_edge;
 mod api_environments;

@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 use regex::Regex;
 
+use super::resource::Part;
 use super::*;
 
 fn flag(env: &str) -> Resource {

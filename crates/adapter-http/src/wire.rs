@@ -194,30 +194,13 @@ pub const DRY_RUN_DESCRIPTION: &str = "`true` (or `1`): validate and apply the c
 /// segment may hold megabytes) thus answer in pages of bounded size, whatever `limit` asks.
 pub const MAX_PAGE_BYTES: usize = 4 << 20;
 
-/// Counts the bytes written to it.
-struct ByteCount(usize);
-
-impl std::io::Write for ByteCount {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Cuts `items` after the last one within [`MAX_PAGE_BYTES`] of JSON (the first is always
 /// kept): what one page of a list holds.
 pub fn within_page_bytes<T: Serialize>(items: &mut Vec<T>) {
     let mut bytes = 0usize;
     let mut keep = items.len();
     for (at, item) in items.iter().enumerate() {
-        let mut count = ByteCount(0);
-        // A value that does not serialise fails the answer later, with its own error.
-        let _ = serde_json::to_writer(&mut count, item);
-        bytes = bytes.saturating_add(count.0);
+        bytes = bytes.saturating_add(domain::patch::json_len(item));
         if bytes > MAX_PAGE_BYTES && at > 0 {
             keep = at;
             break;

@@ -170,7 +170,8 @@ impl Caller {
     /// Whether the caller sees every member (a built-in role that reads them): answers that
     /// show members may be shared among such callers (the read cache), and no one else.
     pub fn sees_every_member(&self) -> bool {
-        self.permissions.built_in_only() && self.may_view_member("*")
+        // Every built-in role from `reader` up views members and teams (`base_role_policy`).
+        self.permissions.built_in_only() && self.role >= Role::Reader
     }
 
     /// A permit for use case `U` (one of the markers in [`use_case`]), if the caller's role

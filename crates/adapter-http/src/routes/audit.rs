@@ -45,22 +45,20 @@ pub async fn list_audit_log(
     // Whenever the store stopped before the end: a page may hold fewer entries than `limit`
     // (the caller may read only some; the store reads a bounded number per request).
     if let Some(next_before) = page.next_before {
-        {
-            let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
-                .into_owned()
-                .filter(|(name, _)| name != "before" && name != "beforeId")
-                .collect();
-            let mut next = form_urlencoded::Serializer::new(String::new());
-            for (name, value) in &kept {
-                next.append_pair(name, value);
-            }
-            next.append_pair("before", &next_before.0.to_string());
-            next.append_pair("beforeId", &next_before.1);
-            links.insert(
-                "next".to_owned(),
-                Link::api(format!("{}?{}", req.path(), next.finish())),
-            );
+        let kept: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
+            .into_owned()
+            .filter(|(name, _)| name != "before" && name != "beforeId")
+            .collect();
+        let mut next = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in &kept {
+            next.append_pair(name, value);
         }
+        next.append_pair("before", &next_before.0.to_string());
+        next.append_pair("beforeId", &next_before.1);
+        links.insert(
+            "next".to_owned(),
+            Link::api(format!("{}?{}", req.path(), next.finish())),
+        );
     }
     Ok(web::Json(AuditEntries {
         items: page.entries.into_iter().map(AuditEntry::from).collect(),

@@ -287,21 +287,7 @@ async fn a_caller_with_custom_roles_pages_past_what_it_may_not_read(backend: Bac
     for i in 0..12 {
         app.flag("blog", &format!("f{i}")).await;
     }
-    let role = json!({"key": "shop-auditor", "name": "Shop auditor", "basePermissions": "no_access", "policy": [
-        {"effect": "allow", "resources": ["proj/shop"], "actions": ["viewProject"]},
-        {"effect": "allow", "resources": ["acct"], "actions": ["viewAuditLog"]}
-    ]});
-    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
-    let invited = app
-        .post(
-            "/api/v2/members",
-            json!([{"email": "a@example.com", "role": "no_access", "customRoles": ["shop-auditor"]}]),
-        )
-        .await;
-    assert_eq!(invited.status, 201, "{}", invited.body);
-    let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
-    // A personal token acts with at most its member's role (no_access here).
-    let auditor = app.token_of_member(&member, domain::role::Role::Reader);
+    let auditor = crate::api_probes::shop_reader(&app).await;
     let mut path = "/api/v2/auditlog?limit=5".to_owned();
     let mut seen = Vec::new();
     let mut pages = 0;

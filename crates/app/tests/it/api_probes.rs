@@ -4,8 +4,8 @@ use serde_json::{json, Value};
 
 use crate::common::{bootstrapped, open, spawn, Backend, OWNER};
 
-/// A member allowed project `shop` and the audit log, nothing about members.
-async fn shop_reader<S, B>(app: &crate::common::TestApp<S>) -> String
+/// A member allowed project `shop` and the audit log, nothing about members: its token.
+pub(crate) async fn shop_reader<S, B>(app: &crate::common::TestApp<S>) -> String
 where
     S: actix_web::dev::Service<
         actix_http::Request,

@@ -17,6 +17,7 @@
 mod bench;
 mod conformance;
 mod postgres;
+mod structure;
 
 use std::process::{Command, ExitCode};
 
@@ -38,7 +39,9 @@ fn main() -> ExitCode {
         Some("check-deps") => check_deps()
             .and_then(|()| check_openapi_deps())
             .and_then(|()| check_locks())
-            .and_then(|()| check_api_paths()),
+            .and_then(|()| check_api_paths())
+            .and_then(|()| structure::check_circles())
+            .and_then(|()| structure::check_sizes()),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
@@ -338,6 +341,8 @@ fn test(extra: &[String]) -> Result<()> {
     check_openapi_deps()?;
     check_locks()?;
     check_api_paths()?;
+    structure::check_circles()?;
+    structure::check_sizes()?;
     doc()?;
     check_browser()?;
     let server = postgres::find_or_start()?;
@@ -399,7 +404,7 @@ fn roles() -> Result<()> {
          `GET /api/v2/openapi.json`; an environment's SDK key, mobile key or client-side ID is never one (401).\n\n{}\n{}\n{}",
         domain::role::permission_table_markdown(),
         domain::role::actor_rules_markdown(),
-        domain::policy::actions::catalogue_markdown(&adapter_http::catalogue::routes_needing)
+        domain::catalogue::catalogue_markdown(&adapter_http::catalogue::routes_needing)
     );
     std::fs::write(root.join("docs/roles.md"), text).context("writing docs/roles.md")?;
     println!("roles: wrote docs/roles.md");

@@ -10,19 +10,13 @@ use crate::flag::Flag;
 use crate::id::AuditEntryId;
 use crate::policy::{Request, Resource};
 
+// Where they have always been named: an audit entry records accesses, and selects by globs.
+pub use crate::policy::{glob, Access};
+
 mod listing;
 pub use listing::{
     before_cursor, read_window, AuditPage, AuditQuery, AuditWindow, MAX_AUDIT_ENTRIES_READ,
 };
-
-/// One action on one resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Access {
-    /// What was done (`createFlag`, `updateOn`, ...).
-    pub action: String,
-    /// The resource specifier it was done to.
-    pub resource: String,
-}
 
 /// Who made a change: the member.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -413,40 +407,6 @@ pub fn specifier_matches(pattern: &str, resource: &str) -> bool {
     let patterns: Vec<&str> = pattern.split(':').collect();
     let parts: Vec<&str> = resource.split(':').collect();
     patterns.len() == parts.len() && patterns.iter().zip(&parts).all(|(p, r)| glob(p, r))
-}
-
-/// `*` matches any run of characters (including none); everything else matches itself.
-///
-/// ```
-/// use domain::audit::glob;
-/// assert!(glob("update*", "updateOn"));
-/// assert!(glob("*On", "updateOn") && glob("u*d*e*On", "updateOn") && glob("*", ""));
-/// assert!(!glob("update*", "createFlag") && !glob("a*a", "a"));
-/// ```
-pub fn glob(pattern: &str, text: &str) -> bool {
-    // Without allocating: it runs for every statement a request is decided against.
-    let Some(star) = pattern.find('*') else {
-        return pattern == text;
-    };
-    let Some(mut rest) = text.strip_prefix(&pattern[..star]) else {
-        return false;
-    };
-    let mut pieces = &pattern[star + 1..];
-    loop {
-        match pieces.find('*') {
-            // A middle piece: its leftmost occurrence leaves the most text for the others.
-            Some(next) => {
-                let piece = &pieces[..next];
-                match rest.find(piece) {
-                    Some(at) => rest = &rest[at + piece.len()..],
-                    None => return false,
-                }
-                pieces = &pieces[next + 1..];
-            }
-            // The last piece ends the text, after what the others used.
-            None => return rest.len() >= pieces.len() && rest.ends_with(pieces),
-        }
-    }
 }
 
 /// The audit accesses of `requests`: each action on each resource once, in order (a request

@@ -26,6 +26,37 @@ use crate::policy::{base_role_policy, Policy, Statement};
 use crate::role::Role;
 use crate::{validate_name, FieldError, ValidationError};
 
+/// The most custom roles a member holds.
+pub const MAX_CUSTOM_ROLES: usize = 50;
+
+/// Checks a member's custom role keys: at most [`MAX_CUSTOM_ROLES`], each a well-formed role key
+/// (`domain::key` rules), none twice.
+///
+/// ```
+/// let mut errors = Vec::new();
+/// domain::custom_role::check_custom_roles("customRoles", &["ops".into(), "ops".into(), "no way".into()], &mut errors);
+/// assert_eq!(errors.len(), 2);
+/// ```
+pub fn check_custom_roles(at: &str, keys: &[String], errors: &mut Vec<FieldError>) {
+    if keys.len() > MAX_CUSTOM_ROLES {
+        errors.push(FieldError::new(
+            at,
+            format!("at most {MAX_CUSTOM_ROLES} custom roles"),
+        ));
+        return;
+    }
+    for (i, key) in keys.iter().enumerate() {
+        if let Err(e) = crate::key::CustomRoleKey::parse(key) {
+            errors.push(FieldError::new(format!("{at}[{i}]"), e.to_string()));
+        } else if keys[..i].contains(key) {
+            errors.push(FieldError::new(
+                format!("{at}[{i}]"),
+                format!("the custom role '{key}' is given twice"),
+            ));
+        }
+    }
+}
+
 /// The most statements a custom role's policy (or a token's inline role) holds.
 pub const MAX_STATEMENTS: usize = 50;
 

@@ -11,26 +11,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::flag::Operator;
 use crate::ValidationError;
 
-/// A clause as sent in an instruction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ClauseInput {
-    /// Context kind (default `user`).
-    #[serde(default)]
-    pub context_kind: Option<String>,
-    /// The attribute compared.
-    pub attribute: String,
-    /// The operator.
-    pub op: Operator,
-    /// Inverts the result.
-    #[serde(default)]
-    pub negate: bool,
-    /// Values compared against; at most 1000.
-    pub values: Vec<Value>,
-}
+// Where it was first named.
+pub use crate::targeting::ClauseInput;
 
 /// What a rule or the fallthrough serves: `variationId`, or `rolloutWeights` (variation id ->
 /// weight in thousandths of a percent) with optional `rolloutBucketBy` and `rolloutContextKind`.

@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod catalogue;
 pub mod custom_role;
 pub mod environment;
 pub mod flag;
@@ -38,6 +39,7 @@ pub mod query;
 pub mod role;
 mod rules;
 pub mod segment;
+pub mod targeting;
 pub mod team;
 pub mod text;
 pub mod token;

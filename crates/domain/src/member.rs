@@ -8,6 +8,9 @@ use crate::role::Role;
 use crate::team::{check_team_keys, MemberTeam};
 use crate::{FieldError, ValidationError};
 
+// Where they were first named.
+pub use crate::custom_role::{check_custom_roles, MAX_CUSTOM_ROLES};
+
 /// The key two emails are the same member by, the same on every store: the email in Unicode's
 /// composed form (NFC, so a letter and its accent written apart are that letter), lower-cased
 /// by Unicode's rules (so `Émile@x.io` and `émile@x.io` are one), with the final sigma `ς`
@@ -287,37 +290,6 @@ pub struct NewMember {
     pub custom_roles: Vec<String>,
     /// Keys of the teams it joins (checked against the teams that exist by the use case).
     pub team_keys: Vec<String>,
-}
-
-/// The most custom roles a member holds.
-pub const MAX_CUSTOM_ROLES: usize = 50;
-
-/// Checks a member's custom role keys: at most [`MAX_CUSTOM_ROLES`], each a well-formed role key
-/// (`domain::key` rules), none twice.
-///
-/// ```
-/// let mut errors = Vec::new();
-/// domain::member::check_custom_roles("customRoles", &["ops".into(), "ops".into(), "no way".into()], &mut errors);
-/// assert_eq!(errors.len(), 2);
-/// ```
-pub fn check_custom_roles(at: &str, keys: &[String], errors: &mut Vec<FieldError>) {
-    if keys.len() > MAX_CUSTOM_ROLES {
-        errors.push(FieldError::new(
-            at,
-            format!("at most {MAX_CUSTOM_ROLES} custom roles"),
-        ));
-        return;
-    }
-    for (i, key) in keys.iter().enumerate() {
-        if let Err(e) = crate::key::CustomRoleKey::parse(key) {
-            errors.push(FieldError::new(format!("{at}[{i}]"), e.to_string()));
-        } else if keys[..i].contains(key) {
-            errors.push(FieldError::new(
-                format!("{at}[{i}]"),
-                format!("the custom role '{key}' is given twice"),
-            ));
-        }
-    }
 }
 
 /// Why invitations were refused.

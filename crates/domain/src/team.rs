@@ -23,10 +23,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::custom_role::check_custom_roles;
 use crate::id::MemberId;
 use crate::instruction::InstructionError;
 use crate::key::TeamKey;
-use crate::member::check_custom_roles;
 use crate::{validate_name, FieldError, ValidationError};
 
 /// The longest description of a team, in characters.
@@ -52,7 +52,7 @@ pub struct Team {
     #[serde(default)]
     pub description: String,
     /// The keys of the custom roles the team's members hold through it (at most
-    /// [`crate::member::MAX_CUSTOM_ROLES`]).
+    /// [`crate::custom_role::MAX_CUSTOM_ROLES`]).
     pub custom_role_keys: Vec<String>,
     /// Creation time (epoch ms).
     #[serde(rename = "_creationDate")]
@@ -357,7 +357,7 @@ impl Team {
     ///
     /// # Errors
     /// [`InstructionError::Instruction`] naming the instruction that is ill-formed (a bad key
-    /// or id, one named twice, an empty name, more than [`crate::member::MAX_CUSTOM_ROLES`]
+    /// or id, one named twice, an empty name, more than [`crate::custom_role::MAX_CUSTOM_ROLES`]
     /// roles).
     pub fn apply(&self, instructions: &[TeamInstruction]) -> Result<TeamChange, InstructionError> {
         use TeamInstruction::*;
@@ -522,7 +522,7 @@ mod tests {
                 "{p:?}"
             );
         }
-        let too_many: Vec<String> = (0..=crate::member::MAX_CUSTOM_ROLES)
+        let too_many: Vec<String> = (0..=crate::custom_role::MAX_CUSTOM_ROLES)
             .map(|i| format!("r{i}"))
             .collect();
         let p = patch(serde_json::json!([{"kind": "addCustomRoles", "values": too_many}]));

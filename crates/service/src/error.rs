@@ -308,6 +308,9 @@ impl From<InviteError> for ServiceError {
     }
 }
 
+/// The result of a use case.
+pub type ServiceResult<T> = Result<T, ServiceError>;
+
 #[cfg(test)]
 mod tests {
     use std::error::Error as _;

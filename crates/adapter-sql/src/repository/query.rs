@@ -254,4 +254,4 @@ diesel::define_sql_function! {
 }
 
 /// The backend of [`crate::DbConnection`]: both engines.
-pub(super) type Backend = crate::MultiBackend;
+pub(super) type Backend = crate::connection::MultiBackend;

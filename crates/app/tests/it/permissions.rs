@@ -196,7 +196,7 @@ fn the_documented_table_is_current() {
     assert!(
         doc.contains(&domain::role::permission_table_markdown())
             && doc.contains(&domain::role::actor_rules_markdown())
-            && doc.contains(&domain::policy::actions::catalogue_markdown(
+            && doc.contains(&domain::catalogue::catalogue_markdown(
                 &adapter_http::catalogue::routes_needing
             )),
         "docs/roles.md is out of date: run `cargo xtask roles`"

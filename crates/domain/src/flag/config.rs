@@ -1,9 +1,8 @@
 //! The per-environment configuration of a flag and its parts.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::Defaults;
+use crate::targeting::{user_kind, Clause};
 use crate::IdSource;
 
 /// A flag's configuration in one environment.
@@ -219,10 +218,6 @@ pub struct Target {
     pub context_kind: String,
 }
 
-pub(crate) fn user_kind() -> String {
-    "user".to_owned()
-}
-
 /// Either a fixed variation or a percentage rollout (exactly one is set).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -296,50 +291,6 @@ pub struct Rule {
     pub disabled: bool,
 }
 
-/// A condition on one attribute of a context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Clause {
-    /// UUID, assigned by the server.
-    #[serde(rename = "_id", default)]
-    pub id: String,
-    /// The attribute compared (`key`, `email`, `country`, ...).
-    pub attribute: String,
-    /// The operator.
-    pub op: Operator,
-    /// Values compared against (any match); at most 1000. A `matches` value is a regular
-    /// expression of at most 64 KiB compiled.
-    pub values: Vec<Value>,
-    /// Inverts the result.
-    #[serde(default)]
-    pub negate: bool,
-    /// Context kind (default `user`).
-    #[serde(default = "user_kind")]
-    pub context_kind: String,
-}
-
-/// The 15 clause operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(missing_docs)]
-pub enum Operator {
-    In,
-    EndsWith,
-    StartsWith,
-    Matches,
-    Contains,
-    LessThan,
-    LessThanOrEqual,
-    GreaterThan,
-    GreaterThanOrEqual,
-    Before,
-    After,
-    SegmentMatch,
-    SemVerEqual,
-    SemVerLessThan,
-    SemVerGreaterThan,
-}
-
 /// A flag that must serve `variation` before this flag is evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -348,4 +299,14 @@ pub struct Prerequisite {
     pub key: String,
     /// Its variation index.
     pub variation: usize,
+}
+
+/// Variation indexes used for new environments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Defaults {
+    /// Index served by the fallthrough of a new environment.
+    pub on_variation: usize,
+    /// Index served when targeting is off in a new environment.
+    pub off_variation: usize,
 }

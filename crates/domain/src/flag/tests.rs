@@ -1,5 +1,7 @@
 use serde_json::json;
 
+use serde_json::Value;
+
 use super::*;
 use crate::instruction::{InstructionError, SemanticPatch};
 use crate::key::FlagKey;

@@ -22,7 +22,9 @@
 //! Handwritten: no crate decides containment of these specifier globs.
 
 use super::actions::{self, ResourceKind};
-use super::{compile_specifier, Compiled, CompiledPart, Effect, Glob, Policy, Statement};
+use super::pattern::{compile_specifier, CompiledPart, Glob};
+use super::statement::Compiled;
+use super::{Effect, Policy, Statement};
 
 /// Whether every request `inner` allows, `outer` allows too (see the module's rules): `false`
 /// when that cannot be shown.

@@ -3,7 +3,16 @@
 
 use std::fmt;
 
-use super::{compile_specifier, CompiledPart};
+use super::pattern::{compile_specifier, CompiledPart};
+
+/// One action on one resource.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Access {
+    /// What was done (`createFlag`, `updateOn`, ...).
+    pub action: String,
+    /// The resource specifier it was done to.
+    pub resource: String,
+}
 
 /// One part of a resource: `kind/name` (or a bare kind, `acct`) and the tags the thing carries.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -205,7 +214,7 @@ impl fmt::Display for Resource {
 }
 
 /// An action on a resource: what a request asks [`decide`](super::decide) about, and (as an
-/// [`Access`](crate::audit::Access), without tags) what its audit entry records.
+/// [`Access`](Access), without tags) what its audit entry records.
 ///
 /// ```
 /// use domain::policy::{Request, Resource};
@@ -230,8 +239,8 @@ impl Request {
     }
 
     /// As an audit entry records it: the resource's specifier, without tags.
-    pub fn to_access(&self) -> crate::audit::Access {
-        crate::audit::Access {
+    pub fn to_access(&self) -> Access {
+        Access {
             action: self.action.clone(),
             resource: self.resource.to_string(),
         }

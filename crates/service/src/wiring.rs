@@ -1,0 +1,204 @@
+//! [`Service`]: the use cases wired to a store, a clock, caches and write queues.
+
+use std::sync::Arc;
+
+use ports::{Clock, Repository, Store, StoreExt};
+
+use crate::{
+    auth, flag_writes, flags, known_secrets, object_id, read_cache, Caller, FlagView,
+    Representations, ServiceError, ServiceResult, WebhookSettings, Write,
+};
+use crate::{CachedAnswer, ReadTicket};
+
+/// Why the store cannot serve now ([`Service::check_ready`]): a reason fit to show to anyone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotReady(pub String);
+
+/// The use cases, over a store and a clock.
+pub struct Service {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Verified callers, told of changes to tokens and members (see [`TOKEN_MAX_LAG`]).
+    pub(crate) tokens: Arc<auth::TokenCache>,
+    /// Which secrets may be tokens' (see [`Service::may_be_a_token`]).
+    pub(crate) known_secrets: known_secrets::KnownSecrets,
+    pub(crate) webhooks: WebhookSettings,
+    /// How the API shows resources (for audit entries).
+    pub(crate) shown: Arc<dyn Representations>,
+    /// The account's `_id`, once read (it never changes).
+    pub(crate) account_id: std::sync::OnceLock<String>,
+    /// Changes to flags waiting while another change to a flag of their lane is written.
+    pub(crate) flag_writes:
+        Arc<flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>>,
+    /// Flags to create waiting while others of their lane are created.
+    pub(crate) flag_creates:
+        Arc<flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagCreate, FlagView>>,
+    /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
+    pub(crate) read_cache: Option<Arc<read_cache::ReadCache>>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// A service over `store` telling time by `clock`, recording resources in audit entries
+    /// (and webhook payloads) as `representations` show them: the HTTP adapter's
+    /// (`adapter_http::ApiRepresentations`) in a deployment, so that an entry holds what the API
+    /// showed; [`PlainRepresentations`] only where nothing reads the entries as the API would.
+    /// There is no default: an entry point that forgot would store entries without links, for good.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        representations: Arc<dyn Representations>,
+    ) -> Self {
+        Self {
+            tokens: auth::TokenCache::on(&*store),
+            known_secrets: known_secrets::KnownSecrets::default(),
+            store,
+            clock,
+            webhooks: WebhookSettings::default(),
+            shown: representations,
+            account_id: std::sync::OnceLock::new(),
+            flag_writes: Arc::default(),
+            flag_creates: Arc::default(),
+            read_cache: None,
+        }
+    }
+
+    /// The same service, keeping up to `budget` bytes of answers to reads (as the driving
+    /// adapter rendered them) to serve them again from memory ([`Service::cached_answer`])
+    /// while the store vouches that no change to what they show was missed: never an answer
+    /// older than a change this replica committed, nor one older than a change another replica
+    /// committed more than [`READ_CACHE_MAX_LAG`] ago (see `read_cache`). Only a store that hears
+    /// other processes' commits (PostgreSQL) ever vouches; elsewhere nothing is served from the
+    /// cache. `budget` 0 keeps none.
+    pub fn with_read_cache(mut self, budget: usize) -> Self {
+        if budget == 0 {
+            self.read_cache = None;
+            return self;
+        }
+        let cache = Arc::new(read_cache::ReadCache::new(budget));
+        let listener: Arc<dyn ports::ChangeListener> = cache.clone();
+        // A store that cannot vouch for other processes' commits would never let it serve.
+        self.read_cache = self
+            .store
+            .subscribe(Arc::downgrade(&listener))
+            .then_some(cache);
+        self
+    }
+
+    /// Taken before a read whose answer about `answer` is to be kept
+    /// ([`Service::keep_answer`]); `None` without a read cache.
+    pub fn read_ticket(&self, answer: &CachedAnswer<'_>) -> Option<ReadTicket> {
+        self.read_cache.as_ref().map(|cache| cache.ticket(answer))
+    }
+
+    /// The answer kept for `request` (the whole request as the adapter tells requests apart)
+    /// about `answer`, if the read cache holds one and may serve it now; `None` otherwise (then
+    /// read as usual, with a [`Service::read_ticket`] taken before, and keep the answer). An
+    /// answer is served to any caller who may read resources, whom it is refused to otherwise:
+    /// only answers that do not depend on who asked may be kept.
+    pub fn cached_answer(
+        &self,
+        caller: &Caller,
+        answer: &CachedAnswer<'_>,
+        request: &str,
+    ) -> Option<ServiceResult<Arc<[u8]>>> {
+        let cache = self.read_cache.as_ref()?;
+        if let Err(refused) = caller.require_view(answer.project()) {
+            return Some(Err(refused));
+        }
+        cache.get(answer, request).map(Ok)
+    }
+
+    /// Keeps `body`, the answer to `request` about `answer` read since `ticket` was taken, to
+    /// be served by [`Service::cached_answer`] until a change to what it shows (or told since
+    /// the ticket: then it is not kept). The keys in `answer` must be the resources' keys as
+    /// stored (a request names them so when it finds them).
+    pub fn keep_answer(
+        &self,
+        ticket: ReadTicket,
+        answer: &CachedAnswer<'_>,
+        request: &str,
+        body: Arc<[u8]>,
+    ) {
+        if let Some(cache) = &self.read_cache {
+            cache.keep(ticket, answer, request, body);
+        }
+    }
+
+    /// Whether the store can serve now (see [`ports::Store::check_ready`]): the database
+    /// answers, on a connection of its own, and its schema has every migration of this release.
+    ///
+    /// # Errors
+    /// [`NotReady`], saying what is missing (fit to show; not a request's error).
+    pub fn check_ready(&self) -> Result<(), NotReady> {
+        self.store.check_ready().map_err(|err| {
+            NotReady(match err {
+                ports::StoreError::Unavailable(reason) => reason,
+                other => other.to_string(),
+            })
+        })
+    }
+
+    /// The same service, delivering webhooks as `settings` say.
+    pub fn with_webhook_settings(mut self, settings: WebhookSettings) -> Self {
+        self.webhooks = settings;
+        self
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Runs `work` in a write transaction that commits ([`Write::Commit`]) or, for a dry run,
+    /// is rolled back once `work` has succeeded ([`Write::DryRun`]).
+    pub(crate) fn write<T>(
+        &self,
+        write: Write,
+        work: impl FnMut(&mut dyn ports::Repository) -> ServiceResult<T>,
+    ) -> ServiceResult<T> {
+        use ports::StoreExt;
+        match write {
+            Write::Commit => self.store.write_tx(work),
+            Write::DryRun => self.store.dry_run_tx(work),
+        }
+    }
+
+    /// The `_id` of the account, read (or, on the very first call of a new deployment,
+    /// created) inside the caller's write transaction.
+    pub(crate) fn account_id_in(&self, repo: &mut dyn Repository) -> ServiceResult<String> {
+        if let Some(id) = self.account_id.get() {
+            return Ok(id.clone());
+        }
+        if let Some(id) = repo.account_id()? {
+            return Ok(self.account_id.get_or_init(|| id).clone());
+        }
+        // Not remembered until committed: this transaction may yet roll back.
+        repo.create_account(&object_id())?;
+        repo.account_id()?
+            .ok_or_else(|| ServiceError::Internal("the account could not be created".into()))
+    }
+
+    /// The `_id` of the account this deployment serves (24 hex, stored, never changes).
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn account_id(&self) -> ServiceResult<String> {
+        if let Some(id) = self.account_id.get() {
+            return Ok(id.clone());
+        }
+        if let Some(id) = self
+            .store
+            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.account_id()?) })?
+        {
+            return Ok(self.account_id.get_or_init(|| id).clone());
+        }
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> { self.account_id_in(repo) })
+    }
+}

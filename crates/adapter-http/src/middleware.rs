@@ -340,6 +340,75 @@ impl Drop for Handling {
     }
 }
 
+/// Puts the body behind a deadline of `timeout` from now; the flag says whether it expired.
+fn limit_body(req: &mut ServiceRequest, timeout: Option<std::time::Duration>) -> Rc<Cell<bool>> {
+    let body_expired = Rc::new(Cell::new(false));
+    if let Some(timeout) = timeout {
+        let payload = req.take_payload();
+        if !matches!(payload, Payload::None) {
+            let deadline = Deadline::new(payload, timeout, body_expired.clone());
+            req.set_payload(Payload::Stream {
+                payload: Box::pin(deadline),
+            });
+        }
+    }
+    body_expired
+}
+
+/// A CORS preflight, answered before routing and authentication (a browser sends no token
+/// with it): 204 with the allowed methods, or 403 for an origin not allowed.
+fn answer_preflight(
+    req: ServiceRequest,
+    cors_origin: Option<&HeaderValue>,
+    state: Option<&AppState>,
+    request_id: &str,
+) -> ServiceResponse<BoxBody> {
+    match (cors_origin, state) {
+        (Some(origin), Some(state)) => {
+            let mut answer = actix_web::HttpResponse::NoContent().finish();
+            cors::add_preflight_headers(answer.headers_mut(), origin.clone(), &state.api_methods);
+            req.into_response(answer)
+        }
+        _ => {
+            let origin = req
+                .headers()
+                .get(header::ORIGIN)
+                .map(|o| String::from_utf8_lossy(o.as_bytes()).into_owned())
+                .unwrap_or_default();
+            let err = ApiError::forbidden(format!(
+                "cross-origin requests from '{origin}' are not allowed: the server's --cors-origins does not list it"
+            ));
+            req.into_response(err.to_response(Some(request_id)))
+        }
+    }
+}
+
+/// The headers of every answer: CORS, the request id, the API version and what admission added.
+fn add_answer_headers(
+    headers: &mut actix_web::http::header::HeaderMap,
+    (cors_enabled, cors_origin): (bool, Option<HeaderValue>),
+    request_id: &str,
+    admission: Admission,
+) {
+    if cors_enabled {
+        cors::add_vary(headers);
+    }
+    if let Some(origin) = cors_origin {
+        cors::add_response_headers(headers, origin);
+    }
+    headers.insert(
+        HeaderName::from_static("x-request-id"),
+        header_value(request_id),
+    );
+    headers.insert(
+        HeaderName::from_static(VERSION_HEADER),
+        header_value(&admission.version.to_string()),
+    );
+    for (name, value) in admission.headers {
+        headers.insert(name, value);
+    }
+}
+
 /// The middleware, installed on the whole app.
 ///
 /// # Errors
@@ -365,17 +434,8 @@ pub async fn api_middleware(
     // The head has arrived: the connection's head timer stops until this request is answered.
     let handling = req.conn_data::<InRequest>().cloned().map(Handling::start);
     // The body must arrive within the body timeout of the head.
-    let body_expired = Rc::new(Cell::new(false));
     let body_timeout = state.as_ref().map(|state| state.config.body_timeout);
-    if let Some(timeout) = body_timeout {
-        let payload = req.take_payload();
-        if !matches!(payload, Payload::None) {
-            let deadline = Deadline::new(payload, timeout, body_expired.clone());
-            req.set_payload(Payload::Stream {
-                payload: Box::pin(deadline),
-            });
-        }
-    }
+    let body_expired = limit_body(&mut req, body_timeout);
     let mut admission = Admission {
         version: ApiVersion::CURRENT,
         headers: vec![],
@@ -389,28 +449,12 @@ pub async fn api_middleware(
     let preflight = cors::is_preflight(req.method(), req.headers());
     let mut response = if preflight {
         // Answered before routing and authentication: a browser sends no token with it.
-        match (&cors_origin, &state) {
-            (Some(origin), Some(state)) => {
-                let mut answer = actix_web::HttpResponse::NoContent().finish();
-                cors::add_preflight_headers(
-                    answer.headers_mut(),
-                    origin.clone(),
-                    &state.api_methods,
-                );
-                req.into_response(answer)
-            }
-            _ => {
-                let origin = req
-                    .headers()
-                    .get(header::ORIGIN)
-                    .map(|o| String::from_utf8_lossy(o.as_bytes()).into_owned())
-                    .unwrap_or_default();
-                let err = ApiError::forbidden(format!(
-                    "cross-origin requests from '{origin}' are not allowed: the server's --cors-origins does not list it"
-                ));
-                req.into_response(err.to_response(Some(&request_id)))
-            }
-        }
+        answer_preflight(
+            req,
+            cors_origin.as_ref(),
+            state.as_deref().map(|state| &**state),
+            &request_id,
+        )
     } else {
         let admitted = match (&state, route) {
             (Some(state), Some(route)) => {
@@ -445,24 +489,12 @@ pub async fn api_middleware(
             }
         }
     };
-    let headers = response.headers_mut();
-    if cors_enabled {
-        cors::add_vary(headers);
-    }
-    if let Some(origin) = cors_origin.filter(|_| !preflight) {
-        cors::add_response_headers(headers, origin);
-    }
-    headers.insert(
-        HeaderName::from_static("x-request-id"),
-        header_value(&request_id),
+    add_answer_headers(
+        response.headers_mut(),
+        (cors_enabled, cors_origin.filter(|_| !preflight)),
+        &request_id,
+        admission,
     );
-    headers.insert(
-        HeaderName::from_static(VERSION_HEADER),
-        header_value(&admission.version.to_string()),
-    );
-    for (name, value) in admission.headers {
-        headers.insert(name, value);
-    }
     let took = started.elapsed();
     let status = response.status().as_u16();
     telemetry::answered(&route_label, method, status, took);

@@ -616,13 +616,31 @@ pub(crate) async fn switch_targeting(
     if !from_htmx(&req) {
         return crate::see_other(&shown_on.link(&project, &flag));
     }
-    // The switch as it is now, with the reason when the change was refused.
+    switch_now(
+        &console,
+        &signed,
+        (&project, &flag, &env),
+        shown_on,
+        written,
+    )
+    .await
+}
+
+/// The switch as it is now, for htmx to swap in: with the reason when the change was refused,
+/// and the comment field emptied when it made one.
+async fn switch_now(
+    console: &Console,
+    signed: &Signed,
+    (project, flag, env): (&str, &str, &str),
+    shown_on: SwitchPage,
+    written: Result<bool, String>,
+) -> HttpResponse {
     let changed = written.as_ref().is_ok_and(|changed| *changed);
     let problem = written.err();
     let caller = signed.caller.clone();
-    let (p, f) = (project.clone(), flag.clone());
-    let envs = vec![env.clone()];
-    let current = call(&console, move |s| {
+    let (p, f) = (project.to_owned(), flag.to_owned());
+    let envs = vec![env.to_owned()];
+    let current = call(console, move |s| {
         let project = s.get_project(&caller, &p, true)?;
         let flag = s.get_flag(&caller, &p, &f, &envs)?;
         Ok((project, flag))
@@ -640,7 +658,7 @@ pub(crate) async fn switch_targeting(
                 Some(environment) => page(
                     StatusCode::OK,
                     html! {
-                        (switch(&signed, &project, &flag_view, environment, shown_on, problem.as_deref()))
+                        (switch(signed, project, &flag_view, environment, shown_on, problem.as_deref()))
                         // The comment went with this change (if it made one): the page's field
                         // is emptied.
                         @if changed { (comment_input(true, true)) }

@@ -55,19 +55,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         app::shared_rate_limits(args.rate_limit_redis_url.as_deref(), args.rate_limit).await?;
     let store = StoreUrl::parse(&args.database_url).open(pool_size, !args.no_migrate)?;
     let webhook_timeout = Duration::from_millis(args.webhook_timeout_ms);
-    let webhooks = WebhookSettings {
-        allowed_hosts: args.webhook_allowed_hosts.clone(),
-        allow_private_networks: args.webhook_allow_private_networks,
-        // A webhook's host is looked up when it is set, within the delivery timeout (at most 5 s).
-        resolver: Some(Arc::new(SystemResolver::new(
-            webhook_timeout.min(Duration::from_secs(5)),
-        ))),
-        retry: RetryPolicy {
-            max_attempts: args.webhook_max_attempts.max(1),
-            base_delay_ms: args.webhook_retry_ms.max(1),
-            max_delay_ms: 300_000,
-        },
-    };
+    let webhooks = webhook_settings(&args, webhook_timeout);
     let service = Arc::new(
         Service::new(
             store,
@@ -83,34 +71,10 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             "--no-migrate: the database is not ready to serve (run `flagsvc migrate` first)",
         )?;
     }
-    match service
+    let outcome = service
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)
-        .context("creating the owner")?
-    {
-        BootstrapOutcome::CreatedOwner {
-            secret,
-            generated: true,
-        } => {
-            // Shown once, on stderr, in the logs' own format (a generated secret is
-            // `api-<uuid>`: nothing to escape in JSON).
-            match args.log_format {
-                cli::LogFormat::Text => eprintln!(
-                    "flagsvc: created the account owner. Its access token (shown only now): {secret}"
-                ),
-                cli::LogFormat::Json => eprintln!(
-                    "{{\"level\":\"WARN\",\"target\":\"flagsvc\",\"message\":\"created the account owner; its access token is shown only now\",\"owner_token\":\"{secret}\"}}"
-                ),
-            }
-        }
-        BootstrapOutcome::CreatedOwner {
-            generated: false, ..
-        } => log::info!("created the account owner with the bootstrap token"),
-        BootstrapOutcome::IgnoredToken => log::warn!(
-            "--bootstrap-token (FLAGSVC_BOOTSTRAP_TOKEN) is set but the account exists: it is \
-             used only when the account is created, and was ignored; unset it"
-        ),
-        BootstrapOutcome::Unchanged => {}
-    }
+        .context("creating the owner")?;
+    report_bootstrap(outcome, args.log_format);
 
     // Deliveries run beside the API and survive restarts: the outbox is in the database.
     let sender = Arc::new(HttpSender::new(webhook_timeout));
@@ -125,17 +89,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     let console_service = service.clone();
     let state = AppState::with_readiness_checks(
         service,
-        HttpConfig {
-            rate_limit: args.rate_limit,
-            rate_limit_redis,
-            body_limit: args.body_limit,
-            auth_failure_limit: args.auth_failure_limit,
-            trust_forwarded_for: args.trust_forwarded_for,
-            body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
-            head_timeout: Duration::from_millis(args.head_timeout_ms.max(1)),
-            cors_origins,
-            metrics_on_api: args.metrics_bind.is_none(),
-        },
+        http_config(&args, cors_origins, rate_limit_redis),
         readiness_checks,
     )
     .context("serialising the OpenAPI document")?;
@@ -173,5 +127,70 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             api.context("serving")
         }
         None => api.await.context("serving"),
+    }
+}
+
+/// Webhook delivery as the command line sets it.
+fn webhook_settings(args: &Settings, webhook_timeout: Duration) -> WebhookSettings {
+    WebhookSettings {
+        allowed_hosts: args.webhook_allowed_hosts.clone(),
+        allow_private_networks: args.webhook_allow_private_networks,
+        // A webhook's host is looked up when it is set, within the delivery timeout (at most 5 s).
+        resolver: Some(Arc::new(SystemResolver::new(
+            webhook_timeout.min(Duration::from_secs(5)),
+        ))),
+        retry: RetryPolicy {
+            max_attempts: args.webhook_max_attempts.max(1),
+            base_delay_ms: args.webhook_retry_ms.max(1),
+            max_delay_ms: 300_000,
+        },
+    }
+}
+
+/// Says on start-up what became of the account's owner (its generated token, shown once).
+fn report_bootstrap(outcome: BootstrapOutcome, log_format: cli::LogFormat) {
+    match outcome {
+        BootstrapOutcome::CreatedOwner {
+            secret,
+            generated: true,
+        } => {
+            // Shown once, on stderr, in the logs' own format (a generated secret is
+            // `api-<uuid>`: nothing to escape in JSON).
+            match log_format {
+                cli::LogFormat::Text => eprintln!(
+                    "flagsvc: created the account owner. Its access token (shown only now): {secret}"
+                ),
+                cli::LogFormat::Json => eprintln!(
+                    "{{\"level\":\"WARN\",\"target\":\"flagsvc\",\"message\":\"created the account owner; its access token is shown only now\",\"owner_token\":\"{secret}\"}}"
+                ),
+            }
+        }
+        BootstrapOutcome::CreatedOwner {
+            generated: false, ..
+        } => log::info!("created the account owner with the bootstrap token"),
+        BootstrapOutcome::IgnoredToken => log::warn!(
+            "--bootstrap-token (FLAGSVC_BOOTSTRAP_TOKEN) is set but the account exists: it is \
+             used only when the account is created, and was ignored; unset it"
+        ),
+        BootstrapOutcome::Unchanged => {}
+    }
+}
+
+/// The API's settings as the command line sets them.
+fn http_config(
+    args: &Settings,
+    cors_origins: CorsOrigins,
+    rate_limit_redis: Option<adapter_http::RedisRateLimits>,
+) -> HttpConfig {
+    HttpConfig {
+        rate_limit: args.rate_limit,
+        rate_limit_redis,
+        body_limit: args.body_limit,
+        auth_failure_limit: args.auth_failure_limit,
+        trust_forwarded_for: args.trust_forwarded_for,
+        body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
+        head_timeout: Duration::from_millis(args.head_timeout_ms.max(1)),
+        cors_origins,
+        metrics_on_api: args.metrics_bind.is_none(),
     }
 }

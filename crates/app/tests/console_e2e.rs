@@ -240,7 +240,8 @@ fn switch(env: &str, checked: &str) -> String {
     format!("form[id='switch-9-dark-mode.{env}'] button[aria-checked='{checked}']")
 }
 
-async fn browse(store: &str, base: &str, address: &str, reader: &str) {
+/// A chromedriver (stopped when dropped) and a headless Chromium session of it.
+async fn start_browser() -> (Process, Client) {
     let mut driver_command = Command::new(CHROMEDRIVER);
     let driver_address = free_address();
     let port = driver_address.rsplit(':').next().unwrap().to_owned();
@@ -248,7 +249,7 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let _driver = Process(driver_command.spawn().unwrap_or_else(|e| {
+    let driver = Process(driver_command.spawn().unwrap_or_else(|e| {
         panic!("cannot start {CHROMEDRIVER} ({e}): install Debian's chromium and chromium-driver (.ci/run does)")
     }));
     wait_for_port(&driver_address, "chromedriver");
@@ -266,25 +267,29 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         .connect(&format!("http://{driver_address}"))
         .await
         .expect("a WebDriver session");
+    (driver, browser)
+}
 
+/// Signed out, the console leads to the sign-in page; signed in, the flag list and a search.
+async fn sign_in_and_search(browser: &Client, store: &str, base: &str) {
     // Signed out, the console leads to the sign-in page.
     browser.goto(&format!("{base}/")).await.unwrap();
-    wait_for_path(&browser, "/sign-in").await;
-    screenshot(&browser, &format!("{store}-sign-in")).await;
-    sign_in(&browser, base, OWNER).await;
-    assert!(source(&browser).await.contains("Production"));
-    screenshot(&browser, &format!("{store}-projects")).await;
+    wait_for_path(browser, "/sign-in").await;
+    screenshot(browser, &format!("{store}-sign-in")).await;
+    sign_in(browser, base, OWNER).await;
+    assert!(source(browser).await.contains("Production"));
+    screenshot(browser, &format!("{store}-projects")).await;
 
     // The flag list, then a search.
     browser
         .goto(&format!("{base}/projects/shop/flags"))
         .await
         .unwrap();
-    wait_for(&browser, &switch("test", "false")).await;
-    screenshot(&browser, &format!("{store}-flag-list")).await;
+    wait_for(browser, &switch("test", "false")).await;
+    screenshot(browser, &format!("{store}-flag-list")).await;
     let search = browser.find(Locator::Css("input#q")).await.unwrap();
     search.send_keys("dark").await.unwrap();
-    click(&browser, "form.filters button[type=submit]").await;
+    click(browser, "form.filters button[type=submit]").await;
     let start = Instant::now();
     while !browser
         .current_url()
@@ -296,51 +301,58 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         assert!(start.elapsed() < WAIT, "the search did not load");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let page = source(&browser).await;
+    let page = source(browser).await;
     assert!(page.contains("Dark mode") && !page.contains("New checkout"));
+}
 
+/// Toggles `dark-mode` in test, then in the critical production (which asks first).
+async fn toggle_test_then_production(browser: &Client, address: &str) {
     // Toggle in test: the switch turns on in place, and the API says so.
-    click(&browser, &switch("test", "false")).await;
-    wait_for(&browser, &switch("test", "true")).await;
+    click(browser, &switch("test", "false")).await;
+    wait_for(browser, &switch("test", "true")).await;
     assert!(flag_on(address, "test"));
     assert!(!flag_on(address, "production"));
 
     // Production is critical: the browser asks first.
-    click(&browser, &switch("production", "false")).await;
+    click(browser, &switch("production", "false")).await;
     browser.accept_alert().await.unwrap();
-    wait_for(&browser, &switch("production", "true")).await;
+    wait_for(browser, &switch("production", "true")).await;
     assert!(flag_on(address, "production"));
+}
 
-    // The flag's page and its history.
+/// The flag's page and its history.
+async fn read_the_flag_and_its_history(browser: &Client, store: &str, base: &str) {
     browser
         .goto(&format!("{base}/projects/shop/flags/dark-mode"))
         .await
         .unwrap();
-    assert!(source(&browser).await.contains("Otherwise serve"));
-    screenshot(&browser, &format!("{store}-flag")).await;
+    assert!(source(browser).await.contains("Otherwise serve"));
+    screenshot(browser, &format!("{store}-flag")).await;
     browser
         .goto(&format!("{base}/projects/shop/flags/dark-mode/history"))
         .await
         .unwrap();
-    let history = source(&browser).await;
+    let history = source(browser).await;
     assert!(history.contains("environments.test.on"), "{history}");
     assert!(history.contains("environments.production.on"));
     assert!(history.contains("(token owner)"), "{history}");
-    screenshot(&browser, &format!("{store}-history")).await;
+    screenshot(browser, &format!("{store}-history")).await;
+}
 
-    // Edit the flag's settings from its page: the page comes back saying so, the API agrees.
+/// Edit the flag's settings from its page: the page comes back saying so, the API agrees.
+async fn edit_the_flag_settings(browser: &Client, store: &str, base: &str, address: &str) {
     browser
         .goto(&format!("{base}/projects/shop/flags/dark-mode"))
         .await
         .unwrap();
-    click(&browser, "details.edit summary").await;
-    let name = wait_for(&browser, "input#flag-name").await;
+    click(browser, "details.edit summary").await;
+    let name = wait_for(browser, "input#flag-name").await;
     name.clear().await.unwrap();
     name.send_keys("Dark mode v2").await.unwrap();
     let tags = browser.find(Locator::Css("input#flag-tags")).await.unwrap();
     tags.send_keys(", beta").await.unwrap();
-    click(&browser, "form#settings-form button[type=submit]").await;
-    let saved = wait_for(&browser, "p.message.ok").await;
+    click(browser, "form#settings-form button[type=submit]").await;
+    let saved = wait_for(browser, "p.message.ok").await;
     assert!(saved
         .text()
         .await
@@ -349,17 +361,19 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
     let (_, flag) = api(address, "GET", "/api/v2/flags/shop/dark-mode", OWNER, None);
     assert_eq!(flag["name"], "Dark mode v2", "{flag}");
     assert_eq!(flag["tags"], json!(["beta", "ui"]), "{flag}");
-    screenshot(&browser, &format!("{store}-flag-edited")).await;
+    screenshot(browser, &format!("{store}-flag-edited")).await;
+}
 
-    // Segments of production, and one segment.
+/// Segments of production, and one segment.
+async fn read_a_segment(browser: &Client, store: &str, base: &str) {
     browser.goto(&format!("{base}/projects")).await.unwrap();
     click(
-        &browser,
+        browser,
         "a[href='/projects/shop/environments/production/segments']",
     )
     .await;
     wait_for(
-        &browser,
+        browser,
         "a[href='/projects/shop/environments/production/segments/beta']",
     )
     .await
@@ -367,39 +381,39 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
     .await
     .unwrap();
     wait_for_path(
-        &browser,
+        browser,
         "/projects/shop/environments/production/segments/beta",
     )
     .await;
-    assert!(source(&browser).await.contains("user country is one of"));
-    screenshot(&browser, &format!("{store}-segment")).await;
+    assert!(source(browser).await.contains("user country is one of"));
+    screenshot(browser, &format!("{store}-segment")).await;
+}
 
-    // Create a token: its secret is shown once, and it works.
-    click(&browser, "header nav a[href='/tokens']").await;
-    wait_for_path(&browser, "/tokens").await;
-    click(&browser, "details.edit summary").await;
-    wait_for(&browser, "input#token-name")
+/// Create a token: its secret is shown once, and it works.
+async fn create_a_token(browser: &Client, store: &str, address: &str) {
+    click(browser, "header nav a[href='/tokens']").await;
+    wait_for_path(browser, "/tokens").await;
+    click(browser, "details.edit summary").await;
+    wait_for(browser, "input#token-name")
         .await
         .send_keys("deploys")
         .await
         .unwrap();
-    click(&browser, "form#create-token button[type=submit]").await;
-    let secret = wait_for(&browser, "code#secret")
-        .await
-        .text()
-        .await
-        .unwrap();
+    click(browser, "form#create-token button[type=submit]").await;
+    let secret = wait_for(browser, "code#secret").await.text().await.unwrap();
     let (status, _) = api(address, "GET", "/api/v2/projects", secret.trim(), None);
     assert_eq!(status, 200, "the new token works");
-    screenshot(&browser, &format!("{store}-token-created")).await;
+    screenshot(browser, &format!("{store}-token-created")).await;
+}
 
-    // A stale page: someone turns test off through the API after the page was loaded.
+/// A stale page: someone turns test off through the API after the page was loaded.
+async fn lose_to_a_concurrent_change(browser: &Client, store: &str, base: &str, address: &str) {
     browser
         .goto(&format!("{base}/projects/shop/flags"))
         .await
         .unwrap();
-    wait_for(&browser, &switch("test", "true")).await;
-    screenshot(&browser, &format!("{store}-flags-switched")).await;
+    wait_for(browser, &switch("test", "true")).await;
+    screenshot(browser, &format!("{store}-flags-switched")).await;
     let (status, body) = api(
         address,
         "PATCH",
@@ -410,7 +424,7 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         )),
     );
     assert_eq!(status, 200, "{body}");
-    click(&browser, &switch("test", "true")).await;
+    click(browser, &switch("test", "true")).await;
     let message = browser
         .wait()
         .at_most(WAIT)
@@ -430,16 +444,20 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
         .await
         .unwrap();
     assert!(!flag_on(address, "test"));
-    screenshot(&browser, &format!("{store}-conflict")).await;
+    screenshot(browser, &format!("{store}-conflict")).await;
+}
 
-    // Sign out: the session is over.
-    click(&browser, "form[action='/sign-out'] button").await;
-    wait_for_path(&browser, "/sign-in").await;
+/// Sign out: the session is over.
+async fn sign_out(browser: &Client, base: &str) {
+    click(browser, "form[action='/sign-out'] button").await;
+    wait_for_path(browser, "/sign-in").await;
     browser.goto(&format!("{base}/projects")).await.unwrap();
-    wait_for_path(&browser, "/sign-in").await;
+    wait_for_path(browser, "/sign-in").await;
+}
 
-    // A reader sees every switch disabled.
-    sign_in(&browser, base, reader).await;
+/// A reader sees every switch disabled.
+async fn a_reader_cannot_toggle(browser: &Client, store: &str, base: &str, reader: &str) {
+    sign_in(browser, base, reader).await;
     browser
         .goto(&format!("{base}/projects/shop/flags"))
         .await
@@ -452,7 +470,20 @@ async fn browse(store: &str, base: &str, address: &str, reader: &str) {
     for button in &switches {
         assert!(!button.is_enabled().await.unwrap());
     }
-    screenshot(&browser, &format!("{store}-reader")).await;
+    screenshot(browser, &format!("{store}-reader")).await;
+}
+
+async fn browse(store: &str, base: &str, address: &str, reader: &str) {
+    let (_driver, browser) = start_browser().await;
+    sign_in_and_search(&browser, store, base).await;
+    toggle_test_then_production(&browser, address).await;
+    read_the_flag_and_its_history(&browser, store, base).await;
+    edit_the_flag_settings(&browser, store, base, address).await;
+    read_a_segment(&browser, store, base).await;
+    create_a_token(&browser, store, address).await;
+    lose_to_a_concurrent_change(&browser, store, base, address).await;
+    sign_out(&browser, base).await;
+    a_reader_cannot_toggle(&browser, store, base, reader).await;
     browser.close().await.unwrap();
 }
 

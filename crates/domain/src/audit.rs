@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::flag::Flag;
+use crate::flag::{Flag, FlagConfig};
 use crate::id::AuditEntryId;
 use crate::policy::{Request, Resource};
 
@@ -471,60 +471,11 @@ fn changed_flag_actions(
         .environment("*")
         .flag(&next.key)
         .with_tags(tags);
-    let mut accesses = Vec::new();
-    let mut add = |changed: bool, action: &str, resource: &Resource| {
-        if changed {
-            accesses.push(Request::new(action, resource.clone()));
-        }
-    };
-    add(previous.name != next.name, "updateName", &flag_wide);
-    add(
-        previous.description != next.description,
-        "updateDescription",
-        &flag_wide,
-    );
-    add(previous.tags != next.tags, "updateTags", &flag_wide);
-    add(
-        previous.temporary != next.temporary,
-        "updateTemporary",
-        &flag_wide,
-    );
-    add(
-        previous.variations != next.variations,
-        "updateFlagVariations",
-        &flag_wide,
-    );
-    add(
-        previous.defaults != next.defaults,
-        "updateFlagDefaults",
-        &flag_wide,
-    );
-    add(
-        previous.maintainer_id != next.maintainer_id
-            || previous.maintainer_team_key != next.maintainer_team_key,
-        "updateMaintainer",
-        &flag_wide,
-    );
-    add(
-        previous.client_side_availability != next.client_side_availability,
-        "updateClientSideFlagAvailability",
-        &flag_wide,
-    );
-    add(
-        previous.custom_properties != next.custom_properties,
-        "updateFlagCustomProperties",
-        &flag_wide,
-    );
-    add(
-        previous.archived != next.archived,
-        "updateGlobalArchived",
-        &flag_wide,
-    );
-    add(
-        previous.deprecated != next.deprecated,
-        "updateDeprecated",
-        &flag_wide,
-    );
+    let mut accesses: Vec<Request> = flag_wide_changes(previous, next)
+        .into_iter()
+        .filter(|(changed, _)| *changed)
+        .map(|(_, action)| Request::new(action, flag_wide.clone()))
+        .collect();
     for (env, config) in &next.environments {
         let Some(old) = previous.environments.get(env) else {
             continue;
@@ -534,41 +485,74 @@ fn changed_flag_actions(
             .environment(env)
             .flag(&next.key)
             .with_tags(tags);
-        add(old.on != config.on, "updateOn", &at);
-        add(old.rules != config.rules, "updateRules", &at);
-        add(
-            old.fallthrough != config.fallthrough,
-            "updateFallthrough",
-            &at,
+        accesses.extend(
+            environment_changes(old, config)
+                .into_iter()
+                .filter(|(changed, _)| *changed)
+                .map(|(_, action)| Request::new(action, at.clone())),
         );
-        add(
-            old.off_variation != config.off_variation,
-            "updateOffVariation",
-            &at,
-        );
-        add(
-            old.prerequisites != config.prerequisites,
-            "updatePrerequisites",
-            &at,
-        );
-        add(
-            old.targets != config.targets || old.context_targets != config.context_targets,
-            "updateTargets",
-            &at,
-        );
-        add(
-            old.track_events != config.track_events,
-            "updateTrackEvents",
-            &at,
-        );
-        add(
-            old.track_events_fallthrough != config.track_events_fallthrough,
-            "updateTrackEventsFallthrough",
-            &at,
-        );
-        add(old.archived != config.archived, "updateArchived", &at);
     }
     accesses
+}
+
+/// Whether each flag-wide part changed, with the action that changing it is.
+fn flag_wide_changes(previous: &Flag, next: &Flag) -> [(bool, &'static str); 11] {
+    [
+        (previous.name != next.name, "updateName"),
+        (
+            previous.description != next.description,
+            "updateDescription",
+        ),
+        (previous.tags != next.tags, "updateTags"),
+        (previous.temporary != next.temporary, "updateTemporary"),
+        (
+            previous.variations != next.variations,
+            "updateFlagVariations",
+        ),
+        (previous.defaults != next.defaults, "updateFlagDefaults"),
+        (
+            previous.maintainer_id != next.maintainer_id
+                || previous.maintainer_team_key != next.maintainer_team_key,
+            "updateMaintainer",
+        ),
+        (
+            previous.client_side_availability != next.client_side_availability,
+            "updateClientSideFlagAvailability",
+        ),
+        (
+            previous.custom_properties != next.custom_properties,
+            "updateFlagCustomProperties",
+        ),
+        (previous.archived != next.archived, "updateGlobalArchived"),
+        (previous.deprecated != next.deprecated, "updateDeprecated"),
+    ]
+}
+
+/// Whether each part of one environment's configuration changed, with its action.
+fn environment_changes(old: &FlagConfig, config: &FlagConfig) -> [(bool, &'static str); 9] {
+    [
+        (old.on != config.on, "updateOn"),
+        (old.rules != config.rules, "updateRules"),
+        (old.fallthrough != config.fallthrough, "updateFallthrough"),
+        (
+            old.off_variation != config.off_variation,
+            "updateOffVariation",
+        ),
+        (
+            old.prerequisites != config.prerequisites,
+            "updatePrerequisites",
+        ),
+        (
+            old.targets != config.targets || old.context_targets != config.context_targets,
+            "updateTargets",
+        ),
+        (old.track_events != config.track_events, "updateTrackEvents"),
+        (
+            old.track_events_fallthrough != config.track_events_fallthrough,
+            "updateTrackEventsFallthrough",
+        ),
+        (old.archived != config.archived, "updateArchived"),
+    ]
 }
 
 /// Replaces a secret with a masked form that keeps its kind and last four characters.

@@ -456,41 +456,9 @@ impl Measured<'_> {
         Ok(())
     }
 
-    /// Applies operation `index`, refusing it before it is applied when it would grow the
-    /// document past the budget.
-    fn apply(&mut self, index: usize, op: &Operation) -> Result<(), PatchError> {
-        let path = op.path().as_str();
-        let fail = |kind: json_patch::PatchErrorKind| match kind {
-            json_patch::PatchErrorKind::TestFailed => PatchError::TestFailed {
-                index,
-                path: path.to_owned(),
-            },
-            kind => PatchError::Failed {
-                index,
-                path: path.to_owned(),
-                reason: kind.to_string(),
-            },
-        };
-        let too_deep = || {
-            PatchError::Failed {
-            index,
-            path: path.to_owned(),
-            reason: format!(
-                "it would nest the resource deeper than {MAX_JSON_DEPTH} levels of arrays and objects, the limit of JSON nesting depth"
-            ),
-        }
-        };
-        // RFC 6902 4.6: numbers are equal when their values are (`3.0` tests equal to `3`);
-        // serde_json's `==` also compares how they were written.
-        if let Operation::Test(test) = op {
-            if let Some(current) = self.doc.pointer(test.path.as_str()) {
-                return if same_json(current, &test.value) {
-                    Ok(())
-                } else {
-                    Err(fail(json_patch::PatchErrorKind::TestFailed))
-                };
-            }
-        }
+    /// Refuses operation `index` before it runs: when what it puts would land too deep, or the
+    /// operations before it read the most a patch may read to measure its changes.
+    fn refuse_early(&self, index: usize, op: &Operation, path: &str) -> Result<(), PatchError> {
         let landing = match op {
             Operation::Add(add) => Some((&add.path, Some(&add.value))),
             Operation::Replace(replace) => Some((&replace.path, Some(&replace.value))),
@@ -499,7 +467,7 @@ impl Measured<'_> {
         };
         if let Some((at, Some(value))) = landing {
             if lands_too_deep(at, value) {
-                return Err(too_deep());
+                return Err(nested_too_deep(index, path));
             }
         }
         if self.read > MAX_MEASURED_BYTES {
@@ -511,6 +479,27 @@ impl Measured<'_> {
                 ),
             });
         }
+        Ok(())
+    }
+
+    /// Applies operation `index`, refusing it before it is applied when it would grow the
+    /// document past the budget.
+    fn apply(&mut self, index: usize, op: &Operation) -> Result<(), PatchError> {
+        let path = op.path().as_str();
+        let fail = |kind| patch_failure(index, path, kind);
+        let too_deep = || nested_too_deep(index, path);
+        // RFC 6902 4.6: numbers are equal when their values are (`3.0` tests equal to `3`);
+        // serde_json's `==` also compares how they were written.
+        if let Operation::Test(test) = op {
+            if let Some(current) = self.doc.pointer(test.path.as_str()) {
+                return if same_json(current, &test.value) {
+                    Ok(())
+                } else {
+                    Err(fail(json_patch::PatchErrorKind::TestFailed))
+                };
+            }
+        }
+        self.refuse_early(index, op, path)?;
         let read = &mut self.read;
         let change = match op {
             Operation::Add(add) => {
@@ -568,6 +557,32 @@ impl Measured<'_> {
             self.len = before;
             fail(e.kind)
         })
+    }
+}
+
+/// Operation `index` failed as json-patch says.
+fn patch_failure(index: usize, path: &str, kind: json_patch::PatchErrorKind) -> PatchError {
+    match kind {
+        json_patch::PatchErrorKind::TestFailed => PatchError::TestFailed {
+            index,
+            path: path.to_owned(),
+        },
+        kind => PatchError::Failed {
+            index,
+            path: path.to_owned(),
+            reason: kind.to_string(),
+        },
+    }
+}
+
+/// Operation `index` would nest the document too deep.
+fn nested_too_deep(index: usize, path: &str) -> PatchError {
+    PatchError::Failed {
+        index,
+        path: path.to_owned(),
+        reason: format!(
+            "it would nest the resource deeper than {MAX_JSON_DEPTH} levels of arrays and objects, the limit of JSON nesting depth"
+        ),
     }
 }
 

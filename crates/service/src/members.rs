@@ -164,21 +164,7 @@ impl Service {
             }
             // All invitations' teams, then roles, at once in key order (as every writer locks
             // them: members, teams, roles).
-            let team_keys: Vec<String> = members.iter().flat_map(|(_, t)| t.clone()).collect();
-            let mut teams = match hold_teams(repo, &team_keys)? {
-                Ok(teams) => teams,
-                Err(missing) => {
-                    let i = members
-                        .iter()
-                        .position(|(_, t)| t.contains(&missing))
-                        .unwrap_or(0);
-                    return Err(ValidationError::single(
-                        format!("[{i}].teamKeys"),
-                        format!("no team with key '{missing}'"),
-                    )
-                    .into());
-                }
-            };
+            let mut teams = hold_invited_teams(repo, &members)?;
             let keys: Vec<String> = members
                 .iter()
                 .flat_map(|(m, _)| m.custom_roles.iter().cloned())
@@ -219,33 +205,7 @@ impl Service {
                     .collect();
                 let member = &member;
                 crate::granting::require_grant_within(repo, caller, None, member)?;
-                let change = Change::new(
-                    "member",
-                    &member.email,
-                    "invited",
-                    "createMember",
-                    Resource::member(&member.id),
-                )
-                .href(self.shown.href(ApiResource::Member { id: &member.id }))
-                .versions(None, Some(self.shown.member(member)));
-                let mut change = change;
-                if !member.custom_roles.is_empty() {
-                    change.accesses.push(Request::new(
-                        "updateCustomRole",
-                        Resource::member(&member.id),
-                    ));
-                }
-                if !member.teams.is_empty() {
-                    change.accesses.push(Request::new(
-                        "updateMemberTeams",
-                        Resource::member(&member.id),
-                    ));
-                }
-                for team in &member.teams {
-                    change
-                        .accesses
-                        .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
-                }
+                let change = self.invitation_change(member);
                 self.audit(repo, caller, change)?;
                 invited.push(member.clone());
             }
@@ -263,6 +223,37 @@ impl Service {
             }
             Ok(invited)
         })
+    }
+
+    /// The audit entry of one invitation: the member created, its custom roles and teams.
+    fn invitation_change(&self, member: &Member) -> Change {
+        let mut change = Change::new(
+            "member",
+            &member.email,
+            "invited",
+            "createMember",
+            Resource::member(&member.id),
+        )
+        .href(self.shown.href(ApiResource::Member { id: &member.id }))
+        .versions(None, Some(self.shown.member(member)));
+        if !member.custom_roles.is_empty() {
+            change.accesses.push(Request::new(
+                "updateCustomRole",
+                Resource::member(&member.id),
+            ));
+        }
+        if !member.teams.is_empty() {
+            change.accesses.push(Request::new(
+                "updateMemberTeams",
+                Resource::member(&member.id),
+            ));
+        }
+        for team in &member.teams {
+            change
+                .accesses
+                .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
+        }
+        change
     }
 
     /// Changes a member by JSON Patch (`/role`, `/firstName`, `/lastName`). Nobody gives a role
@@ -454,4 +445,27 @@ pub(crate) fn hold_custom_roles(
 /// The refusal of custom role `key`, which does not exist, given in field `at`.
 fn unknown_role(at: &str, key: &str) -> ValidationError {
     ValidationError::single(at, format!("no custom role with key '{key}'"))
+}
+
+/// All invitations' teams, held at once in key order (as every writer locks them: members,
+/// teams, roles); a missing one is refused, naming the first invitation that names it.
+fn hold_invited_teams(
+    repo: &mut dyn Repository,
+    members: &[(Member, Vec<String>)],
+) -> ServiceResult<Vec<ports::Locked<Team>>> {
+    let team_keys: Vec<String> = members.iter().flat_map(|(_, t)| t.clone()).collect();
+    match hold_teams(repo, &team_keys)? {
+        Ok(teams) => Ok(teams),
+        Err(missing) => {
+            let i = members
+                .iter()
+                .position(|(_, t)| t.contains(&missing))
+                .unwrap_or(0);
+            Err(ValidationError::single(
+                format!("[{i}].teamKeys"),
+                format!("no team with key '{missing}'"),
+            )
+            .into())
+        }
+    }
 }

@@ -305,58 +305,8 @@ impl Service {
                 }
             };
             if next.version != segment.version {
-                let (comment, delta) = match change {
-                    SegmentChange::JsonPatch(patch) => {
-                        (patch.comment.clone(), json(&patch.operations))
-                    }
-                    SegmentChange::MergePatch { comment, merge } => {
-                        (comment.clone(), Some(merge.clone()))
-                    }
-                    SegmentChange::Semantic(patch) => {
-                        (patch.comment.clone(), json(&patch.instructions))
-                    }
-                };
-                let at = Resource::project(project_key)
-                    .environment(environment_key)
-                    .segment(key);
-                let (was, becomes) = (
-                    at.clone().with_tags(&segment.tags),
-                    at.with_tags(&next.tags),
-                );
-                let mut audit =
-                    Change::new("segment", key, "updated", "updateSegment", was.clone())
-                        .href(self.segment_href(project_key, environment_key, key))
-                        .comment(comment)
-                        .delta(delta)
-                        .versions(
-                            Some(self.shown.segment(project_key, environment_key, segment)),
-                            Some(self.shown.segment(project_key, environment_key, &next)),
-                        );
-                audit.accesses = [
-                    (segment.name != next.name, "updateName"),
-                    (segment.description != next.description, "updateDescription"),
-                    (segment.tags != next.tags, "updateTags"),
-                    (
-                        segment.included != next.included
-                            || segment.included_contexts != next.included_contexts,
-                        "updateIncluded",
-                    ),
-                    (
-                        segment.excluded != next.excluded
-                            || segment.excluded_contexts != next.excluded_contexts,
-                        "updateExcluded",
-                    ),
-                    (segment.rules != next.rules, "updateRules"),
-                ]
-                .into_iter()
-                .filter(|(changed, _)| *changed)
-                .flat_map(|(_, action)| {
-                    [
-                        Request::new(action, was.clone()),
-                        Request::new(action, becomes.clone()),
-                    ]
-                })
-                .collect();
+                let audit =
+                    self.segment_audit((project_key, environment_key, key), segment, &next, change);
                 self.audit(repo, caller, audit)?;
                 held.replace(next);
                 repo.update_segment(&project_id, &env_key, &held)?;
@@ -364,6 +314,63 @@ impl Service {
             }
             Ok(next)
         })
+    }
+
+    /// The audit entry of a segment's change: every part that changed, asked as it was and as
+    /// it becomes (its tags may change).
+    fn segment_audit(
+        &self,
+        (project_key, environment_key, key): (&str, &str, &str),
+        segment: &Segment,
+        next: &Segment,
+        change: &SegmentChange,
+    ) -> Change {
+        let (comment, delta) = match change {
+            SegmentChange::JsonPatch(patch) => (patch.comment.clone(), json(&patch.operations)),
+            SegmentChange::MergePatch { comment, merge } => (comment.clone(), Some(merge.clone())),
+            SegmentChange::Semantic(patch) => (patch.comment.clone(), json(&patch.instructions)),
+        };
+        let at = Resource::project(project_key)
+            .environment(environment_key)
+            .segment(key);
+        let (was, becomes) = (
+            at.clone().with_tags(&segment.tags),
+            at.with_tags(&next.tags),
+        );
+        let mut audit = Change::new("segment", key, "updated", "updateSegment", was.clone())
+            .href(self.segment_href(project_key, environment_key, key))
+            .comment(comment)
+            .delta(delta)
+            .versions(
+                Some(self.shown.segment(project_key, environment_key, segment)),
+                Some(self.shown.segment(project_key, environment_key, next)),
+            );
+        audit.accesses = [
+            (segment.name != next.name, "updateName"),
+            (segment.description != next.description, "updateDescription"),
+            (segment.tags != next.tags, "updateTags"),
+            (
+                segment.included != next.included
+                    || segment.included_contexts != next.included_contexts,
+                "updateIncluded",
+            ),
+            (
+                segment.excluded != next.excluded
+                    || segment.excluded_contexts != next.excluded_contexts,
+                "updateExcluded",
+            ),
+            (segment.rules != next.rules, "updateRules"),
+        ]
+        .into_iter()
+        .filter(|(changed, _)| *changed)
+        .flat_map(|(_, action)| {
+            [
+                Request::new(action, was.clone()),
+                Request::new(action, becomes.clone()),
+            ]
+        })
+        .collect();
+        audit
     }
 
     /// Deletes a segment no flag rule uses.

@@ -190,6 +190,55 @@ struct Recorded {
     failed_numbers: Vec<u64>,
 }
 
+/// The number of the next request a connection sends, `None` when it is done: the shared
+/// counter's next (timed or counted loads), or the connection's own run of numbers.
+fn request_number(
+    length: Length,
+    stop_at: Option<Instant>,
+    next_number: &AtomicU64,
+    index: usize,
+    sent_here: u64,
+) -> Option<u64> {
+    match length {
+        Length::Timed { .. } => {
+            if stop_at.is_some_and(|stop| Instant::now() >= stop) {
+                return None;
+            }
+            Some(next_number.fetch_add(1, Ordering::Relaxed))
+        }
+        Length::Total(total) => {
+            let number = next_number.fetch_add(1, Ordering::Relaxed);
+            (number < total).then_some(number)
+        }
+        Length::PerConnection(each) => (sent_here < each).then(|| index as u64 * each + sent_here),
+    }
+}
+
+impl Recorded {
+    /// Records one measured request: its latency, and why it failed when it did.
+    fn record(
+        &mut self,
+        number: u64,
+        latency: std::time::Duration,
+        outcome: Result<Result<Response>, tokio::time::error::Elapsed>,
+    ) {
+        self.latencies_us.push(latency.as_micros() as u64);
+        if !matches!(&outcome, Ok(Ok(response)) if response.is_success()) {
+            self.failed_numbers.push(number);
+        }
+        match outcome {
+            Ok(Ok(response)) if response.is_success() => {}
+            Ok(Ok(response)) => self
+                .failures
+                .record(response.status, || response.body_sample()),
+            Ok(Err(error)) => self.failures.record(0, || format!("{error:#}")),
+            Err(_) => self
+                .failures
+                .record(0, || format!("no answer within {REQUEST_TIMEOUT:?}")),
+        }
+    }
+}
+
 /// Runs a load against the target and measures it.
 pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Result<Measured> {
     let started = Instant::now();
@@ -214,28 +263,8 @@ pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Res
         connections.push(tokio::spawn(async move {
             let mut recorded = Recorded::default();
             let mut sent_here = 0u64;
-            loop {
-                let number = match length {
-                    Length::Timed { .. } => {
-                        if stop_at.is_some_and(|stop| Instant::now() >= stop) {
-                            break;
-                        }
-                        next_number.fetch_add(1, Ordering::Relaxed)
-                    }
-                    Length::Total(total) => {
-                        let number = next_number.fetch_add(1, Ordering::Relaxed);
-                        if number >= total {
-                            break;
-                        }
-                        number
-                    }
-                    Length::PerConnection(each) => {
-                        if sent_here >= each {
-                            break;
-                        }
-                        index as u64 * each + sent_here
-                    }
-                };
+            while let Some(number) = request_number(length, stop_at, &next_number, index, sent_here)
+            {
                 sent_here += 1;
                 let request = make_request(number);
                 let sent_at = Instant::now();
@@ -246,20 +275,7 @@ pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Res
                 if sent_at < measure_from {
                     continue; // warm-up
                 }
-                recorded.latencies_us.push(latency.as_micros() as u64);
-                if !matches!(&outcome, Ok(Ok(response)) if response.is_success()) {
-                    recorded.failed_numbers.push(number);
-                }
-                match outcome {
-                    Ok(Ok(response)) if response.is_success() => {}
-                    Ok(Ok(response)) => recorded
-                        .failures
-                        .record(response.status, || response.body_sample()),
-                    Ok(Err(error)) => recorded.failures.record(0, || format!("{error:#}")),
-                    Err(_) => recorded
-                        .failures
-                        .record(0, || format!("no answer within {REQUEST_TIMEOUT:?}")),
-                }
+                recorded.record(number, latency, outcome);
             }
             recorded
         }));

@@ -450,17 +450,9 @@ fn policy_evaluation(cargo: &std::ffi::OsStr) -> Result<String> {
     Ok(lines.join("; "))
 }
 
-pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
-    let options = Options::parse(args)?;
-    let started = Instant::now();
-    let binary = binary(&options, cargo)?;
-    let ticks_per_second = procfs::clock_ticks_per_second()?;
-    let work_dir = target_dir().join("bench");
-    std::fs::create_dir_all(&work_dir)
-        .with_context(|| format!("creating {}", work_dir.display()))?;
-    let machine = machine_description();
-
-    // PostgreSQL serves the pgbench reference even when only SQLite is measured.
+/// PostgreSQL (which serves the pgbench reference even when only SQLite is measured) and the
+/// pgbench database, when there is a server.
+fn reference_database(options: &Options) -> Result<(Option<Postgres>, Option<Pgbench>)> {
     let mut postgres = match Postgres::find_or_start(options.connections) {
         Ok(postgres) => Some(postgres),
         Err(e) if !options.stores.contains(&Store::Postgres) => {
@@ -478,6 +470,97 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
         }
         None => None,
     };
+
+    Ok((postgres, pgbench))
+}
+
+/// Why the run's figures cannot be published: cases with more than 1 % of answers not 2xx,
+/// and cases that broke.
+fn invalid_results(reports: &[StoreReport], broken: Vec<String>) -> Vec<String> {
+    reports
+        .iter()
+        .flat_map(|report| {
+            report
+                .rows
+                .iter()
+                .filter(|row| row.failure_share > 0.01)
+                .map(move |row| {
+                    format!(
+                        "{} {}: {:.1} % of responses not 2xx",
+                        report.store.name(),
+                        row.case,
+                        row.failure_share * 100.0
+                    )
+                })
+        })
+        .chain(broken)
+        .collect()
+}
+
+/// Replaces the generated region of `output` (docs/benchmarks.md) with `region`.
+fn write_region(output: &std::path::Path, region: &str) -> Result<()> {
+    let text =
+        std::fs::read_to_string(output).with_context(|| format!("reading {}", output.display()))?;
+    let Some(updated) = report::replace_region(&text, region) else {
+        bail!(
+            "{} has no {} ... {} region to replace",
+            output.display(),
+            report::BEGIN_MARKER,
+            report::END_MARKER
+        );
+    };
+    std::fs::write(output, updated).with_context(|| format!("writing {}", output.display()))?;
+    println!("bench: wrote {}", output.display());
+    Ok(())
+}
+
+/// What the run was: when, on what, with which versions and settings.
+fn run_description(
+    options: &Options,
+    (binary, postgres, pgbench): (&std::path::Path, Option<&Postgres>, Option<&Pgbench>),
+    (elapsed, machine, policy): (std::time::Duration, &str, &str),
+    references: Vec<ReferenceRun>,
+) -> RunDescription {
+    let date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let fsync = postgres.map_or("no PostgreSQL".into(), |p| {
+        format!("fsync {}", p.setting("SHOW fsync"))
+    });
+    RunDescription {
+        lines: vec![
+            format!("Date: {date}; the whole run took {:.1} min.", elapsed.as_secs_f64() / 60.0),
+            format!("Machine: {machine}."),
+            format!("Versions: {}.", version_description(binary, postgres, pgbench)),
+            format!(
+                "Settings: {} connections, {} s measured after {} s of warm-up per case; flagsvc with `--rate-limit 0 --log warn`, its default pool{}; PostgreSQL {} ({fsync}, max_connections {}).",
+                options.connections,
+                options.duration.as_secs(),
+                options.warmup.as_secs(),
+                server_environment(),
+                postgres.map_or("not used".into(), |p| p.server.describe()),
+                postgres.map_or("-".into(), |p| p.setting("SHOW max_connections")),
+            ),
+            format!(
+                "pgbench: scale 10, `-c {} -j 2 -T {}`, on a database of its own in the same cluster.",
+                options.connections,
+                options.duration.as_secs()
+            ),
+            format!("Policy evaluation (`cargo bench -p flagsvc-domain --bench decide`, in process): {policy}."),
+        ],
+        references,
+    }
+}
+
+pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
+    let options = Options::parse(args)?;
+    let started = Instant::now();
+    let binary = binary(&options, cargo)?;
+    let ticks_per_second = procfs::clock_ticks_per_second()?;
+    let work_dir = target_dir().join("bench");
+    std::fs::create_dir_all(&work_dir)
+        .with_context(|| format!("creating {}", work_dir.display()))?;
+    let machine = machine_description();
+
+    let (mut postgres, pgbench) = reference_database(&options)?;
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -537,54 +620,16 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
 
     let policy = policy_evaluation(cargo.get_program())?;
     let elapsed = started.elapsed();
-    let date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
-    let fsync = postgres.as_ref().map_or("no PostgreSQL".into(), |p| {
-        format!("fsync {}", p.setting("SHOW fsync"))
-    });
-    let description = RunDescription {
-        lines: vec![
-            format!("Date: {date}; the whole run took {:.1} min.", elapsed.as_secs_f64() / 60.0),
-            format!("Machine: {machine}."),
-            format!("Versions: {}.", version_description(&binary, postgres.as_ref(), pgbench.as_ref())),
-            format!(
-                "Settings: {} connections, {} s measured after {} s of warm-up per case; flagsvc with `--rate-limit 0 --log warn`, its default pool{}; PostgreSQL {} ({fsync}, max_connections {}).",
-                options.connections,
-                options.duration.as_secs(),
-                options.warmup.as_secs(),
-                server_environment(),
-                postgres.as_ref().map_or("not used".into(), |p| p.server.describe()),
-                postgres.as_ref().map_or("-".into(), |p| p.setting("SHOW max_connections")),
-            ),
-            format!(
-                "pgbench: scale 10, `-c {} -j 2 -T {}`, on a database of its own in the same cluster.",
-                options.connections,
-                options.duration.as_secs()
-            ),
-            format!("Policy evaluation (`cargo bench -p flagsvc-domain --bench decide`, in process): {policy}."),
-        ],
+    let description = run_description(
+        &options,
+        (&binary, postgres.as_ref(), pgbench.as_ref()),
+        (elapsed, &machine, &policy),
         references,
-    };
+    );
     let region = report::render(&description, &reports);
     println!("\n{region}");
 
-    let failing: Vec<String> = reports
-        .iter()
-        .flat_map(|report| {
-            report
-                .rows
-                .iter()
-                .filter(|row| row.failure_share > 0.01)
-                .map(move |row| {
-                    format!(
-                        "{} {}: {:.1} % of responses not 2xx",
-                        report.store.name(),
-                        row.case,
-                        row.failure_share * 100.0
-                    )
-                })
-        })
-        .chain(broken)
-        .collect();
+    let failing = invalid_results(&reports, broken);
     if !failing.is_empty() {
         bail!(
             "the run is not valid, so {} was not written: {}",
@@ -596,18 +641,7 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
         );
     }
     if let Some(output) = &options.output {
-        let text = std::fs::read_to_string(output)
-            .with_context(|| format!("reading {}", output.display()))?;
-        let Some(updated) = report::replace_region(&text, &region) else {
-            bail!(
-                "{} has no {} ... {} region to replace",
-                output.display(),
-                report::BEGIN_MARKER,
-                report::END_MARKER
-            );
-        };
-        std::fs::write(output, updated).with_context(|| format!("writing {}", output.display()))?;
-        println!("bench: wrote {}", output.display());
+        write_region(output, &region)?;
     }
     println!("bench: done in {:.1} min", elapsed.as_secs_f64() / 60.0);
     Ok(())

@@ -508,9 +508,9 @@ mod tests {
 
     use super::*;
 
-    /// A flag with every field set, and a configuration with every part.
-    fn full_flag() -> Flag {
-        let config = FlagConfig {
+    /// A configuration with every part.
+    fn full_config() -> FlagConfig {
+        FlagConfig {
             on: true,
             archived: false,
             salt: "5a17".into(),
@@ -571,7 +571,12 @@ mod tests {
             track_events: true,
             track_events_fallthrough: true,
             environment_name: "Production".into(),
-        };
+        }
+    }
+
+    /// A flag with every field set, and a configuration with every part.
+    fn full_flag() -> Flag {
+        let config = full_config();
         Flag {
             key: FlagKey::parse("f").unwrap(),
             name: "F".into(),

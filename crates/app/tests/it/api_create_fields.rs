@@ -4,7 +4,7 @@
 use actix_web::http::Method;
 use serde_json::{json, Value};
 
-use crate::common::{request, spawn, Backend, Resp, OWNER, SEMANTIC};
+use crate::common::{request, spawn, Backend, Resp, TestApp, OWNER, SEMANTIC};
 
 /// The first field error's attribute of an error response.
 fn attribute(resp: &Resp) -> &str {
@@ -13,7 +13,37 @@ fn attribute(resp: &Resp) -> &str {
         .unwrap_or_else(|| panic!("no field error: {}", resp.body))
 }
 
-async fn create_flag_on_and_with_prerequisites(backend: Backend) {
+/// The keys of the environments where flag `key` of project `web` is a prerequisite, and the
+/// (beta) `dependent-flags` answer they are read from.
+async fn dependent_environments<S, B>(app: &TestApp<S>, key: &str) -> (Value, Value)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let dependents = app
+        .send(
+            request(
+                Method::GET,
+                &format!("/api/v2/flags/web/{key}/dependent-flags"),
+                Some(OWNER),
+            )
+            .insert_header(("Svc-API-Version", "beta")),
+        )
+        .await;
+    let keys: Vec<&Value> = dependents.body["items"][0]["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|env| &env["key"])
+        .collect();
+    (json!(keys), dependents.body)
+}
+
+async fn create_flag_on_turns_it_on_in_every_environment(backend: Backend) {
     let app = spawn(backend).await;
     app.project("web").await;
     let on = app
@@ -37,7 +67,11 @@ async fn create_flag_on_and_with_prerequisites(backend: Backend) {
         )
         .await;
     assert_eq!(off.body["environments"]["test"]["on"], false);
+}
 
+async fn create_flag_with_prerequisites(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
     let base = app.flag("web", "base").await;
     let false_id = base["variations"][1]["_id"].as_str().unwrap().to_owned();
     let child = app
@@ -59,29 +93,26 @@ async fn create_flag_on_and_with_prerequisites(backend: Backend) {
     app.delete("/api/v2/flags/web/base")
         .await
         .assert_error(409, "optimistic_locking_error");
-    let dependents = app
-        .send(
-            request(
-                Method::GET,
-                "/api/v2/flags/web/base/dependent-flags",
-                Some(OWNER),
-            )
-            .insert_header(("Svc-API-Version", "beta")),
-        )
-        .await;
-    let keys: Vec<&Value> = dependents.body["items"][0]["environments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|env| &env["key"])
-        .collect();
-    assert_eq!(
-        json!(keys),
-        json!(["production", "test"]),
-        "{}",
-        dependents.body
-    );
+    let (keys, dependents) = dependent_environments(&app, "base").await;
+    assert_eq!(keys, json!(["production", "test"]), "{}", dependents);
+    // A clone takes its source's on/off state and prerequisites.
+    for (field, value) in [
+        ("isFlagOn", json!(true)),
+        ("initialPrerequisites", json!([])),
+    ] {
+        let mut body = json!({"key": "copy", "name": "Copy"});
+        body[field] = value;
+        let resp = app.post("/api/v2/flags/web?clone=child", body).await;
+        resp.assert_error(400, "invalid_request");
+        assert_eq!(attribute(&resp), field);
+    }
+}
 
+async fn bad_initial_prerequisites_are_refused(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    let base = app.flag("web", "base").await;
+    let false_id = base["variations"][1]["_id"].as_str().unwrap().to_owned();
     let refused = [
         (
             json!({"key": "x1", "name": "X", "initialPrerequisites": [{"key": "base", "variationId": "nope"}]}),
@@ -141,20 +172,9 @@ async fn create_flag_on_and_with_prerequisites(backend: Backend) {
         .await;
     resp.assert_error(400, "invalid_request");
     assert!(resp.body["message"].as_str().unwrap().contains("archived"));
-    // A clone takes its source's on/off state and prerequisites.
-    for (field, value) in [
-        ("isFlagOn", json!(true)),
-        ("initialPrerequisites", json!([])),
-    ] {
-        let mut body = json!({"key": "copy", "name": "Copy"});
-        body[field] = value;
-        let resp = app.post("/api/v2/flags/web?clone=child", body).await;
-        resp.assert_error(400, "invalid_request");
-        assert_eq!(attribute(&resp), field);
-    }
 }
 
-async fn unsupported_create_fields_are_refused_with_a_reason(backend: Backend) {
+async fn unsupported_flag_create_fields_are_refused_with_a_reason(backend: Backend) {
     let app = spawn(backend).await;
     app.project("web").await;
     let flag_fields = [
@@ -200,6 +220,21 @@ async fn unsupported_create_fields_are_refused_with_a_reason(backend: Backend) {
     unknown.assert_error(400, "invalid_request");
     assert!(unknown.body["message"].as_str().unwrap().contains("colour"));
 
+    // Copy: the migration-settings action is known, and copies nothing here.
+    let copied = app
+        .post(
+            "/api/v2/flags/web/f/copy",
+            json!({"source": {"key": "test"}, "target": {"key": "production"},
+                   "includedActions": ["updateFlagConfigMigrationSettings"]}),
+        )
+        .await;
+    assert_eq!(copied.status, 201, "{}", copied.body);
+    assert_eq!(copied.body["_version"], 1);
+}
+
+async fn unsupported_segment_member_and_token_fields_are_refused_with_a_reason(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
     // Segments: big segments are not supported.
     let segments = "/api/v2/segments/web/production";
     for (body, field) in [
@@ -271,17 +306,6 @@ async fn unsupported_create_fields_are_refused_with_a_reason(backend: Backend) {
         )
         .await;
     assert_eq!(token.status, 201, "{}", token.body);
-
-    // Copy: the migration-settings action is known, and copies nothing here.
-    let copied = app
-        .post(
-            "/api/v2/flags/web/f/copy",
-            json!({"source": {"key": "test"}, "target": {"key": "production"},
-                   "includedActions": ["updateFlagConfigMigrationSettings"]}),
-        )
-        .await;
-    assert_eq!(copied.status, 201, "{}", copied.body);
-    assert_eq!(copied.body["_version"], 1);
 }
 
 async fn naming_conventions_govern_new_flag_keys(backend: Backend) {
@@ -366,8 +390,11 @@ async fn naming_conventions_govern_new_flag_keys(backend: Backend) {
         .get("namingConvention")
         .is_none());
     app.flag("web", "anyThing_goes").await;
+}
 
-    // Bad conventions.
+async fn bad_naming_conventions_are_refused(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
     let bad_case = app
         .post(
             "/api/v2/projects",
@@ -398,9 +425,18 @@ async fn naming_conventions_govern_new_flag_keys(backend: Backend) {
     assert!(plain.get("namingConvention").is_none());
 }
 
-async fn environments_are_cloned_with_configurations_and_segments(backend: Backend) {
-    let app = spawn(backend).await;
-    app.project("web").await;
+/// Flag `f` of project `web` set up in production with everything an environment holds: on,
+/// targets of two context kinds, a rule on segment `beta` (which includes `u1`), a prerequisite
+/// on flag `base` and event tracking. Returns the patched flag.
+async fn configure_f_in_production<S, B>(app: &TestApp<S>) -> Value
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     let base = app.flag("web", "base").await;
     let base_true = base["variations"][0]["_id"].as_str().unwrap().to_owned();
     let f = app.flag("web", "f").await;
@@ -435,8 +471,41 @@ async fn environments_are_cloned_with_configurations_and_segments(backend: Backe
         )
         .await;
     assert_eq!(configured.status, 200, "{}", configured.body);
-    let source_config = configured.body["environments"]["production"].clone();
-    let flag_version = configured.body["_version"].clone();
+    configured.body
+}
+
+/// The actions of the first entry of `kind` an audit log search for `q` finds.
+async fn audit_actions<S, B>(app: &TestApp<S>, q: &str, kind: &str) -> Vec<String>
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let log = app.get(&format!("/api/v2/auditlog?q={q}")).await;
+    let entry = log.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == kind)
+        .unwrap_or_else(|| panic!("{}", log.body))
+        .clone();
+    entry["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn environments_are_cloned_with_configurations_and_segments(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    let configured = configure_f_in_production(&app).await;
+    let source_config = configured["environments"]["production"].clone();
+    let flag_version = configured["_version"].clone();
 
     let cloned = app
         .post(
@@ -489,28 +558,8 @@ async fn environments_are_cloned_with_configurations_and_segments(backend: Backe
     app.delete("/api/v2/segments/web/staging/beta")
         .await
         .assert_error(409, "optimistic_locking_error");
-    let dependents = app
-        .send(
-            request(
-                Method::GET,
-                "/api/v2/flags/web/base/dependent-flags",
-                Some(OWNER),
-            )
-            .insert_header(("Svc-API-Version", "beta")),
-        )
-        .await;
-    let keys: Vec<&Value> = dependents.body["items"][0]["environments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|env| &env["key"])
-        .collect();
-    assert_eq!(
-        json!(keys),
-        json!(["production", "staging"]),
-        "{}",
-        dependents.body
-    );
+    let (keys, dependents) = dependent_environments(&app, "base").await;
+    assert_eq!(keys, json!(["production", "staging"]), "{}", dependents);
 
     // Afterwards the environments are independent.
     let off = app
@@ -535,8 +584,16 @@ async fn environments_are_cloned_with_configurations_and_segments(backend: Backe
     // Flags created later get a configuration in the clone like in any environment.
     let later = app.flag("web", "later").await;
     assert_eq!(later["environments"]["staging"]["on"], false);
+    // The audit entry says where the clone came from.
+    assert_eq!(
+        audit_actions(&app, "staging", "environment").await,
+        ["createEnvironment", "cloneEnvironment"]
+    );
+}
 
-    // Refusals.
+async fn environments_cloned_from_a_bad_source_are_refused(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
     let unknown = app
         .post(
             "/api/v2/projects/web/environments",
@@ -565,22 +622,6 @@ async fn environments_are_cloned_with_configurations_and_segments(backend: Backe
         .await;
     in_project.assert_error(400, "invalid_request");
     assert_eq!(attribute(&in_project), "environments[0].source");
-    // The audit entry says where the clone came from.
-    let log = app.get("/api/v2/auditlog?q=staging").await;
-    let entry = log.body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["kind"] == "environment")
-        .unwrap_or_else(|| panic!("{}", log.body))
-        .clone();
-    let actions: Vec<&str> = entry["accesses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["action"].as_str().unwrap())
-        .collect();
-    assert_eq!(actions, ["createEnvironment", "cloneEnvironment"]);
 }
 
 async fn a_clone_that_would_make_a_flag_too_large_is_refused(backend: Backend) {
@@ -623,8 +664,13 @@ async fn a_clone_that_would_make_a_flag_too_large_is_refused(backend: Backend) {
 
 on_both_backends!(
     a_clone_that_would_make_a_flag_too_large_is_refused,
-    create_flag_on_and_with_prerequisites,
-    unsupported_create_fields_are_refused_with_a_reason,
+    create_flag_on_turns_it_on_in_every_environment,
+    create_flag_with_prerequisites,
+    bad_initial_prerequisites_are_refused,
+    unsupported_flag_create_fields_are_refused_with_a_reason,
+    unsupported_segment_member_and_token_fields_are_refused_with_a_reason,
     naming_conventions_govern_new_flag_keys,
+    bad_naming_conventions_are_refused,
     environments_are_cloned_with_configurations_and_segments,
+    environments_cloned_from_a_bad_source_are_refused,
 );

@@ -248,31 +248,34 @@ async fn cors_preflights(backend: Backend) {
     );
 }
 
+/// The CORS headers of an answer (`what`) to [`APP_ORIGIN`]: the origin allowed, the headers a
+/// page may read exposed, `Vary: Origin`, and no credentials.
+fn assert_cors_headers(resp: &crate::common::Resp, what: &str) {
+    assert_eq!(
+        resp.header("access-control-allow-origin"),
+        Some(APP_ORIGIN),
+        "{what}"
+    );
+    let exposed = resp.header("access-control-expose-headers").unwrap();
+    for name in [
+        "X-Ratelimit-Route-Remaining",
+        "X-Ratelimit-Global-Remaining",
+        "X-Ratelimit-Reset",
+        "Retry-After",
+        "Svc-API-Version",
+        "X-Request-Id",
+    ] {
+        assert!(exposed.contains(name), "{what}: {exposed}");
+    }
+    assert_eq!(resp.header("vary"), Some("Origin"), "{what}");
+    assert_eq!(resp.header("access-control-allow-credentials"), None);
+}
+
 /// Every answer to an allowed origin carries the CORS headers, errors included.
 async fn cors_headers_on_every_answer(backend: Backend) {
     let app = spawn_with(backend, cors_config(APP_ORIGIN, 2, 64)).await;
     let from = |method: Method, path: &str, token: Option<&str>, origin: &str| {
         request(method, path, token).insert_header(("Origin", origin.to_owned()))
-    };
-    let check = |resp: &crate::common::Resp, what: &str| {
-        assert_eq!(
-            resp.header("access-control-allow-origin"),
-            Some(APP_ORIGIN),
-            "{what}"
-        );
-        let exposed = resp.header("access-control-expose-headers").unwrap();
-        for name in [
-            "X-Ratelimit-Route-Remaining",
-            "X-Ratelimit-Global-Remaining",
-            "X-Ratelimit-Reset",
-            "Retry-After",
-            "Svc-API-Version",
-            "X-Request-Id",
-        ] {
-            assert!(exposed.contains(name), "{what}: {exposed}");
-        }
-        assert_eq!(resp.header("vary"), Some("Origin"), "{what}");
-        assert_eq!(resp.header("access-control-allow-credentials"), None);
     };
     let ok = app
         .send(from(
@@ -284,18 +287,18 @@ async fn cors_headers_on_every_answer(backend: Backend) {
         .await;
     assert_eq!(ok.status, 200);
     assert!(ok.header("x-ratelimit-route-remaining").is_some());
-    check(&ok, "200");
+    assert_cors_headers(&ok, "200");
     let root = app
         .send(from(Method::GET, "/api/v2", None, APP_ORIGIN))
         .await;
     assert_eq!(root.status, 200);
-    check(&root, "public 200");
+    assert_cors_headers(&root, "public 200");
 
     let unauthorized = app
         .send(from(Method::GET, "/api/v2/projects", None, APP_ORIGIN))
         .await;
     unauthorized.assert_error(401, "unauthorized");
-    check(&unauthorized, "401");
+    assert_cors_headers(&unauthorized, "401");
     let missing = app
         .send(from(
             Method::GET,
@@ -305,7 +308,7 @@ async fn cors_headers_on_every_answer(backend: Backend) {
         ))
         .await;
     missing.assert_error(404, "not_found");
-    check(&missing, "404");
+    assert_cors_headers(&missing, "404");
     let not_allowed = app
         .send(from(
             Method::TRACE,
@@ -315,7 +318,7 @@ async fn cors_headers_on_every_answer(backend: Backend) {
         ))
         .await;
     not_allowed.assert_error(405, "method_not_allowed");
-    check(&not_allowed, "405");
+    assert_cors_headers(&not_allowed, "405");
     let bad_version = app
         .send(
             from(Method::GET, "/api/v2/versions", Some(OWNER), APP_ORIGIN)
@@ -323,7 +326,7 @@ async fn cors_headers_on_every_answer(backend: Backend) {
         )
         .await;
     bad_version.assert_error(400, "invalid_request");
-    check(&bad_version, "400");
+    assert_cors_headers(&bad_version, "400");
     let too_large = app
         .send(
             from(Method::POST, "/api/v2/tokens", Some(OWNER), APP_ORIGIN)
@@ -332,7 +335,7 @@ async fn cors_headers_on_every_answer(backend: Backend) {
         )
         .await;
     too_large.assert_error(413, "payload_too_large");
-    check(&too_large, "413");
+    assert_cors_headers(&too_large, "413");
     // The rate limit of GET /projects is 2 per window: the third is refused.
     let second = app
         .send(from(
@@ -353,7 +356,7 @@ async fn cors_headers_on_every_answer(backend: Backend) {
         .await;
     limited.assert_error(429, "rate_limited");
     assert!(limited.header("retry-after").is_some());
-    check(&limited, "429");
+    assert_cors_headers(&limited, "429");
 
     // Another origin gets the answer without CORS headers (the browser keeps it from the page).
     let other = app

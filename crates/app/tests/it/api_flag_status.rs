@@ -64,24 +64,48 @@ fn status_link(path: &str) -> Value {
     json!({"href": path, "type": "application/json"})
 }
 
-async fn statuses_follow_the_rule_as_time_passes(backend: Backend) {
-    let clock = Arc::new(TestClock(AtomicI64::new(START)));
-    let app = spawn_at(backend, clock.clone()).await;
+/// A semantic patch of flag `key` of project `web` in production.
+fn semantic(key: &str, instructions: Value) -> test::TestRequest {
+    request(
+        Method::PATCH,
+        &format!("/api/v2/flags/web/{key}"),
+        Some(OWNER),
+    )
+    .insert_header(("Content-Type", SEMANTIC))
+    .set_payload(json!({"environmentKey": "production", "instructions": instructions}).to_string())
+}
+
+/// The (key, status name) pairs of a list of flag statuses.
+fn names(body: &Value) -> Vec<(String, String)> {
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let href = item["_links"]["self"]["href"].as_str().unwrap();
+            let key = href.rsplit('/').next().unwrap().to_owned();
+            (key, item["name"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, n)| ((*k).to_owned(), (*n).to_owned()))
+        .collect()
+}
+
+/// Project `web` with four flags: `archived` (archived), `launch` (turned on in production),
+/// `quiet` (untouched) and `split` (on in production, serving a 50/50 split).
+async fn four_flags_of_each_kind<S, B>(app: &TestApp<S>)
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
     app.project("web").await;
     for key in ["archived", "launch", "quiet", "split"] {
         app.flag("web", key).await;
     }
-    let semantic = |key: &str, instructions: Value| {
-        request(
-            Method::PATCH,
-            &format!("/api/v2/flags/web/{key}"),
-            Some(OWNER),
-        )
-        .insert_header(("Content-Type", SEMANTIC))
-        .set_payload(
-            json!({"environmentKey": "production", "instructions": instructions}).to_string(),
-        )
-    };
     let changed = app
         .send(semantic("launch", json!([{"kind": "turnFlagOn"}])))
         .await;
@@ -108,24 +132,72 @@ async fn statuses_follow_the_rule_as_time_passes(backend: Backend) {
         )
         .await;
     assert_eq!(archived.status, 200, "{}", archived.body);
+}
 
-    let names = |body: &Value| -> Vec<(String, String)> {
-        body["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|item| {
-                let href = item["_links"]["self"]["href"].as_str().unwrap();
-                let key = href.rsplit('/').next().unwrap().to_owned();
-                (key, item["name"].as_str().unwrap().to_owned())
-            })
-            .collect()
-    };
-    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
-        list.iter()
-            .map(|(k, n)| ((*k).to_owned(), (*n).to_owned()))
-            .collect()
-    };
+/// Flag `launch`'s statuses across environments once launched in production (inactive in
+/// test), and narrowed with `env` (unknown keys left out).
+async fn assert_launch_status_across_environments<S, B>(app: &TestApp<S>)
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let across = app.get("/api/v2/flag-status/web/launch").await;
+    assert_eq!(across.status, 200, "{}", across.body);
+    assert_eq!(
+        across.body,
+        json!({
+            "environments": {
+                "production": {"name": "launched", "lastRequested": null},
+                "test": {"name": "inactive", "lastRequested": null},
+            },
+            "key": "launch",
+            "_links": {
+                "parent": status_link("/api/v2/flags/web/launch"),
+                "self": status_link("/api/v2/flag-status/web/launch"),
+            },
+        })
+    );
+    let narrowed = app
+        .get("/api/v2/flag-status/web/launch?env=test&env=nope")
+        .await
+        .body;
+    assert_eq!(
+        narrowed["environments"],
+        json!({"test": {"name": "inactive", "lastRequested": null}})
+    );
+    let none = app.get("/api/v2/flag-status/web/launch?env=nope").await;
+    assert_eq!(none.status, 200, "{}", none.body);
+    assert_eq!(none.body["environments"], json!({}));
+}
+
+/// Changes flag `launch` in production and back: a target added, then removed.
+async fn add_and_remove_a_target_of_launch<S, B>(app: &TestApp<S>)
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let launch = app.get("/api/v2/flags/web/launch").await.body;
+    let a = launch["variations"][0]["_id"].as_str().unwrap();
+    let changed = app
+        .send(semantic(
+            "launch",
+            json!([{"kind": "addTargets", "values": ["ann"], "variationId": a}]),
+        ))
+        .await;
+    assert_eq!(changed.status, 200, "{}", changed.body);
+    let removed = app
+        .send(semantic(
+            "launch",
+            json!([{"kind": "removeTargets", "values": ["ann"], "variationId": a}]),
+        ))
+        .await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+}
+
+async fn statuses_follow_the_rule_as_time_passes(backend: Backend) {
+    let clock = Arc::new(TestClock(AtomicI64::new(START)));
+    let app = spawn_at(backend, clock.clone()).await;
+    four_flags_of_each_kind(&app).await;
 
     // Day 0: the archived flag is inactive; what changed is active; the untouched one is new.
     let day0 = app.get("/api/v2/flag-statuses/web/production").await;
@@ -206,55 +278,13 @@ async fn statuses_follow_the_rule_as_time_passes(backend: Backend) {
     );
 
     // A change makes it active again, for seven more days.
-    let launch = app.get("/api/v2/flags/web/launch").await.body;
-    let a = launch["variations"][0]["_id"].as_str().unwrap();
-    let changed = app
-        .send(semantic(
-            "launch",
-            json!([{"kind": "addTargets", "values": ["ann"], "variationId": a}]),
-        ))
-        .await;
-    assert_eq!(changed.status, 200, "{}", changed.body);
-    let removed = app
-        .send(semantic(
-            "launch",
-            json!([{"kind": "removeTargets", "values": ["ann"], "variationId": a}]),
-        ))
-        .await;
-    assert_eq!(removed.status, 200, "{}", removed.body);
+    add_and_remove_a_target_of_launch(&app).await;
     let path = "/api/v2/flag-statuses/web/production/launch";
     assert_eq!(app.get(path).await.body["name"], "active");
     clock.advance(7 * DAY);
     assert_eq!(app.get(path).await.body["name"], "launched");
 
-    // Across environments, and narrowed with `env` (unknown keys left out).
-    let across = app.get("/api/v2/flag-status/web/launch").await;
-    assert_eq!(across.status, 200, "{}", across.body);
-    assert_eq!(
-        across.body,
-        json!({
-            "environments": {
-                "production": {"name": "launched", "lastRequested": null},
-                "test": {"name": "inactive", "lastRequested": null},
-            },
-            "key": "launch",
-            "_links": {
-                "parent": status_link("/api/v2/flags/web/launch"),
-                "self": status_link("/api/v2/flag-status/web/launch"),
-            },
-        })
-    );
-    let narrowed = app
-        .get("/api/v2/flag-status/web/launch?env=test&env=nope")
-        .await
-        .body;
-    assert_eq!(
-        narrowed["environments"],
-        json!({"test": {"name": "inactive", "lastRequested": null}})
-    );
-    let none = app.get("/api/v2/flag-status/web/launch?env=nope").await;
-    assert_eq!(none.status, 200, "{}", none.body);
-    assert_eq!(none.body["environments"], json!({}));
+    assert_launch_status_across_environments(&app).await;
 
     // A reader may read statuses.
     let reader = app.token("reader").await;

@@ -142,8 +142,16 @@ async fn get_flag_with_env_filter(backend: Backend) {
         .assert_error(404, "not_found");
 }
 
-async fn list_flags(backend: Backend) {
-    let app = spawn(backend).await;
+/// Project `web` with flags `checkout`, `banner` and `api-v2`, created in that order.
+async fn three_tagged_flags<S, B>(app: &crate::common::TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     app.project("web").await;
     for (key, name, tags) in [
         ("checkout", "New checkout", json!(["shop"])),
@@ -158,14 +166,21 @@ async fn list_flags(backend: Backend) {
             .await;
         assert_eq!(created.status, 201);
     }
-    let keys = |body: &Value| -> Vec<String> {
-        body["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["key"].as_str().unwrap().to_owned())
-            .collect()
-    };
+}
+
+/// The keys of a list of flags.
+fn keys(body: &Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn list_flags(backend: Backend) {
+    let app = spawn(backend).await;
+    three_tagged_flags(&app).await;
     let all = app.get("/api/v2/flags/web").await;
     assert_eq!(keys(&all.body), ["checkout", "banner", "api-v2"]);
     assert_eq!(all.body["totalCount"], 3);
@@ -206,6 +221,26 @@ async fn list_flags(backend: Backend) {
     assert_eq!(page.body["totalCount"], 3);
     assert!(page.body["_links"].get("next").is_none());
 
+    for bad in [
+        "filter=state:gone",
+        "filter=type:x",
+        "filter=owner:me",
+        "sort=size",
+        "limit=0",
+        "summary=maybe",
+    ] {
+        app.get(&format!("/api/v2/flags/web?{bad}"))
+            .await
+            .assert_error(400, "invalid_request");
+    }
+    app.get("/api/v2/flags/nope")
+        .await
+        .assert_error(404, "not_found");
+}
+
+async fn list_flags_with_their_environments(backend: Backend) {
+    let app = spawn(backend).await;
+    three_tagged_flags(&app).await;
     // Environments on request; summary leaves out targets and rules unless summary=0.
     let with_env = app.get("/api/v2/flags/web?env=production").await;
     let config = &with_env.body["items"][0]["environments"]["production"];
@@ -238,22 +273,6 @@ async fn list_flags(backend: Backend) {
     assert_eq!(old.header("svc-api-version"), Some("20220603"));
     assert_eq!(old.body["items"].as_array().unwrap().len(), 3);
     assert_eq!(env_keys(&old.body["items"][0]), ["production", "test"]);
-
-    for bad in [
-        "filter=state:gone",
-        "filter=type:x",
-        "filter=owner:me",
-        "sort=size",
-        "limit=0",
-        "summary=maybe",
-    ] {
-        app.get(&format!("/api/v2/flags/web?{bad}"))
-            .await
-            .assert_error(400, "invalid_request");
-    }
-    app.get("/api/v2/flags/nope")
-        .await
-        .assert_error(404, "not_found");
 }
 
 async fn json_patch_per_environment(backend: Backend) {
@@ -583,6 +602,7 @@ on_both_backends!(
     create_flag_errors,
     get_flag_with_env_filter,
     list_flags,
+    list_flags_with_their_environments,
     list_pages_keep_the_order_with_ties,
     json_patch_per_environment,
     json_patch_failures_change_nothing,

@@ -77,119 +77,135 @@ fn json_patch(path: &str, value: Value) -> Value {
     json!([{"op": "replace", "path": path, "value": value}])
 }
 
-async fn nul_in_any_body_string_is_refused_naming_its_pointer(backend: Backend) {
-    let app = spawn(backend).await;
-    let (member, token, hook) = fixture(&app).await;
-    let nul = "a\u{0}b";
-    let creates = [
+const NUL: &str = "a\u{0}b";
+
+/// Creates with a NUL in some string of the body: (path, body, the pointer named).
+fn nul_in_creates() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
         (
             "/api/v2/projects",
-            json!({"key": "p2", "name": nul}),
+            json!({"key": "p2", "name": NUL}),
             "/name",
         ),
-        ("/api/v2/projects", json!({"key": nul, "name": "P"}), "/key"),
+        ("/api/v2/projects", json!({"key": NUL, "name": "P"}), "/key"),
         (
             "/api/v2/projects/web/environments",
-            json!({"key": "e2", "name": nul, "color": "000000"}),
+            json!({"key": "e2", "name": NUL, "color": "000000"}),
             "/name",
         ),
         (
             "/api/v2/flags/web",
-            json!({"key": "f2", "name": "F", "description": nul}),
+            json!({"key": "f2", "name": "F", "description": NUL}),
             "/description",
         ),
         (
             "/api/v2/flags/web",
-            json!({"key": "f3", "name": "F", "variations": [{"value": {"x": nul}}, {"value": {"y": 1}}]}),
+            json!({"key": "f3", "name": "F", "variations": [{"value": {"x": NUL}}, {"value": {"y": 1}}]}),
             "/variations/0/value/x",
         ),
         (
             "/api/v2/flags/web",
-            json!({"key": "f4", "name": "F", "variations": [{"value": {nul: 1}}, {"value": {"y": 1}}]}),
+            json!({"key": "f4", "name": "F", "variations": [{"value": {NUL: 1}}, {"value": {"y": 1}}]}),
             "/variations/0/value",
         ),
         (
             "/api/v2/segments/web/production",
-            json!({"key": "s2", "name": nul}),
+            json!({"key": "s2", "name": NUL}),
             "/name",
         ),
         (
             "/api/v2/members",
-            json!([{"email": "x@example.com", "firstName": nul}]),
+            json!([{"email": "x@example.com", "firstName": NUL}]),
             "/0/firstName",
         ),
         (
             "/api/v2/tokens",
-            json!({"name": nul, "role": "reader"}),
+            json!({"name": NUL, "role": "reader"}),
             "/name",
         ),
         (
             "/api/v2/webhooks",
-            json!({"url": "https://example.com/hook", "sign": false, "on": false, "name": nul}),
+            json!({"url": "https://example.com/hook", "sign": false, "on": false, "name": NUL}),
             "/name",
         ),
-    ];
-    for (path, body, field) in creates {
-        let resp = app.post(path, body).await;
-        assert_refused(&resp, field);
-    }
+    ]
+}
 
-    let patches = [
+/// Patches of `fixture`'s resources with a NUL in some string of the body: (path, content type,
+/// body, the pointer named).
+fn nul_in_patches(
+    member: &str,
+    token: &str,
+    hook: &str,
+) -> Vec<(String, &'static str, Value, &'static str)> {
+    vec![
         (
             "/api/v2/projects/web".to_owned(),
             "application/json",
-            json!({"comment": nul, "patch": json_patch("/name", json!("Web"))}),
+            json!({"comment": NUL, "patch": json_patch("/name", json!("Web"))}),
             "/comment",
         ),
         (
             "/api/v2/projects/web/environments/test".to_owned(),
             "application/json",
-            json_patch("/name", json!(nul)),
+            json_patch("/name", json!(NUL)),
             "/0/value",
         ),
         (
             "/api/v2/flags/web/f".to_owned(),
             "application/json",
-            json_patch("/description", json!(nul)),
+            json_patch("/description", json!(NUL)),
             "/0/value",
         ),
         (
             "/api/v2/flags/web/f".to_owned(),
             "application/merge-patch+json",
-            json!({"name": nul}),
+            json!({"name": NUL}),
             "/name",
         ),
         (
             "/api/v2/flags/web/f".to_owned(),
             SEMANTIC,
-            json!({"comment": "c", "instructions": [{"kind": "updateName", "value": nul}]}),
+            json!({"comment": "c", "instructions": [{"kind": "updateName", "value": NUL}]}),
             "/instructions/0/value",
         ),
         (
             "/api/v2/segments/web/production/s".to_owned(),
             SEMANTIC,
-            json!({"environmentKey": "production", "instructions": [{"kind": "addIncludedUsers", "values": ["u", nul]}]}),
+            json!({"environmentKey": "production", "instructions": [{"kind": "addIncludedUsers", "values": ["u", NUL]}]}),
             "/instructions/0/values/1",
         ),
         (
             format!("/api/v2/members/{member}"),
             "application/json",
-            json_patch("/lastName", json!(nul)),
+            json_patch("/lastName", json!(NUL)),
             "/0/value",
         ),
         (
             format!("/api/v2/tokens/{token}"),
             "application/json",
-            json_patch("/description", json!(nul)),
+            json_patch("/description", json!(NUL)),
             "/0/value",
         ),
         (
             format!("/api/v2/webhooks/{hook}"),
             "application/json",
-            json_patch("/name", json!(nul)),
+            json_patch("/name", json!(NUL)),
             "/0/value",
         ),
-    ];
+    ]
+}
+
+async fn nul_in_any_body_string_is_refused_naming_its_pointer(backend: Backend) {
+    let app = spawn(backend).await;
+    let (member, token, hook) = fixture(&app).await;
+    let creates = nul_in_creates();
+    for (path, body, field) in creates {
+        let resp = app.post(path, body).await;
+        assert_refused(&resp, field);
+    }
+
+    let patches = nul_in_patches(&member, &token, &hook);
     for (path, content_type, body, field) in patches {
         let resp = app.patch_with(&path, content_type, body).await;
         assert_refused(&resp, field);
@@ -402,12 +418,10 @@ fn tags(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("t{i}")).collect()
 }
 
-async fn thousands_of_tags_are_refused_naming_the_limit(backend: Backend) {
-    let app = spawn(backend).await;
-    let (_, _, hook) = fixture(&app).await;
-    // 33,000 tags fit in the default body limit; they used to be a 500 on both stores.
-    let many = tags(33_000);
-    let creates = [
+/// Creates of a project, an environment, a flag, a segment and a webhook, each with `tags`:
+/// (path, body).
+fn creates_with_tags(many: &[String]) -> [(&'static str, Value); 5] {
+    [
         (
             "/api/v2/projects",
             json!({"key": "p2", "name": "P", "tags": many}),
@@ -428,7 +442,15 @@ async fn thousands_of_tags_are_refused_naming_the_limit(backend: Backend) {
             "/api/v2/webhooks",
             json!({"url": "https://example.com/hook", "sign": false, "on": false, "tags": many}),
         ),
-    ];
+    ]
+}
+
+async fn thousands_of_tags_are_refused_naming_the_limit(backend: Backend) {
+    let app = spawn(backend).await;
+    let (_, _, hook) = fixture(&app).await;
+    // 33,000 tags fit in the default body limit; they used to be a 500 on both stores.
+    let many = tags(33_000);
+    let creates = creates_with_tags(&many);
     for (path, body) in creates {
         let resp = app.post(path, body).await;
         assert_limit(&resp, "100");

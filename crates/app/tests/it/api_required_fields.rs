@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{spawn, Backend};
+use crate::common::{spawn, Backend, TestApp};
 
 /// The reference's R fields (§3), by the name of our schema. `titleVerb` and `title` are not R
 /// in the reference, but flagsvc always sends them and says so.
@@ -240,13 +240,16 @@ fn items(body: &Value) -> &Vec<Value> {
     items
 }
 
-async fn served_objects_have_every_required_field(backend: Backend) {
-    let app = spawn(backend).await;
-    let owner_id = app.get("/api/v2/members/me").await.body["_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-
+/// Projects (created, read, listed) and their environments.
+async fn check_projects_and_environments<S, B>(app: &TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Projects: create (ProjectRep), get, list.
     let created = app.project("web").await;
     assert_required("ProjectRep", "POST /projects", &created);
@@ -284,7 +287,19 @@ async fn served_objects_have_every_required_field(backend: Backend) {
     for env in items(&list) {
         assert_required("Environment", "GET environments item", env);
     }
+}
 
+/// Flag `dark-mode` of project `web`, created with a maintainer and custom properties, given a
+/// rule and a target; read and listed.
+async fn check_flags<S, B>(app: &TestApp<S>, owner_id: &str)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Flags, with a rule, a target, custom properties and a maintainer.
     let flag = app
         .post(
@@ -339,7 +354,18 @@ async fn served_objects_have_every_required_field(backend: Backend) {
             &flag["_maintainer"],
         );
     }
+}
 
+/// Segment `beta` of project `web`, created and given a rule; read and listed.
+async fn check_segments<S, B>(app: &TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Segments, with a rule.
     let segment = app
         .post(
@@ -364,7 +390,18 @@ async fn served_objects_have_every_required_field(backend: Backend) {
     for segment in items(&list) {
         assert_required("Segment", "GET segments item", segment);
     }
+}
 
+/// A member invited, a service token and a webhook created; read and listed.
+async fn check_members_tokens_and_webhooks<S, B>(app: &TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Members.
     let invited = app.member("bob@example.com", "writer").await;
     assert_required(
@@ -418,7 +455,18 @@ async fn served_objects_have_every_required_field(backend: Backend) {
     for hook in items(&list) {
         assert_required("Webhook", "GET webhooks item", hook);
     }
+}
 
+/// The audit log, after the steps above made an entry of every kind.
+async fn check_audit_log<S, B>(app: &TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // The audit log: every entry of every kind made above, listed and one by one.
     let list = app.get("/api/v2/auditlog?limit=20").await.body;
     assert_required("AuditEntries", "GET auditlog", &list);
@@ -439,7 +487,18 @@ async fn served_objects_have_every_required_field(backend: Backend) {
         kinds,
         ["flag", "member", "project", "segment", "token", "webhook"]
     );
+}
 
+/// The statuses of flag `dark-mode`.
+async fn check_flag_statuses<S, B>(app: &TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Flag statuses.
     let list = app.get("/api/v2/flag-statuses/web/production").await.body;
     assert_required("FeatureFlagStatuses", "GET flag-statuses", &list);
@@ -462,6 +521,21 @@ async fn served_objects_have_every_required_field(backend: Backend) {
     for (env, status) in across["environments"].as_object().unwrap() {
         assert_required("FeatureFlagStatus", env, status);
     }
+}
+
+async fn served_objects_have_every_required_field(backend: Backend) {
+    let app = spawn(backend).await;
+    let owner_id = app.get("/api/v2/members/me").await.body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    check_projects_and_environments(&app).await;
+    check_flags(&app, &owner_id).await;
+    check_segments(&app).await;
+    check_members_tokens_and_webhooks(&app).await;
+    check_audit_log(&app).await;
+    check_flag_statuses(&app).await;
 }
 
 /// The audit entries' account, titles and the flag's `_maintainer` hold the right values.

@@ -165,10 +165,88 @@ where
         .to_owned()
 }
 
-/// For every route: the case above, on a fresh member per case.
-async fn every_route_decides_its_action_on_its_resource(backend: Backend) {
-    let app = spawn(backend).await;
-    // Pairs of resources: the first the case's role names, the second its sibling.
+/// Every route of the catalogue has a case in `cases`, and every case a route of the catalogue.
+fn assert_every_catalogued_route_has_a_case(cases: &[Case]) {
+    let catalogued: BTreeSet<(&str, &str)> = adapter_http::catalogue::ROUTES
+        .iter()
+        .map(|r| (r.method, r.path))
+        .collect();
+    let covered: BTreeSet<(&str, &str)> = cases.iter().map(|c| (c.method, c.path)).collect();
+    assert_eq!(
+        catalogued.difference(&covered).collect::<Vec<_>>(),
+        Vec::<&(&str, &str)>::new(),
+        "routes of the catalogue without a case"
+    );
+    assert_eq!(
+        covered.difference(&catalogued).collect::<Vec<_>>(),
+        Vec::<&(&str, &str)>::new(),
+        "cases of routes the catalogue does not have"
+    );
+}
+
+/// Case `i`: a member of its own with the case's base role and custom role calls the case's
+/// route, then its sibling, each answered as the case says.
+async fn check_case<S, B>(app: &TestApp<S>, i: usize, case: &Case)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let label = format!("case {i}: {} {}", case.method, case.path);
+    let invited = app
+        .post(
+            "/api/v2/members",
+            json!([{"email": format!("case{i}@example.com"), "role": case.base}]),
+        )
+        .await;
+    assert_eq!(invited.status, 201, "{label}: {}", invited.body);
+    let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
+    let policy: Value =
+        serde_json::from_str(&case.statements.to_string().replace("{me}", &member)).unwrap();
+    let role_base = if case.base == "no_access" {
+        "no_access"
+    } else {
+        "reader"
+    };
+    let role = json!({"key": format!("case{i}"), "name": format!("Case {i}"),
+        "policy": policy, "basePermissions": role_base});
+    let created = app.post("/api/v2/roles", role).await;
+    assert_eq!(created.status, 201, "{label}: {}", created.body);
+    let given = app
+        .patch(
+            &format!("/api/v2/members/{member}"),
+            json!([{"op": "add", "path": "/customRoles/-", "value": format!("case{i}")}]),
+        )
+        .await;
+    assert_eq!(given.status, 200, "{label}: {}", given.body);
+    let token_role = if case.base == "admin" {
+        domain::role::Role::Admin
+    } else {
+        domain::role::Role::Reader
+    };
+    let token = app.token_of_member(&member, token_role);
+    let (status, body) = call_as(app, &token, &case.call).await;
+    assert_eq!(status, case.status, "{label}: {body}");
+    let (status, body) = call_as(app, &token, &case.sibling).await;
+    assert_eq!(status, case.sibling_status, "{label}, sibling: {body}");
+}
+
+/// The resources known by key, in pairs (a case's and its sibling): projects `p`, `q` (each
+/// with flags `f`, `d`, `c`, segments `s` in `test` and, to delete, flag, segment and environment
+/// `gone`) and, to delete, `gone1` and `gone2`; teams `a`, `b`, `gone1`, `gone2`; roles `ra`,
+/// `rb`, `gone1`, `gone2`.
+async fn make_keyed_resource_pairs<S, B>(app: &TestApp<S>)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     for project in ["p", "q", "gone1", "gone2"] {
         app.project(project).await;
     }
@@ -178,31 +256,38 @@ async fn every_route_decides_its_action_on_its_resource(backend: Backend) {
         }
         for segment in ["s", "gone"] {
             made(
-                &app,
+                app,
                 &format!("/api/v2/segments/{project}/test"),
                 json!({"key": segment, "name": segment}),
             )
             .await;
         }
         made(
-            &app,
+            app,
             &format!("/api/v2/projects/{project}/environments"),
             json!({"key": "gone", "name": "Gone", "color": "aaaaaa"}),
         )
         .await;
     }
     for team in ["a", "b", "gone1", "gone2"] {
-        made(&app, "/api/v2/teams", json!({"key": team, "name": team})).await;
+        made(app, "/api/v2/teams", json!({"key": team, "name": team})).await;
     }
     for role in ["ra", "rb", "gone1", "gone2"] {
         let policy = statement("allow", "proj/p", &["viewProject"]);
         made(
-            &app,
+            app,
             "/api/v2/roles",
             json!({"key": role, "name": role, "policy": policy}),
         )
         .await;
     }
+}
+
+/// For every route: the case above, on a fresh member per case.
+async fn every_route_decides_its_action_on_its_resource(backend: Backend) {
+    let app = spawn(backend).await;
+    // Pairs of resources: the first the case's role names, the second its sibling.
+    make_keyed_resource_pairs(&app).await;
     let mut members = Vec::new();
     for name in ["a", "b", "gone1", "gone2"] {
         members.push(app.member(&format!("{name}@example.com"), "reader").await);
@@ -788,60 +873,9 @@ async fn every_route_decides_its_action_on_its_resource(backend: Backend) {
         ),
     ];
 
-    let catalogued: BTreeSet<(&str, &str)> = adapter_http::catalogue::ROUTES
-        .iter()
-        .map(|r| (r.method, r.path))
-        .collect();
-    let covered: BTreeSet<(&str, &str)> = cases.iter().map(|c| (c.method, c.path)).collect();
-    assert_eq!(
-        catalogued.difference(&covered).collect::<Vec<_>>(),
-        Vec::<&(&str, &str)>::new(),
-        "routes of the catalogue without a case"
-    );
-    assert_eq!(
-        covered.difference(&catalogued).collect::<Vec<_>>(),
-        Vec::<&(&str, &str)>::new(),
-        "cases of routes the catalogue does not have"
-    );
-
+    assert_every_catalogued_route_has_a_case(&cases);
     for (i, case) in cases.iter().enumerate() {
-        let label = format!("case {i}: {} {}", case.method, case.path);
-        let invited = app
-            .post(
-                "/api/v2/members",
-                json!([{"email": format!("case{i}@example.com"), "role": case.base}]),
-            )
-            .await;
-        assert_eq!(invited.status, 201, "{label}: {}", invited.body);
-        let member = invited.body["items"][0]["_id"].as_str().unwrap().to_owned();
-        let policy: Value =
-            serde_json::from_str(&case.statements.to_string().replace("{me}", &member)).unwrap();
-        let role_base = if case.base == "no_access" {
-            "no_access"
-        } else {
-            "reader"
-        };
-        let role = json!({"key": format!("case{i}"), "name": format!("Case {i}"),
-            "policy": policy, "basePermissions": role_base});
-        let created = app.post("/api/v2/roles", role).await;
-        assert_eq!(created.status, 201, "{label}: {}", created.body);
-        let given = app
-            .patch(
-                &format!("/api/v2/members/{member}"),
-                json!([{"op": "add", "path": "/customRoles/-", "value": format!("case{i}")}]),
-            )
-            .await;
-        assert_eq!(given.status, 200, "{label}: {}", given.body);
-        let token_role = if case.base == "admin" {
-            domain::role::Role::Admin
-        } else {
-            domain::role::Role::Reader
-        };
-        let token = app.token_of_member(&member, token_role);
-        let (status, body) = call_as(&app, &token, &case.call).await;
-        assert_eq!(status, case.status, "{label}: {body}");
-        let (status, body) = call_as(&app, &token, &case.sibling).await;
-        assert_eq!(status, case.sibling_status, "{label}, sibling: {body}");
+        check_case(&app, i, case).await;
     }
 }
 

@@ -27,13 +27,17 @@ where
     .await
 }
 
-async fn teams_round_trip(backend: Backend) {
-    let app = spawn(backend).await;
-    let ann = app.member("ann@example.com", "reader").await;
-    let bob = app.member("bob@example.com", "reader").await;
-    let role = json!({"key": "toggler", "name": "Toggler", "policy": []});
-    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
-
+/// Creates team `platform` (with role `toggler` and member `ann`) and team `apps`, after
+/// refusals that make no team; returns `platform` as created.
+async fn create_platform_and_apps<S, B>(app: &crate::common::TestApp<S>, ann: &str) -> Value
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     let created = app
         .post(
             "/api/v2/teams",
@@ -42,7 +46,7 @@ async fn teams_round_trip(backend: Backend) {
         )
         .await;
     assert_eq!(created.status, 201, "{}", created.body);
-    let team = &created.body;
+    let team = created.body;
     assert_eq!(team["key"], "platform");
     assert_eq!(team["customRoleKeys"], json!(["toggler"]));
     assert_eq!(team["members"]["totalCount"], 1);
@@ -85,7 +89,19 @@ async fn teams_round_trip(backend: Backend) {
             .status,
         201
     );
+    team
+}
 
+/// `platform` (as `team`) read, found, listed, and shown on its member `ann`.
+async fn check_team_reads<S, B>(app: &crate::common::TestApp<S>, ann: &str, team: &Value)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     let fetched = app.get("/api/v2/teams/platform").await;
     assert_eq!(&fetched.body, team);
     let list = app.get("/api/v2/teams?filter=query:PLAT").await;
@@ -110,9 +126,21 @@ async fn teams_round_trip(backend: Backend) {
         member.body["teams"][0]["_links"]["self"]["href"],
         "/api/v2/teams/platform"
     );
+}
 
+/// Swaps `platform`'s member `ann` for `bob`, renames it and takes its role away in one semantic
+/// patch; patches that change nothing then change nothing. Returns `platform` as patched.
+async fn patch_platform<S, B>(app: &crate::common::TestApp<S>, ann: &str, bob: &str) -> Value
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     let patched = patch_team(
-        &app,
+        app,
         "platform",
         json!([
             {"kind": "addMembers", "values": [bob]},
@@ -139,21 +167,34 @@ async fn teams_round_trip(backend: Backend) {
         json!([{"kind": "replaceMembers", "values": [bob]}]),
         json!([{"kind": "addMembers", "values": []}, {"kind": "updateName", "value": "Platform team"}]),
     ] {
-        let same = patch_team(&app, "platform", instructions).await;
+        let same = patch_team(app, "platform", instructions).await;
         assert_eq!(same.status, 200, "{}", same.body);
         assert_eq!(same.body, patched.body);
     }
     patch_team(
-        &app,
+        app,
         "platform",
         json!([{"kind": "addCustomRoles", "values": ["toggler", "toggler"]}]),
     )
     .await
     .assert_error(400, "invalid_request");
+    patched.body
+}
 
+/// Patches of `platform` that are refused leave it as `patched`; only semantic patches are
+/// taken, in plain JSON too.
+async fn check_refused_patches<S, B>(app: &crate::common::TestApp<S>, patched: &Value)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Refusals name the instruction, and change nothing.
     let unknown = patch_team(
-        &app,
+        app,
         "platform",
         json!([{"kind": "updateName", "value": "Z"}, {"kind": "addCustomRoles", "values": ["nope"]}]),
     )
@@ -168,14 +209,14 @@ async fn teams_round_trip(backend: Backend) {
         unknown.body
     );
     let ghost = patch_team(
-        &app,
+        app,
         "platform",
         json!([{"kind": "replaceMembers", "values": ["0123456789abcdef01234567"]}]),
     )
     .await;
     ghost.assert_error(400, "invalid_request");
-    assert_eq!(app.get("/api/v2/teams/platform").await.body, patched.body);
-    patch_team(&app, "nope", json!([{"kind": "updateName", "value": "Z"}]))
+    assert_eq!(&app.get("/api/v2/teams/platform").await.body, patched);
+    patch_team(app, "nope", json!([{"kind": "updateName", "value": "Z"}]))
         .await
         .assert_error(404, "not_found");
     let json_patch = app
@@ -194,7 +235,18 @@ async fn teams_round_trip(backend: Backend) {
         .await;
     assert_eq!(plain.status, 200, "{}", plain.body);
     assert_eq!(plain.body["description"], "plain");
+}
 
+/// Member `ann` joins `apps` and `platform`; members are invited straight into `apps`.
+async fn join_and_invite_into_teams<S, B>(app: &crate::common::TestApp<S>, ann: &str)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // Joining from the member's side; a team it is in is left as it is.
     let joined = app
         .post(
@@ -254,20 +306,18 @@ async fn teams_round_trip(backend: Backend) {
         3,
         "ann, cy and cyd; not dee"
     );
+}
 
-    // Audited as team/{key}.
-    let audit = app.get("/api/v2/auditlog?spec=team/platform").await;
-    assert_eq!(audit.status, 200, "{}", audit.body);
-    let kinds: Vec<&str> = audit.body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap())
-        .collect();
-    // Created, patched (by semantic patch, then by plain instructions), and the member's
-    // joining (which accessed the team).
-    assert_eq!(kinds, ["member", "team", "team", "team"], "{}", audit.body);
-
+/// Deleting member `bob` takes it out of `platform`; deleting `platform` takes `ann` out of it.
+async fn delete_a_member_and_a_team<S, B>(app: &crate::common::TestApp<S>, ann: &str, bob: &str)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     // A deleted member leaves its teams, which change (and say so); a deleted team's members
     // leave it.
     let before = app.get("/api/v2/teams/platform").await.body;
@@ -303,6 +353,35 @@ async fn teams_round_trip(backend: Backend) {
         .assert_error(404, "not_found");
     let ann_after = app.get(&format!("/api/v2/members/{ann}")).await;
     assert_eq!(ann_after.body["teams"].as_array().unwrap().len(), 1);
+}
+
+async fn teams_round_trip(backend: Backend) {
+    let app = spawn(backend).await;
+    let ann = app.member("ann@example.com", "reader").await;
+    let bob = app.member("bob@example.com", "reader").await;
+    let role = json!({"key": "toggler", "name": "Toggler", "policy": []});
+    assert_eq!(app.post("/api/v2/roles", role).await.status, 201);
+
+    let team = create_platform_and_apps(&app, &ann).await;
+    check_team_reads(&app, &ann, &team).await;
+    let patched = patch_platform(&app, &ann, &bob).await;
+    check_refused_patches(&app, &patched).await;
+    join_and_invite_into_teams(&app, &ann).await;
+
+    // Audited as team/{key}.
+    let audit = app.get("/api/v2/auditlog?spec=team/platform").await;
+    assert_eq!(audit.status, 200, "{}", audit.body);
+    let kinds: Vec<&str> = audit.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    // Created, patched (by semantic patch, then by plain instructions), and the member's
+    // joining (which accessed the team).
+    assert_eq!(kinds, ["member", "team", "team", "team"], "{}", audit.body);
+
+    delete_a_member_and_a_team(&app, &ann, &bob).await;
 }
 
 /// A team's custom roles decide its members' requests, from their next request; a role a team

@@ -122,25 +122,11 @@ async fn dry_runs_of_flag_patches_change_nothing(backend: Backend) {
     assert_eq!(app.get(path).await.body["_version"], version + 1);
 }
 
-async fn dry_runs_fail_as_real_calls_do(backend: Backend) {
-    let app = spawn(backend).await;
-    app.project("web").await;
-    app.flag("web", "a").await;
-    let b = app.flag("web", "b").await;
-    let b_true = b["variations"][0]["_id"].as_str().unwrap().to_owned();
-    // a -> b
-    let added = app
-        .patch_with(
-            "/api/v2/flags/web/a",
-            SEMANTIC,
-            json!({"environmentKey": "production", "instructions": [
-                {"kind": "addPrerequisite", "key": "b", "variationId": b_true}]}),
-        )
-        .await;
-    assert_eq!(added.status, 200, "{}", added.body);
-    let a = app.get("/api/v2/flags/web/a").await.body;
-    let a_true = a["variations"][0]["_id"].as_str().unwrap().to_owned();
-    let failing = [
+/// Patches that fail, with the status and code they fail with: (path, content type, body,
+/// status, code). `a_true` is the `_id` of flag `a`'s `true` variation (`a` has `b` as a
+/// prerequisite in production).
+fn failing_patches(a_true: &str) -> [(&'static str, &'static str, Value, u16, &'static str); 6] {
+    [
         // A read-only path: 422.
         (
             "/api/v2/flags/web/a",
@@ -191,7 +177,28 @@ async fn dry_runs_fail_as_real_calls_do(backend: Backend) {
             422,
             "patch_failed",
         ),
-    ];
+    ]
+}
+
+async fn dry_runs_fail_as_real_calls_do(backend: Backend) {
+    let app = spawn(backend).await;
+    app.project("web").await;
+    app.flag("web", "a").await;
+    let b = app.flag("web", "b").await;
+    let b_true = b["variations"][0]["_id"].as_str().unwrap().to_owned();
+    // a -> b
+    let added = app
+        .patch_with(
+            "/api/v2/flags/web/a",
+            SEMANTIC,
+            json!({"environmentKey": "production", "instructions": [
+                {"kind": "addPrerequisite", "key": "b", "variationId": b_true}]}),
+        )
+        .await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    let a = app.get("/api/v2/flags/web/a").await.body;
+    let a_true = a["variations"][0]["_id"].as_str().unwrap().to_owned();
+    let failing = failing_patches(&a_true);
     let segment = app
         .post(
             "/api/v2/segments/web/production",

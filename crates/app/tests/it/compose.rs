@@ -69,7 +69,26 @@ fn compose_starts_postgres_then_migrate_then_replicas_behind_the_proxy() {
     let services = flagsvc_services(&file);
     let dockerfile = Dockerfile::parse(&read("Dockerfile"));
 
-    // PostgreSQL, with a health check and its data in a named volume.
+    check_postgres(&file);
+    let migrate = the_migrate_step(&services, &dockerfile);
+    // The replicas: `flagsvc serve` without migrating, once the migration succeeded.
+    let replicas: Vec<&FlagsvcService> = services
+        .iter()
+        .filter(|s| matches!(s.subcommand(&dockerfile), None | Some("serve")))
+        .collect();
+    assert!(
+        replicas.len() >= 2,
+        "at least two services serve the API: {:?}",
+        replicas.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    for replica in &replicas {
+        check_replica(replica, migrate, &dockerfile);
+    }
+    check_proxy(&file, &services, &replicas);
+}
+
+/// PostgreSQL, with a health check and its data in a named volume.
+fn check_postgres(file: &Value) {
     let postgres = &file["services"]["postgres"];
     let image = postgres["image"].as_str().unwrap_or_default();
     assert!(
@@ -90,11 +109,16 @@ fn compose_starts_postgres_then_migrate_then_replicas_behind_the_proxy() {
         file["volumes"].get(&volume).is_some(),
         "the volume `{volume}` of service `postgres` is a named volume (top-level `volumes:`)"
     );
+}
 
-    // The migrate step: `flagsvc migrate`, once PostgreSQL is healthy.
+/// The migrate step: the one service running `flagsvc migrate`, once PostgreSQL is healthy.
+fn the_migrate_step<'a>(
+    services: &'a [FlagsvcService],
+    dockerfile: &Dockerfile,
+) -> &'a FlagsvcService {
     let migrate: Vec<&FlagsvcService> = services
         .iter()
-        .filter(|s| s.subcommand(&dockerfile) == Some("migrate"))
+        .filter(|s| s.subcommand(dockerfile) == Some("migrate"))
         .collect();
     let [migrate] = migrate[..] else {
         panic!(
@@ -109,68 +133,63 @@ fn compose_starts_postgres_then_migrate_then_replicas_behind_the_proxy() {
          service_healthy)",
         migrate.name
     );
+    migrate
+}
 
-    // The replicas: `flagsvc serve` without migrating, once the migration succeeded.
-    let replicas: Vec<&FlagsvcService> = services
-        .iter()
-        .filter(|s| matches!(s.subcommand(&dockerfile), None | Some("serve")))
-        .collect();
-    assert!(
-        replicas.len() >= 2,
-        "at least two services serve the API: {:?}",
-        replicas.iter().map(|s| &s.name).collect::<Vec<_>>()
+/// A replica: `flagsvc serve` without migrating once `migrate` succeeded, on `migrate`'s
+/// database, reachable only through the proxy.
+fn check_replica(replica: &FlagsvcService, migrate: &FlagsvcService, dockerfile: &Dockerfile) {
+    let name = &replica.name;
+    assert_eq!(
+        depends_on(&replica.definition, &migrate.name),
+        Some("service_completed_successfully"),
+        "replica `{name}` waits for `{}` to succeed (condition: \
+         service_completed_successfully)",
+        migrate.name
     );
-    for replica in &replicas {
-        let name = &replica.name;
-        assert_eq!(
-            depends_on(&replica.definition, &migrate.name),
-            Some("service_completed_successfully"),
-            "replica `{name}` waits for `{}` to succeed (condition: \
-             service_completed_successfully)",
-            migrate.name
-        );
-        let argv = replica.argv(&dockerfile);
+    let argv = replica.argv(dockerfile);
+    assert!(
+        argv.iter().any(|a| a == "--no-migrate")
+            || replica.env_value("FLAGSVC_NO_MIGRATE").as_deref() == Some("true"),
+        "replica `{name}` serves with --no-migrate (or FLAGSVC_NO_MIGRATE: \"true\"): {argv:?}"
+    );
+    assert_eq!(
+        replica.env_value("DATABASE_URL"),
+        migrate.env_value("DATABASE_URL"),
+        "replica `{name}` uses the database `{}` migrates",
+        migrate.name
+    );
+    let bind = replica.bind(dockerfile);
+    assert!(
+        bind.starts_with("0.0.0.0:"),
+        "replica `{name}` listens on every interface of its container, not {bind:?}"
+    );
+    assert!(
+        replica.definition.get("ports").is_none(),
+        "replica `{name}` publishes no port: it trusts X-Forwarded-For, so only the proxy may \
+         reach it"
+    );
+    assert_eq!(
+        replica.env_value("FLAGSVC_TRUST_FORWARDED_FOR").as_deref(),
+        Some("true"),
+        "replica `{name}` takes the client address from the proxy's X-Forwarded-For"
+    );
+    assert!(
+        replica.env_value("FLAGSVC_BOOTSTRAP_TOKEN").is_none(),
+        "replica `{name}` has no default owner token: a secret written in the file would be \
+         every copy's (the owner's token is generated and logged once)"
+    );
+    if let Some(check) = replica.definition.get("healthcheck") {
+        let probe = joined(&check["test"]);
         assert!(
-            argv.iter().any(|a| a == "--no-migrate")
-                || replica.env_value("FLAGSVC_NO_MIGRATE").as_deref() == Some("true"),
-            "replica `{name}` serves with --no-migrate (or FLAGSVC_NO_MIGRATE: \"true\"): {argv:?}"
+            probe.contains("/readyz") && probe.contains(&format!("/{}", port_of(&bind))),
+            "replica `{name}` probes GET /readyz on the port it listens on ({bind}): {probe}"
         );
-        assert_eq!(
-            replica.env_value("DATABASE_URL"),
-            migrate.env_value("DATABASE_URL"),
-            "replica `{name}` uses the database `{}` migrates",
-            migrate.name
-        );
-        let bind = replica.bind(&dockerfile);
-        assert!(
-            bind.starts_with("0.0.0.0:"),
-            "replica `{name}` listens on every interface of its container, not {bind:?}"
-        );
-        assert!(
-            replica.definition.get("ports").is_none(),
-            "replica `{name}` publishes no port: it trusts X-Forwarded-For, so only the proxy may \
-             reach it"
-        );
-        assert_eq!(
-            replica.env_value("FLAGSVC_TRUST_FORWARDED_FOR").as_deref(),
-            Some("true"),
-            "replica `{name}` takes the client address from the proxy's X-Forwarded-For"
-        );
-        assert!(
-            replica.env_value("FLAGSVC_BOOTSTRAP_TOKEN").is_none(),
-            "replica `{name}` has no default owner token: a secret written in the file would be \
-             every copy's (the owner's token is generated and logged once)"
-        );
-        if let Some(check) = replica.definition.get("healthcheck") {
-            let probe = joined(&check["test"]);
-            assert!(
-                probe.contains("/readyz") && probe.contains(&format!("/{}", port_of(&bind))),
-                "replica `{name}` probes GET /readyz on the port it listens on ({bind}): {probe}"
-            );
-        }
     }
+}
 
-    // The proxy: the only published port, 8080 on the host, in front of every replica.
+/// The proxy: the only published port, 8080 on the host, in front of every replica.
+fn check_proxy(file: &Value, services: &[FlagsvcService], replicas: &[&FlagsvcService]) {
     let published: Vec<(String, &Value)> = mapping(&file["services"])
         .into_iter()
         .filter(|(_, s)| s.get("ports").is_some())
@@ -192,7 +211,7 @@ fn compose_starts_postgres_then_migrate_then_replicas_behind_the_proxy() {
         "the proxy `{proxy_name}` listens on port 8080 of the host: {:?}",
         proxy["ports"]
     );
-    for replica in &replicas {
+    for replica in replicas {
         assert!(
             depends_on(proxy, &replica.name).is_some(),
             "the proxy `{proxy_name}` starts after replica `{}`",

@@ -210,29 +210,10 @@ struct Credential {
     role: Option<Role>,
 }
 
-async fn every_route_for_every_role(backend: Backend) {
-    // Every route is tried with bad credentials too: failed authentications must stay 401s here
-    // (their throttling is tested in api_auth).
-    let app = spawn_with(
-        backend,
-        HttpConfig {
-            rate_limit: 0,
-            auth_failure_limit: 0,
-            ..HttpConfig::default()
-        },
-    )
-    .await;
-    let project = app.project("p").await;
-    app.flag("p", "f").await;
-    let env = &project["environments"][0];
-    let victim = app
-        .post("/api/v2/tokens", json!({"name": "victim"}))
-        .await
-        .body["_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let mut credentials = vec![
+/// The credentials that are no access token: none, a wrong one, and the keys of environment
+/// `env`.
+fn keyless_credentials(env: &Value) -> Vec<Credential> {
+    vec![
         Credential {
             name: "none".into(),
             secret: String::new(),
@@ -258,7 +239,51 @@ async fn every_route_for_every_role(backend: Backend) {
             secret: env["_id"].as_str().unwrap().into(),
             role: None,
         },
-    ];
+    ]
+}
+
+/// Route `template` made concrete: project `p`, environment `test`, flag `f`, segment `s`, role
+/// `r`, and as `{id}` member `victim_member` (under `/members`) or token `victim`.
+fn concrete_path(template: &str, victim_member: &str, victim: &str) -> String {
+    template
+        .replace("{projectKey}", "p")
+        .replace("{environmentKey}", "test")
+        .replace("{flagKey}", "f")
+        .replace("{segmentKey}", "s")
+        .replace("{customRoleKey}", "r")
+        .replace(
+            "{id}",
+            if template.starts_with("/api/v2/members") {
+                victim_member
+            } else {
+                victim
+            },
+        )
+}
+
+async fn every_route_for_every_role(backend: Backend) {
+    // Every route is tried with bad credentials too: failed authentications must stay 401s here
+    // (their throttling is tested in api_auth).
+    let app = spawn_with(
+        backend,
+        HttpConfig {
+            rate_limit: 0,
+            auth_failure_limit: 0,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let project = app.project("p").await;
+    app.flag("p", "f").await;
+    let env = &project["environments"][0];
+    let victim = app
+        .post("/api/v2/tokens", json!({"name": "victim"}))
+        .await
+        .body["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut credentials = keyless_credentials(env);
     for role in [Role::Reader, Role::Writer, Role::Admin] {
         credentials.push(Credential {
             name: role.to_string(),
@@ -288,20 +313,7 @@ async fn every_route_for_every_role(backend: Backend) {
     let victim_member = app.member("victim@example.com", "reader").await;
 
     for (method, template, need) in ROUTES {
-        let path = template
-            .replace("{projectKey}", "p")
-            .replace("{environmentKey}", "test")
-            .replace("{flagKey}", "f")
-            .replace("{segmentKey}", "s")
-            .replace("{customRoleKey}", "r")
-            .replace(
-                "{id}",
-                if template.starts_with("/api/v2/members") {
-                    &victim_member
-                } else {
-                    &victim
-                },
-            );
+        let path = concrete_path(template, &victim_member, &victim);
         for credential in &credentials {
             let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             let token = (!credential.secret.is_empty()).then_some(credential.secret.as_str());

@@ -16,7 +16,7 @@ use ports::{
     ConsoleSession, KeyedFlagConfig, Listed, Locked, Repository, StoreError, StoreExt, TokenMatch,
 };
 
-use crate::common::{open, Backend};
+use crate::common::{open, Backend, Db};
 
 fn hex_id(n: u64) -> String {
     format!("{n:024x}")
@@ -185,6 +185,43 @@ fn failed_units_of_work_roll_back(backend: Backend) {
     );
 }
 
+/// Flag `f` of project `p`, read by the project's `_id`.
+fn flag_f(db: &Db, p: &Project) -> Option<Flag> {
+    db.store
+        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
+        .unwrap()
+}
+
+/// Flag `flag` of project `project`, by the one-query read by keys.
+fn find_flag(db: &Db, project: &str, flag: &str) -> Option<Flag> {
+    db.store
+        .read_tx(|repo| -> Result<_> {
+            repo.find_flag(&key(ProjectKey::parse, project), &key(FlagKey::parse, flag))
+        })
+        .unwrap()
+}
+
+/// Inserts `env` into project `p` with a configuration for every flag (`p` has one flag), as
+/// creating an environment does.
+fn insert_environment_with_flag_configs(db: &Db, p: &Project, env: &Environment) {
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_environment(&p.id, env)?;
+            let defaults = repo.flag_defaults(&p.id)?;
+            assert_eq!(defaults.len(), 1);
+            let mut ids = SequentialIds::default();
+            let configs: Vec<KeyedFlagConfig> = defaults
+                .into_iter()
+                .map(|d| KeyedFlagConfig {
+                    flag_key: d.flag_key,
+                    config: FlagConfig::new(d.defaults, &env.name, 11, &mut ids),
+                })
+                .collect();
+            repo.insert_flag_configs(&p.id, &env.key, &configs)
+        })
+        .unwrap();
+}
+
 fn environments_and_flag_configs(backend: Backend) {
     let db = open(backend);
     let p = project("p", 1, &[]);
@@ -206,63 +243,20 @@ fn environments_and_flag_configs(backend: Backend) {
         .unwrap();
     assert_eq!((envs, total), (vec![prod.clone()], 1));
 
-    let stored = db
-        .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
-        .unwrap()
-        .unwrap();
+    let stored = flag_f(&db, &p).unwrap();
     assert_eq!(stored, flag);
 
     // The one-query read by keys sees the same flag.
-    let found = db
-        .store
-        .read_tx(|repo| -> Result<_> {
-            repo.find_flag(&key(ProjectKey::parse, "p"), &key(FlagKey::parse, "f"))
-        })
-        .unwrap()
-        .unwrap();
+    let found = find_flag(&db, "p", "f").unwrap();
     assert_eq!(found.environments, flag.environments);
     assert_eq!(found.version, flag.version);
-    assert_eq!(
-        db.store
-            .read_tx(|repo| -> Result<_> {
-                repo.find_flag(&key(ProjectKey::parse, "p"), &key(FlagKey::parse, "g"))
-            })
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        db.store
-            .read_tx(|repo| -> Result<_> {
-                repo.find_flag(&key(ProjectKey::parse, "q"), &key(FlagKey::parse, "f"))
-            })
-            .unwrap(),
-        None
-    );
+    assert_eq!(find_flag(&db, "p", "g"), None);
+    assert_eq!(find_flag(&db, "q", "f"), None);
 
     // A new environment gets configurations for every flag.
     let staging = environment("staging", 3);
-    db.store
-        .write_tx(|repo| -> Result<()> {
-            repo.insert_environment(&p.id, &staging)?;
-            let defaults = repo.flag_defaults(&p.id)?;
-            assert_eq!(defaults.len(), 1);
-            let mut ids = SequentialIds::default();
-            let configs: Vec<KeyedFlagConfig> = defaults
-                .into_iter()
-                .map(|d| KeyedFlagConfig {
-                    flag_key: d.flag_key,
-                    config: FlagConfig::new(d.defaults, &staging.name, 11, &mut ids),
-                })
-                .collect();
-            repo.insert_flag_configs(&p.id, &staging.key, &configs)
-        })
-        .unwrap();
-    let stored = db
-        .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
-        .unwrap()
-        .unwrap();
+    insert_environment_with_flag_configs(&db, &p, &staging);
+    let stored = flag_f(&db, &p).unwrap();
     assert_eq!(
         stored.environments.keys().collect::<Vec<_>>(),
         ["prod", "staging", "test"]
@@ -281,11 +275,7 @@ fn environments_and_flag_configs(backend: Backend) {
             repo.update_flag(&p.id, &held, &previous)
         })
         .unwrap();
-    let reloaded = db
-        .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
-        .unwrap()
-        .unwrap();
+    let reloaded = flag_f(&db, &p).unwrap();
     assert_eq!(reloaded.name, "Renamed");
     assert!(reloaded.environments["prod"].on);
     assert_eq!(reloaded.version, stored.version + 1);
@@ -320,11 +310,7 @@ fn environments_and_flag_configs(backend: Backend) {
             repo.delete_environment(&p.id, &held)
         })
         .unwrap();
-    let stored = db
-        .store
-        .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
-        .unwrap()
-        .unwrap();
+    let stored = flag_f(&db, &p).unwrap();
     assert!(!stored.environments.contains_key("test"));
     db.store
         .write_tx(|repo| -> Result<()> {
@@ -332,12 +318,7 @@ fn environments_and_flag_configs(backend: Backend) {
             repo.delete_project(&held)
         })
         .unwrap();
-    assert_eq!(
-        db.store
-            .read_tx(|repo| -> Result<_> { repo.get_flag(&p.id, &key(FlagKey::parse, "f")) })
-            .unwrap(),
-        None
-    );
+    assert_eq!(flag_f(&db, &p), None);
     assert_eq!(
         db.store
             .read_tx(|repo| -> Result<_> { repo.environments_of(std::slice::from_ref(&p.id)) })

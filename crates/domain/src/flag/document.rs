@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{instructions, Flag, FlagConfig};
+use super::serve::variation_use;
+use super::{Flag, FlagConfig};
 use crate::patch::{self, PatchError};
 use crate::IdSource;
 
@@ -292,7 +293,7 @@ impl Flag {
             next.variations.iter().map(|v| v.id.as_str()).collect();
         for (index, variation) in self.variations.iter().enumerate() {
             if !kept.contains(variation.id.as_str()) {
-                if let Some(place) = instructions::variation_use(self, index) {
+                if let Some(place) = variation_use(self, index) {
                     return Err(PatchError::Invalid(crate::ValidationError::single(
                         format!("/variations/{index}"),
                         format!("variation {index} is used by {place}; stop using it before removing it"),
@@ -333,9 +334,7 @@ impl Flag {
                 .iter()
                 .position(|v| v.id == variation.id)
                 .filter(|new_index| *new_index != index);
-            if let (Some(new_index), Some(place)) =
-                (moved_to, instructions::variation_use(previous, index))
-            {
+            if let (Some(new_index), Some(place)) = (moved_to, variation_use(previous, index)) {
                 return Err(PatchError::Invalid(crate::ValidationError::single(
                     format!("/variations/{index}"),
                     format!(

@@ -1,17 +1,10 @@
 //! Applying semantic-patch instructions to a flag.
 
-use std::collections::HashSet;
-
-use serde_json::Value;
-
+use super::in_environment::apply_in_environment;
 use super::project::{ProjectFlags, ProjectRuleError};
-use super::{
-    CustomProperty, Flag, FlagConfig, Prerequisite, Rollout, Rule, Target, Variation,
-    VariationOrRollout, WeightedVariation,
-};
-use crate::instruction::{
-    ClauseInput, Instruction, InstructionError, SemanticPatch, ServeInput, TargetInput,
-};
+use super::serve::{variation_index, variation_use, variation_with_value};
+use super::{CustomProperty, Flag, Variation, VariationOrRollout};
+use crate::instruction::{Instruction, InstructionError, SemanticPatch};
 use crate::IdSource;
 
 /// The result of a semantic patch.
@@ -24,174 +17,6 @@ pub struct PatchOutcome {
 }
 
 type Step = Result<(), String>;
-
-fn variation_index(flag: &Flag, id: &str) -> Result<usize, String> {
-    flag.variations
-        .iter()
-        .position(|v| v.id == id)
-        .ok_or_else(|| format!("no variation with _id '{id}' in this flag"))
-}
-
-fn resolve_serve(flag: &Flag, input: &ServeInput) -> Result<VariationOrRollout, String> {
-    match (&input.variation_id, &input.rollout_weights) {
-        (Some(id), None) => Ok(VariationOrRollout {
-            variation: Some(variation_index(flag, id)?),
-            rollout: None,
-        }),
-        (None, Some(weights)) => {
-            let mut variations = Vec::with_capacity(weights.len());
-            for (id, weight) in weights {
-                variations.push(WeightedVariation {
-                    variation: variation_index(flag, id)?,
-                    weight: *weight,
-                    untracked: false,
-                });
-            }
-            variations.sort_by_key(|w| w.variation);
-            Ok(VariationOrRollout {
-                variation: None,
-                rollout: Some(Rollout {
-                    variations,
-                    bucket_by: input.rollout_bucket_by.clone(),
-                    context_kind: input.rollout_context_kind.clone(),
-                    seed: None,
-                }),
-            })
-        }
-        _ => Err("needs exactly one of 'variationId' and 'rolloutWeights'".into()),
-    }
-}
-
-use crate::rules::{self, rule_mut};
-
-fn targets_of_kind<'a>(config: &'a mut FlagConfig, kind: &str) -> &'a mut Vec<Target> {
-    if kind == "user" {
-        &mut config.targets
-    } else {
-        &mut config.context_targets
-    }
-}
-
-/// Targets `values` (of context kind `kind`) with `variation`. Linear in the values and the
-/// targets already there: membership is checked through sets, not list scans.
-fn add_targets(config: &mut FlagConfig, values: &[String], variation: usize, kind: &str) -> Step {
-    let list = targets_of_kind(config, kind);
-    let wanted: HashSet<&str> = values.iter().map(String::as_str).collect();
-    for other in list
-        .iter()
-        .filter(|t| t.context_kind == kind && t.variation != variation)
-    {
-        if let Some(value) = other.values.iter().find(|v| wanted.contains(v.as_str())) {
-            return Err(format!(
-                "'{value}' ({kind}) is already targeted by variation {}",
-                other.variation
-            ));
-        }
-    }
-    let index = match list
-        .iter()
-        .position(|t| t.variation == variation && t.context_kind == kind)
-    {
-        Some(index) => index,
-        None => {
-            list.push(Target {
-                values: vec![],
-                variation,
-                context_kind: kind.to_owned(),
-            });
-            list.len() - 1
-        }
-    };
-    let mut present: HashSet<String> = list[index].values.iter().cloned().collect();
-    for value in values {
-        if present.insert(value.clone()) {
-            list[index].values.push(value.clone());
-        }
-    }
-    if list[index].values.is_empty() {
-        list.remove(index);
-    }
-    Ok(())
-}
-
-fn remove_targets(config: &mut FlagConfig, values: &[String], variation: usize, kind: &str) {
-    let list = targets_of_kind(config, kind);
-    for target in list
-        .iter_mut()
-        .filter(|t| t.variation == variation && t.context_kind == kind)
-    {
-        let gone: HashSet<&str> = values.iter().map(String::as_str).collect();
-        target.values.retain(|v| !gone.contains(v.as_str()));
-    }
-    list.retain(|t| !t.values.is_empty());
-}
-
-fn replace_targets(
-    flag: &Flag,
-    config: &mut FlagConfig,
-    targets: &[TargetInput],
-    users_only: bool,
-) -> Step {
-    config.targets.clear();
-    if !users_only {
-        config.context_targets.clear();
-    }
-    for target in targets {
-        let kind = target.context_kind.as_deref().unwrap_or("user");
-        if users_only && kind != "user" {
-            return Err("user targets have context kind 'user'".into());
-        }
-        add_targets(
-            config,
-            &target.values,
-            variation_index(flag, &target.variation_id)?,
-            kind,
-        )?;
-    }
-    Ok(())
-}
-
-/// Where a variation index is used in this flag, if anywhere.
-pub(crate) fn variation_use(flag: &Flag, index: usize) -> Option<String> {
-    if flag.defaults.on_variation == index || flag.defaults.off_variation == index {
-        return Some("the flag's defaults".into());
-    }
-    for (env, config) in &flag.environments {
-        let serves = |s: &VariationOrRollout| {
-            s.variation == Some(index)
-                || s.rollout.as_ref().is_some_and(|r| {
-                    r.variations
-                        .iter()
-                        .any(|w| w.variation == index && w.weight > 0)
-                })
-        };
-        let used = if config.off_variation == Some(index) {
-            Some("the off variation")
-        } else if serves(&config.fallthrough) {
-            Some("the default rule")
-        } else if config.rules.iter().any(|r| {
-            serves(&VariationOrRollout {
-                variation: r.variation,
-                rollout: r.rollout.clone(),
-            })
-        }) {
-            Some("a rule")
-        } else if config
-            .targets
-            .iter()
-            .chain(&config.context_targets)
-            .any(|t| t.variation == index)
-        {
-            Some("individual targets")
-        } else {
-            None
-        };
-        if let Some(what) = used {
-            return Some(format!("{what} in '{env}'"));
-        }
-    }
-    None
-}
 
 /// Removes variation `index` and renumbers every reference to the ones after it.
 fn remove_variation(flag: &mut Flag, index: usize) {
@@ -239,34 +64,6 @@ fn remove_variation(flag: &mut Flag, index: usize) {
     }
 }
 
-fn prerequisite(
-    project: &ProjectFlags,
-    flag: &Flag,
-    key: &str,
-    variation_id: &str,
-) -> Result<Prerequisite, String> {
-    if key == flag.key {
-        return Err("a flag cannot be its own prerequisite".into());
-    }
-    let other = project
-        .get(key)
-        .ok_or_else(|| format!("no flag '{key}' in this project"))?;
-    if other.archived {
-        return Err(format!(
-            "flag '{key}' is archived and cannot be a prerequisite"
-        ));
-    }
-    let variation = other
-        .variation_ids
-        .iter()
-        .position(|id| id == variation_id)
-        .ok_or_else(|| format!("flag '{key}' has no variation with _id '{variation_id}'"))?;
-    Ok(Prerequisite {
-        key: key.to_owned(),
-        variation,
-    })
-}
-
 fn availability_field<'a>(flag: &'a mut Flag, value: &str) -> Result<&'a mut bool, String> {
     match value {
         "usingMobileKey" => Ok(&mut flag.client_side_availability.using_mobile_key),
@@ -277,223 +74,6 @@ fn availability_field<'a>(flag: &'a mut Flag, value: &str) -> Result<&'a mut boo
     }
 }
 
-fn variation_with_value(flag: &Flag, value: &Value) -> Result<usize, String> {
-    flag.variations
-        .iter()
-        .position(|v| super::validate::same_value(&v.value, value))
-        .ok_or_else(|| format!("no variation has the value {value}"))
-}
-
-/// Applies one environment-scoped instruction to `env`'s configuration of `flag`.
-fn apply_in_environment(
-    flag: &mut Flag,
-    env: &str,
-    instruction: &Instruction,
-    ids: &mut dyn IdSource,
-    project: &ProjectFlags,
-) -> Step {
-    use Instruction::*;
-    let snapshot = flag.clone();
-    let config = flag
-        .environments
-        .get_mut(env)
-        .ok_or_else(|| format!("environment '{env}' does not exist in this project"))?;
-    let index_of = |id: &str| variation_index(&snapshot, id);
-    let new_rule = |ids: &mut dyn IdSource,
-                    clauses: &[ClauseInput],
-                    serve: VariationOrRollout,
-                    description: Option<String>,
-                    track: bool| Rule {
-        id: ids.uuid(),
-        clauses: rules::clauses_from(clauses, ids),
-        track_events: track,
-        variation: serve.variation,
-        rollout: serve.rollout,
-        description,
-        disabled: false,
-    };
-    match instruction {
-        TurnFlagOn => config.on = true,
-        TurnFlagOff => config.on = false,
-        AddTargets {
-            values,
-            variation_id,
-            context_kind,
-        } => {
-            add_targets(
-                config,
-                values,
-                index_of(variation_id)?,
-                context_kind.as_deref().unwrap_or("user"),
-            )?;
-        }
-        RemoveTargets {
-            values,
-            variation_id,
-            context_kind,
-        } => {
-            remove_targets(
-                config,
-                values,
-                index_of(variation_id)?,
-                context_kind.as_deref().unwrap_or("user"),
-            );
-        }
-        AddUserTargets {
-            values,
-            variation_id,
-        } => add_targets(config, values, index_of(variation_id)?, "user")?,
-        RemoveUserTargets {
-            values,
-            variation_id,
-        } => remove_targets(config, values, index_of(variation_id)?, "user"),
-        ReplaceTargets { targets } => replace_targets(&snapshot, config, targets, false)?,
-        ReplaceUserTargets { targets } => replace_targets(&snapshot, config, targets, true)?,
-        ClearTargets { variation_id } => {
-            let variation = index_of(variation_id)?;
-            config.targets.retain(|t| t.variation != variation);
-            config.context_targets.retain(|t| t.variation != variation);
-        }
-        ClearUserTargets { variation_id } => {
-            let variation = index_of(variation_id)?;
-            config.targets.retain(|t| t.variation != variation);
-        }
-        AddRule {
-            clauses,
-            before_rule_id,
-            serve,
-            description,
-            track_events,
-        } => {
-            let serve = resolve_serve(&snapshot, serve)?;
-            let rule = new_rule(
-                ids,
-                clauses,
-                serve,
-                description.clone(),
-                track_events.unwrap_or(false),
-            );
-            match before_rule_id {
-                Some(before) => {
-                    let position = config
-                        .rules
-                        .iter()
-                        .position(|r| &r.id == before)
-                        .ok_or_else(|| format!("no rule with _id '{before}'"))?;
-                    config.rules.insert(position, rule);
-                }
-                None => config.rules.push(rule),
-            }
-        }
-        RemoveRule { rule_id } => rules::remove_rule(&mut config.rules, rule_id),
-        ReorderRules { rule_ids } => rules::reorder_rules(&mut config.rules, rule_ids)?,
-        ReplaceRules { rules: inputs } => {
-            let mut replaced = Vec::with_capacity(inputs.len());
-            for (i, input) in inputs.iter().enumerate() {
-                let serve = resolve_serve(&snapshot, &input.serve)
-                    .map_err(|e| format!("rules[{i}]: {e}"))?;
-                replaced.push(new_rule(
-                    ids,
-                    &input.clauses,
-                    serve,
-                    input.description.clone(),
-                    input.track_events,
-                ));
-            }
-            config.rules = replaced;
-        }
-        UpdateRuleDescription {
-            rule_id,
-            description,
-        } => rule_mut(&mut config.rules, rule_id)?.description = Some(description.clone()),
-        UpdateRuleTrackEvents {
-            rule_id,
-            track_events,
-        } => rule_mut(&mut config.rules, rule_id)?.track_events = *track_events,
-        UpdateRuleVariationOrRollout { rule_id, serve } => {
-            let serve = resolve_serve(&snapshot, serve)?;
-            let rule = rule_mut(&mut config.rules, rule_id)?;
-            rule.variation = serve.variation;
-            rule.rollout = serve.rollout;
-        }
-        AddClauses { rule_id, clauses } => {
-            rules::add_clauses(&mut config.rules, rule_id, clauses, ids)?
-        }
-        RemoveClauses {
-            rule_id,
-            clause_ids,
-        } => rules::remove_clauses(&mut config.rules, rule_id, clause_ids)?,
-        UpdateClause {
-            rule_id,
-            clause_id,
-            clause,
-        } => rules::update_clause(&mut config.rules, rule_id, clause_id, clause)?,
-        AddValuesToClause {
-            rule_id,
-            clause_id,
-            values,
-        } => {
-            rules::add_clause_values(&mut config.rules, rule_id, clause_id, values)?;
-        }
-        RemoveValuesFromClause {
-            rule_id,
-            clause_id,
-            values,
-        } => {
-            rules::remove_clause_values(&mut config.rules, rule_id, clause_id, values)?;
-        }
-        UpdateFallthroughVariationOrRollout { serve } => {
-            config.fallthrough = resolve_serve(&snapshot, serve)?;
-        }
-        UpdateOffVariation { variation_id } => config.off_variation = Some(index_of(variation_id)?),
-        AddPrerequisite { key, variation_id } => {
-            let new = prerequisite(project, &snapshot, key, variation_id)?;
-            match config.prerequisites.iter().find(|p| &p.key == key) {
-                Some(existing) if existing.variation == new.variation => {}
-                Some(_) => return Err(format!("'{key}' is already a prerequisite; use updatePrerequisite to change its variation")),
-                None => config.prerequisites.push(new),
-            }
-        }
-        RemovePrerequisite { key } => config.prerequisites.retain(|p| &p.key != key),
-        UpdatePrerequisite { key, variation_id } => {
-            let new = prerequisite(project, &snapshot, key, variation_id)?;
-            let existing = config
-                .prerequisites
-                .iter_mut()
-                .find(|p| &p.key == key)
-                .ok_or_else(|| format!("'{key}' is not a prerequisite"))?;
-            existing.variation = new.variation;
-        }
-        ReplacePrerequisites { prerequisites } => {
-            let mut replaced = Vec::with_capacity(prerequisites.len());
-            for input in prerequisites {
-                if replaced.iter().any(|p: &Prerequisite| p.key == input.key) {
-                    return Err(format!("'{}' is listed twice", input.key));
-                }
-                replaced.push(prerequisite(
-                    project,
-                    &snapshot,
-                    &input.key,
-                    &input.variation_id,
-                )?);
-            }
-            config.prerequisites = replaced;
-        }
-        UpdateTrackEvents { track_events } => {
-            config.track_events = *track_events;
-            config
-                .rules
-                .iter_mut()
-                .for_each(|r| r.track_events = *track_events);
-        }
-        UpdateTrackEventsFallthrough { track_events } => {
-            config.track_events_fallthrough = *track_events
-        }
-        other => return Err(format!("'{}' does not act on an environment", other.kind())),
-    }
-    Ok(())
-}
-
 /// Applies one flag-wide instruction.
 fn apply_to_flag(
     flag: &mut Flag,
@@ -502,6 +82,55 @@ fn apply_to_flag(
     project: &ProjectFlags,
     delete: &mut bool,
 ) -> Step {
+    use Instruction::*;
+    if apply_to_variations(flag, instruction, ids, project)?
+        || apply_to_custom_properties(flag, instruction)?
+    {
+        return Ok(());
+    }
+    match instruction {
+        UpdateName { value } => flag.name = value.clone(),
+        UpdateDescription { value } => flag.description = value.clone(),
+        AddTags { values } => flag.tags.extend(values.iter().cloned()),
+        RemoveTags { values } => flag.tags.retain(|t| !values.contains(t)),
+        MakeFlagPermanent => flag.temporary = false,
+        MakeFlagTemporary => flag.temporary = true,
+        UpdateMaintainerMember { value } => {
+            flag.maintainer_id = Some(value.clone());
+            flag.maintainer_team_key = None;
+        }
+        UpdateMaintainerTeam { value } => {
+            flag.maintainer_team_key = Some(value.clone());
+            flag.maintainer_id = None;
+        }
+        RemoveMaintainer => {
+            flag.maintainer_id = None;
+            flag.maintainer_team_key = None;
+        }
+        TurnOnClientSideAvailability { value } => *availability_field(flag, value)? = true,
+        TurnOffClientSideAvailability { value } => *availability_field(flag, value)? = false,
+        ArchiveFlag | RestoreFlag => {
+            let archived = matches!(instruction, ArchiveFlag);
+            flag.archived = archived;
+            flag.environments
+                .values_mut()
+                .for_each(|c| c.archived = archived);
+        }
+        DeprecateFlag => flag.deprecated = true,
+        RestoreDeprecatedFlag => flag.deprecated = false,
+        DeleteFlag => *delete = true,
+        other => return Err(format!("'{}' needs an environment", other.kind())),
+    }
+    Ok(())
+}
+
+/// A flag's variations and the defaults of new environments: `Ok(false)` for an instruction of another group.
+fn apply_to_variations(
+    flag: &mut Flag,
+    instruction: &Instruction,
+    ids: &mut dyn IdSource,
+    project: &ProjectFlags,
+) -> Result<bool, String> {
     use Instruction::*;
     match instruction {
         AddVariation {
@@ -567,12 +196,15 @@ fn apply_to_flag(
                 flag.defaults.off_variation = variation_with_value(flag, value)?;
             }
         }
-        UpdateName { value } => flag.name = value.clone(),
-        UpdateDescription { value } => flag.description = value.clone(),
-        AddTags { values } => flag.tags.extend(values.iter().cloned()),
-        RemoveTags { values } => flag.tags.retain(|t| !values.contains(t)),
-        MakeFlagPermanent => flag.temporary = false,
-        MakeFlagTemporary => flag.temporary = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Custom properties: `Ok(false)` for an instruction of another group.
+fn apply_to_custom_properties(flag: &mut Flag, instruction: &Instruction) -> Result<bool, String> {
+    use Instruction::*;
+    match instruction {
         AddCustomProperties { key, name, values } => {
             let property = flag
                 .custom_properties
@@ -605,33 +237,9 @@ fn apply_to_flag(
                 }
             }
         }
-        UpdateMaintainerMember { value } => {
-            flag.maintainer_id = Some(value.clone());
-            flag.maintainer_team_key = None;
-        }
-        UpdateMaintainerTeam { value } => {
-            flag.maintainer_team_key = Some(value.clone());
-            flag.maintainer_id = None;
-        }
-        RemoveMaintainer => {
-            flag.maintainer_id = None;
-            flag.maintainer_team_key = None;
-        }
-        TurnOnClientSideAvailability { value } => *availability_field(flag, value)? = true,
-        TurnOffClientSideAvailability { value } => *availability_field(flag, value)? = false,
-        ArchiveFlag | RestoreFlag => {
-            let archived = matches!(instruction, ArchiveFlag);
-            flag.archived = archived;
-            flag.environments
-                .values_mut()
-                .for_each(|c| c.archived = archived);
-        }
-        DeprecateFlag => flag.deprecated = true,
-        RestoreDeprecatedFlag => flag.deprecated = false,
-        DeleteFlag => *delete = true,
-        other => return Err(format!("'{}' needs an environment", other.kind())),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 impl Flag {

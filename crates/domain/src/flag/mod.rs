@@ -4,9 +4,11 @@ mod config;
 mod copy;
 mod create;
 mod document;
+mod in_environment;
 mod instructions;
 mod model;
 mod project;
+mod serve;
 mod status;
 mod validate;
 

@@ -236,7 +236,6 @@ impl Flag {
         errors: &mut Vec<FieldError>,
     ) {
         let count = self.variations.len();
-        let mut targeted: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         let values: usize = (config.targets.iter())
             .chain(&config.context_targets)
             .map(|t| t.values.len())
@@ -266,31 +265,7 @@ impl Flag {
                 ),
             ));
         }
-        for &(list, targets) in lists {
-            for (i, target) in targets.iter().enumerate() {
-                if target.variation >= count {
-                    errors.push(FieldError::new(
-                        format!("{at}.{list}[{i}].variation"),
-                        "is not a variation index",
-                    ));
-                }
-                for value in &target.values {
-                    let previous = targeted.insert(
-                        (target.context_kind.as_str(), value.as_str()),
-                        target.variation,
-                    );
-                    if previous.is_some_and(|v| v != target.variation) {
-                        errors.push(FieldError::new(
-                            format!("{at}.{list}[{i}].values"),
-                            format!(
-                                "'{value}' ({}) is already targeted by another variation",
-                                target.context_kind
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
+        validate_targets(at, lists, count, errors);
         for (i, rule) in config.rules.iter().enumerate() {
             let serve = VariationOrRollout {
                 variation: rule.variation,
@@ -406,6 +381,42 @@ pub(crate) fn validate_maintainer(
             ));
         } else if let Err(e) = crate::key::TeamKey::parse(team) {
             errors.push(FieldError::new("maintainerTeamKey", e.to_string()));
+        }
+    }
+}
+
+/// Individual targets: each serves a variation that exists, and no context is targeted by two
+/// variations.
+fn validate_targets(
+    at: &str,
+    lists: &[(&str, &Vec<Target>)],
+    count: usize,
+    errors: &mut Vec<FieldError>,
+) {
+    let mut targeted: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for &(list, targets) in lists {
+        for (i, target) in targets.iter().enumerate() {
+            if target.variation >= count {
+                errors.push(FieldError::new(
+                    format!("{at}.{list}[{i}].variation"),
+                    "is not a variation index",
+                ));
+            }
+            for value in &target.values {
+                let previous = targeted.insert(
+                    (target.context_kind.as_str(), value.as_str()),
+                    target.variation,
+                );
+                if previous.is_some_and(|v| v != target.variation) {
+                    errors.push(FieldError::new(
+                        format!("{at}.{list}[{i}].values"),
+                        format!(
+                            "'{value}' ({}) is already targeted by another variation",
+                            target.context_kind
+                        ),
+                    ));
+                }
+            }
         }
     }
 }

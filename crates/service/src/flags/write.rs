@@ -385,7 +385,8 @@ impl Service {
 
     /// Applies one change to `current` (the flag `held` as the changes before this one left
     /// it), and makes its audit entry (appended with the batch's; for a delete, deletes it). The
-    /// flag itself is saved by the caller with the batch's (`writes`).
+    /// flag itself is saved by the caller with the batch's (`writes`). In steps: apply, authorize,
+    /// check the project's rules, find the maintainers, record.
     pub(super) fn change_flag(
         &self,
         repo: &mut dyn Repository,
@@ -401,12 +402,48 @@ impl Service {
             expected,
             ..
         } = request;
-        let key = held.key.as_str();
         let flag = &current.flag;
         if let Some(expected) = expected {
             expected.check(flag)?;
         }
-        let maintainers = &current.maintainers;
+        let applied = self.apply_change(repo, project, current, change, writes)?;
+        // Decided before anything of this change is written: a refusal leaves the flag, and
+        // the other changes of the batch, as they were.
+        let requests = authorize_change(caller, &project.key, flag, &applied, change)?;
+        check_project_rules(repo, project, flag, &applied, change, writes)?;
+        let next_maintainers = next_maintainers(repo, current, &applied.next, change)?;
+        self.record_change(
+            repo,
+            project,
+            held,
+            caller,
+            current,
+            (&applied, &next_maintainers),
+            (change, requests),
+            writes,
+        )?;
+        let view = FlagView {
+            flag: applied.next,
+            maintainers: next_maintainers,
+        };
+        Ok(if applied.delete {
+            FlagChanged::Deleted(view)
+        } else {
+            FlagChanged::To(view)
+        })
+    }
+
+    /// The flag as `change` leaves it. A change that reads the project's other flags first saves
+    /// the batch's flags changed before it, so that it reads them as changed.
+    fn apply_change(
+        &self,
+        repo: &mut dyn Repository,
+        project: &FlagProject,
+        current: &FlagView,
+        change: &FlagChange,
+        writes: &mut BatchWrites,
+    ) -> ServiceResult<AppliedChange> {
+        let (flag, maintainers) = (&current.flag, &current.maintainers);
         let now = self.now();
         let involves_others = match change {
             FlagChange::Semantic(patch) => {
@@ -414,110 +451,58 @@ impl Service {
             }
             FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => false,
         };
-        let mut others = if involves_others {
+        let others = if involves_others {
             writes.save_flags(repo, &project.id)?;
             project_flags(repo, &project.key, &project.id, &flag.key)?
         } else {
             ProjectFlags::default()
         };
         let (next, delete) = match change {
-            FlagChange::JsonPatch(patch) => (
-                flag.apply_patch_as_shown(
-                    &self.shown.flag_document(&project.key, flag, maintainers),
-                    &patch.operations,
-                    now,
-                    &mut RandomIds,
-                )?,
-                false,
-            ),
+            FlagChange::JsonPatch(patch) => {
+                let shown = self.shown.flag_document(&project.key, flag, maintainers);
+                let next =
+                    flag.apply_patch_as_shown(&shown, &patch.operations, now, &mut RandomIds)?;
+                (next, false)
+            }
             FlagChange::MergePatch { merge, .. } => {
                 let shown = self.shown.flag_document(&project.key, flag, maintainers);
-                (
-                    flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?,
-                    false,
-                )
+                let next = flag.apply_merge_as_shown(&shown, merge, now, &mut RandomIds)?;
+                (next, false)
             }
             FlagChange::Semantic(patch) => {
                 let outcome = flag.apply_instructions(patch, now, &mut RandomIds, &others)?;
                 (outcome.flag, outcome.delete)
             }
         };
-        // Decided before anything of this change is written: a refusal leaves the flag, and
-        // the other changes of the batch, as they were.
-        let project_resource = Resource::project(&project.key);
-        let flag_wide = project_resource
-            .clone()
-            .environment("*")
-            .flag(key)
-            .with_tags(&flag.tags);
-        let requests = if delete {
-            vec![Request::new("deleteFlag", flag_wide.clone())]
-        } else {
-            domain::audit::flag_requests(&project_resource, flag, &next)
-        };
-        let mut decided = requests.clone();
-        // What each instruction asks for is decided too, whether it changed anything or not.
-        if let FlagChange::Semantic(patch) = change {
-            let in_environment = project_resource
-                .clone()
-                .environment(patch.environment_key.as_deref().unwrap_or("*"))
-                .flag(key)
-                .with_tags(&flag.tags);
-            for instruction in &patch.instructions {
-                let resource = if instruction.is_environment_scoped() {
-                    &in_environment
-                } else {
-                    &flag_wide
-                };
-                decided.push(Request::new(instruction.action(), resource.clone()));
-            }
-        }
-        caller.require_all(&in_every_environment(&decided, flag))?;
-        if !involves_others && next.needs_project_check(flag) {
-            writes.save_flags(repo, &project.id)?;
-            others = project_flags(repo, &project.key, &project.id, &flag.key)?;
-            next.validate_in_project(flag, &others)
-                .map_err(ServiceError::patched_flag)?;
-        }
-        if !matches!(change, FlagChange::Semantic(_)) {
-            next.check_variation_moves(flag)?;
-        }
-        if let Some(missing) =
-            crate::segments::missing_segments(repo, &project.id, Some(flag), &next)?
-        {
-            return Err(match change {
-                FlagChange::Semantic(_) => ServiceError::invalid(missing),
-                FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => {
-                    ServiceError::PatchFailed(missing.into())
-                }
-            });
-        }
+        Ok(AppliedChange {
+            next,
+            delete,
+            project_checked: involves_others,
+        })
+    }
+
+    /// Deletes the flag, or records its change, as one audit entry appended with the batch's.
+    #[allow(clippy::too_many_arguments)]
+    fn record_change(
+        &self,
+        repo: &mut dyn Repository,
+        project: &FlagProject,
+        held: &Locked<Flag>,
+        caller: &Caller,
+        current: &FlagView,
+        (applied, next_maintainers): (&AppliedChange, &Maintainers),
+        (change, requests): (&FlagChange, Vec<Request>),
+        writes: &mut BatchWrites,
+    ) -> ServiceResult<()> {
+        let (flag, maintainers, next) = (&current.flag, &current.maintainers, &applied.next);
+        let key = held.key.as_str();
+        let flag_wide = flag_wide(&project.key, key, &flag.tags);
         let (comment, delta) = match change {
             FlagChange::JsonPatch(patch) => (patch.comment.clone(), json(&patch.operations)),
             FlagChange::MergePatch { comment, merge } => (comment.clone(), Some(merge.clone())),
             FlagChange::Semantic(patch) => (patch.comment.clone(), Some(semantic_delta(patch))),
         };
-        let next_maintainers = if next.maintainer_id == flag.maintainer_id
-            && next.maintainer_team_key == flag.maintainer_team_key
-        {
-            maintainers.clone()
-        } else {
-            let next_maintainers = maintainers_of(repo, &next)?;
-            if next.maintainer_team_key != flag.maintainer_team_key {
-                check_maintaining_team(&next, &next_maintainers).map_err(
-                    |reason| match change {
-                        FlagChange::Semantic(_) => {
-                            ValidationError::single("maintainerTeamKey", reason).into()
-                        }
-                        _ => {
-                            ServiceError::PatchFailed(format!("maintainerTeamKey: {reason}").into())
-                        }
-                    },
-                )?;
-            }
-            next_maintainers
-        };
-        if delete {
+        if applied.delete {
             writes.save_flags(repo, &project.id)?;
             refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
             repo.delete_flag(&project.id, held)?;
@@ -536,24 +521,122 @@ impl Service {
                 .delta(delta)
                 .shown_versions(
                     Some(self.shown.flag(&project.key, flag, maintainers)),
-                    Some(self.shown.flag(&project.key, &next, &next_maintainers)),
+                    Some(self.shown.flag(&project.key, next, next_maintainers)),
                 );
             let accesses = domain::audit::accesses_of(&requests);
             audit.resources = resources_of(&accesses);
-            audit.verb = switch_verb(flag, &next, &accesses);
+            audit.verb = switch_verb(flag, next, &accesses);
             audit.accesses = requests;
             self.audit_later(repo, caller, audit, &mut writes.audits)?;
         }
-        Ok(if delete {
-            FlagChanged::Deleted(FlagView {
-                flag: next,
-                maintainers: next_maintainers,
-            })
-        } else {
-            FlagChanged::To(FlagView {
-                flag: next,
-                maintainers: next_maintainers,
-            })
-        })
+        Ok(())
     }
+}
+
+/// A change applied to a flag, not yet checked against the project or stored.
+struct AppliedChange {
+    next: Flag,
+    /// A `deleteFlag` instruction asked to delete it.
+    delete: bool,
+    /// The project's rules were checked while applying (an instruction read the other flags).
+    project_checked: bool,
+}
+
+/// The resource of a flag in every environment of its project.
+fn flag_wide(project_key: &str, key: &str, tags: &[String]) -> Resource {
+    Resource::project(project_key)
+        .environment("*")
+        .flag(key)
+        .with_tags(tags)
+}
+
+/// Asks the caller's permission for everything the change does, and for what each semantic
+/// instruction asks for, whether it changed anything or not; the requests of what it does,
+/// for its audit entry.
+fn authorize_change(
+    caller: &Caller,
+    project_key: &str,
+    flag: &Flag,
+    applied: &AppliedChange,
+    change: &FlagChange,
+) -> ServiceResult<Vec<Request>> {
+    let project_resource = Resource::project(project_key);
+    let flag_wide = flag_wide(project_key, &flag.key, &flag.tags);
+    let requests = if applied.delete {
+        vec![Request::new("deleteFlag", flag_wide.clone())]
+    } else {
+        domain::audit::flag_requests(&project_resource, flag, &applied.next)
+    };
+    let mut decided = requests.clone();
+    if let FlagChange::Semantic(patch) = change {
+        let in_environment = project_resource
+            .environment(patch.environment_key.as_deref().unwrap_or("*"))
+            .flag(&flag.key)
+            .with_tags(&flag.tags);
+        for instruction in &patch.instructions {
+            let resource = if instruction.is_environment_scoped() {
+                &in_environment
+            } else {
+                &flag_wide
+            };
+            decided.push(Request::new(instruction.action(), resource.clone()));
+        }
+    }
+    caller.require_all(&in_every_environment(&decided, flag))?;
+    Ok(requests)
+}
+
+/// The project's rules (prerequisites, variations in use, segments that exist), in the error
+/// form of the change's kind.
+fn check_project_rules(
+    repo: &mut dyn Repository,
+    project: &FlagProject,
+    flag: &Flag,
+    applied: &AppliedChange,
+    change: &FlagChange,
+    writes: &mut BatchWrites,
+) -> ServiceResult<()> {
+    let next = &applied.next;
+    if !applied.project_checked && next.needs_project_check(flag) {
+        writes.save_flags(repo, &project.id)?;
+        let others = project_flags(repo, &project.key, &project.id, &flag.key)?;
+        next.validate_in_project(flag, &others)
+            .map_err(ServiceError::patched_flag)?;
+    }
+    if !matches!(change, FlagChange::Semantic(_)) {
+        next.check_variation_moves(flag)?;
+    }
+    if let Some(missing) = crate::segments::missing_segments(repo, &project.id, Some(flag), next)? {
+        return Err(match change {
+            FlagChange::Semantic(_) => ServiceError::invalid(missing),
+            FlagChange::JsonPatch(_) | FlagChange::MergePatch { .. } => {
+                ServiceError::PatchFailed(missing.into())
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Who maintains the flag after the change (read again only when it changed), checked when a
+/// team newly maintains it.
+fn next_maintainers(
+    repo: &mut dyn Repository,
+    current: &FlagView,
+    next: &Flag,
+    change: &FlagChange,
+) -> ServiceResult<Maintainers> {
+    let flag = &current.flag;
+    if next.maintainer_id == flag.maintainer_id
+        && next.maintainer_team_key == flag.maintainer_team_key
+    {
+        return Ok(current.maintainers.clone());
+    }
+    let next_maintainers = maintainers_of(repo, next)?;
+    if next.maintainer_team_key != flag.maintainer_team_key {
+        check_maintaining_team(next, &next_maintainers).map_err(|reason| match change {
+            FlagChange::Semantic(_) => ValidationError::single("maintainerTeamKey", reason).into(),
+            _ => ServiceError::PatchFailed(format!("maintainerTeamKey: {reason}").into()),
+        })?;
+    }
+    Ok(next_maintainers)
 }

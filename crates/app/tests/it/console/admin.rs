@@ -203,11 +203,18 @@ async fn deleting_the_sessions_own_token_ends_the_session(backend: Backend) {
     assert_eq!((after.status, after.header("location")), (303, "/sign-in"));
 }
 
-async fn segments_are_listed_per_environment_with_their_targets_rules_and_flags(backend: Backend) {
-    let c = console(backend).await;
-    let reader = shop(&c.app).await;
+/// Segment `beta` of shop's production, with a target and a rule, in a rule of `dark-mode`.
+async fn beta_segment_in_a_rule_of_dark_mode<S, B>(app: &S)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
     let (status, body) = api(
-        &c.app,
+        app,
         TestRequest::post()
             .uri("/api/v2/segments/shop/production")
             .set_json(json!({"key": "beta", "name": "Beta testers", "tags": ["qa"]})),
@@ -215,7 +222,7 @@ async fn segments_are_listed_per_environment_with_their_targets_rules_and_flags(
     .await;
     assert_eq!(status, 201, "{body}");
     let (status, body) = api(
-        &c.app,
+        app,
         TestRequest::patch()
             .uri("/api/v2/segments/shop/production/beta")
             .set_json(json!([
@@ -228,7 +235,7 @@ async fn segments_are_listed_per_environment_with_their_targets_rules_and_flags(
     .await;
     assert_eq!(status, 200, "{body}");
     let (status, body) = api(
-        &c.app,
+        app,
         TestRequest::patch()
             .uri("/api/v2/flags/shop/dark-mode")
             .set_json(json!([{"op": "add", "path": "/environments/production/rules/0", "value": {
@@ -238,6 +245,12 @@ async fn segments_are_listed_per_environment_with_their_targets_rules_and_flags(
     )
     .await;
     assert_eq!(status, 200, "{body}");
+}
+
+async fn segments_are_listed_per_environment_with_their_targets_rules_and_flags(backend: Backend) {
+    let c = console(backend).await;
+    let reader = shop(&c.app).await;
+    beta_segment_in_a_rule_of_dark_mode(&c.app).await;
     let session = sign_in(&c.app, &reader).await;
     let projects = visit(&c.app, "/projects", &session).await;
     assert!(projects

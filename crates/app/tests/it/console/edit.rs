@@ -1,5 +1,6 @@
 //! Changing a flag from its console page, on both stores: settings, what an environment
-//! serves, archiving and restoring, copying a configuration; stale forms and other roles.
+//! serves, archiving and restoring, copying a configuration; stale forms and other roles. The
+//! rules an environment sets for changes (a comment, a confirmation) are in `change_rules`.
 
 use actix_web::test::TestRequest;
 use serde_json::{json, Value};
@@ -7,10 +8,10 @@ use serde_json::{json, Value};
 use super::{api, console, field, form, get, shop, sign_in, visit, with_session, Page};
 use crate::common::{Backend, OWNER};
 
-const FLAG_PAGE: &str = "/projects/shop/flags/dark-mode";
+pub(super) const FLAG_PAGE: &str = "/projects/shop/flags/dark-mode";
 
 /// The flag as the API reports it.
-async fn flag_of<S, B>(app: &S) -> Value
+pub(super) async fn flag_of<S, B>(app: &S) -> Value
 where
     S: actix_web::dev::Service<
         actix_http::Request,
@@ -33,7 +34,7 @@ fn settings_fields(page: &Page) -> (String, String) {
 }
 
 /// POSTs `body` to the flag page's form at `rest` in `session`.
-async fn post<S, B>(app: &S, session: &str, rest: &str, body: &str) -> Page
+pub(super) async fn post<S, B>(app: &S, session: &str, rest: &str, body: &str) -> Page
 where
     S: actix_web::dev::Service<
         actix_http::Request,
@@ -369,153 +370,6 @@ async fn a_reader_cannot_change_the_flag_from_its_page(backend: Backend) {
     assert_eq!(flag_of(&c.app).await["name"], "Dark mode");
 }
 
-async fn an_environments_rules_ask_for_a_comment_and_a_confirmation(backend: Backend) {
-    let c = console(backend).await;
-    shop(&c.app).await;
-    let (status, body) = api(
-        &c.app,
-        TestRequest::patch()
-            .uri("/api/v2/projects/shop/environments/test")
-            .set_json(json!([
-                {"op": "replace", "path": "/requireComments", "value": true},
-                {"op": "replace", "path": "/confirmChanges", "value": true}
-            ])),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let session = sign_in(&c.app, OWNER).await;
-    let list = visit(&c.app, "/projects/shop/flags", &session).await;
-    assert!(
-        list.body
-            .contains("hx-confirm=\"Test asks to confirm every change (it also requires a comment: the field above the switches). Turn Dark mode on there?\""),
-        "{}",
-        list.body
-    );
-    assert!(list.body.contains("required in Test"), "{}", list.body);
-    let csrf = field(&list.body, "switch-9-dark-mode.test", "csrf");
-    let version = field(&list.body, "switch-9-dark-mode.test", "version");
-    let switch = |body: String, htmx: bool| {
-        let mut req = with_session(
-            form(&format!("{FLAG_PAGE}/environments/test/targeting"), &body),
-            &session,
-        );
-        if htmx {
-            req = req.insert_header(("hx-request", "true"));
-        }
-        req
-    };
-    // From the list (htmx, after its dialog) without a comment: refused, in the switch's place.
-    let bare = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=true&version={version}&confirmed=true"),
-            true,
-        ),
-    )
-    .await;
-    assert_eq!(bare.status, 200);
-    assert!(
-        bare.body.contains("Test requires a comment"),
-        "{}",
-        bare.body
-    );
-    // Without JavaScript, unconfirmed: a confirmation page, which sends it confirmed.
-    let unconfirmed = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=true&version={version}&comment=why"),
-            false,
-        ),
-    )
-    .await;
-    assert_eq!(unconfirmed.status, 200, "{}", unconfirmed.body);
-    assert!(
-        unconfirmed.body.contains("Confirm the change"),
-        "{}",
-        unconfirmed.body
-    );
-    assert!(unconfirmed
-        .body
-        .contains(r#"name="confirmed" value="true""#));
-    assert!(
-        unconfirmed.body.contains(r#"value="why" required"#),
-        "{}",
-        unconfirmed.body
-    );
-    assert_eq!(
-        flag_of(&c.app).await["environments"]["test"]["on"],
-        false,
-        "nothing changed yet"
-    );
-    let confirmed = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=true&version={version}&comment=why&confirmed=true"),
-            false,
-        ),
-    )
-    .await;
-    assert_eq!(confirmed.status, 303, "{}", confirmed.body);
-    let flag = flag_of(&c.app).await;
-    assert_eq!(flag["environments"]["test"]["on"], true);
-    // The serving form: confirmed and with a comment, or refused.
-    let id = |i: usize| flag["variations"][i]["_id"].as_str().unwrap().to_owned();
-    let version = flag["environments"]["test"]["version"].to_string();
-    let serving = |extra: &str| {
-        format!(
-            "csrf={csrf}&version={version}&off={}&off_was={}{extra}",
-            id(0),
-            id(1)
-        )
-    };
-    for (extra, reason) in [
-        ("&comment=x", "Changes in Test must be confirmed"),
-        ("&confirmed=true", "Test requires a comment"),
-    ] {
-        let refused = post(
-            &c.app,
-            &session,
-            "environments/test/serving",
-            &serving(extra),
-        )
-        .await;
-        assert_eq!(refused.status, 400, "{extra}: {}", refused.body);
-        assert!(refused.body.contains(reason), "{extra}: {}", refused.body);
-    }
-    let page = visit(&c.app, FLAG_PAGE, &session).await;
-    assert!(
-        page.body.contains(
-            r#"id="serving-confirmed-test" type="checkbox" name="confirmed" value="true" required"#
-        ),
-        "{}",
-        page.body
-    );
-    let saved = post(
-        &c.app,
-        &session,
-        "environments/test/serving",
-        &serving("&comment=x&confirmed=true"),
-    )
-    .await;
-    assert_eq!(saved.status, 303, "{}", saved.body);
-    assert_eq!(
-        flag_of(&c.app).await["environments"]["test"]["offVariation"],
-        0
-    );
-    // Copying onto it needs a comment too.
-    let flag = flag_of(&c.app).await;
-    let copy = format!(
-        "csrf={csrf}&from=production&to=test&version.production={}&version.test={}&confirmed=true",
-        flag["environments"]["production"]["version"], flag["environments"]["test"]["version"]
-    );
-    let refused = post(&c.app, &session, "copy", &copy).await;
-    assert_eq!(refused.status, 400, "{}", refused.body);
-    assert!(refused.body.contains("Test requires a comment"));
-    let copied = post(&c.app, &session, "copy", &format!("{copy}&comment=reset")).await;
-    assert_eq!(copied.status, 303, "{}", copied.body);
-    assert_eq!(flag_of(&c.app).await["environments"]["test"]["on"], false);
-}
-
 async fn a_settings_form_changes_only_what_was_changed_in_it(backend: Backend) {
     let c = console(backend).await;
     shop(&c.app).await;
@@ -679,168 +533,6 @@ async fn forms_that_change_nothing_say_so_and_their_addresses_lead_back(backend:
     );
 }
 
-async fn the_rules_hold_for_every_way_a_flag_changes(backend: Backend) {
-    let c = console(backend).await;
-    shop(&c.app).await;
-    // Staging requires a comment, and asks for no confirmation.
-    let (status, body) = api(
-        &c.app,
-        TestRequest::post()
-            .uri("/api/v2/projects/shop/environments")
-            .set_json(json!({"key": "staging", "name": "Staging", "color": "0000ff", "requireComments": true})),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let session = sign_in(&c.app, OWNER).await;
-    let page = visit(&c.app, FLAG_PAGE, &session).await;
-    let form_id = "switch-9-dark-mode.staging";
-    let csrf = field(&page.body, form_id, "csrf");
-    let version = field(&page.body, form_id, "version");
-    assert_eq!(field(&page.body, form_id, "from"), "flag");
-    let switch = |body: String, htmx: bool| {
-        let mut req = with_session(
-            form(
-                &format!("{FLAG_PAGE}/environments/staging/targeting"),
-                &body,
-            ),
-            &session,
-        );
-        if htmx {
-            req = req.insert_header(("hx-request", "true"));
-        }
-        req
-    };
-    // Without JavaScript and without a comment: a page that asks for it, and goes back where
-    // the switch was.
-    let asked = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=true&version={version}&from=flag"),
-            false,
-        ),
-    )
-    .await;
-    assert_eq!(asked.status, 200, "{}", asked.body);
-    assert!(
-        asked.body.contains("Comment on the change"),
-        "{}",
-        asked.body
-    );
-    assert!(asked.body.contains("Staging requires a comment"));
-    assert!(asked.body.contains(r#"name="from" value="flag""#));
-    assert_eq!(
-        flag_of(&c.app).await["environments"]["staging"]["on"],
-        false
-    );
-    let done = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=true&version={version}&from=flag&comment=why&confirmed=true"),
-            false,
-        ),
-    )
-    .await;
-    assert_eq!((done.status, done.header("location")), (303, FLAG_PAGE));
-    assert_eq!(flag_of(&c.app).await["environments"]["staging"]["on"], true);
-    // A comment of invisible characters is none; one that says something empties the page's
-    // comment field with the new switch (it went with this change).
-    let version = flag_of(&c.app).await["environments"]["staging"]["version"].to_string();
-    let invisible = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=false&version={version}&comment=%E2%80%8B%E3%85%A4+%C2%AD"),
-            true,
-        ),
-    )
-    .await;
-    assert!(
-        invisible.body.contains("Staging requires a comment"),
-        "{}",
-        invisible.body
-    );
-    let switched = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=false&version={version}&comment=rollback"),
-            true,
-        ),
-    )
-    .await;
-    assert!(
-        switched.body.contains(r#"aria-checked="false""#),
-        "{}",
-        switched.body
-    );
-    assert!(
-        switched.body.contains(r#"id="change-comment""#)
-            && switched.body.contains(r#"hx-swap-oob="true""#),
-        "{}",
-        switched.body
-    );
-    // The same switch again changes nothing: the comment stays in its field.
-    let version = flag_of(&c.app).await["environments"]["staging"]["version"].to_string();
-    let again = get(
-        &c.app,
-        switch(
-            format!("csrf={csrf}&on=false&version={version}&comment=rollback"),
-            true,
-        ),
-    )
-    .await;
-    assert!(
-        again.body.contains(r#"aria-checked="false""#),
-        "{}",
-        again.body
-    );
-    assert!(!again.body.contains("hx-swap-oob"), "{}", again.body);
-    // Archiving changes every environment: it needs what each asks for.
-    let flag = flag_of(&c.app).await;
-    let version = flag["_version"].to_string();
-    for (extra, reason) in [
-        ("&confirmed=true", "Staging requires a comment"),
-        ("&comment=retire", "Changes in Production must be confirmed"),
-    ] {
-        let refused = post(
-            &c.app,
-            &session,
-            "archived",
-            &format!("csrf={csrf}&version={version}&archived=true{extra}"),
-        )
-        .await;
-        assert_eq!(refused.status, 400, "{extra}: {}", refused.body);
-        assert!(refused.body.contains(reason), "{extra}: {}", refused.body);
-    }
-    assert_eq!(flag_of(&c.app).await["archived"], false);
-    let archived = post(
-        &c.app,
-        &session,
-        "archived",
-        &format!("csrf={csrf}&version={version}&archived=true&comment=retire&confirmed=true"),
-    )
-    .await;
-    assert_eq!(
-        archived.header("location"),
-        "/projects/shop/flags/dark-mode?done=archived"
-    );
-    // A copy must name both environments.
-    let unchosen = post(
-        &c.app,
-        &session,
-        "copy",
-        &format!("csrf={csrf}&from=&to=&confirmed=true"),
-    )
-    .await;
-    assert_eq!(unchosen.status, 400, "{}", unchosen.body);
-    // A console address does not answer another method in the API's JSON.
-    let wrong = get(&c.app, with_session(form("/projects", ""), &session)).await;
-    assert_eq!(wrong.status, 405);
-    assert!(
-        wrong.header("content-type").starts_with("text/html"),
-        "{}",
-        wrong.body
-    );
-}
-
 async fn a_description_left_alone_is_not_checked(backend: Backend) {
     let c = console(backend).await;
     shop(&c.app).await;
@@ -874,11 +566,9 @@ async fn a_description_left_alone_is_not_checked(backend: Backend) {
 }
 
 on_both_backends!(
-    the_rules_hold_for_every_way_a_flag_changes,
     a_description_left_alone_is_not_checked,
     a_settings_form_changes_only_what_was_changed_in_it,
     forms_that_change_nothing_say_so_and_their_addresses_lead_back,
-    an_environments_rules_ask_for_a_comment_and_a_confirmation,
     the_settings_form_renames_describes_and_retags_the_flag,
     a_stale_settings_form_is_refused_and_shows_the_flag_as_it_is,
     the_serving_form_sets_the_off_variation_and_the_fallthrough,

@@ -15,6 +15,7 @@ use service::{Service, SystemClock};
 use crate::common::{open, Backend, Db, OWNER};
 
 mod admin;
+mod change_rules;
 mod edit;
 
 struct Page {

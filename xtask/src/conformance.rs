@@ -80,9 +80,9 @@ fn schemathesis(dir: &Path) -> Result<PathBuf> {
         .context(
             "conformance needs Python 3 with venv and pip (e.g. apt-get install python3-venv) to install schemathesis",
         )?;
-    crate::run(Command::new(python).args(["-m", "venv"]).arg(&venv))
+    crate::process::run(Command::new(python).args(["-m", "venv"]).arg(&venv))
         .context("creating the virtualenv (Debian: apt-get install python3-venv)")?;
-    crate::run(
+    crate::process::run(
         Command::new(venv.join("bin").join("pip"))
             .args(["install", "--quiet", "--disable-pip-version-check"])
             .arg(format!("schemathesis=={SCHEMATHESIS}"))
@@ -176,7 +176,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
     let dir = target_dir().join("conformance");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let program = schemathesis(&dir)?;
-    crate::run(cargo.args([
+    crate::process::run(cargo.args([
         "build",
         "--profile",
         "release-quick",

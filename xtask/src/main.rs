@@ -17,9 +17,12 @@
 mod bench;
 mod conformance;
 mod postgres;
+mod process;
 mod structure;
 
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
+
+use process::{cargo, run};
 
 use anyhow::{bail, Context, Result};
 
@@ -41,7 +44,8 @@ fn main() -> ExitCode {
             .and_then(|()| check_locks())
             .and_then(|()| check_api_paths())
             .and_then(|()| structure::check_circles())
-            .and_then(|()| structure::check_sizes()),
+            .and_then(|()| structure::check_sizes())
+            .and_then(|()| structure::check_background_loops()),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
@@ -63,25 +67,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
-pub(crate) fn run(command: &mut Command) -> Result<()> {
-    let status = command
-        .status()
-        .with_context(|| format!("running {command:?}"))?;
-    if !status.success() {
-        bail!("{command:?} failed with {status}");
-    }
-    Ok(())
-}
-
 /// The core must not reach I/O frameworks: other services depend on `domain` alone, and the use
 /// cases know storage and HTTP only through ports. `adapter-memory` is held to the same rule
 /// because `service` tests with it (a dev-dependency, which `-e normal` does not follow).
 fn check_deps() -> Result<()> {
-    for krate in ["domain", "ports", "service", "adapter-memory"] {
+    for krate in ["domain", "ports", "service", "adapter-memory", "background"] {
         forbid_dependencies(krate, &FORBIDDEN_IN_CORE)?;
     }
     // The console is a driving adapter: it calls the use cases, never the database or the REST
@@ -343,6 +333,7 @@ fn test(extra: &[String]) -> Result<()> {
     check_api_paths()?;
     structure::check_circles()?;
     structure::check_sizes()?;
+    structure::check_background_loops()?;
     doc()?;
     check_browser()?;
     let server = postgres::find_or_start()?;

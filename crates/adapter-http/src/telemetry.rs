@@ -137,6 +137,14 @@ fn describe() {
         "flagsvc_webhook_delivery_attempts_total",
         "Webhook delivery attempts by outcome: delivered, failed_will_retry, failed_gave_up."
     );
+    describe_counter!(
+        "flagsvc_background_runs_total",
+        "Runs of each background job (label `job`, e.g. webhook_delivery), by outcome: ok or failed."
+    );
+    describe_counter!(
+        "flagsvc_background_items_total",
+        "Items of due work that each background job (label `job`) did."
+    );
     for name in [
         "flagsvc_db_conflicts_total",
         "flagsvc_db_transaction_retries_total",

@@ -12,12 +12,10 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use service::{use_case, CreatedToken, MemberPage, ServiceError, TokenPage};
 
-use crate::flags::free_text;
-use crate::history::utc;
-use crate::pages::{
-    bad_input, count_line, encode, layout, page_of, pager, search_form, search_page_link,
-};
-use crate::session::{self, call, check_form, has_control, Signed};
+use crate::pages::{bad_input, count_line, layout, page_of, pager, search_form, search_page_link};
+use crate::session;
+use crate::signed::{call, check_form, has_control, manages_tokens, Signed};
+use crate::text::{encode, free_text, utc};
 use crate::{error_page, page, see_other, Console};
 
 /// The roles a new token can have: the token roles up to the caller's own.
@@ -26,11 +24,6 @@ fn token_roles(signed: &Signed) -> Vec<Role> {
         .into_iter()
         .filter(|role| *role <= signed.caller.role())
         .collect()
-}
-
-/// Whether the caller's role manages access tokens (the service decides each request).
-pub(crate) fn manages_tokens(signed: &Signed) -> bool {
-    signed.caller.may(use_case::CreateToken).is_ok()
 }
 
 /// The members or tokens page's query string.

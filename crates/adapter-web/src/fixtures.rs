@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use service::{use_case, FlagList, ProjectWithEnvironments, Service, SystemClock};
 
-use crate::session::Signed;
+use crate::signed::Signed;
 
 pub(crate) struct Fixture {
     pub(crate) owner: Signed,

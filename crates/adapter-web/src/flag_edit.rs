@@ -15,23 +15,11 @@ use serde::Deserialize;
 use service::{use_case, ExpectedVersion, ServiceError};
 
 use crate::flag_page::{self, Notice};
-use crate::flags::{environment_refusal, free_text, patch_flag};
-use crate::pages::encode;
-use crate::session::{self, call, check_form, has_control, Signed};
+use crate::flags::{environment_refusal, patch_flag};
+use crate::session;
+use crate::signed::{call, check_form, has_control, Signed};
+use crate::text::{encode, free_text};
 use crate::{error_page, page, see_other, Console};
-
-/// What a successful change says on the page it returns to (`?done=`).
-pub(crate) fn done_text(done: &str) -> Option<&'static str> {
-    Some(match done {
-        "settings" => "The settings were saved.",
-        "serving" => "What the environment serves was saved.",
-        "archived" => "The flag was archived.",
-        "restored" => "The flag was restored.",
-        "copied" => "The configuration was copied.",
-        "unchanged" => "Nothing was changed: the flag already was as the form asked.",
-        _ => return None,
-    })
-}
 
 /// The flag's page, after a change, saying `done`.
 fn back_to_flag(project: &str, flag: &str, done: &str) -> HttpResponse {

@@ -3,22 +3,20 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::environment::Environment;
-use domain::flag::{Clause, Flag, FlagConfig, Operator, Rollout, VariationOrRollout};
+use domain::flag::{Flag, FlagConfig, Rollout, VariationOrRollout};
 use maud::{html, Markup};
 use serde::Deserialize;
 use service::{use_case, FlagView, ProjectWithEnvironments, ServiceError};
 
-use crate::flag_edit::done_text;
 use crate::flags::{asks_confirmation, switch, SwitchPage};
-use crate::pages::{encode, layout};
-use crate::session::{self, call, Signed};
+use crate::pages::layout;
+use crate::session;
+use crate::signed::{call, Signed};
+use crate::text::{clause_text, done_text, encode};
 use crate::{error_page, page, Console};
 
 /// Target values shown per variation before "and N more".
 const TARGETS_SHOWN: usize = 20;
-
-/// A clause's values shown before "and N more".
-const VALUES_SHOWN: usize = 10;
 
 /// The flag page's query string.
 #[derive(Debug, Deserialize)]
@@ -87,65 +85,6 @@ fn variation_name(flag: &Flag, index: usize) -> String {
         },
         None => format!("variation {index} (missing)"),
     }
-}
-
-/// An operator in words.
-fn operator_words(op: &Operator, negate: bool) -> &'static str {
-    match (op, negate) {
-        (Operator::In, false) => "is one of",
-        (Operator::In, true) => "is not one of",
-        (Operator::EndsWith, false) => "ends with",
-        (Operator::EndsWith, true) => "does not end with",
-        (Operator::StartsWith, false) => "starts with",
-        (Operator::StartsWith, true) => "does not start with",
-        (Operator::Matches, false) => "matches",
-        (Operator::Matches, true) => "does not match",
-        (Operator::Contains, false) => "contains",
-        (Operator::Contains, true) => "does not contain",
-        (Operator::LessThan, false) => "is less than",
-        (Operator::LessThan, true) => "is not less than",
-        (Operator::LessThanOrEqual, false) => "is at most",
-        (Operator::LessThanOrEqual, true) => "is more than",
-        (Operator::GreaterThan, false) => "is greater than",
-        (Operator::GreaterThan, true) => "is not greater than",
-        (Operator::GreaterThanOrEqual, false) => "is at least",
-        (Operator::GreaterThanOrEqual, true) => "is less than",
-        (Operator::Before, false) => "is before",
-        (Operator::Before, true) => "is not before",
-        (Operator::After, false) => "is after",
-        (Operator::After, true) => "is not after",
-        (Operator::SegmentMatch, false) => "is in segment",
-        (Operator::SegmentMatch, true) => "is not in segment",
-        (Operator::SemVerEqual, false) => "is version",
-        (Operator::SemVerEqual, true) => "is not version",
-        (Operator::SemVerLessThan, false) => "is a version before",
-        (Operator::SemVerLessThan, true) => "is not a version before",
-        (Operator::SemVerGreaterThan, false) => "is a version after",
-        (Operator::SemVerGreaterThan, true) => "is not a version after",
-    }
-}
-
-/// A clause as a sentence: `user email ends with "@example.com"`.
-pub(crate) fn clause_text(clause: &Clause) -> String {
-    let mut values: Vec<String> = clause
-        .values
-        .iter()
-        .take(VALUES_SHOWN)
-        .map(ToString::to_string)
-        .collect();
-    if clause.values.len() > VALUES_SHOWN {
-        values.push(format!("and {} more", clause.values.len() - VALUES_SHOWN));
-    }
-    let subject = if clause.op == Operator::SegmentMatch {
-        clause.context_kind.clone()
-    } else {
-        format!("{} {}", clause.context_kind, clause.attribute)
-    };
-    format!(
-        "{subject} {} {}",
-        operator_words(&clause.op, clause.negate),
-        values.join(", ")
-    )
 }
 
 /// A rollout as a person reads it: `50% Enabled, 50% Disabled`.
@@ -580,6 +519,7 @@ pub(crate) fn flag_page(
 mod tests {
     use super::*;
     use crate::fixtures::fixture;
+    use domain::flag::Clause;
 
     #[test]
     fn the_flag_page_shows_variations_and_every_environment() {

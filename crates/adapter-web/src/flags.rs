@@ -14,8 +14,10 @@ use service::{
     FlagView, ProjectWithEnvironments, Queued, Service, ServiceError,
 };
 
-use crate::pages::{count_line, encode, layout, page_of, pager};
-use crate::session::{self, call, check_form, forged_from, from_htmx, has_control, Signed};
+use crate::pages::{count_line, layout, page_of, pager};
+use crate::session::{self, forged_from};
+use crate::signed::{call, check_form, from_htmx, has_control, Signed};
+use crate::text::{encode, free_text, says_something};
 use crate::{error_page, page, Console};
 
 /// Environment columns shown when none are chosen: the project's first ones.
@@ -670,24 +672,6 @@ async fn switch_now(
         // htmx swaps only a 2xx answer: the reason takes the switch's place.
         Err(err) => problem_fragment(&problem.unwrap_or_else(|| problem_text(&err))),
     }
-}
-
-/// Free text as a form sent it (a comment for the audit log, a token's description): control
-/// characters but newlines and tabs dropped, and none unless it says something (a letter or a
-/// digit: a comment of spaces or invisible characters is none, also where one is required).
-pub(crate) fn free_text(comment: Option<String>) -> Option<String> {
-    comment
-        .map(|c| {
-            c.chars()
-                .filter(|ch| !ch.is_control() || matches!(ch, '\n' | '\t'))
-                .collect::<String>()
-        })
-        .filter(|c| c.chars().any(says_something))
-}
-
-/// Whether `c` is a letter or a digit that shows (not one of Unicode's blank fillers).
-fn says_something(c: char) -> bool {
-    c.is_alphanumeric() && !matches!(c, '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}')
 }
 
 /// Changes flag `flag` of `project` by `patch` as the signed-in caller, if it still has the

@@ -8,8 +8,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use service::ProjectWithEnvironments;
 
-use crate::pages::{encode, layout};
-use crate::session::{self, call, Signed};
+use crate::pages::layout;
+use crate::session;
+use crate::signed::{call, Signed};
+use crate::text::{encode, utc};
 use crate::{error_page, page, Console};
 
 /// Entries per page (the audit log's largest page).
@@ -93,14 +95,6 @@ fn shortened(value: Option<&str>) -> String {
         }
         Some(text) => text.to_owned(),
     }
-}
-
-/// `epoch_ms` as `2026-11-27 20:30:12 UTC`.
-pub(crate) fn utc(epoch_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(epoch_ms).map_or_else(
-        || format!("{epoch_ms} ms after 1970"),
-        |date| date.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-    )
 }
 
 /// The history page's query string.

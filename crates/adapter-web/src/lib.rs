@@ -10,6 +10,7 @@
 //! CSRF token, and a request from another origin is refused whatever it carries.
 
 mod admin;
+mod console;
 #[cfg(test)]
 mod fixtures;
 mod flag_edit;
@@ -17,58 +18,21 @@ mod flag_page;
 mod flags;
 mod history;
 mod pages;
+mod projects;
 mod segments;
 mod session;
+mod signed;
+mod text;
 
-use std::sync::Arc;
-
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header::{self};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use service::{Service, ServiceError};
 
+pub use console::{Console, SignInThrottle};
+use pages::{error_page, page, see_other, status_of};
 pub use session::{SESSION_COOKIE, SESSION_PATH};
 
-/// Counts failed sign-ins per client, with the API's failed authentications (the app wires the
-/// API's throttle in), so that guessing tokens is as slow through the console as through the API.
-pub trait SignInThrottle: Send + Sync {
-    /// How long the client of `req` must wait before it may try another token, if it must.
-    fn blocked(&self, req: &HttpRequest) -> Option<std::time::Duration>;
-    /// Counts a failed sign-in of `req`'s client.
-    fn failed(&self, req: &HttpRequest);
-}
-
-/// What the console's handlers share.
-#[derive(Clone)]
-pub struct Console {
-    service: Arc<Service>,
-    throttle: Option<Arc<dyn SignInThrottle>>,
-}
-
-impl std::fmt::Debug for Console {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Console")
-            .field("throttled", &self.throttle.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
 impl Console {
-    /// The console over `service`, its sign-ins not throttled (see [`Console::throttled_by`]).
-    pub fn new(service: Arc<Service>) -> Self {
-        Self {
-            service,
-            throttle: None,
-        }
-    }
-
-    /// The same console, its failed sign-ins counted by `throttle`.
-    #[must_use]
-    pub fn throttled_by(mut self, throttle: Arc<dyn SignInThrottle>) -> Self {
-        self.throttle = Some(throttle);
-        self
-    }
-
     /// Registers the console's routes (at `/`, beside `/api/v2`) on `routes`.
     pub fn configure(&self, routes: &mut web::ServiceConfig) {
         routes
@@ -82,7 +46,7 @@ impl Console {
                     .post(session::sign_in),
             )
             .service(page_at("/sign-out").get(home).post(session::sign_out))
-            .service(page_at("/projects").get(pages::projects))
+            .service(page_at("/projects").get(projects::projects))
             .service(page_at("/members").get(admin::members))
             .service(
                 page_at("/tokens")
@@ -94,7 +58,7 @@ impl Console {
                     .get(|| async { see_other("/tokens") })
                     .post(admin::delete_token),
             )
-            .service(page_at("/projects/{project}").get(pages::project))
+            .service(page_at("/projects/{project}").get(projects::project))
             .service(page_at("/projects/{project}/flags").get(flags::list))
             .service(page_at("/projects/{project}/flags/{flag}").get(flag_page::show))
             .service(
@@ -240,59 +204,5 @@ async fn home(req: HttpRequest, console: web::Data<Console>) -> HttpResponse {
         Ok(Some(_)) => see_other("/projects"),
         Ok(None) => see_other("/sign-in"),
         Err(err) => error_page(&err, None),
-    }
-}
-
-/// A redirect that a form's POST follows with a GET.
-fn see_other(location: &str) -> HttpResponse {
-    HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, location))
-        .finish()
-}
-
-/// The headers of every page: no caching (pages show a signed-in member's data), no framing,
-/// scripts and styles from this origin only.
-fn page(status: StatusCode, body: maud::Markup) -> HttpResponse {
-    let mut response = HttpResponse::build(status);
-    response
-        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(
-                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-                 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-            ),
-        ));
-    response.body(body.into_string())
-}
-
-/// What a failed use case looks like in the console: its status, and a page that says why.
-fn error_page(err: &ServiceError, signed_in: Option<&session::Signed>) -> HttpResponse {
-    let status = status_of(err);
-    page(status, pages::error(err, status, signed_in))
-}
-
-/// The status of a failed use case's answer.
-fn status_of(err: &ServiceError) -> StatusCode {
-    match err {
-        ServiceError::Invalid { .. }
-        | ServiceError::DuplicateEmail(_)
-        | ServiceError::EmailTaken(_) => StatusCode::BAD_REQUEST,
-        ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_) => {
-            StatusCode::UNAUTHORIZED
-        }
-        ServiceError::NotPermitted(_) => StatusCode::FORBIDDEN,
-        ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
-        ServiceError::KeyTaken(_)
-        | ServiceError::VersionConflict(_)
-        | ServiceError::StillReferenced(_)
-        | ServiceError::WrongState(_) => StatusCode::CONFLICT,
-        ServiceError::PatchFailed(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-        ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

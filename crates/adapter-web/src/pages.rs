@@ -2,14 +2,14 @@
 //! returned (so each renders from fixture data in the tests).
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
-use domain::query::{Direction, Page, ProjectQuery, ProjectSortField, Sort};
+use actix_web::HttpResponse;
+use domain::query::Page;
 use maud::{html, Markup, DOCTYPE};
-use serde::Deserialize;
-use service::{ProjectList, ServiceError};
+use service::ServiceError;
 
-use crate::session::{self, call, Signed};
-use crate::{error_page, page, Console};
+use crate::signed::Signed;
+use crate::text::encode;
+use actix_web::http::header::{self, HeaderValue};
 
 /// Items per page of a list (projects, flags, segments, members, tokens).
 pub(crate) const PER_PAGE: u32 = 50;
@@ -35,7 +35,7 @@ pub(crate) fn layout(title: &str, signed: Option<&Signed>, content: &Markup) -> 
                         nav aria-label="Main" {
                             a href="/projects" { "Projects" }
                             a href="/members" { "Members" }
-                            @if crate::admin::manages_tokens(signed) { a href="/tokens" { "Access tokens" } }
+                            @if crate::signed::manages_tokens(signed) { a href="/tokens" { "Access tokens" } }
                         }
                         span.who { "Signed in with token " strong { (signed.caller.token_name()) } " (" (signed.caller.role().as_str()) ")" }
                         form.inline method="post" action="/sign-out" {
@@ -105,107 +105,12 @@ pub(crate) fn error(err: &ServiceError, status: StatusCode, signed: Option<&Sign
     message_page(&format!("{title} ({})", status.as_u16()), &message, signed)
 }
 
-/// The projects page's query string.
-#[derive(Debug, Deserialize)]
-pub(crate) struct ProjectsQuery {
-    q: Option<String>,
-    page: Option<u64>,
-}
-
-/// `GET /projects`: every project with its environments.
-pub(crate) async fn projects(
-    req: HttpRequest,
-    console: web::Data<Console>,
-    query: web::Query<ProjectsQuery>,
-) -> HttpResponse {
-    let signed = match session::require(&req, &console).await {
-        Ok(signed) => signed,
-        Err(answer) => return answer,
-    };
-    let ProjectsQuery { q, page: number } = query.into_inner();
-    let search = q.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty());
-    if search.as_deref().is_some_and(session::has_control) {
-        return bad_input(&signed, "A search must not contain control characters.");
-    }
-    let (number, page_range) = page_of(number);
-    let projects_query = ProjectQuery {
-        query: search.clone(),
-        tags: vec![],
-        keys: vec![],
-        sort: Sort {
-            field: ProjectSortField::Name,
-            direction: Direction::Ascending,
-        },
-        page: page_range,
-    };
-    let caller = signed.caller.clone();
-    match call(&console, move |s| {
-        s.list_projects(&caller, &projects_query, true)
-    })
-    .await
-    {
-        Ok(list) => page(
-            StatusCode::OK,
-            projects_page(&signed, &list, search.as_deref(), number),
-        ),
-        Err(err) => error_page(&err, Some(&signed)),
-    }
-}
-
 /// A 400 page saying what is wrong with the request.
 pub(crate) fn bad_input(signed: &Signed, message: &str) -> HttpResponse {
     page(
         StatusCode::BAD_REQUEST,
         message_page("Bad request", message, Some(signed)),
     )
-}
-
-/// `GET /projects/{project}`: the project's flags.
-pub(crate) async fn project(path: web::Path<String>) -> HttpResponse {
-    crate::see_other(&format!("/projects/{}/flags", encode(&path.into_inner())))
-}
-
-/// The projects page from `list` (page `number`, matching `search`).
-pub(crate) fn projects_page(
-    signed: &Signed,
-    list: &ProjectList,
-    search: Option<&str>,
-    number: u64,
-) -> Markup {
-    let content = html! {
-        h1 { "Projects" }
-        (search_form("/projects", "Search projects", "name or key", search))
-        (count_line(list.total, "project"))
-        @for item in &list.items {
-            section {
-                h2 {
-                    a href={ "/projects/" (encode(item.project.key.as_str())) "/flags" } { (item.project.name) }
-                    " " span.key.muted { (item.project.key.as_str()) }
-                }
-                table {
-                    thead { tr { th scope="col" { "Environment" } th scope="col" { "Key" } th scope="col" { "Colour" } th scope="col" { "Critical" } th scope="col" { "Changes" } th scope="col" { "Segments" } } }
-                    tbody {
-                        @for env in item.environments.as_deref().unwrap_or_default() {
-                            tr {
-                                td { (env.name) }
-                                td.key { (env.key.as_str()) }
-                                td { (swatch(env)) " " code { "#" (env.color) } }
-                                td { @if env.critical { span.badge.critical { "critical" } } @else { span.muted { "no" } } }
-                                td {
-                                    @if env.critical || env.confirm_changes { span.badge { "confirmed first" } " " }
-                                    @if env.require_comments { span.badge { "comment required" } }
-                                    @if !(env.critical || env.confirm_changes || env.require_comments) { span.muted { "no rules" } }
-                                }
-                                td { a href={ "/projects/" (encode(item.project.key.as_str())) "/environments/" (encode(env.key.as_str())) "/segments" } { "Segments" span.visually-hidden { " of " (env.name) } } }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        (pager(list.total, number, |n| search_page_link("/projects", search, n)))
-    };
-    layout("Projects", Some(signed), &content)
 }
 
 /// An environment's colour, as a small square (an SVG's presentation attribute, not a style:
@@ -277,22 +182,67 @@ pub(crate) fn count_line(total: u64, noun: &str) -> Markup {
     html! { p.muted { (total) " " (noun) @if total != 1 { "s" } } }
 }
 
-/// What [`encode`] leaves as it is: RFC 3986's unreserved characters.
-const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+/// A redirect that a form's POST follows with a GET.
+pub(crate) fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .finish()
+}
 
-/// `text` as a query-string value or path segment.
-pub(crate) fn encode(text: &str) -> String {
-    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
+/// The headers of every page: no caching (pages show a signed-in member's data), no framing,
+/// scripts and styles from this origin only.
+pub(crate) fn page(status: StatusCode, body: maud::Markup) -> HttpResponse {
+    let mut response = HttpResponse::build(status);
+    response
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        ));
+    response.body(body.into_string())
+}
+
+/// What a failed use case looks like in the console: its status, and a page that says why.
+pub(crate) fn error_page(err: &ServiceError, signed_in: Option<&Signed>) -> HttpResponse {
+    let status = status_of(err);
+    page(status, error(err, status, signed_in))
+}
+
+/// The status of a failed use case's answer.
+pub(crate) fn status_of(err: &ServiceError) -> StatusCode {
+    match err {
+        ServiceError::Invalid { .. }
+        | ServiceError::DuplicateEmail(_)
+        | ServiceError::EmailTaken(_) => StatusCode::BAD_REQUEST,
+        ServiceError::Unauthenticated(_) | ServiceError::NotAnAccessToken(_) => {
+            StatusCode::UNAUTHORIZED
+        }
+        ServiceError::NotPermitted(_) => StatusCode::FORBIDDEN,
+        ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
+        ServiceError::KeyTaken(_)
+        | ServiceError::VersionConflict(_)
+        | ServiceError::StillReferenced(_)
+        | ServiceError::WrongState(_) => StatusCode::CONFLICT,
+        ServiceError::PatchFailed(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use service::ProjectList;
+
     use super::*;
     use crate::fixtures::fixture;
+    use crate::projects::projects_page;
 
     #[test]
     fn the_sign_in_page_asks_for_a_token_and_says_what_was_wrong() {

@@ -10,12 +10,10 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use service::{ProjectWithEnvironments, SegmentPage, SegmentWithFlags};
 
-use crate::flag_page::clause_text;
-use crate::history::utc;
-use crate::pages::{
-    bad_input, count_line, encode, layout, page_of, pager, search_form, search_page_link,
-};
-use crate::session::{self, call, has_control, Signed};
+use crate::pages::{bad_input, count_line, layout, page_of, pager, search_form, search_page_link};
+use crate::session;
+use crate::signed::{call, has_control, Signed};
+use crate::text::{clause_text, encode, utc};
 use crate::{error_page, page, Console};
 
 /// Keys shown per target list before "and N more".

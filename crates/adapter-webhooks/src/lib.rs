@@ -1,6 +1,6 @@
-//! Webhook deliveries over HTTP ([`HttpSender`]), and the [`Worker`] that sends what the outbox
-//! holds: it claims due deliveries, POSTs them, and records the outcome, in a loop of its own so
-//! that no API request ever waits for a receiver.
+//! Webhook deliveries over HTTP: [`HttpSender`], the [`WebhookSender`] that the background job
+//! (`background::WebhookDeliveries`) sends the outbox's due deliveries with, so that no API
+//! request ever waits for a receiver.
 //!
 //! Every delivery resolves its host once ([`HostResolver`], by default [`SystemResolver`]),
 //! refuses it when any address is not public (unless configuration allows it, see
@@ -9,14 +9,11 @@
 //! rebinding). No proxy from the environment is used.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use domain::webhook::target::{TargetHost, WebhookTarget};
 use ports::{HostResolver, SendError, WebhookSender};
-use service::Service;
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
@@ -158,94 +155,5 @@ impl WebhookSender for HttpSender {
                 log::warn!("webhook delivery to {url} failed: {e}");
                 SendError::Failed
             })
-    }
-}
-
-/// The background delivery loop; stopped (after the batch in hand) when dropped.
-#[derive(Debug)]
-pub struct Worker {
-    stop: Arc<AtomicBool>,
-    running: WorkerRunning,
-    thread: Option<JoinHandle<()>>,
-}
-
-/// Whether a [`Worker`]'s delivery loop still runs (for a readiness probe): it stops when the
-/// worker is dropped, and if the loop ever panicked.
-#[derive(Debug, Clone)]
-pub struct WorkerRunning(Arc<AtomicBool>);
-
-impl WorkerRunning {
-    /// `Err` saying why deliveries are not being made.
-    ///
-    /// # Errors
-    /// The delivery loop has ended.
-    pub fn check(&self) -> Result<(), String> {
-        if self.0.load(Ordering::Acquire) {
-            Ok(())
-        } else {
-            Err("the webhook delivery loop has stopped".to_owned())
-        }
-    }
-}
-
-/// Marks the loop stopped however its thread ends (a panic included).
-struct EndsRunning(Arc<AtomicBool>);
-
-impl Drop for EndsRunning {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-impl Worker {
-    /// Deliveries claimed per round.
-    const BATCH: u32 = 20;
-
-    /// Starts delivering: every `interval`, everything due, in batches of [`Self::BATCH`].
-    ///
-    /// # Errors
-    /// The delivery thread could not be spawned.
-    pub fn start(
-        service: Arc<Service>,
-        sender: Arc<dyn WebhookSender>,
-        interval: Duration,
-    ) -> std::io::Result<Self> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let running = Arc::new(AtomicBool::new(true));
-        let ends = EndsRunning(running.clone());
-        let thread = std::thread::Builder::new()
-            .name("webhook-deliveries".into())
-            .spawn(move || {
-                let _ends = ends;
-                while !flag.load(Ordering::Relaxed) {
-                    match service.deliver_due(sender.as_ref(), Self::BATCH) {
-                        // A full batch: more may be due at once.
-                        Ok(delivered) if u32::try_from(delivered) == Ok(Self::BATCH) => continue,
-                        Ok(_) => {}
-                        Err(err) => log::warn!("webhook deliveries: {err}"),
-                    }
-                    std::thread::sleep(interval);
-                }
-            })?;
-        Ok(Self {
-            stop,
-            running: WorkerRunning(running),
-            thread: Some(thread),
-        })
-    }
-
-    /// Whether the delivery loop still runs, for as long as the caller wants to ask.
-    pub fn running(&self) -> WorkerRunning {
-        self.running.clone()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }

@@ -8,7 +8,8 @@ use app::cli::{self, Command, Settings};
 use app::StoreUrl;
 use std::time::Duration;
 
-use adapter_webhooks::{HttpSender, SystemResolver, Worker};
+use adapter_webhooks::{HttpSender, SystemResolver};
+use background::{Runner, Schedule, WebhookDeliveries};
 use domain::webhook::RetryPolicy;
 use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 
@@ -77,14 +78,22 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     report_bootstrap(outcome, args.log_format);
 
     // Deliveries run beside the API and survive restarts: the outbox is in the database.
-    let sender = Arc::new(HttpSender::new(webhook_timeout));
-    let deliveries = Worker::start(service.clone(), sender, Duration::from_millis(500))
+    let mut background = Runner::new();
+    let deliveries = background
+        .start(
+            Arc::new(WebhookDeliveries::new(
+                service.clone(),
+                Arc::new(HttpSender::new(webhook_timeout)),
+            )),
+            Schedule {
+                interval: Duration::from_millis(500),
+                batch: 20,
+            },
+        )
         .context("starting the webhook delivery thread")?;
-
-    let deliveries_running = deliveries.running();
     let readiness_checks: Vec<(String, adapter_http::ReadinessCheck)> = vec![(
         "webhookWorker".to_owned(),
-        Arc::new(move || deliveries_running.check()),
+        Arc::new(move || deliveries.check()),
     )];
     let console_service = service.clone();
     let state = AppState::with_readiness_checks(

@@ -91,6 +91,18 @@ impl Service {
         self
     }
 
+    /// Tells `listener` what every committed write changes, for as long as the listener lives
+    /// (it is held weakly): writes of this process before they are answered, and, where the
+    /// store has a feed of them (PostgreSQL's `NOTIFY`), those of other replicas. The way for an
+    /// adapter (the console, an SDK stream) to hear of changes, without reaching into caches.
+    /// A listener is called on the writer's thread (or the feed's): it must not block.
+    ///
+    /// Returns whether the listener will also hear other replicas' commits; without that, it
+    /// hears only this process's.
+    pub fn subscribe(&self, listener: std::sync::Weak<dyn ports::ChangeListener>) -> bool {
+        self.store.subscribe(listener)
+    }
+
     /// Taken before a read whose answer about `answer` is to be kept
     /// ([`Service::keep_answer`]); `None` without a read cache.
     pub fn read_ticket(&self, answer: &CachedAnswer<'_>) -> Option<ReadTicket> {
@@ -200,5 +212,66 @@ impl Service {
         }
         self.store
             .write_tx(|repo| -> ServiceResult<_> { self.account_id_in(repo) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use adapter_memory::MemoryStore;
+    use ports::{ChangeListener, Changed};
+    use serde_json::json;
+
+    use crate::{use_case, PlainRepresentations, Service, SystemClock};
+
+    /// Records what it is told in a list that outlives it.
+    struct Heard(Arc<Mutex<Vec<Changed>>>);
+
+    impl ChangeListener for Heard {
+        fn changed(&self, changed: &Changed) {
+            self.0.lock().unwrap().push(changed.clone());
+        }
+        fn lost(&self) {}
+        fn caught_up(&self, _: std::time::Instant) {}
+    }
+
+    #[test]
+    fn a_subscriber_hears_each_committed_change_until_it_is_dropped() {
+        let service = Service::new(
+            Arc::new(MemoryStore::new()),
+            Arc::new(SystemClock::default()),
+            Arc::new(PlainRepresentations),
+        );
+        service
+            .bootstrap(Some("owner-secret"), "o@example.com")
+            .unwrap();
+        let owner = service.authenticate("owner-secret").unwrap();
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let listener: Arc<dyn ChangeListener> = Arc::new(Heard(told.clone()));
+        // One process in memory: nobody else's commits to hear.
+        assert!(!service.subscribe(Arc::downgrade(&listener)));
+        let post = serde_json::from_value(json!({"key": "shop", "name": "Shop"})).unwrap();
+        let permit = owner.may(use_case::CreateProject).unwrap();
+        service.create_project(&permit, post).unwrap();
+        let flag = serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap();
+        let permit = owner.may(use_case::CreateFlag).unwrap();
+        service.create_flag(&permit, "shop", flag).unwrap();
+        let heard = told.lock().unwrap().clone();
+        assert_eq!(
+            heard,
+            [
+                Changed::Project("shop".into()),
+                Changed::Flag {
+                    project: "shop".into(),
+                    flag: "f".into()
+                }
+            ]
+        );
+        // Dropped: told nothing more.
+        drop(listener);
+        let flag = serde_json::from_value(json!({"key": "g", "name": "G"})).unwrap();
+        service.create_flag(&permit, "shop", flag).unwrap();
+        assert_eq!(*told.lock().unwrap(), heard);
     }
 }

@@ -12,7 +12,7 @@ use super::http::{Request, Response, JSON, SEMANTIC_PATCH};
 use super::load::{self, Length, Load, MakeRequest, Measured, Target};
 use super::pgbench::Mode;
 use super::report::{Goal, Row};
-use super::Store;
+use super::store::Store;
 
 /// Every case id, in the order they run.
 pub const CASES: [&str; 15] = [

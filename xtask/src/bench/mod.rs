@@ -12,6 +12,7 @@ mod pgbench;
 mod procfs;
 mod report;
 mod server;
+mod store;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -26,24 +27,10 @@ use load::Target;
 use pgbench::{Mode, Pgbench};
 use report::{ReferenceRun, RunDescription, StoreReport};
 use server::Flagsvc;
+use store::Store;
 
 const USAGE: &str = "usage: cargo xtask bench [--binary PATH] [--duration SECS] [--warmup SECS] \
 [--connections N] [--store postgres|sqlite|both] [--cases ID,ID,...] [--output FILE|-]";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Store {
-    Postgres,
-    Sqlite,
-}
-
-impl Store {
-    pub fn name(self) -> &'static str {
-        match self {
-            Store::Postgres => "PostgreSQL",
-            Store::Sqlite => "SQLite",
-        }
-    }
-}
 
 #[derive(Debug)]
 struct Options {
@@ -280,7 +267,7 @@ fn binary(options: &Options, cargo: &mut Command) -> Result<PathBuf> {
         }
         return Ok(binary.clone());
     }
-    crate::run(cargo.args(["build", "--release", "--quiet", "-p", "flagsvc"]))?;
+    crate::process::run(cargo.args(["build", "--release", "--quiet", "-p", "flagsvc"]))?;
     Ok(target_dir().join("release").join("flagsvc"))
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::load::Measured;
 use super::pgbench::{self, Mode};
-use super::Store;
+use super::store::Store;
 
 pub const BEGIN_MARKER: &str = "<!-- bench:begin -->";
 pub const END_MARKER: &str = "<!-- bench:end -->";

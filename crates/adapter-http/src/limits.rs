@@ -1,7 +1,8 @@
 //! Rate limits: token buckets per (token, route) and per token, over a 10-second window.
 //!
 //! [`RateLimits`] keeps the buckets in this replica's memory; [`Limiter`] is what the middleware
-//! asks, and counts either there or in Redis ([`crate::shared_limits`]), shared by every replica.
+//! asks, and counts either there or in buckets shared by every replica ([`SharedRateLimits`],
+//! which this adapter owns and crate `adapter-redis` implements on Redis).
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +13,30 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
-use crate::shared_limits::{RedisRateLimits, SharedLimits};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// Rate-limit buckets kept outside this replica, shared by every replica that uses them: the
+/// same buckets as [`RateLimits`] (per token and route, and per token), counted elsewhere.
+pub trait SharedRateLimits: Send + Sync + std::fmt::Debug {
+    /// Buckets of `route_limit` requests per [`WINDOW`] per (token, route), and
+    /// [`per_token`]`(route_limit)` per token.
+    fn buckets(&self, route_limit: u32) -> Box<dyn SharedBuckets>;
+}
+
+/// One set of shared buckets (see [`SharedRateLimits::buckets`]).
+pub trait SharedBuckets: Send + Sync + std::fmt::Debug {
+    /// Counts one request of token `token_id` (its `_id`) on `route` (method and path pattern)
+    /// in the shared buckets or, when they fail or are slow to answer, in `fallback` (this
+    /// replica's own): a request is never refused because the shared store is away.
+    fn check<'a>(
+        &'a self,
+        token_id: &'a str,
+        route: &'a str,
+        fallback: &'a RateLimits,
+    ) -> Pin<Box<dyn Future<Output = Result<Remaining, Limited>> + 'a>>;
+}
 
 /// The window the limits are expressed over.
 pub const WINDOW: Duration = Duration::from_secs(10);
@@ -67,7 +91,8 @@ fn quota(per_window: NonZeroU32) -> Quota {
 }
 
 /// The wall clock in epoch ms (what `X-Ratelimit-Reset` is expressed in).
-pub(crate) fn now_ms() -> i64 {
+/// Now, in epoch milliseconds (what `reset_ms` counts in).
+pub fn now_ms() -> i64 {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -155,14 +180,14 @@ impl RateLimits {
 }
 
 /// The per-token limit that goes with `per_route` per (token, route): five times it.
-pub(crate) fn per_token(per_route: u32) -> u32 {
+pub fn per_token(per_route: u32) -> u32 {
     per_route.saturating_mul(5)
 }
 
 /// Over the limit at `now` (epoch ms) until `wait` has passed: `Retry-After` is `wait` in whole
 /// seconds, rounded up and at least 1 (a client told 0 would retry at once, and be refused
 /// again); the reset is the moment it may retry.
-pub(crate) fn limited(wait: Duration, now: i64, remaining: Remaining) -> Limited {
+pub fn limited(wait: Duration, now: i64, remaining: Remaining) -> Limited {
     let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
     let reset_ms = now.saturating_add(wait_ms);
     Limited {
@@ -182,17 +207,17 @@ pub(crate) struct Limiter {
     /// This replica's own buckets: N replicas allow N times the limit. With Redis, they count
     /// the requests Redis could not.
     local: RateLimits,
-    /// Buckets in Redis, shared by every replica that uses it.
-    shared: Option<SharedLimits>,
+    /// Buckets shared by every replica that uses them (Redis).
+    shared: Option<Box<dyn SharedBuckets>>,
 }
 
 impl Limiter {
     /// `per_route` requests per window per (token, route), five times that per token, counted
     /// in Redis when `shared` is given, else in this replica; `None` when `per_route` is 0.
-    pub(crate) fn new(per_route: u32, shared: Option<&RedisRateLimits>) -> Option<Self> {
+    pub(crate) fn new(per_route: u32, shared: Option<&Arc<dyn SharedRateLimits>>) -> Option<Self> {
         Some(Self {
             local: RateLimits::new(per_route)?,
-            shared: shared.map(|redis| SharedLimits::new(redis.clone(), per_route)),
+            shared: shared.map(|shared| shared.buckets(per_route)),
         })
     }
 

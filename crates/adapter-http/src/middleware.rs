@@ -2,7 +2,6 @@
 //! and JSON errors for everything (including routing and body errors raised outside handlers).
 
 use std::borrow::Cow;
-use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use std::cell::Cell;
@@ -19,8 +18,9 @@ use domain::version::ApiVersion;
 use service::{Caller, ServiceError};
 use tracing::Instrument;
 
-use crate::auth_throttle::{ClientKey, AUTH_FAILURE_WINDOW};
+use crate::auth_throttle::AUTH_FAILURE_WINDOW;
 use crate::body_timeout::Deadline;
+use crate::client::{client_ip, client_key};
 use crate::cors;
 use crate::error::ApiError;
 use crate::{telemetry, AppState, InRequest};
@@ -113,28 +113,6 @@ fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
         end -= 1;
     }
     format!("{}…", &path[..end]).into()
-}
-
-/// Whom failed authentications are counted for: the peer address, or (when the proxy in front
-/// is trusted) the last address of `X-Forwarded-For`, the one that proxy appended.
-pub(crate) fn client_key(req: &HttpRequest, trust_forwarded_for: bool) -> ClientKey {
-    ClientKey::of(client_ip(req, trust_forwarded_for))
-}
-
-/// The client's address: the peer's, or (behind a trusted proxy) the last `X-Forwarded-For`
-/// entry.
-fn client_ip(req: &HttpRequest, trust_forwarded_for: bool) -> Option<IpAddr> {
-    let forwarded = trust_forwarded_for
-        .then(|| {
-            let last = req.headers().get_all("x-forwarded-for").last()?;
-            let entry = last.to_str().ok()?.rsplit(',').next()?.trim();
-            entry
-                .parse::<IpAddr>()
-                .ok()
-                .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
-        })
-        .flatten();
-    forwarded.or_else(|| req.peer_addr().map(|a| a.ip()))
 }
 
 /// 429 for an address over its failed-authentication limit.
@@ -664,4 +642,24 @@ pub fn allowed_methods(state: &AppState, path: &str) -> Vec<Method> {
         .filter(|route| route.matches(path))
         .map(|route| route.method.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_rate_limit_headers_say_what_is_left_and_when_all_is_back() {
+        let headers = super::rate_limit_headers(3, 24, 1_700_000_004_000);
+        let values: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                ("x-ratelimit-route-remaining", "3"),
+                ("x-ratelimit-global-remaining", "24"),
+                ("x-ratelimit-reset", "1700000004000"),
+            ]
+        );
+    }
 }

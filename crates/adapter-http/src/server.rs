@@ -13,12 +13,10 @@
 //! until the middleware sees the request ([`InRequest`]); past the head timeout it answers 408
 //! and ends the connection.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::io;
 use std::net::TcpListener;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -32,6 +30,7 @@ use actix_web::rt::net::TcpStream;
 use actix_web::rt::time::{sleep, Sleep};
 
 use crate::error::{ApiError, ErrorBody};
+use crate::InRequest;
 use crate::{app_with, AppState, Mount};
 
 /// The server for `state` on `listener` with `workers` worker threads and `blocking_threads`
@@ -99,35 +98,6 @@ pub struct JsonErrorsIo<T> {
     /// The head timed out: reads end, and the 408 is written when the connection shuts down
     /// (after anything the dispatcher still has to write).
     timed_out: Option<Vec<u8>>,
-}
-
-/// What the middleware tells a connection about its requests (through the connection's data).
-#[derive(Debug, Clone, Default)]
-pub struct InRequest(Rc<ConnState>);
-
-#[derive(Debug, Default)]
-struct ConnState {
-    /// A request is being handled (its head has arrived).
-    handling: Cell<bool>,
-    /// How many request heads have arrived.
-    heads: Cell<u64>,
-    /// The connection is closed after the current answer (its body timed out).
-    closing: Cell<bool>,
-}
-
-impl InRequest {
-    /// A request's head arrived and it is being handled (`true`), or it was answered (`false`).
-    pub fn set(&self, handling: bool) {
-        if handling {
-            self.0.heads.set(self.0.heads.get().wrapping_add(1));
-        }
-        self.0.handling.set(handling);
-    }
-
-    /// The connection ends after this answer: what it still reads is no request head.
-    pub fn closing(&self) {
-        self.0.closing.set(true);
-    }
 }
 
 impl<T> JsonErrorsIo<T> {

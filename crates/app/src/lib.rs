@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapter_http::RedisRateLimits;
+use adapter_redis::RedisRateLimits;
 use anyhow::Context;
 use ports::Store;
 

@@ -189,11 +189,12 @@ fn report_bootstrap(outcome: BootstrapOutcome, log_format: cli::LogFormat) {
 fn http_config(
     args: &Settings,
     cors_origins: CorsOrigins,
-    rate_limit_redis: Option<adapter_http::RedisRateLimits>,
+    rate_limit_redis: Option<adapter_redis::RedisRateLimits>,
 ) -> HttpConfig {
     HttpConfig {
         rate_limit: args.rate_limit,
-        rate_limit_redis,
+        shared_rate_limits: rate_limit_redis
+            .map(|redis| Arc::new(redis) as Arc<dyn adapter_http::SharedRateLimits>),
         body_limit: args.body_limit,
         auth_failure_limit: args.auth_failure_limit,
         trust_forwarded_for: args.trust_forwarded_for,

@@ -206,7 +206,7 @@ const THREADS_ELSEWHERE: [(&str, &str); 5] = [
         "one host lookup with a timeout (the system resolver has none)",
     ),
     (
-        "crates/adapter-http/src/ops.rs",
+        "crates/adapter-http/src/readiness.rs",
         "the HTTP adapter's cache of the store's readiness, refreshed while /readyz is asked",
     ),
     (
@@ -214,7 +214,7 @@ const THREADS_ELSEWHERE: [(&str, &str); 5] = [
         "the metrics recorder's own upkeep (folds histograms between scrapes)",
     ),
     (
-        "crates/adapter-http/src/shared_limits.rs",
+        "crates/adapter-redis/src/lib.rs",
         "one task that opens the Redis connection without making a request wait",
     ),
 ];

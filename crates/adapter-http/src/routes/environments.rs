@@ -5,8 +5,8 @@ use domain::environment::EnvironmentPost;
 use domain::query::EnvironmentQuery;
 
 use crate::error::{ApiError, ErrorBody};
+use crate::list_params::{LIMIT_20, OFFSET};
 use crate::middleware::{Auth, Version};
-use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{

@@ -8,8 +8,8 @@ use domain::version::ApiVersion;
 use service::{use_case, CachedAnswer, EnvironmentSelection, FlagChange, FlagListRequest};
 
 use crate::error::{ApiError, ErrorBody};
+use crate::list_params::{LIMIT_FLAGS, OFFSET};
 use crate::middleware::{Auth, Version};
-use crate::openapi::{LIMIT_FLAGS, OFFSET};
 use crate::wire::model;
 use crate::wire::{
     answer_request, call, call_queued, flag_shown_to, json_body, keep_answer, kept_answer,

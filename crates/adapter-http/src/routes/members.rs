@@ -5,8 +5,8 @@ use domain::member::NewMemberForm;
 use domain::query::MemberQuery;
 
 use crate::error::{ApiError, ErrorBody};
+use crate::list_params::{LIMIT_20, OFFSET};
 use crate::middleware::Auth;
-use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{
     call, json_body, json_patch_only, page_links, within_page_bytes, Member, Members, QueryParams,

@@ -6,8 +6,8 @@ use domain::query::CustomRoleQuery;
 use service::{use_case, CustomRoleChange};
 
 use crate::error::{ApiError, ErrorBody};
+use crate::list_params::{LIMIT_20, OFFSET};
 use crate::middleware::Auth;
-use crate::openapi::{LIMIT_20, OFFSET};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{

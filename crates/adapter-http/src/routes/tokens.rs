@@ -5,8 +5,8 @@ use domain::query::Page;
 use domain::token::TokenPost;
 
 use crate::error::{ApiError, ErrorBody};
+use crate::list_params::{LIMIT_25, OFFSET};
 use crate::middleware::Auth;
-use crate::openapi::{LIMIT_25, OFFSET};
 use crate::wire::model;
 use crate::wire::{
     call, expiry_param, json_body, json_patch_only, page_links, within_page_bytes, QueryParams,

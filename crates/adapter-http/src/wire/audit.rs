@@ -8,18 +8,9 @@ use serde::Serialize;
 use super::model;
 use serde_json::Value;
 
-use super::members::member_href;
-use super::tokens::token_href;
-
-/// The API path of the audit log.
-pub fn audit_log_href() -> String {
-    "/api/v2/auditlog".to_owned()
-}
-
-/// The API path of audit entry `id`.
-pub fn audit_entry_href(id: &str) -> String {
-    format!("{}/{id}", audit_log_href())
-}
+use super::hrefs::member_href;
+use super::hrefs::token_href;
+use super::hrefs::{audit_entry_href, audit_log_href};
 
 /// `{"self": href}`.
 fn self_link(href: String) -> Links {

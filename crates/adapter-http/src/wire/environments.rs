@@ -3,12 +3,7 @@
 use crate::wire::link::{Link, Links};
 use serde::Serialize;
 
-use super::projects::{environments_href, project_href};
-
-/// The API path of environment `key` of project `project_key`.
-pub fn environment_href(project_key: &str, key: &str) -> String {
-    format!("{}/{key}", environments_href(project_key))
-}
+use super::hrefs::{environment_href, project_href};
 
 /// An environment as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -18,17 +18,8 @@ use serde::Serialize;
 use super::model;
 use serde_json::Value;
 
-use super::members::member_href;
-
-/// The API path of the flags of project `project_key`.
-pub fn flags_href(project_key: &str) -> String {
-    format!("/api/v2/flags/{project_key}")
-}
-
-/// The API path of flag `key` of project `project_key`.
-pub fn flag_href(project_key: &str, key: &str) -> String {
-    format!("{}/{key}", flags_href(project_key))
-}
+use super::hrefs::member_href;
+use super::hrefs::{flag_href, flags_href};
 
 /// The UI page of flag `key` in environment `environment_key` of project `project_key`.
 pub fn flag_site(project_key: &str, environment_key: &str, key: &str) -> Link {
@@ -285,7 +276,7 @@ impl From<&domain::team::Team> for TeamSummary {
         Self {
             links: Links::from([(
                 "self".to_owned(),
-                Link::api(super::teams::team_href(&team.key)),
+                Link::api(super::hrefs::team_href(&team.key)),
             )]),
             key: team.key.to_string(),
             name: team.name.clone(),

@@ -4,12 +4,8 @@ use crate::wire::link::{Link, Links};
 use domain::role::Role;
 use serde::Serialize;
 
+use super::hrefs::member_href;
 use super::model;
-
-/// The API path of member `id`.
-pub fn member_href(id: &str) -> String {
-    format!("/api/v2/members/{id}")
-}
 
 /// A member of the account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

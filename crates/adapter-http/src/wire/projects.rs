@@ -8,16 +8,7 @@ use serde::Serialize;
 use super::model;
 
 use super::environments::{Environment, Environments};
-
-/// The API path of the project `key`.
-pub fn project_href(key: &str) -> String {
-    format!("/api/v2/projects/{key}")
-}
-
-/// The API path of the environments of project `key`.
-pub fn environments_href(project_key: &str) -> String {
-    format!("/api/v2/projects/{project_key}/environments")
-}
+use super::hrefs::{environments_href, project_href};
 
 /// A project as the API shows it (`GET /projects/{projectKey}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -6,7 +6,7 @@ use serde_json::Value;
 use service::{ApiResource, Representations};
 
 use super::{
-    audit, environments, flags, members, projects, roles, segments, teams, tokens, webhooks,
+    audit, environments, flags, hrefs, members, projects, roles, segments, teams, webhooks,
 };
 
 /// Renders domain values in their wire shapes, for the service (audit entries, webhook payloads).
@@ -87,21 +87,21 @@ impl Representations for ApiRepresentations {
 
     fn href(&self, resource: ApiResource<'_>) -> String {
         match resource {
-            ApiResource::Project { key } => projects::project_href(key),
+            ApiResource::Project { key } => hrefs::project_href(key),
             ApiResource::Environment { project_key, key } => {
-                environments::environment_href(project_key, key)
+                hrefs::environment_href(project_key, key)
             }
-            ApiResource::Flag { project_key, key } => flags::flag_href(project_key, key),
+            ApiResource::Flag { project_key, key } => hrefs::flag_href(project_key, key),
             ApiResource::Segment {
                 project_key,
                 environment_key,
                 key,
-            } => segments::segment_href(project_key, environment_key, key),
-            ApiResource::Member { id } => members::member_href(id),
-            ApiResource::Token { id } => tokens::token_href(id),
-            ApiResource::Webhook { id } => webhooks::webhook_href(id),
-            ApiResource::CustomRole { key } => roles::role_href(key),
-            ApiResource::Team { key } => teams::team_href(key),
+            } => hrefs::segment_href(project_key, environment_key, key),
+            ApiResource::Member { id } => hrefs::member_href(id),
+            ApiResource::Token { id } => hrefs::token_href(id),
+            ApiResource::Webhook { id } => hrefs::webhook_href(id),
+            ApiResource::CustomRole { key } => hrefs::role_href(key),
+            ApiResource::Team { key } => hrefs::team_href(key),
         }
     }
 }

@@ -5,15 +5,9 @@ use domain::custom_role::BasePermissions;
 use domain::policy::Statement;
 use serde::Serialize;
 
+use super::hrefs::role_href;
+use super::hrefs::ROLES_HREF;
 use super::model;
-
-/// The API path of the custom-role collection.
-pub const ROLES_HREF: &str = "/api/v2/roles";
-
-/// The API path of custom role `key`.
-pub fn role_href(key: &str) -> String {
-    format!("{ROLES_HREF}/{key}")
-}
 
 /// A custom role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

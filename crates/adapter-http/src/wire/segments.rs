@@ -7,17 +7,8 @@ use serde::Serialize;
 
 use super::model;
 
-use super::flags::{flag_href, flag_site};
-
-/// The API path of the segments of environment `environment_key` of project `project_key`.
-pub fn segments_href(project_key: &str, environment_key: &str) -> String {
-    format!("/api/v2/segments/{project_key}/{environment_key}")
-}
-
-/// The API path of segment `key` of environment `environment_key` of project `project_key`.
-pub fn segment_href(project_key: &str, environment_key: &str, key: &str) -> String {
-    format!("{}/{key}", segments_href(project_key, environment_key))
-}
+use super::flags::flag_site;
+use super::hrefs::{flag_href, segment_href, segments_href};
 
 /// A segment of one environment.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]

@@ -1,15 +1,9 @@
 //! Teams as the API shows them: `Team` with its `_links` and member count, and the collection.
 
+use super::hrefs::team_href;
+use super::hrefs::TEAMS_HREF;
 use crate::wire::link::{Link, Links};
 use serde::Serialize;
-
-/// The API path of the team collection.
-pub const TEAMS_HREF: &str = "/api/v2/teams";
-
-/// The API path of team `key`.
-pub fn team_href(key: &str) -> String {
-    format!("{TEAMS_HREF}/{key}")
-}
 
 /// How many members a team has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]

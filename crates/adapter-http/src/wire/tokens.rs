@@ -1,16 +1,10 @@
 //! Access tokens as the API shows them.
 
+use super::hrefs::token_href;
+use super::hrefs::TOKENS_HREF;
 use crate::wire::link::{Link, Links};
 use domain::token::Token;
 use serde::Serialize;
-
-/// The API path of the token collection.
-pub const TOKENS_HREF: &str = "/api/v2/tokens";
-
-/// The API path of token `id`.
-pub fn token_href(id: &str) -> String {
-    format!("{TOKENS_HREF}/{id}")
-}
 
 /// An access token. `token` is the full secret only in the create response; otherwise its last
 /// four characters.

@@ -4,15 +4,9 @@ use crate::wire::link::{Link, Links};
 use domain::webhook::Statement;
 use serde::Serialize;
 
+use super::hrefs::webhook_href;
+use super::hrefs::WEBHOOKS_HREF;
 use super::model;
-
-/// The API path of the webhook collection.
-pub const WEBHOOKS_HREF: &str = "/api/v2/webhooks";
-
-/// The API path of webhook `id`.
-pub fn webhook_href(id: &str) -> String {
-    format!("{WEBHOOKS_HREF}/{id}")
-}
 
 /// A webhook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

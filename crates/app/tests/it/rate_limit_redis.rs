@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::http::Method;
-use adapter_http::{HttpConfig, RedisRateLimits};
+
+use adapter_http::{HttpConfig, SharedRateLimits};
+use adapter_redis::RedisRateLimits;
 
 use crate::common::{open, replica, request, send, Backend, Resp, OWNER};
 
@@ -50,7 +52,7 @@ async fn test_redis(test: &str) -> Option<RedisRateLimits> {
 fn limited_to(rate_limit: u32, redis: Option<RedisRateLimits>) -> HttpConfig {
     HttpConfig {
         rate_limit,
-        rate_limit_redis: redis,
+        shared_rate_limits: redis.map(|redis| Arc::new(redis) as Arc<dyn SharedRateLimits>),
         ..HttpConfig::default()
     }
 }
@@ -309,7 +311,7 @@ async fn start_up_refuses_a_malformed_url_and_starts_without_redis() {
         .unwrap()
         .expect("shared limits, to use once Redis answers");
     assert_eq!(unreachable.address(), "127.0.0.1:1/2");
-    assert_eq!(unreachable.key_prefix(), adapter_http::DEFAULT_KEY_PREFIX);
+    assert_eq!(unreachable.key_prefix(), adapter_redis::DEFAULT_KEY_PREFIX);
 
     assert!(app::shared_rate_limits(None, 1000).await.unwrap().is_none());
     assert!(app::shared_rate_limits(Some("redis://127.0.0.1:1"), 0)

@@ -7,7 +7,7 @@ use domain::id::{MemberId, TokenId};
 use domain::role::{Action, Actor, Role};
 use domain::version::ApiVersion;
 
-use crate::{access, use_case, Access, Permit, ServiceError, ServiceResult, UseCase};
+use crate::{access, Access, ServiceError, ServiceResult};
 
 /// Who is calling: the access token presented and what it may do.
 ///
@@ -116,36 +116,6 @@ impl Caller {
     pub fn sees_every_member(&self) -> bool {
         // Every built-in role from `reader` up views members and teams (`base_role_policy`).
         self.permissions.built_in_only() && self.role >= Role::Reader
-    }
-
-    /// A permit for use case `U` (one of the markers in [`use_case`]), if the caller's role
-    /// allows it. This is where the rule is decided: the use case takes the permit and does not
-    /// ask again.
-    ///
-    /// # Errors
-    /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
-    pub fn may<U: UseCase>(&self, _: U) -> ServiceResult<Permit<U>> {
-        Permit::ask(self)
-    }
-
-    /// [`Caller::may`] for a use case inside project `project_key`: a caller whose policies
-    /// allow none of its actions in that project learns so before anything about its input.
-    ///
-    /// # Errors
-    /// [`ServiceError::NotPermitted`].
-    pub fn may_in<U: UseCase>(&self, use_case: U, project_key: &str) -> ServiceResult<Permit<U>> {
-        let permit = self.may(use_case)?;
-        if !self.permissions.built_in_only()
-            && !self
-                .permissions
-                .may_do_some_in(use_case::action_of::<U>(), project_key)
-        {
-            return Err(ServiceError::NotPermitted(format!(
-                "no role of the caller may {} in project '{project_key}'",
-                use_case::action_of::<U>().describe()
-            )));
-        }
-        Ok(permit)
     }
 
     /// Refuses callers who may not do any of what a use case of `action` consists of (see the
@@ -279,6 +249,7 @@ impl Caller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{use_case, UseCase};
 
     fn caller_with(role: Role) -> Caller {
         Caller {

@@ -259,7 +259,7 @@ impl Service {
                             .is_some_and(|(_, env)| env == target.key.as_str())
                     }),
             );
-            crate::flags::check_new_size(
+            crate::sizes::check_new_size(
                 &format!(
                     "cloning environment '{}' into flag '{}'",
                     source.key, flag.key

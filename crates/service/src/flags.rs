@@ -5,14 +5,12 @@ use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, InitialPrerequisite,
 use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
 use domain::key::{FlagKey, ProjectKey, TeamKey};
-use domain::member::Member;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::FlagQuery;
 use domain::role::Action;
-use domain::team::Team;
 use domain::ValidationError;
-use ports::{FlagDependent, Listed, Locked, ProjectEnvironment, Repository, StoreExt};
+use ports::{FlagDependent, Listed, Locked, Maintainers, ProjectEnvironment, Repository, StoreExt};
 use std::sync::Arc;
 
 use crate::audit::{json, Change, PendingAudits};
@@ -30,16 +28,6 @@ pub(crate) use create::FlagCreate;
 use write::lock_flag_in;
 pub use write::ExpectedVersion;
 pub(crate) use write::FlagWrite;
-
-/// Who maintains a flag, as the API shows it (`_maintainer`, `_maintainerTeam`): the member its
-/// `maintainerId` names and the team its `maintainerTeamKey` names, each while it exists.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Maintainers {
-    /// The maintaining member.
-    pub member: Option<Member>,
-    /// The maintaining team.
-    pub team: Option<Team>,
-}
 
 /// A flag as the use cases return it: the aggregate, and who maintains it.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,13 +307,6 @@ fn load_flag(
 ) -> ServiceResult<Flag> {
     repo.get_flag(project_id, &FlagKey::lookup(key))?
         .ok_or_else(|| flag_not_found(project_key, key))
-}
-
-/// `Invalid` when a new flag or segment (created or cloned) would be larger than the resource size
-/// limit ([`domain::patch::MAX_DOCUMENT_BYTES`]); `what` names it in the message.
-pub(crate) fn check_new_size<T: serde::Serialize>(what: &str, resource: &T) -> ServiceResult<()> {
-    domain::patch::check_size(what, None, resource)
-        .map_err(|e| ServiceError::invalid(e.to_string()))
 }
 
 /// The flag `key` (as a request names it) names, to change, held until the transaction ends.

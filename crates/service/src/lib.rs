@@ -14,6 +14,7 @@ mod error;
 mod flag_writes;
 mod flags;
 mod granting;
+mod holding;
 mod ids;
 mod known_secrets;
 mod members;
@@ -21,6 +22,7 @@ mod projects;
 mod read_cache;
 mod representation;
 mod segments;
+mod sizes;
 mod statuses;
 mod teams;
 mod tokens;
@@ -42,7 +44,7 @@ pub use error::{Cause, Detail, ServiceError, ServiceResult};
 pub use flag_writes::{Queued, QueuedWrite, WriteTurn};
 pub use flags::{
     DependentFlag, EnvironmentSelection, ExpectedVersion, FlagChange, FlagList, FlagListRequest,
-    FlagView, Maintainers,
+    FlagView,
 };
 pub use ids::{object_id, RandomIds};
 pub use known_secrets::{is_generated_secret, RELOAD_INTERVAL as KNOWN_SECRETS_RELOAD_INTERVAL};
@@ -52,7 +54,9 @@ pub use read_cache::{
     Answer as CachedAnswer, Ticket as ReadTicket, MAX_AGE as READ_CACHE_MAX_AGE,
     MAX_LAG as READ_CACHE_MAX_LAG,
 };
-pub use representation::{ApiResource, PlainRepresentations, Representations};
+// The presentation port, where the use cases have always named it.
+pub use ports::{ApiResource, Maintainers, Representations};
+pub use representation::PlainRepresentations;
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
 pub use teams::TeamView;

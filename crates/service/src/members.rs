@@ -1,7 +1,6 @@
 //! Account members.
 
 use domain::id::MemberId;
-use domain::key::CustomRoleKey;
 use domain::member::{validate_invites, Member, NewMemberForm};
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
@@ -15,7 +14,7 @@ use crate::audit::{json, Change};
 
 use crate::auth::hold_members;
 use crate::error::Detail;
-use crate::teams::hold_teams;
+use crate::holding::{hold_custom_roles, hold_teams};
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
 };
@@ -419,27 +418,6 @@ impl Service {
         })?;
         Ok(())
     }
-}
-
-/// Locks the custom roles `keys` name until the transaction ends (each once, in key order, so
-/// two transactions cannot deadlock): none can be deleted while it is being given, and a role
-/// deleted meanwhile is not given. The first key that names no custom role, if any.
-pub(crate) fn hold_custom_roles(
-    repo: &mut dyn Repository,
-    keys: &[String],
-) -> ServiceResult<Option<String>> {
-    let mut sorted: Vec<&String> = keys.iter().collect();
-    sorted.sort();
-    sorted.dedup();
-    for key in sorted {
-        if repo
-            .lock_custom_role(&CustomRoleKey::lookup(key))?
-            .is_none()
-        {
-            return Ok(Some(key.clone()));
-        }
-    }
-    Ok(None)
 }
 
 /// The refusal of custom role `key`, which does not exist, given in field `at`.

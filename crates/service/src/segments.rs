@@ -155,7 +155,7 @@ impl Service {
         let caller = permit.caller();
         let key = post.key.clone();
         let segment = Segment::create(post, self.now())?;
-        crate::flags::check_new_size("the new segment", &segment)?;
+        crate::sizes::check_new_size("the new segment", &segment)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
                 let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;

@@ -18,11 +18,12 @@ use domain::team::{
     MAX_TEAMS_PER_MEMBER,
 };
 use domain::ValidationError;
-use ports::{Changed, Listed, Locked, Repository, StoreExt};
+use ports::{Changed, Listed, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 use crate::auth::{hold_members, HeldMembers};
-use crate::members::{hold_custom_roles, may_change, member_id};
+use crate::holding::{hold_custom_roles, hold_teams};
+use crate::members::{may_change, member_id};
 use crate::{use_case, ApiResource, Caller, Permit, Service, ServiceError, ServiceResult};
 
 /// A team with the number of its members.
@@ -43,22 +44,6 @@ fn team_change(service: &Service, team: &Team, verb: &'static str, action: &str)
         service.shown.href(ApiResource::Team {
             key: team.key.as_str(),
         }),
-    )
-}
-
-/// Locks the teams `keys` name (each once, in key order). The first key naming no team, if any.
-pub(crate) fn hold_teams(
-    repo: &mut dyn Repository,
-    keys: &[String],
-) -> ServiceResult<Result<Vec<Locked<Team>>, String>> {
-    let lookups: Vec<TeamKey> = keys.iter().map(|k| TeamKey::lookup(k)).collect();
-    let refs: Vec<&TeamKey> = lookups.iter().collect();
-    let teams = repo.lock_teams(&refs)?;
-    Ok(
-        match keys.iter().find(|k| !teams.iter().any(|t| t.key == **k)) {
-            Some(missing) => Err(missing.clone()),
-            None => Ok(teams),
-        },
     )
 }
 

@@ -481,7 +481,7 @@ impl Service {
 }
 
 /// Locks the custom roles `token` is given until the transaction ends (as giving roles to
-/// members does: `members::hold_custom_roles`): none is deleted while a token is given it.
+/// members does: `holding::hold_custom_roles`): none is deleted while a token is given it.
 /// Giving a token custom roles or an inline role is giving it policies, which needs the admin
 /// base role (see `domain::policy::actions::OVER_POLICIES`).
 ///
@@ -505,7 +505,7 @@ fn hold_token_roles(
     let found = repo.get_custom_roles_by_id(ids)?;
     let missing = ids.iter().find(|id| !found.iter().any(|r| r.id == **id));
     let keys: Vec<String> = found.iter().map(|r| r.key.to_string()).collect();
-    let deleted = crate::members::hold_custom_roles(repo, &keys)?;
+    let deleted = crate::holding::hold_custom_roles(repo, &keys)?;
     Ok(match (missing, deleted) {
         (Some(id), _) => Err(ValidationError::single(
             "customRoleIds",

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 
 use domain::role::Action;
 
-use crate::Caller;
+use crate::{Caller, ServiceError, ServiceResult};
 
 mod sealed {
     use domain::role::Action;
@@ -144,5 +144,38 @@ impl<U: UseCase> Permit<U> {
     /// transaction (`auth::hold_members`): a demotion committed since the permit was given counts.
     pub(crate) fn recheck(&self, current: &Caller) -> crate::ServiceResult<()> {
         current.require(U::ACTION)
+    }
+}
+
+/// Admission: whether the caller may attempt a use case at all, asked before its input is read.
+impl Caller {
+    /// A permit for use case `U` (one of the markers in [`crate::use_case`]), if the caller's role
+    /// allows it. This is where the rule is decided: the use case takes the permit and does not
+    /// ask again.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.
+    pub fn may<U: UseCase>(&self, _: U) -> ServiceResult<Permit<U>> {
+        Permit::ask(self)
+    }
+
+    /// [`Caller::may`] for a use case inside project `project_key`: a caller whose policies
+    /// allow none of its actions in that project learns so before anything about its input.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`].
+    pub fn may_in<U: UseCase>(&self, use_case: U, project_key: &str) -> ServiceResult<Permit<U>> {
+        let permit = self.may(use_case)?;
+        if !self.permissions.built_in_only()
+            && !self
+                .permissions
+                .may_do_some_in(action_of::<U>(), project_key)
+        {
+            return Err(ServiceError::NotPermitted(format!(
+                "no role of the caller may {} in project '{project_key}'",
+                action_of::<U>().describe()
+            )));
+        }
+        Ok(permit)
     }
 }

@@ -2,6 +2,7 @@
 //! what a new flag sets in each environment beyond a new flag's defaults is decided there.
 
 use super::*;
+use crate::sizes::check_new_size;
 
 /// A flag to create (without prerequisites), by a caller whose permit was checked.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use ports::{ConsoleSession, StoreExt};
 
-use crate::auth::hash_secret;
+use crate::secrets::hash_secret;
 use crate::{Caller, Service, ServiceError, ServiceResult};
 
 /// How long a console session lasts from sign-in (epoch ms): a working day.

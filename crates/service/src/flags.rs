@@ -5,7 +5,6 @@ use domain::flag::{Flag, FlagCopyPost, FlagFacts, FlagPost, InitialPrerequisite,
 use domain::id::{MemberId, ProjectId};
 use domain::instruction::SemanticPatch;
 use domain::key::{FlagKey, ProjectKey, TeamKey};
-use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::FlagQuery;
 use domain::role::Action;
@@ -20,39 +19,13 @@ use crate::projects::{hold_project, load_project, lock_project};
 
 mod create;
 mod write;
+pub use crate::flag_requests::{ExpectedVersion, FlagChange, FlagView};
+pub(crate) use crate::flag_requests::{FlagCreate, FlagWrite, FlagWriteLane};
 use crate::{
     use_case, ApiResource, Caller, Detail, Permit, QueuedWrite, RandomIds, Service, ServiceError,
     ServiceResult, Write,
 };
-pub(crate) use create::FlagCreate;
 use write::lock_flag_in;
-pub use write::ExpectedVersion;
-pub(crate) use write::FlagWrite;
-
-/// A flag as the use cases return it: the aggregate, and who maintains it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlagView {
-    /// The flag.
-    pub flag: Flag,
-    /// Its maintaining member or team.
-    pub maintainers: Maintainers,
-}
-
-/// A change to a flag, in one of the three patch forms.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FlagChange {
-    /// RFC 6902 operations.
-    JsonPatch(JsonPatchBody),
-    /// RFC 7386 merge document.
-    MergePatch {
-        /// Audit comment.
-        comment: Option<String>,
-        /// The merge document.
-        merge: Value,
-    },
-    /// Named instructions.
-    Semantic(SemanticPatch),
-}
 
 /// Which environments' configurations a flag list carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -327,9 +300,6 @@ fn lock_flag(
 /// on one of the machine's cores, however many flags change; one per flag wrote every change in
 /// a transaction of its own.
 const FLAG_WRITE_LANES: u64 = 2;
-
-/// The write queue of flag `key` of project `project_key`.
-pub(crate) type FlagWriteLane = (String, u64);
 
 fn flag_write_lane(project_key: &str, key: &str) -> FlagWriteLane {
     use std::hash::{Hash, Hasher};

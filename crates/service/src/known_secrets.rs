@@ -14,11 +14,6 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ports::StoreExt;
-
-use crate::auth::hash_secret;
-use crate::{Service, ServiceResult};
-
 /// How often, at most, the set is read again from the store.
 pub const RELOAD_INTERVAL: Duration = Duration::from_secs(2);
 
@@ -34,13 +29,13 @@ struct Known {
 }
 
 /// The first 8 bytes of a secret's hash (hex), as a number.
-fn prefix(hash: &str) -> Option<u64> {
+pub(crate) fn prefix(hash: &str) -> Option<u64> {
     hash.get(..16)
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
 }
 
 impl KnownSecrets {
-    fn contains(&self, prefix: u64) -> bool {
+    pub(crate) fn contains(&self, prefix: u64) -> bool {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -49,7 +44,7 @@ impl KnownSecrets {
     }
 
     /// Whether the set may be read again now; if so, the time of this reading is taken.
-    fn due(&self, now: Instant) -> bool {
+    pub(crate) fn due(&self, now: Instant) -> bool {
         let mut known = self
             .state
             .lock()
@@ -75,7 +70,7 @@ impl KnownSecrets {
         }
     }
 
-    fn replace(&self, hashes: &[String]) {
+    pub(crate) fn replace(&self, hashes: &[String]) {
         let prefixes = hashes.iter().filter_map(|h| prefix(h)).collect();
         self.state
             .lock()
@@ -97,35 +92,10 @@ pub fn is_generated_secret(secret: &str) -> bool {
         .is_some_and(|rest| uuid::Uuid::try_parse(rest).is_ok() && rest.len() == 36)
 }
 
-impl Service {
-    /// Whether `secret` may be an access token's, decided from the secrets this replica knows
-    /// (see the module documentation): `false` for a secret that is surely none, without asking
-    /// the store more than once per [`RELOAD_INTERVAL`]. Blocks on the store when it reads.
-    ///
-    /// # Errors
-    /// Storage errors of a reading.
-    pub fn may_be_a_token(&self, secret: &str) -> ServiceResult<bool> {
-        let Some(wanted) = prefix(&hash_secret(secret)) else {
-            return Ok(false);
-        };
-        if self.known_secrets.contains(wanted) {
-            return Ok(true);
-        }
-        if !self.known_secrets.due(Instant::now()) {
-            return Ok(false);
-        }
-        let now = self.now();
-        let hashes = self
-            .store
-            .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_secret_hashes(now)?) })?;
-        self.known_secrets.replace(&hashes);
-        Ok(self.known_secrets.contains(wanted))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secrets::hash_secret;
 
     #[test]
     fn a_prefix_is_the_first_eight_bytes_of_the_hash() {

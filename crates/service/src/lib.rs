@@ -8,9 +8,11 @@ mod auth;
 mod caller;
 mod clock;
 mod console_sessions;
+mod context;
 mod custom_roles;
 mod environments;
 mod error;
+mod flag_requests;
 mod flag_writes;
 mod flags;
 mod granting;
@@ -21,18 +23,21 @@ mod members;
 mod projects;
 mod read_cache;
 mod representation;
+mod secrets;
 mod segments;
 mod sizes;
 mod statuses;
 mod teams;
+mod token_cache;
 mod tokens;
 pub mod use_case;
+mod webhook_settings;
 mod webhooks;
 mod wiring;
 mod write_mode;
 
 pub use access::{Access, AccessReason, ActionAccess, MAX_CALLER_SPECIFIERS};
-pub use auth::{BootstrapOutcome, TOKEN_MAX_LAG};
+pub use auth::BootstrapOutcome;
 pub use caller::Caller;
 pub use clock::SystemClock;
 pub use console_sessions::{
@@ -54,7 +59,9 @@ pub use read_cache::{
     Answer as CachedAnswer, Ticket as ReadTicket, MAX_AGE as READ_CACHE_MAX_AGE,
     MAX_LAG as READ_CACHE_MAX_LAG,
 };
+pub use token_cache::TOKEN_MAX_LAG;
 // The presentation port, where the use cases have always named it.
+pub use context::{NotReady, Service};
 pub use ports::{ApiResource, Maintainers, Representations};
 pub use representation::PlainRepresentations;
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
@@ -62,6 +69,6 @@ pub use statuses::FlagStatus;
 pub use teams::TeamView;
 pub use tokens::{CreatedToken, TokenPage};
 pub use use_case::{Permit, UseCase};
-pub use webhooks::{sign, WebhookSettings, SIGNATURE_HEADER};
-pub use wiring::{NotReady, Service};
+pub use webhook_settings::WebhookSettings;
+pub use webhooks::{sign, SIGNATURE_HEADER};
 use write_mode::Write;

@@ -12,7 +12,8 @@ use ports::{Changed, Listed, Locked, Repository, StoreExt, TokenRepository};
 
 use crate::audit::Change;
 
-use crate::auth::{caller_as, ending, hash_secret, hold_members, new_secret};
+use crate::auth::{caller_as, ending, hold_members, new_secret};
+use crate::secrets::hash_secret;
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service, ServiceError,
     ServiceResult,

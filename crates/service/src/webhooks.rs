@@ -1,6 +1,5 @@
 //! Webhooks and the delivery of audit entries to them (a transactional outbox).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use domain::audit::AuditEntry;
@@ -9,12 +8,11 @@ use domain::patch::JsonPatchBody;
 use domain::policy::Resource;
 use domain::role::Action;
 use domain::webhook::target::{TargetHost, TargetPolicy, WebhookTarget};
-use domain::webhook::{DeliveryAttempt, RetryPolicy, Webhook, WebhookPost};
+use domain::webhook::{DeliveryAttempt, Webhook, WebhookPost};
 use domain::{IdSource, ValidationError};
 use hmac::{Hmac, Mac};
 use ports::{
-    ClaimedDelivery, DeliveryOutcome, HostResolver, QueuedDelivery, Repository, StoreExt,
-    WebhookSender,
+    ClaimedDelivery, DeliveryOutcome, QueuedDelivery, Repository, StoreExt, WebhookSender,
 };
 use rand::Rng;
 use sha2::Sha256;
@@ -23,24 +21,8 @@ use crate::audit::Change;
 use crate::error::{Cause, Detail};
 use crate::{
     object_id, use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service,
-    ServiceError, ServiceResult,
+    ServiceError, ServiceResult, WebhookSettings,
 };
-
-/// How webhooks are delivered, and where they may point.
-#[derive(Debug, Clone, Default)]
-pub struct WebhookSettings {
-    /// Hosts webhooks may point at; `None` allows any host. A listed host may be private.
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Allow webhooks to private, loopback, link-local and other non-public addresses and to
-    /// local names (`localhost`, `*.internal`, ...). Off: only public addresses.
-    pub allow_private_networks: bool,
-    /// Resolves a webhook's host name when it is created or its URL changes, so that a name of
-    /// a private address is refused at once. Without one, names are checked at delivery only
-    /// (where the sender always resolves and checks them).
-    pub resolver: Option<Arc<dyn HostResolver>>,
-    /// Retries of failed deliveries.
-    pub retry: RetryPolicy,
-}
 
 /// How long a claimed delivery is reserved for the worker that claimed it (ms).
 const LEASE_MS: i64 = 60_000;

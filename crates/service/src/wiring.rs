@@ -2,47 +2,10 @@
 
 use std::sync::Arc;
 
-use ports::{Clock, Repository, Store, StoreExt};
+use ports::{Clock, Store, StoreExt};
 
-use crate::{
-    auth, flag_writes, flags, known_secrets, object_id, read_cache, Caller, FlagView,
-    Representations, ServiceError, ServiceResult, WebhookSettings, Write,
-};
-use crate::{CachedAnswer, ReadTicket};
-
-/// Why the store cannot serve now ([`Service::check_ready`]): a reason fit to show to anyone.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct NotReady(pub String);
-
-/// The use cases, over a store and a clock.
-pub struct Service {
-    pub(crate) store: Arc<dyn Store>,
-    pub(crate) clock: Arc<dyn Clock>,
-    /// Verified callers, told of changes to tokens and members (see [`TOKEN_MAX_LAG`]).
-    pub(crate) tokens: Arc<auth::TokenCache>,
-    /// Which secrets may be tokens' (see [`Service::may_be_a_token`]).
-    pub(crate) known_secrets: known_secrets::KnownSecrets,
-    pub(crate) webhooks: WebhookSettings,
-    /// How the API shows resources (for audit entries).
-    pub(crate) shown: Arc<dyn Representations>,
-    /// The account's `_id`, once read (it never changes).
-    pub(crate) account_id: std::sync::OnceLock<String>,
-    /// Changes to flags waiting while another change to a flag of their lane is written.
-    pub(crate) flag_writes:
-        Arc<flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagWrite, FlagView>>,
-    /// Flags to create waiting while others of their lane are created.
-    pub(crate) flag_creates:
-        Arc<flag_writes::WriteQueues<flags::FlagWriteLane, flags::FlagCreate, FlagView>>,
-    /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
-    pub(crate) read_cache: Option<Arc<read_cache::ReadCache>>,
-}
-
-impl std::fmt::Debug for Service {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Service").finish_non_exhaustive()
-    }
-}
+use crate::{known_secrets, read_cache, Caller, Representations, ServiceResult, WebhookSettings};
+use crate::{CachedAnswer, NotReady, ReadTicket, Service};
 
 impl Service {
     /// A service over `store` telling time by `clock`, recording resources in audit entries
@@ -56,7 +19,7 @@ impl Service {
         representations: Arc<dyn Representations>,
     ) -> Self {
         Self {
-            tokens: auth::TokenCache::on(&*store),
+            tokens: crate::token_cache::TokenCache::on(&*store),
             known_secrets: known_secrets::KnownSecrets::default(),
             store,
             clock,
@@ -161,39 +124,6 @@ impl Service {
     pub fn with_webhook_settings(mut self, settings: WebhookSettings) -> Self {
         self.webhooks = settings;
         self
-    }
-
-    pub(crate) fn now(&self) -> i64 {
-        self.clock.now_ms()
-    }
-
-    /// Runs `work` in a write transaction that commits ([`Write::Commit`]) or, for a dry run,
-    /// is rolled back once `work` has succeeded ([`Write::DryRun`]).
-    pub(crate) fn write<T>(
-        &self,
-        write: Write,
-        work: impl FnMut(&mut dyn ports::Repository) -> ServiceResult<T>,
-    ) -> ServiceResult<T> {
-        use ports::StoreExt;
-        match write {
-            Write::Commit => self.store.write_tx(work),
-            Write::DryRun => self.store.dry_run_tx(work),
-        }
-    }
-
-    /// The `_id` of the account, read (or, on the very first call of a new deployment,
-    /// created) inside the caller's write transaction.
-    pub(crate) fn account_id_in(&self, repo: &mut dyn Repository) -> ServiceResult<String> {
-        if let Some(id) = self.account_id.get() {
-            return Ok(id.clone());
-        }
-        if let Some(id) = repo.account_id()? {
-            return Ok(self.account_id.get_or_init(|| id).clone());
-        }
-        // Not remembered until committed: this transaction may yet roll back.
-        repo.create_account(&object_id())?;
-        repo.account_id()?
-            .ok_or_else(|| ServiceError::Internal("the account could not be created".into()))
     }
 
     /// The `_id` of the account this deployment serves (24 hex, stored, never changes).

@@ -15,11 +15,6 @@ use anyhow::{bail, Context, Result};
 
 pub const MAX_PRODUCTION_LINES: usize = 800;
 
-/// Crates whose circles are still being broken (issue 33), with how many of their files stand in
-/// one today: a ratchet, so that no crate gains a circle or a file in one. Lower a number when a
-/// circle is broken; a crate that reaches 0 leaves the list.
-const CIRCLES_BEING_BROKEN: [(&str, usize); 2] =
-    [("crates/adapter-http/", 24), ("crates/service/", 16)];
 pub const MAX_TEST_LINES: usize = 1000;
 
 fn workspace_root() -> PathBuf {
@@ -51,22 +46,12 @@ fn crate_roots(root: &Path) -> Result<Vec<PathBuf>> {
 pub fn check_circles() -> Result<()> {
     let root = workspace_root();
     let mut report = Vec::new();
-    let mut in_circles: BTreeMap<&str, usize> = BTreeMap::new();
     let roots = crate_roots(&root)?;
     for crate_root in &roots {
         let tree = modules::ModuleTree::read(crate_root)?;
         let edges = tree.edges();
         for circle in strongly_connected(tree.files.len(), &edges) {
             let name = |i: usize| relative(&root, &tree.files[i].path);
-            let first = name(circle[0]);
-            let show_all = std::env::var_os("FLAGSVC_SHOW_CIRCLES").is_some();
-            if let Some((krate, _)) = CIRCLES_BEING_BROKEN
-                .iter()
-                .find(|(krate, _)| !show_all && first.starts_with(krate))
-            {
-                *in_circles.entry(krate).or_default() += circle.len();
-                continue;
-            }
             let mut lines = vec![format!(
                 "circle of {} files: {}",
                 circle.len(),
@@ -92,20 +77,6 @@ pub fn check_circles() -> Result<()> {
             report.push(lines.join("\n"));
         }
     }
-    for (krate, allowed) in CIRCLES_BEING_BROKEN {
-        let found = in_circles.get(krate).copied().unwrap_or(0);
-        if found > allowed {
-            report.push(format!(
-                "{krate}: {found} files stand in import circles, more than the {allowed} known \
-                 (run with FLAGSVC_SHOW_CIRCLES=1 to see them)"
-            ));
-        } else if found < allowed {
-            println!(
-                "check-deps: {krate} has {found} files in import circles, fewer than the {allowed} \
-                 allowed: lower the allowance in xtask/src/structure/mod.rs"
-            );
-        }
-    }
     if !report.is_empty() {
         bail!(
             "{} import circles (break each by moving what both sides need into a module of \
@@ -115,7 +86,7 @@ pub fn check_circles() -> Result<()> {
         );
     }
     println!(
-        "check-deps: no new import circles in the {} module trees",
+        "check-deps: no import circles in the {} module trees",
         roots.len()
     );
     Ok(())

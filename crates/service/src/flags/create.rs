@@ -4,16 +4,6 @@
 use super::*;
 use crate::sizes::check_new_size;
 
-/// A flag to create (without prerequisites), by a caller whose permit was checked.
-#[derive(Debug)]
-pub(crate) struct FlagCreate {
-    caller: Caller,
-    /// The new flag, without configurations yet.
-    flag: Flag,
-    /// `isFlagOn`: targeting on in every environment.
-    turn_on: bool,
-}
-
 /// A flag to create from `post`, checked on its own, and its initial prerequisites (checked
 /// against the project when it is created).
 pub(super) fn new_flag(

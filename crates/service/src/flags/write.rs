@@ -3,69 +3,6 @@
 
 use super::*;
 
-/// A change to a flag (`key`, as the request names it), by a caller whose permit was checked.
-#[derive(Debug)]
-pub(crate) struct FlagWrite {
-    caller: Caller,
-    key: String,
-    change: FlagChange,
-    /// The version the flag (or one environment's configuration) must still have.
-    expected: Option<ExpectedVersion>,
-}
-
-impl FlagWrite {
-    pub(super) fn new(permit: &Permit<use_case::PatchFlag>, key: &str, change: FlagChange) -> Self {
-        Self {
-            caller: permit.caller().clone(),
-            key: key.to_owned(),
-            change,
-            expected: None,
-        }
-    }
-}
-
-/// The version a change was made against, as a client saw it: the change applies only if the
-/// flag still has it (else [`ServiceError::VersionConflict`]), checked with the flag locked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExpectedVersion {
-    /// The flag's `_version`: nothing about the flag changed since, in any environment (for a
-    /// change of its settings, made from a form that showed them all).
-    Flag(i64),
-    /// One environment's configuration's `version`: nothing changed there since (changes in
-    /// other environments do not matter to it).
-    Environment {
-        /// The environment's key.
-        key: String,
-        /// The configuration's `version`.
-        version: i64,
-    },
-}
-
-impl ExpectedVersion {
-    /// Refuses `flag` unless it (or its configuration in the environment) has the version
-    /// expected.
-    pub(super) fn check(&self, flag: &Flag) -> ServiceResult<()> {
-        match self {
-            Self::Flag(expected) if flag.version == *expected => Ok(()),
-            Self::Flag(expected) => Err(ServiceError::VersionConflict(Detail::from(format!(
-                "the flag is at version {}, not {expected}: it was changed meanwhile",
-                flag.version
-            )))),
-            Self::Environment { key, version } => {
-                match flag.environments.get(key).map(|config| config.version) {
-                    Some(found) if found == *version => Ok(()),
-                    Some(found) => Err(ServiceError::VersionConflict(Detail::from(format!(
-                        "the flag in environment '{key}' is at version {found}, not {version}: it was changed meanwhile"
-                    )))),
-                    None => Err(ServiceError::NotFound(format!(
-                        "the flag has no environment '{key}'"
-                    ))),
-                }
-            }
-        }
-    }
-}
-
 /// What a batch of flag changes writes once they are all applied: the flags they changed (each
 /// with the flag as it was locked) and their audit entries.
 #[derive(Default)]

@@ -183,13 +183,13 @@ async fn admit(
     })?;
     // A token verified recently is checked here, on the async thread; only a token to verify
     // (or whose use is due to be recorded) takes a trip through the blocking pool.
-    let cached = state.service.authenticate_cached(&secret);
+    let cached = state.service.authentication().authenticate_cached(&secret);
     // Failed authentications are throttled per client address; a token this replica verified
     // recently never touches the counter.
     let throttle = state
         .auth_throttle
         .as_ref()
-        .filter(|_| cached.is_none() && !state.service.is_verified(&secret))
+        .filter(|_| cached.is_none() && !state.service.authentication().is_verified(&secret))
         .map(|throttle| {
             (
                 throttle,
@@ -203,7 +203,7 @@ async fn admit(
             // replica knows of goes on, decided without a store lookup per guess.
             let admitted = service::is_generated_secret(&secret) && {
                 let (service, secret) = (state.service.clone(), secret.clone());
-                web::block(move || service.may_be_a_token(&secret))
+                web::block(move || service.authentication().may_be_a_token(&secret))
                     .await
                     .is_ok_and(|known| known.unwrap_or(false))
             };
@@ -216,7 +216,7 @@ async fn admit(
         Some(caller) => Ok(caller),
         None => {
             let service = state.service.clone();
-            web::block(move || service.authenticate(&secret))
+            web::block(move || service.authentication().authenticate(&secret))
                 .await
                 .map_err(|_| {
                     ApiError::from_status(

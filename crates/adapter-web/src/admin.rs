@@ -64,7 +64,11 @@ pub(crate) async fn members(
         page: page_range,
     };
     let caller = signed.caller.clone();
-    match call(&console, move |s| s.list_members(&caller, &member_query)).await {
+    match call(&console, move |s| {
+        s.members().list_members(&caller, &member_query)
+    })
+    .await
+    {
         Ok(list) => page(
             StatusCode::OK,
             members_page(&signed, &list, search.as_deref(), number),
@@ -137,8 +141,10 @@ async fn load_tokens(
 ) -> Result<TokenPage, ServiceError> {
     let caller = signed.caller.clone();
     call(console, move |s| {
-        match s.list_tokens(&caller, page_range, true) {
-            Err(ServiceError::NotPermitted(_)) => s.list_tokens(&caller, page_range, false),
+        match s.tokens().list_tokens(&caller, page_range, true) {
+            Err(ServiceError::NotPermitted(_)) => {
+                s.tokens().list_tokens(&caller, page_range, false)
+            }
             listed => listed,
         }
     })
@@ -351,7 +357,7 @@ pub(crate) async fn create_token(
     let caller = signed.caller.clone();
     let created = call(&console, move |s| {
         let permit = caller.may(use_case::CreateToken)?;
-        s.create_token(&permit, post)
+        s.tokens().create_token(&permit, post)
     })
     .await;
     let (status, notice) = match created {
@@ -397,7 +403,7 @@ pub(crate) async fn delete_token(
         return bad_input(&signed, "A token id must not contain control characters.");
     }
     let caller = signed.caller.clone();
-    match call(&console, move |s| s.delete_token(&caller, &id)).await {
+    match call(&console, move |s| s.tokens().delete_token(&caller, &id)).await {
         Ok(()) => see_other("/tokens?deleted=1"),
         Err(err) => error_page(&err, Some(&signed)),
     }

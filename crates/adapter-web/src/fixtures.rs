@@ -27,14 +27,22 @@ pub(crate) fn fixture() -> Fixture {
         Arc::new(service::PlainRepresentations),
     );
     service
+        .authentication()
         .bootstrap(Some("owner-token"), "owner@example.com")
         .unwrap();
-    let owner = service.authenticate("owner-token").unwrap();
+    let owner = service
+        .authentication()
+        .authenticate("owner-token")
+        .unwrap();
     let post = serde_json::from_value(serde_json::json!({"name": "r", "role": "reader"})).unwrap();
     let reader_token = service
+        .tokens()
         .create_token(&owner.may(use_case::CreateToken).unwrap(), post)
         .unwrap();
-    let reader = service.authenticate(&reader_token.secret).unwrap();
+    let reader = service
+        .authentication()
+        .authenticate(&reader_token.secret)
+        .unwrap();
     let post = serde_json::from_value(serde_json::json!({
         "key": "shop", "name": "Shop",
         "environments": [
@@ -44,6 +52,7 @@ pub(crate) fn fixture() -> Fixture {
     }))
     .unwrap();
     let project = service
+        .projects()
         .create_project(&owner.may(use_case::CreateProject).unwrap(), post)
         .unwrap();
     for (key, name) in [("dark-mode", "Dark <mode>"), ("checkout", "New checkout")] {
@@ -51,53 +60,28 @@ pub(crate) fn fixture() -> Fixture {
             serde_json::from_value(serde_json::json!({"key": key, "name": name, "tags": ["ui"]}))
                 .unwrap();
         service
+            .flags()
             .create_flag(&owner.may(use_case::CreateFlag).unwrap(), "shop", post)
             .unwrap();
     }
-    let post = serde_json::from_value(serde_json::json!({
-        "key": "beta", "name": "Beta <testers>", "tags": ["qa"], "description": "Early access"
-    }))
-    .unwrap();
-    service
-        .create_segment(
-            &owner.may(use_case::CreateSegment).unwrap(),
-            "shop",
-            "production",
-            post,
-        )
-        .unwrap();
-    let merge = serde_json::json!({
-        "included": ["ann", "bob"],
-        "excluded": ["eve"],
-        "rules": [{"clauses": [{"attribute": "email", "op": "endsWith", "values": ["@example.com"], "contextKind": "user", "negate": false}], "weight": 25000}]
-    });
-    service
-        .patch_segment(
-            &owner.may(use_case::PatchSegment).unwrap(),
-            "shop",
-            "production",
-            "beta",
-            &service::SegmentChange::MergePatch {
-                comment: None,
-                merge,
-            },
-        )
-        .unwrap();
-    let segment = service
-        .get_segment(&owner, "shop", "production", "beta")
-        .unwrap();
+    let segment = beta_segment(&service, &owner);
     let request = service::FlagListRequest {
         query: domain::query::FlagQuery::parse(None, None, Some("name"), None).unwrap(),
         environments: service::EnvironmentSelection::All,
     };
-    let flags = service.list_flags(&owner, "shop", &request).unwrap();
+    let flags = service
+        .flags()
+        .list_flags(&owner, "shop", &request)
+        .unwrap();
     let members = service
+        .members()
         .list_members(
             &owner,
             &domain::query::MemberQuery::parse(None, None, None, None).unwrap(),
         )
         .unwrap();
     let tokens = service
+        .tokens()
         .list_tokens(
             &owner,
             domain::query::Page {
@@ -120,4 +104,43 @@ pub(crate) fn fixture() -> Fixture {
         members,
         tokens,
     }
+}
+
+/// Segment `beta` of `shop`'s production, with targets and a rule.
+fn beta_segment(service: &Service, owner: &service::Caller) -> service::SegmentWithFlags {
+    let post = serde_json::from_value(serde_json::json!({
+        "key": "beta", "name": "Beta <testers>", "tags": ["qa"], "description": "Early access"
+    }))
+    .unwrap();
+    service
+        .segments()
+        .create_segment(
+            &owner.may(use_case::CreateSegment).unwrap(),
+            "shop",
+            "production",
+            post,
+        )
+        .unwrap();
+    let merge = serde_json::json!({
+        "included": ["ann", "bob"],
+        "excluded": ["eve"],
+        "rules": [{"clauses": [{"attribute": "email", "op": "endsWith", "values": ["@example.com"], "contextKind": "user", "negate": false}], "weight": 25000}]
+    });
+    service
+        .segments()
+        .patch_segment(
+            &owner.may(use_case::PatchSegment).unwrap(),
+            "shop",
+            "production",
+            "beta",
+            &service::SegmentChange::MergePatch {
+                comment: None,
+                merge,
+            },
+        )
+        .unwrap();
+    service
+        .segments()
+        .get_segment(owner, "shop", "production", "beta")
+        .unwrap()
 }

@@ -96,8 +96,9 @@ async fn unmet_rules(
     let caller = signed.caller.clone();
     let (p, e) = (project.to_owned(), env.map(str::to_owned));
     let environments = call(console, move |s| match e {
-        Some(e) => Ok(vec![s.get_environment(&caller, &p, &e)?]),
+        Some(e) => Ok(vec![s.environments().get_environment(&caller, &p, &e)?]),
         None => Ok(s
+            .projects()
             .get_project(&caller, &p, true)?
             .environments
             .unwrap_or_default()),
@@ -295,7 +296,7 @@ pub(crate) async fn save_settings(
     // The instructions are made from the flag as the page showed it (its version is checked
     // with the flag locked): read it now, and let the version check refuse a stale form.
     let (p, f, caller) = (keys[0].clone(), keys[1].clone(), signed.caller.clone());
-    let current = match call(&console, move |s| s.get_flag(&caller, &p, &f, &[])).await {
+    let current = match call(&console, move |s| s.flags().get_flag(&caller, &p, &f, &[])).await {
         Ok(view) => view.flag,
         Err(err) => return error_page(&err, Some(&signed)),
     };
@@ -617,7 +618,7 @@ pub(crate) async fn copy_config(
     let caller = signed.caller.clone();
     let copied = call(&console, move |s| {
         let permit = caller.may_in(use_case::CopyFlagConfig, &project)?;
-        s.copy_flag_config(&permit, &project, &flag, &post)
+        s.flags().copy_flag_config(&permit, &project, &flag, &post)
     })
     .await;
     match copied {

@@ -166,14 +166,16 @@ pub(crate) async fn list(
         );
     }
     let loaded = call(&console, move |s| {
-        let project = s.get_project(&caller, &project_key, true)?;
+        let project = s.projects().get_project(&caller, &project_key, true)?;
         let environments = project.environments.clone().unwrap_or_default();
         let filters = FlagFilters::of(query, &environments);
         let request = FlagListRequest {
             query: filters.query(),
             environments: EnvironmentSelection::Only(filters.columns.clone()),
         };
-        let flags = s.list_flags(&caller, project.project.key.as_str(), &request)?;
+        let flags = s
+            .flags()
+            .list_flags(&caller, project.project.key.as_str(), &request)?;
         Ok((project, filters, flags))
     })
     .await;
@@ -561,7 +563,10 @@ pub(crate) async fn switch_targeting(
     // the UI.
     let caller = signed.caller.clone();
     let (p, e) = (project.clone(), env.clone());
-    let rules = call(&console, move |s| s.get_environment(&caller, &p, &e)).await;
+    let rules = call(&console, move |s| {
+        s.environments().get_environment(&caller, &p, &e)
+    })
+    .await;
     let refusal = match &rules {
         Ok(environment) => environment_refusal(environment, comment.as_deref(), form.confirmed),
         Err(_) => None,
@@ -643,8 +648,8 @@ async fn switch_now(
     let (p, f) = (project.to_owned(), flag.to_owned());
     let envs = vec![env.to_owned()];
     let current = call(console, move |s| {
-        let project = s.get_project(&caller, &p, true)?;
-        let flag = s.get_flag(&caller, &p, &f, &envs)?;
+        let project = s.projects().get_project(&caller, &p, true)?;
+        let flag = s.flags().get_flag(&caller, &p, &f, &envs)?;
         Ok((project, flag))
     })
     .await;

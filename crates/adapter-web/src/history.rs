@@ -126,8 +126,8 @@ pub(crate) async fn show(
         .clone()
         .filter(|id| domain::id::AuditEntryId::parse(id).is_ok() && before.is_some());
     let loaded = call(&console, move |s| {
-        let project = s.get_project(&caller, &project_key, true)?;
-        let flag = s.get_flag(&caller, &project_key, &flag_key, &[])?;
+        let project = s.projects().get_project(&caller, &project_key, true)?;
+        let flag = s.flags().get_flag(&caller, &project_key, &flag_key, &[])?;
         let query = AuditQuery {
             before,
             before_id,
@@ -140,7 +140,7 @@ pub(crate) async fn show(
             )),
             limit: ENTRIES_PER_PAGE,
         };
-        let entries = s.list_audit_log_in_detail(&caller, &query)?;
+        let entries = s.audit_log().list_audit_log_in_detail(&caller, &query)?;
         Ok((project, flag.flag.name, flag.flag.key.to_string(), entries))
     })
     .await;

@@ -5,7 +5,7 @@
 //! JavaScript for reading; htmx (vendored, embedded) makes the switches update in place.
 //!
 //! A browser signs in with an access token: the console opens a session in the store
-//! ([`service::Service::open_console_session`]) and keeps only its id in an `HttpOnly`,
+//! ([`service::ConsoleSessions::open_console_session`]) and keeps only its id in an `HttpOnly`,
 //! `SameSite=Strict` cookie (`Secure` on https). Every state-changing form carries the session's
 //! CSRF token, and a request from another origin is refused whatever it carries.
 

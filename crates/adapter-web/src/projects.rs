@@ -50,7 +50,7 @@ pub(crate) async fn projects(
     };
     let caller = signed.caller.clone();
     match call(&console, move |s| {
-        s.list_projects(&caller, &projects_query, true)
+        s.projects().list_projects(&caller, &projects_query, true)
     })
     .await
     {

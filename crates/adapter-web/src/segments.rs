@@ -97,8 +97,10 @@ pub(crate) async fn list(
     let caller = signed.caller.clone();
     let (p, e) = (project_key.clone(), env_key.clone());
     let loaded = call(&console, move |s| {
-        let project = s.get_project(&caller, &p, true)?;
-        let segments = s.list_segments(&caller, &p, &e, &segment_query)?;
+        let project = s.projects().get_project(&caller, &p, true)?;
+        let segments = s
+            .segments()
+            .list_segments(&caller, &p, &e, &segment_query)?;
         Ok((project, segments))
     })
     .await;
@@ -134,8 +136,8 @@ pub(crate) async fn show(
     let caller = signed.caller.clone();
     let (p, e) = (project_key.clone(), env_key.clone());
     let loaded = call(&console, move |s| {
-        let project = s.get_project(&caller, &p, true)?;
-        let segment = s.get_segment(&caller, &p, &e, &segment_key)?;
+        let project = s.projects().get_project(&caller, &p, true)?;
+        let segment = s.segments().get_segment(&caller, &p, &e, &segment_key)?;
         Ok((project, segment))
     })
     .await;

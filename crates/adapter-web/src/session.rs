@@ -29,9 +29,11 @@ pub(crate) async fn current(
     if !is_session_id(&id) {
         return Ok(None);
     }
-    Ok(call(console, move |s| s.console_session(&id))
-        .await?
-        .map(Signed::from))
+    Ok(
+        call(console, move |s| s.console_sessions().console_session(&id))
+            .await?
+            .map(Signed::from),
+    )
 }
 
 /// Whether `id` can be a session id: 64 hex characters.
@@ -130,7 +132,7 @@ pub(crate) async fn sign_in(
         // secret (unguessable) that is a token's, decided without a lookup per guess.
         let admitted = service::is_generated_secret(&secret) && {
             let (service, secret) = (console.service.clone(), secret.clone());
-            web::block(move || service.may_be_a_token(&secret))
+            web::block(move || service.authentication().may_be_a_token(&secret))
                 .await
                 .is_ok_and(|known| known.unwrap_or(false))
         };
@@ -179,9 +181,9 @@ async fn signed_in(req: HttpRequest, console: web::Data<Console>, secret: String
     let previous = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     // Only once the new one is open: a failed sign-in leaves the browser signed in as it was.
     match call(&console, move |s| {
-        let opened = s.open_console_session(&secret)?;
+        let opened = s.console_sessions().open_console_session(&secret)?;
         if let Some(previous) = previous.filter(|id| is_session_id(id)) {
-            s.close_console_session(&previous)?;
+            s.console_sessions().close_console_session(&previous)?;
         }
         Ok(opened)
     })
@@ -226,7 +228,11 @@ pub(crate) async fn sign_out(
     let Some(id) = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned()) else {
         return see_other("/sign-in");
     };
-    if let Err(err) = call(&console, move |s| s.close_console_session(&id)).await {
+    if let Err(err) = call(&console, move |s| {
+        s.console_sessions().close_console_session(&id)
+    })
+    .await
+    {
         return error_page(&err, Some(&signed));
     }
     let mut answer = see_other("/sign-in");

@@ -73,6 +73,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         )?;
     }
     let outcome = service
+        .authentication()
         .bootstrap(args.bootstrap_token.as_deref(), &args.owner_email)
         .context("creating the owner")?;
     report_bootstrap(outcome, args.log_format);

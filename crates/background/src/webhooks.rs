@@ -8,7 +8,7 @@ use service::Service;
 use crate::Job;
 
 /// Claims due webhook deliveries (for a lease, so that no other replica sends them too), POSTs
-/// them with the sender, and records each outcome: [`Service::deliver_due`].
+/// them with the sender, and records each outcome: [`Webhooks::deliver_due`].
 #[derive(Clone)]
 pub struct WebhookDeliveries {
     service: Arc<Service>,
@@ -35,6 +35,7 @@ impl Job for WebhookDeliveries {
 
     fn run_due(&self, batch: u32) -> Result<u32, String> {
         self.service
+            .webhooks()
             .deliver_due(self.sender.as_ref(), batch)
             .map(|sent| u32::try_from(sent).unwrap_or(u32::MAX))
             .map_err(|err| err.to_string())

@@ -547,18 +547,22 @@ mod tests {
                 Arc::new(PlainRepresentations),
             );
             service
+                .authentication()
                 .bootstrap(Some("owner-secret"), "o@example.com")
                 .unwrap();
-            let owner = service.authenticate("owner-secret").unwrap();
+            let owner = service
+                .authentication()
+                .authenticate("owner-secret")
+                .unwrap();
             for key in ["shop", "blog"] {
                 let post = serde_json::from_value(json!({"key": key, "name": key})).unwrap();
                 let permit = owner.may(use_case::CreateProject).unwrap();
-                service.create_project(&permit, post).unwrap();
+                service.projects().create_project(&permit, post).unwrap();
                 let flag =
                     serde_json::from_value(json!({"key": "f", "name": "F", "tags": ["beta"]}))
                         .unwrap();
                 let permit = owner.may(use_case::CreateFlag).unwrap();
-                service.create_flag(&permit, key, flag).unwrap();
+                service.flags().create_flag(&permit, key, flag).unwrap();
             }
             (service, owner)
         }
@@ -587,12 +591,14 @@ mod tests {
             .unwrap();
             let permit = caller.may(use_case::PatchFlag)?;
             service
+                .flags()
                 .patch_flag(&permit, project, "f", &FlagChange::Semantic(patch))
                 .map(|view| view.flag.environments[env].on)
         }
 
         fn is_on(service: &Service, owner: &Caller, project: &str, env: &str) -> bool {
             service
+                .flags()
                 .get_flag(owner, project, "f", &[])
                 .unwrap()
                 .flag
@@ -631,6 +637,7 @@ mod tests {
             .unwrap();
             let permit = toggler.may(use_case::PatchFlag).unwrap();
             let refused = service
+                .flags()
                 .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(rename))
                 .unwrap_err();
             assert!(
@@ -650,6 +657,7 @@ mod tests {
             let nothing = domain::patch::JsonPatchBody::parse(json!([])).unwrap();
             let permit = blind.may(use_case::PatchFlag).unwrap();
             let refused = service
+                .flags()
                 .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(nothing))
                 .unwrap_err();
             assert!(
@@ -685,17 +693,19 @@ mod tests {
             .unwrap();
             let permit = no_production.may(use_case::PatchFlag).unwrap();
             let refused = service
+                .flags()
                 .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(rename))
                 .unwrap_err();
             assert!(refused.to_string().contains("env/production"), "{refused}");
             let refused = service
+                .flags()
                 .delete_flag(&no_production, "shop", "f")
                 .unwrap_err();
             assert!(
                 matches!(refused, ServiceError::NotPermitted(_)),
                 "{refused:?}"
             );
-            assert!(service.get_flag(&owner, "shop", "f", &[]).is_ok());
+            assert!(service.flags().get_flag(&owner, "shop", "f", &[]).is_ok());
         }
 
         #[test]
@@ -714,6 +724,7 @@ mod tests {
             .unwrap();
             let permit = beta.may(use_case::PatchFlag).unwrap();
             let refused = service
+                .flags()
                 .patch_flag(&permit, "shop", "f", &FlagChange::JsonPatch(untag))
                 .unwrap_err();
             assert!(
@@ -721,6 +732,7 @@ mod tests {
                 "{refused:?}"
             );
             let tags = service
+                .flags()
                 .get_flag(&owner, "shop", "f", &[])
                 .unwrap()
                 .flag
@@ -736,14 +748,23 @@ mod tests {
                 Role::NoAccess,
                 vec![Statement::allow(&["proj/shop"], &["viewProject"])],
             );
-            assert!(service.get_flag(&shop_only, "shop", "f", &[]).is_ok());
-            let refused = service.get_flag(&shop_only, "blog", "f", &[]).unwrap_err();
+            assert!(service
+                .flags()
+                .get_flag(&shop_only, "shop", "f", &[])
+                .is_ok());
+            let refused = service
+                .flags()
+                .get_flag(&shop_only, "blog", "f", &[])
+                .unwrap_err();
             assert!(
                 matches!(refused, ServiceError::NotPermitted(_)),
                 "{refused:?}"
             );
             let query = domain::query::ProjectQuery::parse(None, None, None, None).unwrap();
-            let listed = service.list_projects(&shop_only, &query, false).unwrap();
+            let listed = service
+                .projects()
+                .list_projects(&shop_only, &query, false)
+                .unwrap();
             let keys: Vec<&str> = listed
                 .items
                 .iter()
@@ -751,7 +772,7 @@ mod tests {
                 .collect();
             assert_eq!((keys, listed.total), (vec!["shop"], 1));
             assert!(matches!(
-                service.list_audit_log(
+                service.audit_log().list_audit_log(
                     &shop_only,
                     &domain::audit::AuditQuery::parse(None, None, None, None, None).unwrap()
                 ),
@@ -772,8 +793,14 @@ mod tests {
             );
             let everything =
                 domain::audit::AuditQuery::parse(None, None, None, None, None).unwrap();
-            let seen = service.list_audit_log(&shop_auditor, &everything).unwrap();
-            let all = service.list_audit_log(&owner, &everything).unwrap();
+            let seen = service
+                .audit_log()
+                .list_audit_log(&shop_auditor, &everything)
+                .unwrap();
+            let all = service
+                .audit_log()
+                .list_audit_log(&owner, &everything)
+                .unwrap();
             assert!(all.iter().any(|e| e
                 .target
                 .resources
@@ -801,6 +828,7 @@ mod tests {
                 })
                 .unwrap();
             let refused = service
+                .audit_log()
                 .get_audit_entry(&shop_auditor, blog.id.as_str())
                 .unwrap_err();
             assert!(
@@ -823,13 +851,19 @@ mod tests {
             let post =
                 |key: &str| serde_json::from_value(json!({"key": key, "name": key})).unwrap();
             let permit = shop_writer.may(use_case::CreateFlag).unwrap();
-            assert!(service.create_flag(&permit, "shop", post("g")).is_ok());
-            let refused = service.create_flag(&permit, "blog", post("g")).unwrap_err();
+            assert!(service
+                .flags()
+                .create_flag(&permit, "shop", post("g"))
+                .is_ok());
+            let refused = service
+                .flags()
+                .create_flag(&permit, "blog", post("g"))
+                .unwrap_err();
             assert!(
                 matches!(refused, ServiceError::NotPermitted(_)),
                 "{refused:?}"
             );
-            assert!(service.get_flag(&owner, "blog", "g", &[]).is_err());
+            assert!(service.flags().get_flag(&owner, "blog", "g", &[]).is_err());
         }
     }
 }

@@ -10,6 +10,26 @@ use serde_json::Value;
 
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
+/// The audit log: listing and reading its entries. The use cases of `Service::audit_log`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct AuditLog<'a>(&'a Service);
+
+impl Service {
+    /// The audit log: listing and reading its entries.
+    pub fn audit_log(&self) -> AuditLog<'_> {
+        AuditLog(self)
+    }
+}
+
+impl std::ops::Deref for AuditLog<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// What a use case changed, for its audit entry.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Change {
@@ -273,57 +293,6 @@ impl Service {
         Ok(entry)
     }
 
-    /// Audit entries, newest first (listing view).
-    ///
-    /// # Errors
-    /// `NotPermitted`.
-    pub fn list_audit_log(
-        &self,
-        caller: &Caller,
-        query: &AuditQuery,
-    ) -> ServiceResult<Vec<AuditEntry>> {
-        Ok(self.page_audit_log(caller, query)?.entries)
-    }
-
-    /// A page of audit entries, newest first (listing view), and where the next one starts:
-    /// see [`ports::AuditRepository::page_audit_entries`]. A caller with custom roles gets the
-    /// entries it may read of those the store found, so its page may hold fewer than `limit`
-    /// (even none) and still have a next one.
-    ///
-    /// # Errors
-    /// `NotPermitted`.
-    pub fn page_audit_log(&self, caller: &Caller, query: &AuditQuery) -> ServiceResult<AuditPage> {
-        // The store gives the listing view, without reading any entry's detail.
-        self.list_audit_entries(caller, query, |repo| Ok(repo.page_audit_entries(query)?))
-    }
-
-    /// [`Service::page_audit_log`] with each entry's detail (its versions and delta, as
-    /// [`Service::get_audit_entry`] gives it), all read in one transaction: for a page that shows
-    /// what each change changed (`query.limit` entries at most).
-    ///
-    /// # Errors
-    /// `NotPermitted`.
-    pub fn list_audit_log_in_detail(
-        &self,
-        caller: &Caller,
-        query: &AuditQuery,
-    ) -> ServiceResult<AuditPage> {
-        self.list_audit_entries(caller, query, |repo| {
-            let listed = repo.page_audit_entries(query)?;
-            let mut detailed = Vec::with_capacity(listed.entries.len());
-            for entry in listed.entries {
-                // An entry is never deleted: each one listed is there.
-                if let Some(entry) = repo.get_audit_entry(&entry.id)? {
-                    detailed.push(entry);
-                }
-            }
-            Ok(AuditPage {
-                entries: detailed,
-                next_before: listed.next_before,
-            })
-        })
-    }
-
     /// The entries `read` reads in one read transaction, those the caller may read, completed.
     fn list_audit_entries(
         &self,
@@ -357,30 +326,6 @@ impl Service {
         }
         Ok(page)
     }
-
-    /// One audit entry with its detail fields.
-    ///
-    /// # Errors
-    /// `NotPermitted`, `NotFound`.
-    pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
-        caller.require(Action::ViewResources)?;
-        caller.require_on("viewAuditLog", &Resource::account())?;
-        let account_id = self.account_id()?;
-        let mut entry = self.store.read_tx(|repo| -> ServiceResult<_> {
-            let not_found = || ServiceError::NotFound(format!("no audit entry with id '{id}'"));
-            // Text that is not an id names no entry.
-            let id = AuditEntryId::parse(id).map_err(|_| not_found())?;
-            repo.get_audit_entry(&id)?.ok_or_else(not_found)
-        })?;
-        if !may_read_entry(caller, &entry) {
-            return Err(ServiceError::NotPermitted(
-                "the entry is about something the caller may not read".into(),
-            ));
-        }
-        complete_entry(&mut entry, &account_id);
-        hide_unseen_members(caller, &mut entry);
-        Ok(entry)
-    }
 }
 
 /// The entry as `caller` may see it: no email, name or role of a member it may not see (who
@@ -407,6 +352,83 @@ fn complete_entry(entry: &mut AuditEntry, account_id: &str) {
         account_id.clone_into(&mut entry.account_id);
     }
     entry.fill_titles();
+}
+
+impl AuditLog<'_> {
+    /// Audit entries, newest first (listing view).
+    ///
+    /// # Errors
+    /// `NotPermitted`.
+    pub fn list_audit_log(
+        &self,
+        caller: &Caller,
+        query: &AuditQuery,
+    ) -> ServiceResult<Vec<AuditEntry>> {
+        Ok(self.page_audit_log(caller, query)?.entries)
+    }
+
+    /// A page of audit entries, newest first (listing view), and where the next one starts:
+    /// see [`ports::AuditRepository::page_audit_entries`]. A caller with custom roles gets the
+    /// entries it may read of those the store found, so its page may hold fewer than `limit`
+    /// (even none) and still have a next one.
+    ///
+    /// # Errors
+    /// `NotPermitted`.
+    pub fn page_audit_log(&self, caller: &Caller, query: &AuditQuery) -> ServiceResult<AuditPage> {
+        // The store gives the listing view, without reading any entry's detail.
+        self.list_audit_entries(caller, query, |repo| Ok(repo.page_audit_entries(query)?))
+    }
+
+    /// [`AuditLog::page_audit_log`] with each entry's detail (its versions and delta, as
+    /// [`AuditLog::get_audit_entry`] gives it), all read in one transaction: for a page that shows
+    /// what each change changed (`query.limit` entries at most).
+    ///
+    /// # Errors
+    /// `NotPermitted`.
+    pub fn list_audit_log_in_detail(
+        &self,
+        caller: &Caller,
+        query: &AuditQuery,
+    ) -> ServiceResult<AuditPage> {
+        self.list_audit_entries(caller, query, |repo| {
+            let listed = repo.page_audit_entries(query)?;
+            let mut detailed = Vec::with_capacity(listed.entries.len());
+            for entry in listed.entries {
+                // An entry is never deleted: each one listed is there.
+                if let Some(entry) = repo.get_audit_entry(&entry.id)? {
+                    detailed.push(entry);
+                }
+            }
+            Ok(AuditPage {
+                entries: detailed,
+                next_before: listed.next_before,
+            })
+        })
+    }
+
+    /// One audit entry with its detail fields.
+    ///
+    /// # Errors
+    /// `NotPermitted`, `NotFound`.
+    pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
+        caller.require(Action::ViewResources)?;
+        caller.require_on("viewAuditLog", &Resource::account())?;
+        let account_id = self.account_id()?;
+        let mut entry = self.store.read_tx(|repo| -> ServiceResult<_> {
+            let not_found = || ServiceError::NotFound(format!("no audit entry with id '{id}'"));
+            // Text that is not an id names no entry.
+            let id = AuditEntryId::parse(id).map_err(|_| not_found())?;
+            repo.get_audit_entry(&id)?.ok_or_else(not_found)
+        })?;
+        if !may_read_entry(caller, &entry) {
+            return Err(ServiceError::NotPermitted(
+                "the entry is about something the caller may not read".into(),
+            ));
+        }
+        complete_entry(&mut entry, &account_id);
+        hide_unseen_members(caller, &mut entry);
+        Ok(entry)
+    }
 }
 
 #[cfg(test)]

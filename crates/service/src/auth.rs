@@ -16,6 +16,26 @@ use crate::access::Permissions;
 use crate::secrets::hash_secret;
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
+/// Authentication: who a secret is, and the first start. The use cases of `Service::authentication`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Authentication<'a>(&'a Service);
+
+impl Service {
+    /// Authentication: who a secret is, and the first start.
+    pub fn authentication(&self) -> Authentication<'_> {
+        Authentication(self)
+    }
+}
+
+impl std::ops::Deref for Authentication<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// What the first-start bootstrap did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BootstrapOutcome {
@@ -209,16 +229,7 @@ pub(crate) fn ending(secret: &str) -> String {
 }
 
 impl Service {
-    /// The caller presenting `secret` (the `Authorization` header's value).
-    ///
-    /// # Errors
-    /// [`ServiceError::Unauthenticated`] for an unknown secret, saying so when it is an
-    /// environment's SDK key, mobile key or client-side ID.
-    pub fn authenticate(&self, secret: &str) -> ServiceResult<Caller> {
-        self.authenticate_hash(&hash_secret(secret), Some(secret))
-    }
-
-    /// The caller whose secret hashes to `hash` (see [`Service::authenticate`]); `secret`, when
+    /// The caller whose secret hashes to `hash` (see [`Authentication::authenticate`]); `secret`, when
     /// known, lets a refusal say that it is an environment's key rather than a token.
     pub(crate) fn authenticate_hash(
         &self,
@@ -243,24 +254,6 @@ impl Service {
             }
         }
         Ok(caller)
-    }
-
-    /// The caller presenting `secret` when this replica verified it recently and nothing is due
-    /// to be written (its `lastUsed`, at most once a minute): no store is asked, so an async
-    /// caller may run this on its own thread. `None` means: call [`Service::authenticate`].
-    pub fn authenticate_cached(&self, secret: &str) -> Option<Caller> {
-        let now = self.now();
-        let caller = self.tokens.get(&hash_secret(secret), now)?;
-        self.tokens
-            .use_recorded_recently(&caller.token_id, now)
-            .then_some(caller)
-    }
-
-    /// Whether `secret` is a token this replica verified recently (it is in the in-memory
-    /// cache): no store is asked. The HTTP adapter lets such callers past its throttling of failed
-    /// authentications.
-    pub fn is_verified(&self, secret: &str) -> bool {
-        self.tokens.get(&hash_secret(secret), self.now()).is_some()
     }
 
     fn verify(&self, secret: Option<&str>, hash: &str, now: i64) -> ServiceResult<Caller> {
@@ -298,6 +291,35 @@ impl Service {
             Err(Some(credential)) => Err(ServiceError::NotAnAccessToken(credential)),
             Err(None) => Err(ServiceError::Unauthenticated("invalid access token".into())),
         }
+    }
+}
+
+impl Authentication<'_> {
+    /// The caller presenting `secret` (the `Authorization` header's value).
+    ///
+    /// # Errors
+    /// [`ServiceError::Unauthenticated`] for an unknown secret, saying so when it is an
+    /// environment's SDK key, mobile key or client-side ID.
+    pub fn authenticate(&self, secret: &str) -> ServiceResult<Caller> {
+        self.authenticate_hash(&hash_secret(secret), Some(secret))
+    }
+
+    /// The caller presenting `secret` when this replica verified it recently and nothing is due
+    /// to be written (its `lastUsed`, at most once a minute): no store is asked, so an async
+    /// caller may run this on its own thread. `None` means: call [`Authentication::authenticate`].
+    pub fn authenticate_cached(&self, secret: &str) -> Option<Caller> {
+        let now = self.now();
+        let caller = self.tokens.get(&hash_secret(secret), now)?;
+        self.tokens
+            .use_recorded_recently(&caller.token_id, now)
+            .then_some(caller)
+    }
+
+    /// Whether `secret` is a token this replica verified recently (it is in the in-memory
+    /// cache): no store is asked. The HTTP adapter lets such callers past its throttling of failed
+    /// authentications.
+    pub fn is_verified(&self, secret: &str) -> bool {
+        self.tokens.get(&hash_secret(secret), self.now()).is_some()
     }
 
     /// Makes sure an owner exists, with `bootstrap_token` (or a generated secret) as a token.
@@ -357,9 +379,7 @@ impl Service {
             }
         })
     }
-}
 
-impl Service {
     /// Whether `secret` may be an access token's, decided from the secrets this replica knows
     /// (see the module documentation): `false` for a secret that is surely none, without asking
     /// the store more than once per [`crate::KNOWN_SECRETS_RELOAD_INTERVAL`]. Blocks on the store when it reads.

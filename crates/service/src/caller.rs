@@ -11,8 +11,8 @@ use crate::{access, Access, ServiceError, ServiceResult};
 
 /// Who is calling: the access token presented and what it may do.
 ///
-/// Only authentication ([`Service::authenticate`]) makes one, so a use case, which takes the
-/// caller (or a [`Permit`] made from it) as a parameter, cannot be reached by someone who has
+/// Only authentication ([`Authentication::authenticate`](crate::Authentication::authenticate)) makes one, so a use case, which takes the
+/// caller (or a [`Permit`](crate::Permit) made from it) as a parameter, cannot be reached by someone who has
 /// not authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {

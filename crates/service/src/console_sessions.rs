@@ -7,6 +7,26 @@ use ports::{ConsoleSession, StoreExt};
 use crate::secrets::hash_secret;
 use crate::{Caller, Service, ServiceError, ServiceResult};
 
+/// The web console's sessions. The use cases of `Service::console_sessions`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct ConsoleSessions<'a>(&'a Service);
+
+impl Service {
+    /// The web console's sessions.
+    pub fn console_sessions(&self) -> ConsoleSessions<'_> {
+        ConsoleSessions(self)
+    }
+}
+
+impl std::ops::Deref for ConsoleSessions<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// How long a console session lasts from sign-in (epoch ms): a working day.
 pub const CONSOLE_SESSION_TTL_MS: i64 = 12 * 60 * 60 * 1000;
 
@@ -43,13 +63,13 @@ fn random_hex() -> String {
     )
 }
 
-impl Service {
+impl ConsoleSessions<'_> {
     /// Opens a console session for the token with `secret`.
     ///
     /// # Errors
-    /// As [`Service::authenticate`] for a secret that is no token's; storage errors.
+    /// As [`Authentication::authenticate`](crate::Authentication::authenticate) for a secret that is no token's; storage errors.
     pub fn open_console_session(&self, secret: &str) -> ServiceResult<OpenedSession> {
-        let caller = self.authenticate(secret)?;
+        let caller = self.authentication().authenticate(secret)?;
         let now = self.now();
         let id = random_hex();
         let session = ConsoleSession {

@@ -24,7 +24,7 @@ pub struct Service {
     pub(crate) clock: Arc<dyn Clock>,
     /// Verified callers, told of changes to tokens and members (see [`crate::TOKEN_MAX_LAG`]).
     pub(crate) tokens: Arc<crate::token_cache::TokenCache>,
-    /// Which secrets may be tokens' (see [`Service::may_be_a_token`]).
+    /// Which secrets may be tokens' (see [`Authentication::may_be_a_token`]).
     pub(crate) known_secrets: known_secrets::KnownSecrets,
     pub(crate) webhooks: WebhookSettings,
     /// How the API shows resources (for audit entries).

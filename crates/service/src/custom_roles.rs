@@ -16,6 +16,26 @@ use crate::{
     ServiceResult,
 };
 
+/// Custom roles. The use cases of `Service::custom_roles`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct CustomRoles<'a>(&'a Service);
+
+impl Service {
+    /// Custom roles.
+    pub fn custom_roles(&self) -> CustomRoles<'_> {
+        CustomRoles(self)
+    }
+}
+
+impl std::ops::Deref for CustomRoles<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// A change to a custom role, in one of its two patch forms.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CustomRoleChange {
@@ -57,7 +77,7 @@ fn role_change(
     }))
 }
 
-impl Service {
+impl CustomRoles<'_> {
     /// One page of custom roles.
     ///
     /// # Errors

@@ -17,6 +17,26 @@ use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
 };
 
+/// Environments of projects, and their keys. The use cases of `Service::environments`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Environments<'a>(&'a Service);
+
+impl Service {
+    /// Environments of projects, and their keys.
+    pub fn environments(&self) -> Environments<'_> {
+        Environments(self)
+    }
+}
+
+impl std::ops::Deref for Environments<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// One page of environments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvironmentPage {
@@ -55,6 +75,191 @@ fn lock_environment(
 }
 
 impl Service {
+    /// Copies the contents of environment `source` into the new environment `target`, inside
+    /// the transaction that creates it (the project is held: no flag or environment is created
+    /// meanwhile).
+    ///
+    /// - Segments first: every segment of `source`, at version 1, created now, so that the
+    ///   copied rules' `segmentMatch` clauses find them.
+    /// - Then every flag's configuration of `source` (targeting on/off, targets, rules,
+    ///   fallthrough, off variation, prerequisites, event tracking), at version 1, with a salt of
+    ///   its own. Flags' `_version`s do not change, as when an environment is created empty.
+    ///
+    /// Every flag and every segment of `source` is held until the transaction ends, so that a
+    /// concurrent change of one either lands before the copy (and is copied) or waits for it
+    /// (and changes the source only); none is half-copied. Afterwards the two environments are
+    /// independent.
+    ///
+    /// # Errors
+    /// `Invalid` when a flag with the copied configuration would be larger than the resource size
+    /// limit.
+    fn clone_environment_contents(
+        &self,
+        repo: &mut dyn Repository,
+        (project_id, project_key): (&ProjectId, &str),
+        source: &Environment,
+        target: &Environment,
+        now: i64,
+    ) -> ServiceResult<Vec<Request>> {
+        let mut requests = Vec::new();
+        let project = Resource::project(project_key);
+        for segment in repo.lock_segments(project_id, &source.key)? {
+            let copy = segment.clone_for_environment(now);
+            repo.insert_segment(project_id, &target.key, &copy)?;
+            let at = project
+                .clone()
+                .environment(&target.key)
+                .segment(&copy.key)
+                .with_tags(&copy.tags);
+            // Created, and given what a new segment lacks, as the same patch would be decided.
+            for (action, copied) in [
+                ("createSegment", true),
+                (
+                    "updateIncluded",
+                    !copy.included.is_empty() || !copy.included_contexts.is_empty(),
+                ),
+                (
+                    "updateExcluded",
+                    !copy.excluded.is_empty() || !copy.excluded_contexts.is_empty(),
+                ),
+                ("updateRules", !copy.rules.is_empty()),
+            ] {
+                if copied {
+                    requests.push(Request::new(action, at.clone()));
+                }
+            }
+        }
+        let mut configs = Vec::new();
+        for held in repo.lock_flags(project_id)? {
+            let mut flag = held.into_inner();
+            let config = match flag.environments.get(source.key.as_str()) {
+                Some(config) => config.clone_for_environment(&target.name, now, &mut RandomIds),
+                // Every flag has a configuration in every environment; should one be missing,
+                // the new environment gets what an environment created empty would.
+                None => flag.new_config(&target.name, now, &mut RandomIds),
+            };
+            let mut defaults = flag.clone();
+            defaults.environments.insert(
+                target.key.to_string(),
+                flag.new_config(&target.name, now, &mut RandomIds),
+            );
+            flag.environments
+                .insert(target.key.to_string(), config.clone());
+            requests.extend(
+                domain::audit::flag_requests(&project, &defaults, &flag)
+                    .into_iter()
+                    .filter(|request| {
+                        request
+                            .resource
+                            .split_environment()
+                            .is_some_and(|(_, env)| env == target.key.as_str())
+                    }),
+            );
+            crate::sizes::check_new_size(
+                &format!(
+                    "cloning environment '{}' into flag '{}'",
+                    source.key, flag.key
+                ),
+                &flag,
+            )?;
+            configs.push(KeyedFlagConfig {
+                flag_key: flag.key.into_string(),
+                config,
+            });
+        }
+        repo.insert_flag_configs(project_id, &target.key, &configs)?;
+        Ok(requests)
+    }
+}
+
+impl Service {
+    fn reset_environment_key(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        key: &str,
+        kind: EnvironmentCredential,
+        expiry: Option<i64>,
+    ) -> ServiceResult<Environment> {
+        caller.require(Action::ManageEnvironments)?;
+        let now = self.now();
+        // A time already past retires the old secret at once, as no expiry does.
+        let expiry = expiry.filter(|e| *e > now);
+        self.store.write_tx(|repo| -> ServiceResult<_> {
+            let project = load_project(repo, project_key)?;
+            let mut held = lock_environment(repo, &project.id, project_key, key)?;
+            let before = masked(self.shown.environment(&project.key, &held));
+            let env = held.get_mut();
+            let fresh = new_credentials();
+            let old = match kind {
+                EnvironmentCredential::MobileKey => {
+                    std::mem::replace(&mut env.mobile_key, fresh.mobile_key)
+                }
+                EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
+                    std::mem::replace(&mut env.api_key, fresh.api_key)
+                }
+            };
+            repo.retire_environment_key(&env.id, &old, kind, expiry.unwrap_or(now))?;
+            repo.update_environment(&project.id, &held)?;
+            let env: &Environment = &held;
+            let action = match kind {
+                EnvironmentCredential::MobileKey => "updateMobileKey",
+                EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
+                    "updateApiKey"
+                }
+            };
+            let change = Change::new(
+                "environment",
+                &env.key,
+                "reset a key of",
+                action,
+                Resource::project(&project.key)
+                    .environment(&env.key)
+                    .with_tags(&env.tags),
+            )
+            .href(self.shown.href(ApiResource::Environment {
+                project_key: &project.key,
+                key: &env.key,
+            }))
+            .versions(before, masked(self.shown.environment(&project.key, env)));
+            self.audit(repo, caller, change)?;
+            Ok(held.into_inner())
+        })
+    }
+}
+
+/// A JSON Patch as JSON for the audit log, with the values it names for the SDK and mobile keys
+/// masked (a `test` of `/apiKey` carries the key itself).
+fn masked_operations(operations: &[domain::patch::Operation]) -> Option<serde_json::Value> {
+    let mut value = json(&operations)?;
+    for op in value.as_array_mut().into_iter().flatten() {
+        let names_a_key = op
+            .get("path")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|path| {
+                ["/apiKey", "/mobileKey"]
+                    .iter()
+                    .any(|key| path == *key || path.starts_with(&format!("{key}/")))
+            });
+        if let (true, Some(serde_json::Value::String(secret))) = (names_a_key, op.get_mut("value"))
+        {
+            *secret = domain::audit::mask(secret);
+        }
+    }
+    Some(value)
+}
+
+/// An environment as JSON for the audit log, its SDK and mobile keys masked.
+fn masked(mut value: serde_json::Value) -> Option<serde_json::Value> {
+    for field in ["apiKey", "mobileKey"] {
+        if let Some(serde_json::Value::String(key)) = value.get_mut(field) {
+            *key = domain::audit::mask(key);
+        }
+    }
+    Some(value)
+}
+
+impl Environments<'_> {
     /// Lists a project's environments.
     ///
     /// # Errors
@@ -76,7 +281,7 @@ impl Service {
     /// Creates an environment and, in the same transaction, a configuration (targeting off) for
     /// every flag of the project. With `source`, the new environment is a clone of that one:
     /// every flag's configuration there and every segment of it are copied (see
-    /// [`Service::clone_environment_contents`]).
+    /// `clone_environment_contents`).
     ///
     /// # Errors
     /// `Invalid` (also for a `source` that is not an environment of the project, or a clone that
@@ -177,102 +382,6 @@ impl Service {
                 )
                 })
             })
-    }
-
-    /// Copies the contents of environment `source` into the new environment `target`, inside
-    /// the transaction that creates it (the project is held: no flag or environment is created
-    /// meanwhile).
-    ///
-    /// - Segments first: every segment of `source`, at version 1, created now, so that the
-    ///   copied rules' `segmentMatch` clauses find them.
-    /// - Then every flag's configuration of `source` (targeting on/off, targets, rules,
-    ///   fallthrough, off variation, prerequisites, event tracking), at version 1, with a salt of
-    ///   its own. Flags' `_version`s do not change, as when an environment is created empty.
-    ///
-    /// Every flag and every segment of `source` is held until the transaction ends, so that a
-    /// concurrent change of one either lands before the copy (and is copied) or waits for it
-    /// (and changes the source only); none is half-copied. Afterwards the two environments are
-    /// independent.
-    ///
-    /// # Errors
-    /// `Invalid` when a flag with the copied configuration would be larger than the resource size
-    /// limit.
-    fn clone_environment_contents(
-        &self,
-        repo: &mut dyn Repository,
-        (project_id, project_key): (&ProjectId, &str),
-        source: &Environment,
-        target: &Environment,
-        now: i64,
-    ) -> ServiceResult<Vec<Request>> {
-        let mut requests = Vec::new();
-        let project = Resource::project(project_key);
-        for segment in repo.lock_segments(project_id, &source.key)? {
-            let copy = segment.clone_for_environment(now);
-            repo.insert_segment(project_id, &target.key, &copy)?;
-            let at = project
-                .clone()
-                .environment(&target.key)
-                .segment(&copy.key)
-                .with_tags(&copy.tags);
-            // Created, and given what a new segment lacks, as the same patch would be decided.
-            for (action, copied) in [
-                ("createSegment", true),
-                (
-                    "updateIncluded",
-                    !copy.included.is_empty() || !copy.included_contexts.is_empty(),
-                ),
-                (
-                    "updateExcluded",
-                    !copy.excluded.is_empty() || !copy.excluded_contexts.is_empty(),
-                ),
-                ("updateRules", !copy.rules.is_empty()),
-            ] {
-                if copied {
-                    requests.push(Request::new(action, at.clone()));
-                }
-            }
-        }
-        let mut configs = Vec::new();
-        for held in repo.lock_flags(project_id)? {
-            let mut flag = held.into_inner();
-            let config = match flag.environments.get(source.key.as_str()) {
-                Some(config) => config.clone_for_environment(&target.name, now, &mut RandomIds),
-                // Every flag has a configuration in every environment; should one be missing,
-                // the new environment gets what an environment created empty would.
-                None => flag.new_config(&target.name, now, &mut RandomIds),
-            };
-            let mut defaults = flag.clone();
-            defaults.environments.insert(
-                target.key.to_string(),
-                flag.new_config(&target.name, now, &mut RandomIds),
-            );
-            flag.environments
-                .insert(target.key.to_string(), config.clone());
-            requests.extend(
-                domain::audit::flag_requests(&project, &defaults, &flag)
-                    .into_iter()
-                    .filter(|request| {
-                        request
-                            .resource
-                            .split_environment()
-                            .is_some_and(|(_, env)| env == target.key.as_str())
-                    }),
-            );
-            crate::sizes::check_new_size(
-                &format!(
-                    "cloning environment '{}' into flag '{}'",
-                    source.key, flag.key
-                ),
-                &flag,
-            )?;
-            configs.push(KeyedFlagConfig {
-                flag_key: flag.key.into_string(),
-                config,
-            });
-        }
-        repo.insert_flag_configs(project_id, &target.key, &configs)?;
-        Ok(requests)
     }
 
     /// One environment.
@@ -399,9 +508,7 @@ impl Service {
             Ok(())
         })
     }
-}
 
-impl Service {
     /// Gives an environment a new SDK key. With `expiry` (epoch ms, in the future) the old key
     /// stays valid for SDKs until then. Neither key is ever an access token.
     ///
@@ -441,89 +548,4 @@ impl Service {
             None,
         )
     }
-
-    fn reset_environment_key(
-        &self,
-        caller: &Caller,
-        project_key: &str,
-        key: &str,
-        kind: EnvironmentCredential,
-        expiry: Option<i64>,
-    ) -> ServiceResult<Environment> {
-        caller.require(Action::ManageEnvironments)?;
-        let now = self.now();
-        // A time already past retires the old secret at once, as no expiry does.
-        let expiry = expiry.filter(|e| *e > now);
-        self.store.write_tx(|repo| -> ServiceResult<_> {
-            let project = load_project(repo, project_key)?;
-            let mut held = lock_environment(repo, &project.id, project_key, key)?;
-            let before = masked(self.shown.environment(&project.key, &held));
-            let env = held.get_mut();
-            let fresh = new_credentials();
-            let old = match kind {
-                EnvironmentCredential::MobileKey => {
-                    std::mem::replace(&mut env.mobile_key, fresh.mobile_key)
-                }
-                EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
-                    std::mem::replace(&mut env.api_key, fresh.api_key)
-                }
-            };
-            repo.retire_environment_key(&env.id, &old, kind, expiry.unwrap_or(now))?;
-            repo.update_environment(&project.id, &held)?;
-            let env: &Environment = &held;
-            let action = match kind {
-                EnvironmentCredential::MobileKey => "updateMobileKey",
-                EnvironmentCredential::SdkKey | EnvironmentCredential::ClientSideId => {
-                    "updateApiKey"
-                }
-            };
-            let change = Change::new(
-                "environment",
-                &env.key,
-                "reset a key of",
-                action,
-                Resource::project(&project.key)
-                    .environment(&env.key)
-                    .with_tags(&env.tags),
-            )
-            .href(self.shown.href(ApiResource::Environment {
-                project_key: &project.key,
-                key: &env.key,
-            }))
-            .versions(before, masked(self.shown.environment(&project.key, env)));
-            self.audit(repo, caller, change)?;
-            Ok(held.into_inner())
-        })
-    }
-}
-
-/// A JSON Patch as JSON for the audit log, with the values it names for the SDK and mobile keys
-/// masked (a `test` of `/apiKey` carries the key itself).
-fn masked_operations(operations: &[domain::patch::Operation]) -> Option<serde_json::Value> {
-    let mut value = json(&operations)?;
-    for op in value.as_array_mut().into_iter().flatten() {
-        let names_a_key = op
-            .get("path")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|path| {
-                ["/apiKey", "/mobileKey"]
-                    .iter()
-                    .any(|key| path == *key || path.starts_with(&format!("{key}/")))
-            });
-        if let (true, Some(serde_json::Value::String(secret))) = (names_a_key, op.get_mut("value"))
-        {
-            *secret = domain::audit::mask(secret);
-        }
-    }
-    Some(value)
-}
-
-/// An environment as JSON for the audit log, its SDK and mobile keys masked.
-fn masked(mut value: serde_json::Value) -> Option<serde_json::Value> {
-    for field in ["apiKey", "mobileKey"] {
-        if let Some(serde_json::Value::String(key)) = value.get_mut(field) {
-            *key = domain::audit::mask(key);
-        }
-    }
-    Some(value)
 }

@@ -274,7 +274,7 @@ impl From<InstructionError> for ServiceError {
 }
 
 /// A rule involving other flags, broken by a flag that is created, cloned or copied (for a
-/// patched flag see [`ServiceError::patched_flag`]).
+/// patched flag see `ServiceError::patched_flag`).
 impl From<ProjectRuleError> for ServiceError {
     fn from(err: ProjectRuleError) -> Self {
         match err {

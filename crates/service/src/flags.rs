@@ -27,6 +27,26 @@ use crate::{
 };
 use write::lock_flag_in;
 
+/// Feature flags: reading, creating, changing, copying, deleting. The use cases of `Service::flags`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Flags<'a>(&'a Service);
+
+impl Service {
+    /// Feature flags: reading, creating, changing, copying, deleting.
+    pub fn flags(&self) -> Flags<'_> {
+        Flags(self)
+    }
+}
+
+impl std::ops::Deref for Flags<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// Which environments' configurations a flag list carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvironmentSelection {
@@ -309,7 +329,7 @@ fn flag_write_lane(project_key: &str, key: &str) -> FlagWriteLane {
     (project_key.to_owned(), hasher.finish() % FLAG_WRITE_LANES)
 }
 
-impl Service {
+impl Flags<'_> {
     /// One flag; with `environments` non-empty, only those environments' configurations.
     ///
     /// # Errors

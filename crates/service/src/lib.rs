@@ -61,14 +61,27 @@ pub use read_cache::{
 };
 pub use token_cache::TOKEN_MAX_LAG;
 // The presentation port, where the use cases have always named it.
+pub use audit::AuditLog;
+pub use auth::Authentication;
+pub use console_sessions::ConsoleSessions;
 pub use context::{NotReady, Service};
+pub use custom_roles::CustomRoles;
+pub use environments::Environments;
+pub use flags::Flags;
+pub use members::Members;
 pub use ports::{ApiResource, Maintainers, Representations};
+pub use projects::Projects;
 pub use representation::PlainRepresentations;
+pub use segments::Segments;
 pub use segments::{SegmentChange, SegmentPage, SegmentWithFlags};
 pub use statuses::FlagStatus;
+pub use statuses::FlagStatuses;
 pub use teams::TeamView;
+pub use teams::Teams;
+pub use tokens::Tokens;
 pub use tokens::{CreatedToken, TokenPage};
 pub use use_case::{Permit, UseCase};
 pub use webhook_settings::WebhookSettings;
+pub use webhooks::Webhooks;
 pub use webhooks::{sign, SIGNATURE_HEADER};
 use write_mode::Write;

@@ -19,6 +19,26 @@ use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
 };
 
+/// Members of the account. The use cases of `Service::members`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Members<'a>(&'a Service);
+
+impl Service {
+    /// Members of the account.
+    pub fn members(&self) -> Members<'_> {
+        Members(self)
+    }
+}
+
+impl std::ops::Deref for Members<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// One page of members.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemberPage {
@@ -99,6 +119,67 @@ fn load_member(
 }
 
 impl Service {
+    /// The audit entry of one invitation: the member created, its custom roles and teams.
+    fn invitation_change(&self, member: &Member) -> Change {
+        let mut change = Change::new(
+            "member",
+            &member.email,
+            "invited",
+            "createMember",
+            Resource::member(&member.id),
+        )
+        .href(self.shown.href(ApiResource::Member { id: &member.id }))
+        .versions(None, Some(self.shown.member(member)));
+        if !member.custom_roles.is_empty() {
+            change.accesses.push(Request::new(
+                "updateCustomRole",
+                Resource::member(&member.id),
+            ));
+        }
+        if !member.teams.is_empty() {
+            change.accesses.push(Request::new(
+                "updateMemberTeams",
+                Resource::member(&member.id),
+            ));
+        }
+        for team in &member.teams {
+            change
+                .accesses
+                .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
+        }
+        change
+    }
+}
+
+/// The refusal of custom role `key`, which does not exist, given in field `at`.
+fn unknown_role(at: &str, key: &str) -> ValidationError {
+    ValidationError::single(at, format!("no custom role with key '{key}'"))
+}
+
+/// All invitations' teams, held at once in key order (as every writer locks them: members,
+/// teams, roles); a missing one is refused, naming the first invitation that names it.
+fn hold_invited_teams(
+    repo: &mut dyn Repository,
+    members: &[(Member, Vec<String>)],
+) -> ServiceResult<Vec<ports::Locked<Team>>> {
+    let team_keys: Vec<String> = members.iter().flat_map(|(_, t)| t.clone()).collect();
+    match hold_teams(repo, &team_keys)? {
+        Ok(teams) => Ok(teams),
+        Err(missing) => {
+            let i = members
+                .iter()
+                .position(|(_, t)| t.contains(&missing))
+                .unwrap_or(0);
+            Err(ValidationError::single(
+                format!("[{i}].teamKeys"),
+                format!("no team with key '{missing}'"),
+            )
+            .into())
+        }
+    }
+}
+
+impl Members<'_> {
     /// Lists members.
     ///
     /// # Errors
@@ -222,37 +303,6 @@ impl Service {
             }
             Ok(invited)
         })
-    }
-
-    /// The audit entry of one invitation: the member created, its custom roles and teams.
-    fn invitation_change(&self, member: &Member) -> Change {
-        let mut change = Change::new(
-            "member",
-            &member.email,
-            "invited",
-            "createMember",
-            Resource::member(&member.id),
-        )
-        .href(self.shown.href(ApiResource::Member { id: &member.id }))
-        .versions(None, Some(self.shown.member(member)));
-        if !member.custom_roles.is_empty() {
-            change.accesses.push(Request::new(
-                "updateCustomRole",
-                Resource::member(&member.id),
-            ));
-        }
-        if !member.teams.is_empty() {
-            change.accesses.push(Request::new(
-                "updateMemberTeams",
-                Resource::member(&member.id),
-            ));
-        }
-        for team in &member.teams {
-            change
-                .accesses
-                .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
-        }
-        change
     }
 
     /// Changes a member by JSON Patch (`/role`, `/firstName`, `/lastName`). Nobody gives a role
@@ -417,33 +467,5 @@ impl Service {
             self.audit(repo, &caller, change)
         })?;
         Ok(())
-    }
-}
-
-/// The refusal of custom role `key`, which does not exist, given in field `at`.
-fn unknown_role(at: &str, key: &str) -> ValidationError {
-    ValidationError::single(at, format!("no custom role with key '{key}'"))
-}
-
-/// All invitations' teams, held at once in key order (as every writer locks them: members,
-/// teams, roles); a missing one is refused, naming the first invitation that names it.
-fn hold_invited_teams(
-    repo: &mut dyn Repository,
-    members: &[(Member, Vec<String>)],
-) -> ServiceResult<Vec<ports::Locked<Team>>> {
-    let team_keys: Vec<String> = members.iter().flat_map(|(_, t)| t.clone()).collect();
-    match hold_teams(repo, &team_keys)? {
-        Ok(teams) => Ok(teams),
-        Err(missing) => {
-            let i = members
-                .iter()
-                .position(|(_, t)| t.contains(&missing))
-                .unwrap_or(0);
-            Err(ValidationError::single(
-                format!("[{i}].teamKeys"),
-                format!("no team with key '{missing}'"),
-            )
-            .into())
-        }
     }
 }

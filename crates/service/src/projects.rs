@@ -19,6 +19,26 @@ use crate::{
 };
 use domain::IdSource;
 
+/// Projects. The use cases of `Service::projects`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Projects<'a>(&'a Service);
+
+impl Service {
+    /// Projects.
+    pub fn projects(&self) -> Projects<'_> {
+        Projects(self)
+    }
+}
+
+impl std::ops::Deref for Projects<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// A project, with its environments when they were asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectWithEnvironments {
@@ -131,7 +151,7 @@ fn visible_projects(
     Ok(Listed { items, total })
 }
 
-impl Service {
+impl Projects<'_> {
     /// Lists projects; with `expand_environments` each carries its environments (one query for all).
     ///
     /// # Errors

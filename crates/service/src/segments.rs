@@ -21,6 +21,26 @@ use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
 };
 
+/// Segments. The use cases of `Service::segments`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Segments<'a>(&'a Service);
+
+impl Service {
+    /// Segments.
+    pub fn segments(&self) -> Segments<'_> {
+        Segments(self)
+    }
+}
+
+impl std::ops::Deref for Segments<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// A change to a segment, in one of the three patch forms.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SegmentChange {
@@ -119,137 +139,6 @@ impl Service {
             environment_key,
             key,
         })
-    }
-
-    /// Lists an environment's segments.
-    ///
-    /// # Errors
-    /// `NotPermitted`, `NotFound` for an unknown project or environment.
-    pub fn list_segments(
-        &self,
-        caller: &Caller,
-        project_key: &str,
-        environment_key: &str,
-        query: &SegmentQuery,
-    ) -> ServiceResult<SegmentPage> {
-        caller.require_view(project_key)?;
-        self.store.read_tx(|repo| -> ServiceResult<_> {
-            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
-            let Listed { items, total } = repo.list_segments(&project_id, &env_key, query)?;
-            Ok(SegmentPage { items, total })
-        })
-    }
-
-    /// Creates a segment (targets and rules come by patch).
-    ///
-    /// # Errors
-    /// `Invalid` (also for a segment larger than the resource size limit),
-    /// `NotFound`, `KeyTaken` for a taken key.
-    pub fn create_segment(
-        &self,
-        permit: &Permit<use_case::CreateSegment>,
-        project_key: &str,
-        environment_key: &str,
-        post: SegmentPost,
-    ) -> ServiceResult<Segment> {
-        let caller = permit.caller();
-        let key = post.key.clone();
-        let segment = Segment::create(post, self.now())?;
-        crate::sizes::check_new_size("the new segment", &segment)?;
-        self.store
-            .write_tx(|repo| -> ServiceResult<_> {
-                let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
-                repo.insert_segment(&project_id, &env_key, &segment)?;
-                let change = Change::new(
-                    "segment",
-                    &segment.key,
-                    "created",
-                    "createSegment",
-                    Resource::project(project_key)
-                        .environment(environment_key)
-                        .segment(&segment.key)
-                        .with_tags(&segment.tags),
-                )
-                .href(self.segment_href(project_key, environment_key, &segment.key))
-                .versions(None, Some(self.shown.segment(project_key, environment_key, &segment)));
-                self.audit(repo, caller, change)?;
-                Ok(segment.clone())
-            })
-            .map_err(|e| e.key_taken(|| format!("a segment with key '{key}' already exists in {project_key}/{environment_key}")))
-    }
-
-    /// One segment, with the flags whose rules use it.
-    ///
-    /// # Errors
-    /// `NotPermitted`, `NotFound`.
-    pub fn get_segment(
-        &self,
-        caller: &Caller,
-        project_key: &str,
-        environment_key: &str,
-        key: &str,
-    ) -> ServiceResult<SegmentWithFlags> {
-        caller.require_view(project_key)?;
-        self.store.read_tx(|repo| -> ServiceResult<_> {
-            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
-            let segment = repo
-                .get_segment(&project_id, &env_key, &SegmentKey::lookup(key))?
-                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
-            let flags = repo
-                .segment_users(&project_id, &env_key, &segment.key)?
-                .into_iter()
-                .map(|user| (user.flag_key, user.flag_name))
-                .collect();
-            Ok(SegmentWithFlags { segment, flags })
-        })
-    }
-
-    /// Changes a segment by JSON Patch, merge patch or segment semantic patch.
-    ///
-    /// # Errors
-    /// `Invalid` for a malformed body, an invalid instruction or a semantic patch for another
-    /// environment; `NotFound`; `VersionConflict` for a failed `test`;
-    /// `PatchFailed` for a patch that cannot be applied.
-    pub fn patch_segment(
-        &self,
-        permit: &Permit<use_case::PatchSegment>,
-        project_key: &str,
-        environment_key: &str,
-        key: &str,
-        change: &SegmentChange,
-    ) -> ServiceResult<Segment> {
-        self.patch_segment_as(
-            permit,
-            project_key,
-            environment_key,
-            key,
-            change,
-            Write::Commit,
-        )
-    }
-
-    /// A dry run of [`Service::patch_segment`]: the same checks, locks and writes in one
-    /// transaction, which is then rolled back. Returns the segment as the change would make it
-    /// (`version` included); nothing is stored, audited or queued for webhooks.
-    ///
-    /// # Errors
-    /// Exactly those of [`Service::patch_segment`].
-    pub fn dry_run_patch_segment(
-        &self,
-        permit: &Permit<use_case::PatchSegment>,
-        project_key: &str,
-        environment_key: &str,
-        key: &str,
-        change: &SegmentChange,
-    ) -> ServiceResult<Segment> {
-        self.patch_segment_as(
-            permit,
-            project_key,
-            environment_key,
-            key,
-            change,
-            Write::DryRun,
-        )
     }
 
     fn patch_segment_as(
@@ -371,6 +260,139 @@ impl Service {
         })
         .collect();
         audit
+    }
+}
+
+impl Segments<'_> {
+    /// Lists an environment's segments.
+    ///
+    /// # Errors
+    /// `NotPermitted`, `NotFound` for an unknown project or environment.
+    pub fn list_segments(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        query: &SegmentQuery,
+    ) -> ServiceResult<SegmentPage> {
+        caller.require_view(project_key)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
+            let Listed { items, total } = repo.list_segments(&project_id, &env_key, query)?;
+            Ok(SegmentPage { items, total })
+        })
+    }
+
+    /// Creates a segment (targets and rules come by patch).
+    ///
+    /// # Errors
+    /// `Invalid` (also for a segment larger than the resource size limit),
+    /// `NotFound`, `KeyTaken` for a taken key.
+    pub fn create_segment(
+        &self,
+        permit: &Permit<use_case::CreateSegment>,
+        project_key: &str,
+        environment_key: &str,
+        post: SegmentPost,
+    ) -> ServiceResult<Segment> {
+        let caller = permit.caller();
+        let key = post.key.clone();
+        let segment = Segment::create(post, self.now())?;
+        crate::sizes::check_new_size("the new segment", &segment)?;
+        self.store
+            .write_tx(|repo| -> ServiceResult<_> {
+                let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
+                repo.insert_segment(&project_id, &env_key, &segment)?;
+                let change = Change::new(
+                    "segment",
+                    &segment.key,
+                    "created",
+                    "createSegment",
+                    Resource::project(project_key)
+                        .environment(environment_key)
+                        .segment(&segment.key)
+                        .with_tags(&segment.tags),
+                )
+                .href(self.segment_href(project_key, environment_key, &segment.key))
+                .versions(None, Some(self.shown.segment(project_key, environment_key, &segment)));
+                self.audit(repo, caller, change)?;
+                Ok(segment.clone())
+            })
+            .map_err(|e| e.key_taken(|| format!("a segment with key '{key}' already exists in {project_key}/{environment_key}")))
+    }
+
+    /// One segment, with the flags whose rules use it.
+    ///
+    /// # Errors
+    /// `NotPermitted`, `NotFound`.
+    pub fn get_segment(
+        &self,
+        caller: &Caller,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+    ) -> ServiceResult<SegmentWithFlags> {
+        caller.require_view(project_key)?;
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
+            let segment = repo
+                .get_segment(&project_id, &env_key, &SegmentKey::lookup(key))?
+                .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
+            let flags = repo
+                .segment_users(&project_id, &env_key, &segment.key)?
+                .into_iter()
+                .map(|user| (user.flag_key, user.flag_name))
+                .collect();
+            Ok(SegmentWithFlags { segment, flags })
+        })
+    }
+
+    /// Changes a segment by JSON Patch, merge patch or segment semantic patch.
+    ///
+    /// # Errors
+    /// `Invalid` for a malformed body, an invalid instruction or a semantic patch for another
+    /// environment; `NotFound`; `VersionConflict` for a failed `test`;
+    /// `PatchFailed` for a patch that cannot be applied.
+    pub fn patch_segment(
+        &self,
+        permit: &Permit<use_case::PatchSegment>,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+        change: &SegmentChange,
+    ) -> ServiceResult<Segment> {
+        self.patch_segment_as(
+            permit,
+            project_key,
+            environment_key,
+            key,
+            change,
+            Write::Commit,
+        )
+    }
+
+    /// A dry run of [`Segments::patch_segment`]: the same checks, locks and writes in one
+    /// transaction, which is then rolled back. Returns the segment as the change would make it
+    /// (`version` included); nothing is stored, audited or queued for webhooks.
+    ///
+    /// # Errors
+    /// Exactly those of [`Segments::patch_segment`].
+    pub fn dry_run_patch_segment(
+        &self,
+        permit: &Permit<use_case::PatchSegment>,
+        project_key: &str,
+        environment_key: &str,
+        key: &str,
+        change: &SegmentChange,
+    ) -> ServiceResult<Segment> {
+        self.patch_segment_as(
+            permit,
+            project_key,
+            environment_key,
+            key,
+            change,
+            Write::DryRun,
+        )
     }
 
     /// Deletes a segment no flag rule uses.

@@ -11,6 +11,26 @@ use crate::flags::flag_not_found;
 use crate::projects::load_project;
 use crate::{Caller, Service, ServiceResult};
 
+/// Flag statuses. The use cases of `Service::flag_statuses`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct FlagStatuses<'a>(&'a Service);
+
+impl Service {
+    /// Flag statuses.
+    pub fn flag_statuses(&self) -> FlagStatuses<'_> {
+        FlagStatuses(self)
+    }
+}
+
+impl std::ops::Deref for FlagStatuses<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// The status of one flag in one environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlagStatus {
@@ -43,7 +63,9 @@ impl Service {
             })
             .collect())
     }
+}
 
+impl FlagStatuses<'_> {
     /// The status of every flag of the project in one environment, by flag key.
     ///
     /// # Errors

@@ -26,6 +26,26 @@ use crate::holding::{hold_custom_roles, hold_teams};
 use crate::members::{may_change, member_id};
 use crate::{use_case, ApiResource, Caller, Permit, Service, ServiceError, ServiceResult};
 
+/// Teams. The use cases of `Service::teams`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Teams<'a>(&'a Service);
+
+impl Service {
+    /// Teams.
+    pub fn teams(&self) -> Teams<'_> {
+        Teams(self)
+    }
+}
+
+impl std::ops::Deref for Teams<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// A team with the number of its members.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamView {
@@ -95,7 +115,19 @@ impl Service {
             .map(|(team, member_count)| TeamView { team, member_count })
             .collect())
     }
+}
 
+/// The refusal of the first instruction `names` picks, saying `message`.
+fn instruction_naming(
+    instructions: &[TeamInstruction],
+    names: impl Fn(&TeamInstruction) -> bool,
+    message: String,
+) -> ServiceError {
+    let index = instructions.iter().position(names).unwrap_or(0);
+    InstructionError::Instruction { index, message }.into()
+}
+
+impl Teams<'_> {
     /// One page of teams.
     ///
     /// # Errors
@@ -455,14 +487,4 @@ impl Service {
             Ok(after)
         })
     }
-}
-
-/// The refusal of the first instruction `names` picks, saying `message`.
-fn instruction_naming(
-    instructions: &[TeamInstruction],
-    names: impl Fn(&TeamInstruction) -> bool,
-    message: String,
-) -> ServiceError {
-    let index = instructions.iter().position(names).unwrap_or(0);
-    InstructionError::Instruction { index, message }.into()
 }

@@ -22,7 +22,7 @@ const TOKEN_TTL: Duration = Duration::from_secs(10);
 /// trusted only while the feed has proven, less than this ago, that it told every change
 /// committed before: a token revoked on another replica is refused here within this bound (plus
 /// the time the revoking transaction takes to commit), and a feed that is cut or stalls stops
-/// the trust at once rather than after [`TOKEN_TTL`].
+/// the trust at once rather than after `TOKEN_TTL`.
 pub const TOKEN_MAX_LAG: Duration = Duration::from_millis(500);
 
 /// Verified callers by the hash of their secret.

@@ -19,6 +19,26 @@ use crate::{
     ServiceResult,
 };
 
+/// Access tokens. The use cases of `Service::tokens`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Tokens<'a>(&'a Service);
+
+impl Service {
+    /// Access tokens.
+    pub fn tokens(&self) -> Tokens<'_> {
+        Tokens(self)
+    }
+}
+
+impl std::ops::Deref for Tokens<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// A token with its secret: the only times the secret is shown (create and reset).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedToken {
@@ -200,7 +220,46 @@ fn require_no_wider(
     )))
 }
 
-impl Service {
+/// Locks the custom roles `token` is given until the transaction ends (as giving roles to
+/// members does: `holding::hold_custom_roles`): none is deleted while a token is given it.
+/// Giving a token custom roles or an inline role is giving it policies, which needs the admin
+/// base role (see `domain::policy::actions::OVER_POLICIES`).
+///
+/// # Errors
+/// `NotPermitted` below admin; the first `_id` that names no custom role, as a
+/// [`ValidationError`] on `customRoleIds`, inside the storage error's `Ok`.
+fn hold_token_roles(
+    repo: &mut dyn Repository,
+    caller: &Caller,
+    token: &Token,
+) -> ServiceResult<Result<(), ValidationError>> {
+    let ids = &token.custom_role_ids;
+    if ids.is_empty() && token.inline_role.is_empty() {
+        return Ok(Ok(()));
+    }
+    if !caller.role.can(Action::ManageMembers) {
+        return Err(ServiceError::NotPermitted(
+            "giving a token custom roles or an inline role needs the admin base role".into(),
+        ));
+    }
+    let found = repo.get_custom_roles_by_id(ids)?;
+    let missing = ids.iter().find(|id| !found.iter().any(|r| r.id == **id));
+    let keys: Vec<String> = found.iter().map(|r| r.key.to_string()).collect();
+    let deleted = crate::holding::hold_custom_roles(repo, &keys)?;
+    Ok(match (missing, deleted) {
+        (Some(id), _) => Err(ValidationError::single(
+            "customRoleIds",
+            format!("no custom role with _id '{id}'"),
+        )),
+        (None, Some(key)) => Err(ValidationError::single(
+            "customRoleIds",
+            format!("the custom role '{key}' was deleted meanwhile"),
+        )),
+        (None, None) => Ok(()),
+    })
+}
+
+impl Tokens<'_> {
     /// Creates a token for the caller's member (personal) or the account (service); its role is
     /// at most the caller's.
     ///
@@ -479,43 +538,4 @@ impl Service {
         })?;
         Ok(())
     }
-}
-
-/// Locks the custom roles `token` is given until the transaction ends (as giving roles to
-/// members does: `holding::hold_custom_roles`): none is deleted while a token is given it.
-/// Giving a token custom roles or an inline role is giving it policies, which needs the admin
-/// base role (see `domain::policy::actions::OVER_POLICIES`).
-///
-/// # Errors
-/// `NotPermitted` below admin; the first `_id` that names no custom role, as a
-/// [`ValidationError`] on `customRoleIds`, inside the storage error's `Ok`.
-fn hold_token_roles(
-    repo: &mut dyn Repository,
-    caller: &Caller,
-    token: &Token,
-) -> ServiceResult<Result<(), ValidationError>> {
-    let ids = &token.custom_role_ids;
-    if ids.is_empty() && token.inline_role.is_empty() {
-        return Ok(Ok(()));
-    }
-    if !caller.role.can(Action::ManageMembers) {
-        return Err(ServiceError::NotPermitted(
-            "giving a token custom roles or an inline role needs the admin base role".into(),
-        ));
-    }
-    let found = repo.get_custom_roles_by_id(ids)?;
-    let missing = ids.iter().find(|id| !found.iter().any(|r| r.id == **id));
-    let keys: Vec<String> = found.iter().map(|r| r.key.to_string()).collect();
-    let deleted = crate::holding::hold_custom_roles(repo, &keys)?;
-    Ok(match (missing, deleted) {
-        (Some(id), _) => Err(ValidationError::single(
-            "customRoleIds",
-            format!("no custom role with _id '{id}'"),
-        )),
-        (None, Some(key)) => Err(ValidationError::single(
-            "customRoleIds",
-            format!("the custom role '{key}' was deleted meanwhile"),
-        )),
-        (None, None) => Ok(()),
-    })
 }

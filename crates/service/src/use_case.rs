@@ -47,45 +47,45 @@ macro_rules! use_cases {
 }
 
 use_cases! {
-    /// [`Service::create_project`](crate::Service::create_project).
+    /// [`Projects::create_project`](crate::Projects::create_project).
     CreateProject => ManageProjects,
-    /// [`Service::patch_project`](crate::Service::patch_project).
+    /// [`Projects::patch_project`](crate::Projects::patch_project).
     PatchProject => ManageProjects,
-    /// [`Service::create_environment`](crate::Service::create_environment).
+    /// [`Environments::create_environment`](crate::Environments::create_environment).
     CreateEnvironment => ManageEnvironments,
-    /// [`Service::patch_environment`](crate::Service::patch_environment).
+    /// [`Environments::patch_environment`](crate::Environments::patch_environment).
     PatchEnvironment => ManageEnvironments,
-    /// [`Service::create_flag`](crate::Service::create_flag).
+    /// [`Flags::create_flag`](crate::Flags::create_flag).
     CreateFlag => ManageFlags,
-    /// [`Service::clone_flag`](crate::Service::clone_flag).
+    /// [`Flags::clone_flag`](crate::Flags::clone_flag).
     CloneFlag => ManageFlags,
-    /// [`Service::copy_flag_config`](crate::Service::copy_flag_config).
+    /// [`Flags::copy_flag_config`](crate::Flags::copy_flag_config).
     CopyFlagConfig => ManageFlags,
-    /// [`Service::patch_flag`](crate::Service::patch_flag) and its dry run.
+    /// [`Flags::patch_flag`](crate::Flags::patch_flag) and its dry run.
     PatchFlag => ManageFlags,
-    /// [`Service::create_segment`](crate::Service::create_segment).
+    /// [`Segments::create_segment`](crate::Segments::create_segment).
     CreateSegment => ManageSegments,
-    /// [`Service::patch_segment`](crate::Service::patch_segment) and its dry run.
+    /// [`Segments::patch_segment`](crate::Segments::patch_segment) and its dry run.
     PatchSegment => ManageSegments,
-    /// [`Service::create_token`](crate::Service::create_token).
+    /// [`Tokens::create_token`](crate::Tokens::create_token).
     CreateToken => ManageTokens,
-    /// [`Service::patch_token`](crate::Service::patch_token).
+    /// [`Tokens::patch_token`](crate::Tokens::patch_token).
     PatchToken => ManageTokens,
-    /// [`Service::create_webhook`](crate::Service::create_webhook).
+    /// [`Webhooks::create_webhook`](crate::Webhooks::create_webhook).
     CreateWebhook => ManageWebhooks,
-    /// [`Service::patch_webhook`](crate::Service::patch_webhook).
+    /// [`Webhooks::patch_webhook`](crate::Webhooks::patch_webhook).
     PatchWebhook => ManageWebhooks,
-    /// [`Service::invite_members`](crate::Service::invite_members).
+    /// [`Members::invite_members`](crate::Members::invite_members).
     InviteMembers => ManageMembers,
-    /// [`Service::patch_member`](crate::Service::patch_member).
+    /// [`Members::patch_member`](crate::Members::patch_member).
     PatchMember => ManageMembers,
-    /// [`Service::create_custom_role`](crate::Service::create_custom_role).
+    /// [`CustomRoles::create_custom_role`](crate::CustomRoles::create_custom_role).
     CreateCustomRole => ManageMembers,
-    /// [`Service::patch_custom_role`](crate::Service::patch_custom_role).
+    /// [`CustomRoles::patch_custom_role`](crate::CustomRoles::patch_custom_role).
     PatchCustomRole => ManageMembers,
-    /// [`Service::create_team`](crate::Service::create_team).
+    /// [`Teams::create_team`](crate::Teams::create_team).
     CreateTeam => ManageMembers,
-    /// [`Service::patch_team`](crate::Service::patch_team).
+    /// [`Teams::patch_team`](crate::Teams::patch_team).
     PatchTeam => ManageMembers,
 }
 

@@ -24,6 +24,26 @@ use crate::{
     ServiceError, ServiceResult, WebhookSettings,
 };
 
+/// Webhooks, and delivering what the outbox holds. The use cases of `Service::webhooks`; they work with the service's data
+/// ([`Service`], which this derefs to).
+#[derive(Debug, Clone, Copy)]
+pub struct Webhooks<'a>(&'a Service);
+
+impl Service {
+    /// Webhooks, and delivering what the outbox holds.
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks(self)
+    }
+}
+
+impl std::ops::Deref for Webhooks<'_> {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        self.0
+    }
+}
+
 /// How long a claimed delivery is reserved for the worker that claimed it (ms).
 const LEASE_MS: i64 = 60_000;
 
@@ -134,6 +154,100 @@ impl Service {
         Ok(())
     }
 
+    fn attempt(&self, sender: &dyn WebhookSender, delivery: &ClaimedDelivery) -> ServiceResult<()> {
+        let attempt_number = delivery.attempts + 1;
+        let started = Instant::now();
+        let date = self.now();
+        // Checked again: the configuration may have changed since the URL was stored, and the
+        // sender checks the addresses the host resolves to now.
+        let result = match self.webhooks.policy().check(&delivery.webhook.url) {
+            Err(reason) => Err(format!("url: {reason}")),
+            Ok(target) => {
+                let body = delivery.payload.as_bytes();
+                let mut headers = vec![
+                    ("Content-Type".to_owned(), "application/json".to_owned()),
+                    ("User-Agent".to_owned(), "flagsvc-webhooks".to_owned()),
+                    ("X-Svc-Delivery".to_owned(), delivery.id.clone()),
+                ];
+                if let Some(request_id) = &delivery.request_id {
+                    headers.push(("X-Svc-Request-Id".to_owned(), request_id.clone()));
+                }
+                if let Some(secret) = &delivery.webhook.secret {
+                    headers.push((SIGNATURE_HEADER.to_owned(), sign(secret, body)));
+                }
+                sender
+                    .post(&target, body, &headers)
+                    .map_err(|e| e.to_string())
+            }
+        };
+        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let (status_code, error) = match result {
+            Ok(status) if (200..300).contains(&status) => (Some(status), None),
+            Ok(status) => (
+                Some(status),
+                Some(format!("the receiver answered {status}")),
+            ),
+            Err(reason) => (None, Some(reason)),
+        };
+        let outcome = if error.is_none() {
+            DeliveryOutcome::Delivered
+        } else {
+            match self
+                .webhooks
+                .retry
+                .delay_after(attempt_number, rand::rng().random::<f64>())
+            {
+                Some(delay) => DeliveryOutcome::RetryAt(self.now() + delay),
+                None => DeliveryOutcome::GaveUp,
+            }
+        };
+        let counted = match outcome {
+            DeliveryOutcome::Delivered => "delivered",
+            DeliveryOutcome::RetryAt(_) => "failed_will_retry",
+            DeliveryOutcome::GaveUp => "failed_gave_up",
+        };
+        metrics::counter!("flagsvc_webhook_delivery_attempts_total", "outcome" => counted)
+            .increment(1);
+        // The delivery log: one line per attempt, naming the request whose change queued it.
+        let request_id = delivery.request_id.as_deref().unwrap_or("-");
+        // At `warn` when it failed (a level must be known where the line is written).
+        macro_rules! delivery_line {
+            ($level:ident) => {
+                tracing::$level!(
+                    delivery_id = %delivery.id,
+                    entry_id = %delivery.entry_id,
+                    webhook_id = %delivery.webhook_id,
+                    request_id,
+                    attempt = attempt_number,
+                    duration_ms,
+                    outcome = counted,
+                    reason = error.as_deref().unwrap_or("-"),
+                    "webhook delivery"
+                )
+            };
+        }
+        if error.is_none() {
+            delivery_line!(info);
+        } else {
+            delivery_line!(warn);
+        }
+        let attempt = DeliveryAttempt {
+            delivery_id: delivery.id.clone(),
+            entry_id: delivery.entry_id.to_string(),
+            attempt: attempt_number,
+            date,
+            status_code,
+            error,
+            duration_ms,
+        };
+        self.store.write_tx(|repo| -> ServiceResult<()> {
+            repo.record_attempt(&attempt, &delivery.webhook_id, outcome)?;
+            Ok(())
+        })
+    }
+}
+
+impl Webhooks<'_> {
     /// Lists the webhooks.
     ///
     /// # Errors
@@ -325,97 +439,5 @@ impl Service {
             self.attempt(sender, delivery)?;
         }
         Ok(claimed.len())
-    }
-
-    fn attempt(&self, sender: &dyn WebhookSender, delivery: &ClaimedDelivery) -> ServiceResult<()> {
-        let attempt_number = delivery.attempts + 1;
-        let started = Instant::now();
-        let date = self.now();
-        // Checked again: the configuration may have changed since the URL was stored, and the
-        // sender checks the addresses the host resolves to now.
-        let result = match self.webhooks.policy().check(&delivery.webhook.url) {
-            Err(reason) => Err(format!("url: {reason}")),
-            Ok(target) => {
-                let body = delivery.payload.as_bytes();
-                let mut headers = vec![
-                    ("Content-Type".to_owned(), "application/json".to_owned()),
-                    ("User-Agent".to_owned(), "flagsvc-webhooks".to_owned()),
-                    ("X-Svc-Delivery".to_owned(), delivery.id.clone()),
-                ];
-                if let Some(request_id) = &delivery.request_id {
-                    headers.push(("X-Svc-Request-Id".to_owned(), request_id.clone()));
-                }
-                if let Some(secret) = &delivery.webhook.secret {
-                    headers.push((SIGNATURE_HEADER.to_owned(), sign(secret, body)));
-                }
-                sender
-                    .post(&target, body, &headers)
-                    .map_err(|e| e.to_string())
-            }
-        };
-        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let (status_code, error) = match result {
-            Ok(status) if (200..300).contains(&status) => (Some(status), None),
-            Ok(status) => (
-                Some(status),
-                Some(format!("the receiver answered {status}")),
-            ),
-            Err(reason) => (None, Some(reason)),
-        };
-        let outcome = if error.is_none() {
-            DeliveryOutcome::Delivered
-        } else {
-            match self
-                .webhooks
-                .retry
-                .delay_after(attempt_number, rand::rng().random::<f64>())
-            {
-                Some(delay) => DeliveryOutcome::RetryAt(self.now() + delay),
-                None => DeliveryOutcome::GaveUp,
-            }
-        };
-        let counted = match outcome {
-            DeliveryOutcome::Delivered => "delivered",
-            DeliveryOutcome::RetryAt(_) => "failed_will_retry",
-            DeliveryOutcome::GaveUp => "failed_gave_up",
-        };
-        metrics::counter!("flagsvc_webhook_delivery_attempts_total", "outcome" => counted)
-            .increment(1);
-        // The delivery log: one line per attempt, naming the request whose change queued it.
-        let request_id = delivery.request_id.as_deref().unwrap_or("-");
-        // At `warn` when it failed (a level must be known where the line is written).
-        macro_rules! delivery_line {
-            ($level:ident) => {
-                tracing::$level!(
-                    delivery_id = %delivery.id,
-                    entry_id = %delivery.entry_id,
-                    webhook_id = %delivery.webhook_id,
-                    request_id,
-                    attempt = attempt_number,
-                    duration_ms,
-                    outcome = counted,
-                    reason = error.as_deref().unwrap_or("-"),
-                    "webhook delivery"
-                )
-            };
-        }
-        if error.is_none() {
-            delivery_line!(info);
-        } else {
-            delivery_line!(warn);
-        }
-        let attempt = DeliveryAttempt {
-            delivery_id: delivery.id.clone(),
-            entry_id: delivery.entry_id.to_string(),
-            attempt: attempt_number,
-            date,
-            status_code,
-            error,
-            duration_ms,
-        };
-        self.store.write_tx(|repo| -> ServiceResult<()> {
-            repo.record_attempt(&attempt, &delivery.webhook_id, outcome)?;
-            Ok(())
-        })
     }
 }

@@ -11,7 +11,7 @@ impl Service {
     /// A service over `store` telling time by `clock`, recording resources in audit entries
     /// (and webhook payloads) as `representations` show them: the HTTP adapter's
     /// (`adapter_http::ApiRepresentations`) in a deployment, so that an entry holds what the API
-    /// showed; [`PlainRepresentations`] only where nothing reads the entries as the API would.
+    /// showed; [`PlainRepresentations`](crate::PlainRepresentations) only where nothing reads the entries as the API would.
     /// There is no default: an entry point that forgot would store entries without links, for good.
     pub fn new(
         store: Arc<dyn Store>,
@@ -36,7 +36,7 @@ impl Service {
     /// adapter rendered them) to serve them again from memory ([`Service::cached_answer`])
     /// while the store vouches that no change to what they show was missed: never an answer
     /// older than a change this replica committed, nor one older than a change another replica
-    /// committed more than [`READ_CACHE_MAX_LAG`] ago (see `read_cache`). Only a store that hears
+    /// committed more than [`READ_CACHE_MAX_LAG`](crate::READ_CACHE_MAX_LAG) ago (see `read_cache`). Only a store that hears
     /// other processes' commits (PostgreSQL) ever vouches; elsewhere nothing is served from the
     /// cache. `budget` 0 keeps none.
     pub fn with_read_cache(mut self, budget: usize) -> Self {
@@ -174,19 +174,23 @@ mod tests {
             Arc::new(PlainRepresentations),
         );
         service
+            .authentication()
             .bootstrap(Some("owner-secret"), "o@example.com")
             .unwrap();
-        let owner = service.authenticate("owner-secret").unwrap();
+        let owner = service
+            .authentication()
+            .authenticate("owner-secret")
+            .unwrap();
         let told = Arc::new(Mutex::new(Vec::new()));
         let listener: Arc<dyn ChangeListener> = Arc::new(Heard(told.clone()));
         // One process in memory: nobody else's commits to hear.
         assert!(!service.subscribe(Arc::downgrade(&listener)));
         let post = serde_json::from_value(json!({"key": "shop", "name": "Shop"})).unwrap();
         let permit = owner.may(use_case::CreateProject).unwrap();
-        service.create_project(&permit, post).unwrap();
+        service.projects().create_project(&permit, post).unwrap();
         let flag = serde_json::from_value(json!({"key": "f", "name": "F"})).unwrap();
         let permit = owner.may(use_case::CreateFlag).unwrap();
-        service.create_flag(&permit, "shop", flag).unwrap();
+        service.flags().create_flag(&permit, "shop", flag).unwrap();
         let heard = told.lock().unwrap().clone();
         assert_eq!(
             heard,
@@ -201,7 +205,7 @@ mod tests {
         // Dropped: told nothing more.
         drop(listener);
         let flag = serde_json::from_value(json!({"key": "g", "name": "G"})).unwrap();
-        service.create_flag(&permit, "shop", flag).unwrap();
+        service.flags().create_flag(&permit, "shop", flag).unwrap();
         assert_eq!(*told.lock().unwrap(), heard);
     }
 }

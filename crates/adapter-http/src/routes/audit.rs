@@ -37,7 +37,10 @@ pub async fn list_audit_log(
         params.get("limit"),
     )?
     .with_before_id(params.get("beforeId"))?;
-    let page = call(&state, move |s| s.page_audit_log(&caller, &query)).await?;
+    let page = call(&state, move |s| {
+        s.audit_log().page_audit_log(&caller, &query)
+    })
+    .await?;
     let mut links = Links::from([(
         "self".to_owned(),
         Link::api(format!("{}?{}", req.path(), req.query_string())),
@@ -80,6 +83,6 @@ pub async fn get_audit_entry(
     path: web::Path<String>,
 ) -> Result<web::Json<AuditEntry>, ApiError> {
     let id = path.into_inner();
-    let entry = call(&state, move |s| s.get_audit_entry(&caller, &id)).await?;
+    let entry = call(&state, move |s| s.audit_log().get_audit_entry(&caller, &id)).await?;
     Ok(web::Json(AuditEntry::from(entry)))
 }

@@ -56,7 +56,10 @@ pub async fn list_environments(
     }
     let ticket = state.service.read_ticket(&answer);
     let key = project.clone();
-    let list = call(&state, move |s| s.list_environments(&caller, &key, &query)).await?;
+    let list = call(&state, move |s| {
+        s.environments().list_environments(&caller, &key, &query)
+    })
+    .await?;
     let mut items = Environment::all_of(&project, &list.items);
     within_page_bytes(&mut items);
     let listed = Environments {
@@ -96,7 +99,10 @@ pub async fn create_environment(
     let post: EnvironmentPost = json_body(&req, &body)?;
     let project = path.into_inner();
     let key = project.clone();
-    let env = call(&state, move |s| s.create_environment(&permit, &key, post)).await?;
+    let env = call(&state, move |s| {
+        s.environments().create_environment(&permit, &key, post)
+    })
+    .await?;
     let access = access::to_environment(&caller, &project, &env);
     Ok(HttpResponse::Created().json(with_access(&Environment::of(&project, &env), &access)?))
 }
@@ -117,7 +123,8 @@ pub async fn get_environment(
     let project_key = project.clone();
     let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.get_environment(&asking, &project_key, &key)
+        s.environments()
+            .get_environment(&asking, &project_key, &key)
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);
@@ -154,7 +161,8 @@ pub async fn patch_environment(
     let (project, key) = path.into_inner();
     let project_key = project.clone();
     let env = call(&state, move |s| {
-        s.patch_environment(&permit, &project_key, &key, &patch)
+        s.environments()
+            .patch_environment(&permit, &project_key, &key, &patch)
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);
@@ -178,7 +186,7 @@ pub async fn delete_environment(
 ) -> Result<HttpResponse, ApiError> {
     let (project, key) = path.into_inner();
     call(&state, move |s| {
-        s.delete_environment(&caller, &project, &key)
+        s.environments().delete_environment(&caller, &project, &key)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -207,7 +215,8 @@ pub async fn reset_sdk_key(
     let project_key = project.clone();
     let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.reset_sdk_key(&asking, &project_key, &key, expiry)
+        s.environments()
+            .reset_sdk_key(&asking, &project_key, &key, expiry)
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);
@@ -233,7 +242,8 @@ pub async fn reset_mobile_key(
     let project_key = project.clone();
     let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.reset_mobile_key(&asking, &project_key, &key)
+        s.environments()
+            .reset_mobile_key(&asking, &project_key, &key)
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);

@@ -49,7 +49,7 @@ pub async fn create_flag(
             let permit = caller.may_in(use_case::CloneFlag, &project)?;
             let post: FlagPost = json_body(&req, &body)?;
             call(&state, move |s| {
-                s.clone_flag(&permit, &project, &source, post)
+                s.flags().clone_flag(&permit, &project, &source, post)
             })
             .await?
         }
@@ -87,7 +87,7 @@ pub async fn copy_flag(
     let (project, key) = path.into_inner();
     let project_key = project.clone();
     let flag = call(&state, move |s| {
-        s.copy_flag_config(&permit, &project, &key, &post)
+        s.flags().copy_flag_config(&permit, &project, &key, &post)
     })
     .await?;
     Ok(HttpResponse::Created().json(flag_shown_to(&caller, &project_key, flag)))
@@ -112,7 +112,10 @@ pub async fn dependent_flags(
     }
     let (project, key) = path.into_inner();
     let (project_key, flag_key) = (project.clone(), key.clone());
-    let dependents = call(&state, move |s| s.dependent_flags(&caller, &project, &key)).await?;
+    let dependents = call(&state, move |s| {
+        s.flags().dependent_flags(&caller, &project, &key)
+    })
+    .await?;
     Ok(web::Json(DependentFlags::of(
         &project_key,
         &flag_key,
@@ -182,7 +185,10 @@ pub async fn list_flags(
     }
     let ticket = state.service.read_ticket(&answer).filter(|_| shared);
     let asking = caller.clone();
-    let list = call(&state, move |s| s.list_flags(&asking, &project, &request)).await?;
+    let list = call(&state, move |s| {
+        s.flags().list_flags(&asking, &project, &request)
+    })
+    .await?;
     let mut items = list
         .items
         .into_iter()
@@ -240,7 +246,7 @@ pub async fn get_flag(
         let asking = caller.clone();
         let project_key = project.clone();
         let mut view = call(&state, move |s| {
-            s.get_flag(&asking, &project_key, &key, &[])
+            s.flags().get_flag(&asking, &project_key, &key, &[])
         })
         .await?;
         let shown: Vec<&str> = view
@@ -275,7 +281,7 @@ pub async fn get_flag(
     let (project_key, flag_key) = (project.clone(), key.clone());
     let asking = caller.clone();
     let flag = call(&state, move |s| {
-        s.get_flag(&asking, &project_key, &flag_key, &envs)
+        s.flags().get_flag(&asking, &project_key, &flag_key, &envs)
     })
     .await?;
     // Kept under the keys changes are told by: as stored (a lookup matches them exactly).
@@ -354,7 +360,8 @@ pub async fn patch_flag(
     let project_key = project.clone();
     let flag = if dry_run {
         call(&state, move |s| {
-            s.dry_run_patch_flag(&permit, &project, &key, &change)
+            s.flags()
+                .dry_run_patch_flag(&permit, &project, &key, &change)
         })
         .await?
     } else {
@@ -379,6 +386,9 @@ pub async fn delete_flag(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (project, key) = path.into_inner();
-    call(&state, move |s| s.delete_flag(&caller, &project, &key)).await?;
+    call(&state, move |s| {
+        s.flags().delete_flag(&caller, &project, &key)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -39,7 +39,7 @@ pub async fn list_members(
         params.get("offset"),
     )?;
     let page = query.page;
-    let list = call(&state, move |s| s.list_members(&caller, &query)).await?;
+    let list = call(&state, move |s| s.members().list_members(&caller, &query)).await?;
     let mut items = Member::all_of(&list.items);
     within_page_bytes(&mut items);
     Ok(web::Json(Members {
@@ -65,7 +65,7 @@ pub async fn invite_members(
 ) -> Result<HttpResponse, ApiError> {
     let permit = caller.may(use_case::InviteMembers)?;
     let forms: Vec<NewMemberForm> = json_body(&req, &body)?;
-    let members = call(&state, move |s| s.invite_members(&permit, forms)).await?;
+    let members = call(&state, move |s| s.members().invite_members(&permit, forms)).await?;
     let total = members.len() as u64;
     Ok(HttpResponse::Created().json(Members {
         links: page_links(
@@ -93,7 +93,7 @@ pub async fn get_member(
     path: web::Path<String>,
 ) -> Result<web::Json<Member>, ApiError> {
     let id = path.into_inner();
-    let member = call(&state, move |s| s.get_member(&caller, &id)).await?;
+    let member = call(&state, move |s| s.members().get_member(&caller, &id)).await?;
     Ok(web::Json(Member::from(&member)))
 }
 
@@ -123,7 +123,10 @@ pub async fn patch_member(
     let permit = caller.may(use_case::PatchMember)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    let member = call(&state, move |s| s.patch_member(&permit, &id, &patch)).await?;
+    let member = call(&state, move |s| {
+        s.members().patch_member(&permit, &id, &patch)
+    })
+    .await?;
     Ok(web::Json(Member::from(&member)))
 }
 
@@ -150,7 +153,7 @@ pub async fn add_member_to_teams(
     let form: MemberTeamsForm = json_body(&req, &body)?;
     let id = path.into_inner();
     let member = call(&state, move |s| {
-        s.add_member_to_teams(&permit, &id, &form.team_keys)
+        s.teams().add_member_to_teams(&permit, &id, &form.team_keys)
     })
     .await?;
     Ok(HttpResponse::Created().json(Member::from(&member)))
@@ -177,6 +180,6 @@ pub async fn delete_member(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
-    call(&state, move |s| s.delete_member(&caller, &id)).await?;
+    call(&state, move |s| s.members().delete_member(&caller, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }

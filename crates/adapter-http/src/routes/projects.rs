@@ -58,7 +58,10 @@ pub async fn list_projects(
     )?;
     let expand = wants_environments(&params)?;
     let page = query.page;
-    let list = call(&state, move |s| s.list_projects(&caller, &query, expand)).await?;
+    let list = call(&state, move |s| {
+        s.projects().list_projects(&caller, &query, expand)
+    })
+    .await?;
     let mut items: Vec<ProjectExpanded> =
         list.items.into_iter().map(ProjectExpanded::from).collect();
     within_page_bytes(&mut items);
@@ -86,7 +89,7 @@ pub async fn create_project(
 ) -> Result<HttpResponse, ApiError> {
     let permit = caller.may(use_case::CreateProject)?;
     let post: ProjectPost = json_body(&req, &body)?;
-    let created = call(&state, move |s| s.create_project(&permit, post)).await?;
+    let created = call(&state, move |s| s.projects().create_project(&permit, post)).await?;
     let access = access::to_project(&caller, &created.project);
     Ok(HttpResponse::Created().json(with_access(&ProjectRep::from(created), &access)?))
 }
@@ -110,7 +113,10 @@ pub async fn get_project(
     let expand = wants_environments(&QueryParams::of(&req))?;
     let key = path.into_inner();
     let asking = caller.clone();
-    let project = call(&state, move |s| s.get_project(&asking, &key, expand)).await?;
+    let project = call(&state, move |s| {
+        s.projects().get_project(&asking, &key, expand)
+    })
+    .await?;
     let access = access::to_project(&caller, &project.project);
     Ok(web::Json(with_access(
         &ProjectExpanded::from(project),
@@ -143,7 +149,10 @@ pub async fn patch_project(
     let permit = caller.may_in(use_case::PatchProject, path.as_str())?;
     let patch = json_patch_only(&req, &body)?;
     let key = path.into_inner();
-    let updated = call(&state, move |s| s.patch_project(&permit, &key, &patch)).await?;
+    let updated = call(&state, move |s| {
+        s.projects().patch_project(&permit, &key, &patch)
+    })
+    .await?;
     let access = access::to_project(&caller, &updated.project);
     Ok(web::Json(with_access(&ProjectRep::from(updated), &access)?))
 }
@@ -161,6 +170,6 @@ pub async fn delete_project(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
-    call(&state, move |s| s.delete_project(&caller, &key)).await?;
+    call(&state, move |s| s.projects().delete_project(&caller, &key)).await?;
     Ok(HttpResponse::NoContent().finish())
 }

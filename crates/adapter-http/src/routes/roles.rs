@@ -42,7 +42,10 @@ pub async fn list_custom_roles(
         params.get("offset"),
     )?;
     let page = query.page;
-    let list = call(&state, move |s| s.list_custom_roles(&caller, &query)).await?;
+    let list = call(&state, move |s| {
+        s.custom_roles().list_custom_roles(&caller, &query)
+    })
+    .await?;
     let mut items: Vec<CustomRole> = list.items.iter().map(CustomRole::from).collect();
     within_page_bytes(&mut items);
     Ok(web::Json(CustomRoles {
@@ -73,7 +76,10 @@ pub async fn create_custom_role(
 ) -> Result<HttpResponse, ApiError> {
     let permit = caller.may(use_case::CreateCustomRole)?;
     let post: CustomRolePost = json_body(&req, &body)?;
-    let role = call(&state, move |s| s.create_custom_role(&permit, post)).await?;
+    let role = call(&state, move |s| {
+        s.custom_roles().create_custom_role(&permit, post)
+    })
+    .await?;
     let access = access::to_role(&caller, &role);
     Ok(HttpResponse::Created().json(with_access(&CustomRole::from(&role), &access)?))
 }
@@ -92,7 +98,10 @@ pub async fn get_custom_role(
 ) -> Result<web::Json<Value>, ApiError> {
     let key = path.into_inner();
     let asking = caller.clone();
-    let role = call(&state, move |s| s.get_custom_role(&asking, &key)).await?;
+    let role = call(&state, move |s| {
+        s.custom_roles().get_custom_role(&asking, &key)
+    })
+    .await?;
     let access = access::to_role(&caller, &role);
     Ok(web::Json(with_access(&CustomRole::from(&role), &access)?))
 }
@@ -137,7 +146,10 @@ pub async fn patch_custom_role(
     let permit = caller.may(use_case::PatchCustomRole)?;
     let change = role_change(&req, &body)?;
     let key = path.into_inner();
-    let role = call(&state, move |s| s.patch_custom_role(&permit, &key, &change)).await?;
+    let role = call(&state, move |s| {
+        s.custom_roles().patch_custom_role(&permit, &key, &change)
+    })
+    .await?;
     let access = access::to_role(&caller, &role);
     Ok(web::Json(with_access(&CustomRole::from(&role), &access)?))
 }
@@ -155,6 +167,9 @@ pub async fn delete_custom_role(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
-    call(&state, move |s| s.delete_custom_role(&caller, &key)).await?;
+    call(&state, move |s| {
+        s.custom_roles().delete_custom_role(&caller, &key)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

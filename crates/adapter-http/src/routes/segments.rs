@@ -64,7 +64,7 @@ pub async fn list_segments(
     let (project, env) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
     let list = call(&state, move |s| {
-        s.list_segments(&caller, &project, &env, &query)
+        s.segments().list_segments(&caller, &project, &env, &query)
     })
     .await?;
     let mut items: Vec<Segment> = list
@@ -100,7 +100,7 @@ pub async fn create_segment(
     let (project, env) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
     let segment = call(&state, move |s| {
-        s.create_segment(&permit, &project, &env, post)
+        s.segments().create_segment(&permit, &project, &env, post)
     })
     .await?;
     let access = access::to_segment(&caller, &project_key, &env_key, &segment);
@@ -128,7 +128,7 @@ pub async fn get_segment(
     let (project_key, env_key) = (project.clone(), env.clone());
     let asking = caller.clone();
     let found = call(&state, move |s| {
-        s.get_segment(&asking, &project, &env, &key)
+        s.segments().get_segment(&asking, &project, &env, &key)
     })
     .await?;
     let access = access::to_segment(&caller, &project_key, &env_key, &found.segment);
@@ -191,9 +191,11 @@ pub async fn patch_segment(
     let (project_key, env_key) = (project.clone(), env.clone());
     let segment = call(&state, move |s| {
         if dry_run {
-            s.dry_run_patch_segment(&permit, &project, &env, &key, &change)
+            s.segments()
+                .dry_run_patch_segment(&permit, &project, &env, &key, &change)
         } else {
-            s.patch_segment(&permit, &project, &env, &key, &change)
+            s.segments()
+                .patch_segment(&permit, &project, &env, &key, &change)
         }
     })
     .await?;
@@ -220,7 +222,7 @@ pub async fn delete_segment(
 ) -> Result<HttpResponse, ApiError> {
     let (project, env, key) = path.into_inner();
     call(&state, move |s| {
-        s.delete_segment(&caller, &project, &env, &key)
+        s.segments().delete_segment(&caller, &project, &env, &key)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())

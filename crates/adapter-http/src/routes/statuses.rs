@@ -104,7 +104,7 @@ pub async fn list_flag_statuses(
     let (project, environment) = path.into_inner();
     let (p, e) = (project.clone(), environment.clone());
     let statuses = call(&state, move |s| {
-        s.environment_flag_statuses(&caller, &p, &e)
+        s.flag_statuses().environment_flag_statuses(&caller, &p, &e)
     })
     .await?;
     Ok(web::Json(FeatureFlagStatuses {
@@ -144,7 +144,10 @@ pub async fn get_flag_status(
 ) -> Result<web::Json<FlagStatusRep>, ApiError> {
     let (project, environment, flag) = path.into_inner();
     let (p, e, f) = (project.clone(), environment.clone(), flag.clone());
-    let status = call(&state, move |s| s.flag_status(&caller, &p, &e, &f)).await?;
+    let status = call(&state, move |s| {
+        s.flag_statuses().flag_status(&caller, &p, &e, &f)
+    })
+    .await?;
     Ok(web::Json(FlagStatusRep {
         name: status.name,
         last_requested: None,
@@ -177,7 +180,8 @@ pub async fn flag_status_across_environments(
     let (project, flag) = path.into_inner();
     let (p, f) = (project.clone(), flag.clone());
     let statuses = call(&state, move |s| {
-        s.flag_status_across_environments(&caller, &p, &f, &environments)
+        s.flag_statuses()
+            .flag_status_across_environments(&caller, &p, &f, &environments)
     })
     .await?;
     Ok(web::Json(FeatureFlagStatusAcrossEnvironments {

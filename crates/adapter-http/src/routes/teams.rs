@@ -57,7 +57,7 @@ pub async fn list_teams(
         params.get("offset"),
     )?;
     let page = query.page;
-    let list = call(&state, move |s| s.list_teams(&caller, &query)).await?;
+    let list = call(&state, move |s| s.teams().list_teams(&caller, &query)).await?;
     let mut items: Vec<Team> = list.items.iter().map(Team::from).collect();
     within_page_bytes(&mut items);
     Ok(web::Json(Teams {
@@ -86,7 +86,7 @@ pub async fn create_team(
 ) -> Result<HttpResponse, ApiError> {
     let permit = caller.may(use_case::CreateTeam)?;
     let post: TeamPost = json_body(&req, &body)?;
-    let team = call(&state, move |s| s.create_team(&permit, post)).await?;
+    let team = call(&state, move |s| s.teams().create_team(&permit, post)).await?;
     let access = access::to_team(&caller, &team.team);
     Ok(HttpResponse::Created().json(with_access(&Team::from(&team), &access)?))
 }
@@ -105,7 +105,7 @@ pub async fn get_team(
 ) -> Result<web::Json<Value>, ApiError> {
     let key = path.into_inner();
     let asking = caller.clone();
-    let team = call(&state, move |s| s.get_team(&asking, &key)).await?;
+    let team = call(&state, move |s| s.teams().get_team(&asking, &key)).await?;
     let access = access::to_team(&caller, &team.team);
     Ok(web::Json(with_access(&Team::from(&team), &access)?))
 }
@@ -149,7 +149,7 @@ pub async fn patch_team(
     }
     let patch = TeamPatch::parse(value).map_err(|e| ApiError::invalid(e.to_string()))?;
     let key = path.into_inner();
-    let team = call(&state, move |s| s.patch_team(&permit, &key, &patch)).await?;
+    let team = call(&state, move |s| s.teams().patch_team(&permit, &key, &patch)).await?;
     let access = access::to_team(&caller, &team.team);
     Ok(web::Json(with_access(&Team::from(&team), &access)?))
 }
@@ -167,6 +167,6 @@ pub async fn delete_team(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
-    call(&state, move |s| s.delete_team(&caller, &key)).await?;
+    call(&state, move |s| s.teams().delete_team(&caller, &key)).await?;
     Ok(HttpResponse::NoContent().finish())
 }

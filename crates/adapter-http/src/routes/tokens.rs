@@ -35,7 +35,10 @@ pub async fn list_tokens(
     let params = QueryParams::of(&req);
     let show_all = params.flag("showAll", false)?;
     let page = Page::parse(params.get("limit"), params.get("offset"), 25)?;
-    let list = call(&state, move |s| s.list_tokens(&caller, page, show_all)).await?;
+    let list = call(&state, move |s| {
+        s.tokens().list_tokens(&caller, page, show_all)
+    })
+    .await?;
     let mut items: Vec<TokenRep> = list
         .items
         .into_iter()
@@ -64,7 +67,7 @@ pub async fn create_token(
 ) -> Result<HttpResponse, ApiError> {
     let permit = caller.may(use_case::CreateToken)?;
     let post: TokenPost = json_body(&req, &body)?;
-    let created = call(&state, move |s| s.create_token(&permit, post)).await?;
+    let created = call(&state, move |s| s.tokens().create_token(&permit, post)).await?;
     Ok(HttpResponse::Created().json(TokenRep::new(created.token, Some(created.secret))))
 }
 
@@ -81,7 +84,7 @@ pub async fn get_token(
     path: web::Path<String>,
 ) -> Result<web::Json<TokenRep>, ApiError> {
     let id = path.into_inner();
-    let token = call(&state, move |s| s.get_token(&caller, &id)).await?;
+    let token = call(&state, move |s| s.tokens().get_token(&caller, &id)).await?;
     Ok(web::Json(TokenRep::new(token, None)))
 }
 
@@ -98,7 +101,7 @@ pub async fn delete_token(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
-    call(&state, move |s| s.delete_token(&caller, &id)).await?;
+    call(&state, move |s| s.tokens().delete_token(&caller, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -128,7 +131,10 @@ pub async fn patch_token(
     let permit = caller.may(use_case::PatchToken)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    let token = call(&state, move |s| s.patch_token(&permit, &id, &patch)).await?;
+    let token = call(&state, move |s| {
+        s.tokens().patch_token(&permit, &id, &patch)
+    })
+    .await?;
     Ok(web::Json(TokenRep::new(token, None)))
 }
 
@@ -151,6 +157,9 @@ pub async fn reset_token(
 ) -> Result<web::Json<TokenRep>, ApiError> {
     let expiry = expiry_param(&req)?;
     let id = path.into_inner();
-    let reset = call(&state, move |s| s.reset_token(&caller, &id, expiry)).await?;
+    let reset = call(&state, move |s| {
+        s.tokens().reset_token(&caller, &id, expiry)
+    })
+    .await?;
     Ok(web::Json(TokenRep::new(reset.token, Some(reset.secret))))
 }

@@ -43,7 +43,7 @@ pub async fn list_webhooks(
     req: HttpRequest,
 ) -> Result<web::Json<Webhooks>, ApiError> {
     let offset = domain::query::Page::parse(None, QueryParams::of(&req).get("offset"), 1)?.offset;
-    let webhooks = call(&state, move |s| s.list_webhooks(&caller)).await?;
+    let webhooks = call(&state, move |s| s.webhooks().list_webhooks(&caller)).await?;
     let from = usize::try_from(offset)
         .unwrap_or(usize::MAX)
         .min(webhooks.len());
@@ -67,7 +67,7 @@ pub async fn create_webhook(
 ) -> Result<web::Json<Value>, ApiError> {
     let permit = caller.may(use_case::CreateWebhook)?;
     let post: WebhookPost = json_body(&req, &body)?;
-    let webhook = call(&state, move |s| s.create_webhook(&permit, post)).await?;
+    let webhook = call(&state, move |s| s.webhooks().create_webhook(&permit, post)).await?;
     let access = access::to_webhook(&caller, &webhook);
     Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
@@ -86,7 +86,7 @@ pub async fn get_webhook(
 ) -> Result<web::Json<Value>, ApiError> {
     let id = path.into_inner();
     let asking = caller.clone();
-    let webhook = call(&state, move |s| s.get_webhook(&asking, &id)).await?;
+    let webhook = call(&state, move |s| s.webhooks().get_webhook(&asking, &id)).await?;
     let access = access::to_webhook(&caller, &webhook);
     Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
@@ -114,7 +114,10 @@ pub async fn patch_webhook(
     let permit = caller.may(use_case::PatchWebhook)?;
     let patch = json_patch_only(&req, &body)?;
     let id = path.into_inner();
-    let webhook = call(&state, move |s| s.patch_webhook(&permit, &id, &patch)).await?;
+    let webhook = call(&state, move |s| {
+        s.webhooks().patch_webhook(&permit, &id, &patch)
+    })
+    .await?;
     let access = access::to_webhook(&caller, &webhook);
     Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
@@ -132,7 +135,7 @@ pub async fn delete_webhook(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
-    call(&state, move |s| s.delete_webhook(&caller, &id)).await?;
+    call(&state, move |s| s.webhooks().delete_webhook(&caller, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -150,6 +153,9 @@ pub async fn webhook_deliveries(
 ) -> Result<web::Json<Deliveries>, ApiError> {
     let id = path.into_inner();
     Ok(web::Json(Deliveries {
-        items: call(&state, move |s| s.webhook_deliveries(&caller, &id)).await?,
+        items: call(&state, move |s| {
+            s.webhooks().webhook_deliveries(&caller, &id)
+        })
+        .await?,
     }))
 }

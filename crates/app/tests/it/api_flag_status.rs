@@ -47,6 +47,7 @@ async fn spawn_at(
         Arc::new(adapter_http::ApiRepresentations),
     ));
     service
+        .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
     let config = HttpConfig {
@@ -434,6 +435,7 @@ async fn caller_identity_describes_the_token(backend: Backend) {
     );
     assert_eq!(again.account_id().unwrap(), account);
     again
+        .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap again");
     assert_eq!(again.account_id().unwrap(), account);

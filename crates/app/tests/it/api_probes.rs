@@ -655,7 +655,7 @@ fn concurrent_sign_ins_keep_the_session_cap(backend: Backend) {
             let service = &service;
             scope.spawn(move || {
                 // A sign-in may be refused by a busy store: the cap must hold all the same.
-                let _ = service.open_console_session(OWNER);
+                let _ = service.console_sessions().open_console_session(OWNER);
             });
         }
     });

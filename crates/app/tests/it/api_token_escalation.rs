@@ -223,6 +223,7 @@ async fn the_bootstrap_token_counts_only_when_the_account_is_created(backend: Ba
         Arc::new(adapter_http::ApiRepresentations),
     );
     let outcome = restarted
+        .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
         .unwrap();
     assert_eq!(outcome, service::BootstrapOutcome::IgnoredToken);
@@ -231,7 +232,7 @@ async fn the_bootstrap_token_counts_only_when_the_account_is_created(backend: Ba
         .assert_error(401, "unauthorized");
     let listed = app.get_as(&new_secret, "/api/v2/tokens").await;
     assert_eq!(listed.body["totalCount"], 1, "{}", listed.body);
-    assert!(restarted.authenticate(OWNER).is_err());
+    assert!(restarted.authentication().authenticate(OWNER).is_err());
 }
 
 /// Issue 32, item 11: rename, reset, rename back must not step around a deny naming a token.

@@ -208,7 +208,10 @@ pub fn bootstrapped(db: &Db) -> Arc<Service> {
         Arc::new(SystemClock::default()),
         Arc::new(adapter_http::ApiRepresentations),
     ));
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
     service
 }
 
@@ -282,6 +285,7 @@ pub async fn spawn_with(
         .with_read_cache(16 << 20),
     );
     service
+        .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
     let app = test::init_service(adapter_http::app(
@@ -304,6 +308,7 @@ pub async fn replica(
         Arc::new(adapter_http::ApiRepresentations),
     ));
     service
+        .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
     test::init_service(adapter_http::app(

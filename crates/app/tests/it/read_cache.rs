@@ -32,8 +32,11 @@ impl Replica {
             )
             .with_read_cache(256 << 10),
         );
-        service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-        let caller = service.authenticate(OWNER).unwrap();
+        service
+            .authentication()
+            .bootstrap(Some(OWNER), "owner@example.com")
+            .unwrap();
+        let caller = service.authentication().authenticate(OWNER).unwrap();
         Self { service, caller }
     }
 
@@ -48,7 +51,11 @@ impl Replica {
             Some(kept) => kept.unwrap(),
             None => {
                 let ticket = self.service.read_ticket(&answer).expect("a read cache");
-                let view = self.service.get_flag(&self.caller, "p", "f", &[]).unwrap();
+                let view = self
+                    .service
+                    .flags()
+                    .get_flag(&self.caller, "p", "f", &[])
+                    .unwrap();
                 let body: Arc<[u8]> = serde_json::to_vec(&view.flag).unwrap().into();
                 self.service
                     .keep_answer(ticket, &answer, "/f", body.clone());
@@ -82,6 +89,7 @@ impl Replica {
     /// Creates flag `key` in project `p` (off).
     fn create_flag(&self, key: &str) {
         self.service
+            .flags()
             .create_flag(
                 &self.caller.may(use_case::CreateFlag).unwrap(),
                 "p",
@@ -102,6 +110,7 @@ impl Replica {
         }))
         .unwrap();
         self.service
+            .flags()
             .patch_flag(
                 &self.caller.may(use_case::PatchFlag).unwrap(),
                 "p",
@@ -125,6 +134,7 @@ fn two_replicas() -> (TestDatabase, Replica, Replica) {
     let a = Replica::on(&db);
     let b = Replica::on(&db);
     a.service
+        .projects()
         .create_project(
             &a.caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
@@ -262,6 +272,7 @@ fn list_pages_follow_changes_on_both_replicas() {
                 let ticket = replica.service.read_ticket(&answer).unwrap();
                 let listed = replica
                     .service
+                    .flags()
                     .list_flags(&replica.caller, "p", &request)
                     .unwrap();
                 let flags: Vec<_> = listed.items.iter().map(|v| &v.flag).collect();

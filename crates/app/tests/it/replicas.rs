@@ -31,12 +31,15 @@ impl Replica {
             Arc::new(SystemClock::default()),
             Arc::new(adapter_http::ApiRepresentations),
         ));
-        service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+        service
+            .authentication()
+            .bootstrap(Some(OWNER), "owner@example.com")
+            .unwrap();
         Self { service }
     }
 
     fn owner(&self) -> Caller {
-        self.service.authenticate(OWNER).unwrap()
+        self.service.authentication().authenticate(OWNER).unwrap()
     }
 
     /// A new token of `role`, made by the owner; its `_id` and secret.
@@ -45,6 +48,7 @@ impl Replica {
         let post: TokenPost = serde_json::from_value(json!({"role": role})).unwrap();
         let created = self
             .service
+            .tokens()
             .create_token(&owner.may(use_case::CreateToken).unwrap(), post)
             .unwrap();
         (created.token.id.to_string(), created.secret)
@@ -60,7 +64,7 @@ impl Replica {
         done: impl Fn(&Result<Caller, ServiceError>) -> bool,
     ) {
         loop {
-            let outcome = self.service.authenticate(secret);
+            let outcome = self.service.authentication().authenticate(secret);
             if done(&outcome) {
                 return;
             }
@@ -90,8 +94,8 @@ fn two_replicas() -> (TestDatabase, Replica, Replica) {
 fn remembered(b: &Replica, secret: &str) {
     let start = Instant::now();
     loop {
-        b.service.authenticate(secret).unwrap();
-        if b.service.is_verified(secret) {
+        b.service.authentication().authenticate(secret).unwrap();
+        if b.service.authentication().is_verified(secret) {
             return;
         }
         assert!(
@@ -107,7 +111,7 @@ fn a_token_deleted_on_one_replica_is_refused_on_another_within_a_second() {
     let (_db, a, b) = two_replicas();
     let (id, secret) = a.token("writer");
     remembered(&b, &secret);
-    a.service.delete_token(&a.owner(), &id).unwrap();
+    a.service.tokens().delete_token(&a.owner(), &id).unwrap();
     b.until(Instant::now(), &secret, "deleted token", refused);
 }
 
@@ -116,9 +120,17 @@ fn a_reset_secret_is_refused_on_another_replica_within_a_second() {
     let (_db, a, b) = two_replicas();
     let (id, secret) = a.token("writer");
     remembered(&b, &secret);
-    let reset = a.service.reset_token(&a.owner(), &id, None).unwrap();
+    let reset = a
+        .service
+        .tokens()
+        .reset_token(&a.owner(), &id, None)
+        .unwrap();
     b.until(Instant::now(), &secret, "old secret", refused);
-    assert!(b.service.authenticate(&reset.secret).is_ok());
+    assert!(b
+        .service
+        .authentication()
+        .authenticate(&reset.secret)
+        .is_ok());
 }
 
 #[test]
@@ -131,6 +143,7 @@ fn a_demoted_token_acts_with_its_new_role_on_another_replica_within_a_second() {
         JsonPatchBody::parse(json!([{"op": "replace", "path": "/role", "value": "reader"}]))
             .unwrap();
     a.service
+        .tokens()
         .patch_token(&owner.may(use_case::PatchToken).unwrap(), &id, &patch)
         .unwrap();
     b.until(Instant::now(), &secret, "demoted token", |outcome| {
@@ -143,17 +156,26 @@ fn a_member_change_counts_for_its_tokens_on_another_replica_within_a_second() {
     let (_db, a, b) = two_replicas();
     // The owner's token acts as the owner, until ownership passes to another member.
     remembered(&b, OWNER);
-    assert_eq!(b.service.authenticate(OWNER).unwrap().role(), Role::Owner);
+    assert_eq!(
+        b.service
+            .authentication()
+            .authenticate(OWNER)
+            .unwrap()
+            .role(),
+        Role::Owner
+    );
     let owner = a.owner();
     let form: NewMemberForm =
         serde_json::from_value(json!({"email": "next@example.com", "role": "admin"})).unwrap();
     let invited = a
         .service
+        .members()
         .invite_members(&owner.may(use_case::InviteMembers).unwrap(), vec![form])
         .unwrap();
     let patch = JsonPatchBody::parse(json!([{"op": "replace", "path": "/role", "value": "owner"}]))
         .unwrap();
     a.service
+        .members()
         .patch_member(
             &owner.may(use_case::PatchMember).unwrap(),
             invited[0].id.as_str(),
@@ -182,7 +204,7 @@ fn a_replica_whose_feed_was_cut_trusts_no_token_it_remembers() {
             .unwrap();
     }
     // B still trusts what it verified: it missed nothing it could have heard.
-    assert!(b.service.authenticate(&secret).is_ok());
+    assert!(b.service.authentication().authenticate(&secret).is_ok());
     let cut = Instant::now();
     {
         use diesel::connection::SimpleConnection;

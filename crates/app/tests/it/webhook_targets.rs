@@ -184,8 +184,11 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
         Arc::new(adapter_http::ApiRepresentations),
     )
     .with_webhook_settings(settings);
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-    let caller = service.authenticate(OWNER).unwrap();
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
     let permit = caller.may(use_case::CreateWebhook).unwrap();
     let post = |url: &str| WebhookPost {
         url: url.into(),
@@ -199,11 +202,16 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
         "http://127.0.0.1#@hooks.example.com/",
         "http://127.0.0.1?@hooks.example.com/",
     ] {
-        let refused = service.create_webhook(&permit, post(url));
+        let refused = service.webhooks().create_webhook(&permit, post(url));
         assert!(refused.is_err(), "{url} was accepted");
     }
-    assert!(service.list_webhooks(&caller).unwrap().is_empty());
     assert!(service
+        .webhooks()
+        .list_webhooks(&caller)
+        .unwrap()
+        .is_empty());
+    assert!(service
+        .webhooks()
         .create_webhook(&permit, post("https://hooks.example.com/x"))
         .is_ok());
 }
@@ -258,15 +266,20 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
         Arc::new(adapter_http::ApiRepresentations),
     )
     .with_webhook_settings(settings);
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-    let caller = service.authenticate(OWNER).unwrap();
     service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
+    service
+        .projects()
         .create_project(
             &caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
     service
+        .flags()
         .create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
@@ -285,15 +298,15 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
             .unwrap(),
             ..Default::default()
         };
-        ids.push(service.create_webhook(&permit, post).unwrap().id);
+        ids.push(service.webhooks().create_webhook(&permit, post).unwrap().id);
     }
     turn_on(&service, "production");
     let sender = HttpSender::new(Duration::from_millis(300));
-    service.deliver_due(&sender, 20).unwrap();
+    service.webhooks().deliver_due(&sender, 20).unwrap();
     let errors: Vec<Option<String>> = ids
         .iter()
         .map(|id| {
-            let attempts = service.webhook_deliveries(&caller, id).unwrap();
+            let attempts = service.webhooks().webhook_deliveries(&caller, id).unwrap();
             assert_eq!(attempts.len(), 1, "{attempts:?}");
             assert_eq!(attempts[0].status_code, None);
             attempts[0].error.clone()
@@ -337,7 +350,10 @@ fn service_with(db: &crate::common::Db, settings: WebhookSettings) -> Arc<Servic
         Arc::new(adapter_http::ApiRepresentations),
     )
     .with_webhook_settings(settings);
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
     Arc::new(service)
 }
 
@@ -371,7 +387,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
             ..Default::default()
         },
     );
-    let caller = service.authenticate(OWNER).unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
     let permit = caller.may(use_case::CreateWebhook).unwrap();
     for (name, why) in [
         ("private.example.com", "a private address"),
@@ -380,6 +396,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
         ("v6.example.com", "a unique-local address"),
     ] {
         let err = service
+            .webhooks()
             .create_webhook(&permit, post(&format!("https://{name}/in")))
             .unwrap_err();
         let ServiceError::Invalid { message, errors } = &err else {
@@ -391,16 +408,23 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
         );
         assert_eq!(errors[0].attribute, "url");
     }
-    assert!(service.list_webhooks(&caller).unwrap().is_empty());
+    assert!(service
+        .webhooks()
+        .list_webhooks(&caller)
+        .unwrap()
+        .is_empty());
 
     let hook = service
+        .webhooks()
         .create_webhook(&permit, post("https://public.example.com/in"))
         .unwrap();
     // A name that does not resolve (yet) is accepted: each delivery resolves it again.
     service
+        .webhooks()
         .create_webhook(&permit, post("https://later.example.com/in"))
         .unwrap();
     let err = service
+        .webhooks()
         .patch_webhook(
             &caller.may(use_case::PatchWebhook).unwrap(),
             &hook.id,
@@ -409,7 +433,11 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
         .unwrap_err();
     assert!(matches!(err, ServiceError::Invalid { .. }), "{err:?}");
     assert_eq!(
-        service.get_webhook(&caller, &hook.id).unwrap().url,
+        service
+            .webhooks()
+            .get_webhook(&caller, &hook.id)
+            .unwrap()
+            .url,
         "https://public.example.com/in"
     );
 
@@ -423,6 +451,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
         },
     );
     open_service
+        .webhooks()
         .patch_webhook(
             &caller.may(use_case::PatchWebhook).unwrap(),
             &hook.id,
@@ -465,11 +494,14 @@ fn a_name_that_resolves_to_loopback_at_delivery_is_refused(backend: Backend) {
     dns.set("hooks.rebind.example", &["127.0.0.1"]);
     turn_on(&service, "production");
     let sender = HttpSender::with_resolver(Duration::from_secs(5), dns.clone());
-    assert_eq!(service.deliver_due(&sender, 20).unwrap(), 1);
+    assert_eq!(service.webhooks().deliver_due(&sender, 20).unwrap(), 1);
     assert!(receiver.received().is_empty(), "nothing reached 127.0.0.1");
-    let caller = service.authenticate(OWNER).unwrap();
-    let hook = &service.list_webhooks(&caller).unwrap()[0];
-    let attempts = service.webhook_deliveries(&caller, &hook.id).unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
+    let hook = &service.webhooks().list_webhooks(&caller).unwrap()[0];
+    let attempts = service
+        .webhooks()
+        .webhook_deliveries(&caller, &hook.id)
+        .unwrap();
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert_eq!(attempts[0].status_code, None);
     assert_eq!(
@@ -512,7 +544,7 @@ fn deliveries_connect_to_the_address_that_was_checked(backend: Backend) {
     );
     turn_on(&service, "production");
     let sender = HttpSender::with_resolver(Duration::from_secs(5), dns);
-    service.deliver_due(&sender, 20).unwrap();
+    service.webhooks().deliver_due(&sender, 20).unwrap();
     let got = receiver.received();
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(
@@ -520,9 +552,10 @@ fn deliveries_connect_to_the_address_that_was_checked(backend: Backend) {
         Some(format!("receiver.example:{port}").as_str())
     );
     // Not listed: refused, however it resolves.
-    let caller = service.authenticate(OWNER).unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
     let permit = caller.may(use_case::CreateWebhook).unwrap();
     assert!(service
+        .webhooks()
         .create_webhook(&permit, post(&format!("http://127.0.0.1:{port}/hook")))
         .is_err());
 }

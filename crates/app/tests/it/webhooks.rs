@@ -101,12 +101,19 @@ fn service(db: &crate::common::Db, retry_ms: i64) -> Arc<Service> {
         Arc::new(adapter_http::ApiRepresentations),
     )
     .with_webhook_settings(settings);
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
     Arc::new(service)
 }
 
 pub(crate) fn turn_on(service: &Service, env: &str) {
-    turn_on_as(service, &service.authenticate(OWNER).unwrap(), env);
+    turn_on_as(
+        service,
+        &service.authentication().authenticate(OWNER).unwrap(),
+        env,
+    );
 }
 
 /// Turns flag `f` of project `p` on in `env`, as `caller`.
@@ -117,19 +124,22 @@ fn turn_on_as(service: &Service, caller: &service::Caller, env: &str) {
     )
     .unwrap();
     service
+        .flags()
         .patch_flag(&permit, "p", "f", &FlagChange::Semantic(patch))
         .unwrap();
 }
 
 pub(crate) fn setup(service: &Service, url: &str, statements: Value) {
-    let caller = service.authenticate(OWNER).unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
     service
+        .projects()
         .create_project(
             &caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
         )
         .unwrap();
     service
+        .flags()
         .create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
@@ -145,14 +155,14 @@ pub(crate) fn setup(service: &Service, url: &str, statements: Value) {
         ..Default::default()
     };
     let permit = caller.may(use_case::CreateWebhook).unwrap();
-    service.create_webhook(&permit, post).unwrap();
+    service.webhooks().create_webhook(&permit, post).unwrap();
 }
 
 /// Delivers until nothing is due (waiting out retry delays), at most `rounds` times.
 pub(crate) fn drain(service: &Service, rounds: usize) {
     let sender = HttpSender::new(Duration::from_secs(5));
     for _ in 0..rounds {
-        service.deliver_due(&sender, 20).unwrap();
+        service.webhooks().deliver_due(&sender, 20).unwrap();
         std::thread::sleep(Duration::from_millis(30));
     }
 }
@@ -207,9 +217,12 @@ fn failed_deliveries_are_retried(backend: Backend) {
         got[0].header("x-svc-delivery"),
         got[2].header("x-svc-delivery")
     );
-    let caller = service.authenticate(OWNER).unwrap();
-    let hooks = service.list_webhooks(&caller).unwrap();
-    let attempts = service.webhook_deliveries(&caller, &hooks[0].id).unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
+    let hooks = service.webhooks().list_webhooks(&caller).unwrap();
+    let attempts = service
+        .webhooks()
+        .webhook_deliveries(&caller, &hooks[0].id)
+        .unwrap();
     let summary: Vec<(u32, Option<u16>)> = attempts
         .iter()
         .map(|a| (a.attempt, a.status_code))
@@ -258,6 +271,7 @@ fn a_delivery_names_the_request_that_queued_it(backend: Backend) {
         json!([{"effect": "allow", "resources": ["proj/*:env/*:flag/*"]}]),
     );
     let caller = service
+        .authentication()
         .authenticate(OWNER)
         .unwrap()
         .for_request("0123456789abcdef0123456789abcdef");
@@ -438,8 +452,11 @@ fn allowed_hosts_are_enforced(backend: Backend) {
         Arc::new(adapter_http::ApiRepresentations),
     )
     .with_webhook_settings(settings);
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-    let caller = service.authenticate(OWNER).unwrap();
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
     let permit = caller.may(use_case::CreateWebhook).unwrap();
     let post = |url: &str| WebhookPost {
         url: url.into(),
@@ -447,9 +464,11 @@ fn allowed_hosts_are_enforced(backend: Backend) {
         ..Default::default()
     };
     assert!(service
+        .webhooks()
         .create_webhook(&permit, post("https://hooks.example.com/x"))
         .is_ok());
     let refused = service
+        .webhooks()
         .create_webhook(&permit, post("http://127.0.0.1:9/x"))
         .unwrap_err();
     assert!(refused.to_string().contains("127.0.0.1"), "{refused}");

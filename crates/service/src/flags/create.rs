@@ -68,65 +68,6 @@ pub(super) fn configured_beyond_defaults(
 pub(super) const MAX_CREATED_CONFIGS: usize = 256;
 
 impl Service {
-    /// Creates a flag; it appears in every environment of the project, with targeting off
-    /// unless `isFlagOn`, and with `initialPrerequisites` if given. Its key must follow the
-    /// project's naming convention.
-    ///
-    /// It waits for its turn on the calling thread. A caller that runs use cases on a bounded
-    /// pool of threads should use the queued form ([`Service::queue_create_flag`]) for every
-    /// such write, not mix the two: threads waiting here could fill the pool while the turn
-    /// belongs to a queued write that needs a thread of it to write.
-    ///
-    /// # Errors
-    /// `Invalid` (also for a flag larger than the resource size limit, a key against the naming
-    /// convention, or a prerequisite that does not exist), `NotFound` for an
-    /// unknown project, `KeyTaken` for a taken key.
-    pub fn create_flag(
-        &self,
-        permit: &Permit<use_case::CreateFlag>,
-        project_key: &str,
-        post: FlagPost,
-    ) -> ServiceResult<FlagView> {
-        let (request, prerequisites) = new_flag(permit.caller(), project_key, post, self.now())?;
-        if prerequisites.is_empty() {
-            // Created with the others that arrive meanwhile, in one transaction.
-            let lane = flag_write_lane(project_key, &request.flag.key);
-            return self
-                .flag_creates
-                .write(lane, request, |(project_key, _), requests| {
-                    self.create_flags(project_key, requests)
-                });
-        }
-        self.create_flag_with_prerequisites(project_key, request, &prerequisites)
-    }
-
-    /// [`Service::create_flag`], waiting for its turn without holding a thread (see
-    /// [`QueuedWrite`]).
-    pub fn queue_create_flag(
-        self: &Arc<Self>,
-        permit: &Permit<use_case::CreateFlag>,
-        project_key: &str,
-        post: FlagPost,
-    ) -> QueuedWrite<FlagView> {
-        let (request, prerequisites) =
-            match new_flag(permit.caller(), project_key, post, self.now()) {
-                Ok(new) => new,
-                Err(refused) => return QueuedWrite::answered(Err(refused)),
-            };
-        let service = Arc::clone(self);
-        if prerequisites.is_empty() {
-            let lane = flag_write_lane(project_key, &request.flag.key);
-            return QueuedWrite::on(
-                self.flag_creates.queue(lane, request),
-                move |(project_key, _), requests| service.create_flags(project_key, requests),
-            );
-        }
-        let project_key = project_key.to_owned();
-        QueuedWrite::at_once(move || {
-            service.create_flag_with_prerequisites(&project_key, request, &prerequisites)
-        })
-    }
-
     /// Creates a flag with initial prerequisites, alone.
     pub(super) fn create_flag_with_prerequisites(
         &self,
@@ -311,6 +252,40 @@ impl Service {
         change.accesses.extend(configured);
         change
     }
+}
+
+impl Flags<'_> {
+    /// Creates a flag; it appears in every environment of the project, with targeting off
+    /// unless `isFlagOn`, and with `initialPrerequisites` if given. Its key must follow the
+    /// project's naming convention.
+    ///
+    /// It waits for its turn on the calling thread. A caller that runs use cases on a bounded
+    /// pool of threads should use the queued form ([`Service::queue_create_flag`]) for every
+    /// such write, not mix the two: threads waiting here could fill the pool while the turn
+    /// belongs to a queued write that needs a thread of it to write.
+    ///
+    /// # Errors
+    /// `Invalid` (also for a flag larger than the resource size limit, a key against the naming
+    /// convention, or a prerequisite that does not exist), `NotFound` for an
+    /// unknown project, `KeyTaken` for a taken key.
+    pub fn create_flag(
+        &self,
+        permit: &Permit<use_case::CreateFlag>,
+        project_key: &str,
+        post: FlagPost,
+    ) -> ServiceResult<FlagView> {
+        let (request, prerequisites) = new_flag(permit.caller(), project_key, post, self.now())?;
+        if prerequisites.is_empty() {
+            // Created with the others that arrive meanwhile, in one transaction.
+            let lane = flag_write_lane(project_key, &request.flag.key);
+            return self
+                .flag_creates
+                .write(lane, request, |(project_key, _), requests| {
+                    self.create_flags(project_key, requests)
+                });
+        }
+        self.create_flag_with_prerequisites(project_key, request, &prerequisites)
+    }
 
     /// Creates flag `post.key` as a clone of flag `source`: its variations and its targeting in
     /// every environment.
@@ -379,5 +354,34 @@ impl Service {
                     format!("a flag with key '{key}' already exists in project '{project_key}'")
                 })
             })
+    }
+}
+
+impl Service {
+    /// [`Flags::create_flag`], waiting for its turn without holding a thread (see
+    /// [`QueuedWrite`]).
+    pub fn queue_create_flag(
+        self: &Arc<Self>,
+        permit: &Permit<use_case::CreateFlag>,
+        project_key: &str,
+        post: FlagPost,
+    ) -> QueuedWrite<FlagView> {
+        let (request, prerequisites) =
+            match new_flag(permit.caller(), project_key, post, self.now()) {
+                Ok(new) => new,
+                Err(refused) => return QueuedWrite::answered(Err(refused)),
+            };
+        let service = Arc::clone(self);
+        if prerequisites.is_empty() {
+            let lane = flag_write_lane(project_key, &request.flag.key);
+            return QueuedWrite::on(
+                self.flag_creates.queue(lane, request),
+                move |(project_key, _), requests| service.create_flags(project_key, requests),
+            );
+        }
+        let project_key = project_key.to_owned();
+        QueuedWrite::at_once(move || {
+            service.create_flag_with_prerequisites(&project_key, request, &prerequisites)
+        })
     }
 }

@@ -69,43 +69,6 @@ pub(super) fn lock_flag_in(
 }
 
 impl Service {
-    /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.
-    ///
-    /// It waits for its turn on the calling thread. A caller that runs use cases on a bounded
-    /// pool of threads should use the queued form ([`Service::queue_patch_flag`]) for every
-    /// such write, not mix the two: threads waiting here could fill the pool while the turn
-    /// belongs to a queued write that needs a thread of it to write.
-    ///
-    /// # Errors
-    /// `Invalid` for a malformed body or an invalid instruction, `NotFound`,
-    /// `VersionConflict` for a failed `test`, `PatchFailed` for a patch that cannot be applied.
-    pub fn patch_flag(
-        &self,
-        permit: &Permit<use_case::PatchFlag>,
-        project_key: &str,
-        key: &str,
-        change: &FlagChange,
-    ) -> ServiceResult<FlagView> {
-        self.patch_flag_as(permit, project_key, key, change, Write::Commit)
-    }
-
-    /// A dry run of [`Service::patch_flag`]: the same checks, locks and writes in one
-    /// transaction, which is then rolled back. Returns the flag as the change would make it
-    /// (`_version` and environment versions included); nothing is stored, audited or queued for
-    /// webhooks.
-    ///
-    /// # Errors
-    /// Exactly those of [`Service::patch_flag`].
-    pub fn dry_run_patch_flag(
-        &self,
-        permit: &Permit<use_case::PatchFlag>,
-        project_key: &str,
-        key: &str,
-        change: &FlagChange,
-    ) -> ServiceResult<FlagView> {
-        self.patch_flag_as(permit, project_key, key, change, Write::DryRun)
-    }
-
     pub(super) fn patch_flag_as(
         &self,
         permit: &Permit<use_case::PatchFlag>,
@@ -132,43 +95,6 @@ impl Service {
                 },
             ),
         }
-    }
-
-    /// [`Service::patch_flag`], waiting for its turn without holding a thread (see
-    /// [`QueuedWrite`]).
-    pub fn queue_patch_flag(
-        self: &Arc<Self>,
-        permit: &Permit<use_case::PatchFlag>,
-        project_key: &str,
-        key: &str,
-        change: FlagChange,
-    ) -> QueuedWrite<FlagView> {
-        self.queue_patch_flag_at(permit, project_key, key, change, None)
-    }
-
-    /// [`Service::queue_patch_flag`], applied only if the flag still has the version `expected`
-    /// (else [`ServiceError::VersionConflict`]): a change made from what a page showed.
-    pub fn queue_patch_flag_at(
-        self: &Arc<Self>,
-        permit: &Permit<use_case::PatchFlag>,
-        project_key: &str,
-        key: &str,
-        change: FlagChange,
-        expected: Option<ExpectedVersion>,
-    ) -> QueuedWrite<FlagView> {
-        if let Err(refused) = permit.caller().require_view(project_key) {
-            return QueuedWrite::answered(Err(refused));
-        }
-        let mut request = FlagWrite::new(permit, key, change);
-        request.expected = expected;
-        let service = Arc::clone(self);
-        QueuedWrite::on(
-            self.flag_writes
-                .queue(flag_write_lane(project_key, key), request),
-            move |(project_key, _), requests| {
-                service.write_flag_changes(Write::Commit, project_key, requests)
-            },
-        )
     }
 
     /// Writes `requests`, changes to flags of one project, in one transaction: the flags are
@@ -576,4 +502,84 @@ fn next_maintainers(
         })?;
     }
     Ok(next_maintainers)
+}
+
+impl Flags<'_> {
+    /// Changes a flag by JSON Patch, merge patch or semantic patch; returns the new flag.
+    ///
+    /// It waits for its turn on the calling thread. A caller that runs use cases on a bounded
+    /// pool of threads should use the queued form ([`Service::queue_patch_flag`]) for every
+    /// such write, not mix the two: threads waiting here could fill the pool while the turn
+    /// belongs to a queued write that needs a thread of it to write.
+    ///
+    /// # Errors
+    /// `Invalid` for a malformed body or an invalid instruction, `NotFound`,
+    /// `VersionConflict` for a failed `test`, `PatchFailed` for a patch that cannot be applied.
+    pub fn patch_flag(
+        &self,
+        permit: &Permit<use_case::PatchFlag>,
+        project_key: &str,
+        key: &str,
+        change: &FlagChange,
+    ) -> ServiceResult<FlagView> {
+        self.patch_flag_as(permit, project_key, key, change, Write::Commit)
+    }
+
+    /// A dry run of [`Flags::patch_flag`]: the same checks, locks and writes in one
+    /// transaction, which is then rolled back. Returns the flag as the change would make it
+    /// (`_version` and environment versions included); nothing is stored, audited or queued for
+    /// webhooks.
+    ///
+    /// # Errors
+    /// Exactly those of [`Flags::patch_flag`].
+    pub fn dry_run_patch_flag(
+        &self,
+        permit: &Permit<use_case::PatchFlag>,
+        project_key: &str,
+        key: &str,
+        change: &FlagChange,
+    ) -> ServiceResult<FlagView> {
+        self.patch_flag_as(permit, project_key, key, change, Write::DryRun)
+    }
+}
+
+impl Service {
+    /// [`Flags::patch_flag`], waiting for its turn without holding a thread (see
+    /// [`QueuedWrite`]).
+    pub fn queue_patch_flag(
+        self: &Arc<Self>,
+        permit: &Permit<use_case::PatchFlag>,
+        project_key: &str,
+        key: &str,
+        change: FlagChange,
+    ) -> QueuedWrite<FlagView> {
+        self.queue_patch_flag_at(permit, project_key, key, change, None)
+    }
+}
+
+impl Service {
+    /// [`Service::queue_patch_flag`], applied only if the flag still has the version `expected`
+    /// (else [`ServiceError::VersionConflict`]): a change made from what a page showed.
+    pub fn queue_patch_flag_at(
+        self: &Arc<Self>,
+        permit: &Permit<use_case::PatchFlag>,
+        project_key: &str,
+        key: &str,
+        change: FlagChange,
+        expected: Option<ExpectedVersion>,
+    ) -> QueuedWrite<FlagView> {
+        if let Err(refused) = permit.caller().require_view(project_key) {
+            return QueuedWrite::answered(Err(refused));
+        }
+        let mut request = FlagWrite::new(permit, key, change);
+        request.expected = expected;
+        let service = Arc::clone(self);
+        QueuedWrite::on(
+            self.flag_writes
+                .queue(flag_write_lane(project_key, key), request),
+            move |(project_key, _), requests| {
+                service.write_flag_changes(Write::Commit, project_key, requests)
+            },
+        )
+    }
 }

@@ -11,11 +11,14 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
     let fx = Fixture::new();
     let post = serde_json::from_value(json!({"key": "web", "name": "Web"})).unwrap();
     let permit = fx.owner.may(use_case::CreateProject).unwrap();
-    fx.service.create_project(&permit, post).unwrap();
+    fx.service.projects().create_project(&permit, post).unwrap();
     for key in ["a", "b", "c"] {
         let post = serde_json::from_value(json!({"key": key, "name": key})).unwrap();
         let permit = fx.owner.may(use_case::CreateFlag).unwrap();
-        fx.service.create_flag(&permit, "web", post).unwrap();
+        fx.service
+            .flags()
+            .create_flag(&permit, "web", post)
+            .unwrap();
     }
     let query = AuditQuery {
         before: None,
@@ -25,9 +28,14 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
         spec: Some("proj/web:env/*:flag/*".into()),
         limit: 2,
     };
-    let listed = fx.service.list_audit_log(&fx.owner, &query).unwrap();
+    let listed = fx
+        .service
+        .audit_log()
+        .list_audit_log(&fx.owner, &query)
+        .unwrap();
     let detailed = fx
         .service
+        .audit_log()
         .list_audit_log_in_detail(&fx.owner, &query)
         .unwrap()
         .entries;
@@ -40,6 +48,7 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
         .iter()
         .map(|e| {
             fx.service
+                .audit_log()
                 .get_audit_entry(&fx.owner, e.id.as_str())
                 .unwrap()
         })

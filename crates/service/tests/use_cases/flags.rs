@@ -15,7 +15,12 @@ fn with_project() -> (Fixture, Project) {
     let fx = Fixture::new();
     let post = serde_json::from_value(json!({"key": "web", "name": "Web"})).unwrap();
     let permit = fx.owner.may(use_case::CreateProject).unwrap();
-    let project = fx.service.create_project(&permit, post).unwrap().project;
+    let project = fx
+        .service
+        .projects()
+        .create_project(&permit, post)
+        .unwrap()
+        .project;
     (fx, project)
 }
 
@@ -23,6 +28,7 @@ fn create(fx: &Fixture, body: Value) -> Result<Flag, ServiceError> {
     let post: FlagPost = serde_json::from_value(body).unwrap();
     let permit = fx.owner.may(use_case::CreateFlag)?;
     fx.service
+        .flags()
         .create_flag(&permit, "web", post)
         .map(|view| view.flag)
 }
@@ -90,6 +96,7 @@ fn prerequisites_must_name_live_flags() {
     let permit = fx.owner.may(use_case::PatchFlag).unwrap();
     let old = fx
         .service
+        .flags()
         .patch_flag(&permit, "web", "old", &archive)
         .unwrap()
         .flag;
@@ -118,14 +125,17 @@ fn prerequisites_form_no_cycle() {
     };
     let permit = fx.owner.may(use_case::PatchFlag).unwrap();
     fx.service
+        .flags()
         .patch_flag(&permit, "web", "a", &add("b", &b.variations[0].id))
         .unwrap();
 
     // b -> a would close the cycle a -> b -> a; a dry run finds it as the real call does.
     let change = add("a", &a.variations[0].id);
     for refused in [
-        fx.service.dry_run_patch_flag(&permit, "web", "b", &change),
-        fx.service.patch_flag(&permit, "web", "b", &change),
+        fx.service
+            .flags()
+            .dry_run_patch_flag(&permit, "web", "b", &change),
+        fx.service.flags().patch_flag(&permit, "web", "b", &change),
     ] {
         let refused = refused.unwrap_err();
         assert!(
@@ -152,20 +162,24 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
 
     let dependents = fx
         .service
+        .flags()
         .dependent_flags(&fx.owner, "web", "base")
         .unwrap();
     assert_eq!(dependents.len(), 1);
     assert_eq!(dependents[0].key, "child");
     assert_eq!(dependents[0].environments, ["production", "test"]);
 
-    let refused = fx.service.delete_flag(&fx.owner, "web", "base");
+    let refused = fx.service.flags().delete_flag(&fx.owner, "web", "base");
     assert!(
         matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
     );
     let delete = semantic(json!({"instructions": [{"kind": "deleteFlag"}]}));
     let permit = fx.owner.may(use_case::PatchFlag).unwrap();
-    let refused = fx.service.patch_flag(&permit, "web", "base", &delete);
+    let refused = fx
+        .service
+        .flags()
+        .patch_flag(&permit, "web", "base", &delete);
     assert!(
         matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
@@ -173,7 +187,10 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     let archive = FlagChange::JsonPatch(json_patch(
         json!([{"op": "replace", "path": "/archived", "value": true}]),
     ));
-    let refused = fx.service.patch_flag(&permit, "web", "base", &archive);
+    let refused = fx
+        .service
+        .flags()
+        .patch_flag(&permit, "web", "base", &archive);
     assert!(
         matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
@@ -183,8 +200,14 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     assert_eq!(kept.version, base.version);
 
     // Without dependents, it goes.
-    fx.service.delete_flag(&fx.owner, "web", "child").unwrap();
-    fx.service.delete_flag(&fx.owner, "web", "base").unwrap();
+    fx.service
+        .flags()
+        .delete_flag(&fx.owner, "web", "child")
+        .unwrap();
+    fx.service
+        .flags()
+        .delete_flag(&fx.owner, "web", "base")
+        .unwrap();
     assert!(stored(&fx, &project, "base").is_none());
     assert!(fx
         .read(|repo| repo.flag_dependents(&project.id, &FlagKey::parse("base").unwrap()))
@@ -214,6 +237,7 @@ fn a_variation_in_use_as_a_prerequisite_stays_where_it_is() {
     let permit = fx.owner.may(use_case::PatchFlag).unwrap();
     let refused = fx
         .service
+        .flags()
         .patch_flag(&permit, "web", "base", &reorder)
         .unwrap_err();
     assert!(

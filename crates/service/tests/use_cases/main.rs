@@ -54,9 +54,10 @@ impl Fixture {
             Arc::new(service::PlainRepresentations),
         );
         service
+            .authentication()
             .bootstrap(Some(OWNER_SECRET), "owner@example.com")
             .unwrap();
-        let owner = service.authenticate(OWNER_SECRET).unwrap();
+        let owner = service.authentication().authenticate(OWNER_SECRET).unwrap();
         Self {
             service: Arc::new(service),
             store,
@@ -69,13 +70,18 @@ impl Fixture {
         let form: NewMemberForm =
             serde_json::from_value(json!({"email": email, "role": role})).expect("an invitation");
         let permit = self.owner.may(use_case::InviteMembers).unwrap();
-        let invited = self.service.invite_members(&permit, vec![form]).unwrap();
+        let invited = self
+            .service
+            .members()
+            .invite_members(&permit, vec![form])
+            .unwrap();
         invited[0].id.to_string()
     }
 
     /// The caller presenting a new personal token of member `member_id` carrying `role`.
     pub fn caller_for(&self, member_id: &str, role: Role) -> Caller {
         self.service
+            .authentication()
             .authenticate(&self.token_for(member_id, role))
             .unwrap()
     }

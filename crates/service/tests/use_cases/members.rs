@@ -27,19 +27,25 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
     let permit = admin.may(use_case::PatchMember).unwrap();
     for target in [&bob, &ann] {
-        let refused = fx.service.patch_member(&permit, target, &make_owner);
+        let refused = fx
+            .service
+            .members()
+            .patch_member(&permit, target, &make_owner);
         assert!(
             matches!(refused, Err(ServiceError::PatchFailed(_))),
             "{refused:?}"
         );
     }
     let demote = json_patch(json!([{"op": "replace", "path": "/role", "value": "reader"}]));
-    let refused = fx.service.patch_member(&permit, &owner_id, &demote);
+    let refused = fx
+        .service
+        .members()
+        .patch_member(&permit, &owner_id, &demote);
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
-    let refused = fx.service.delete_member(&admin, &owner_id);
+    let refused = fx.service.members().delete_member(&admin, &owner_id);
     assert!(
         matches!(refused, Err(ServiceError::WrongState(_))),
         "{refused:?}"
@@ -60,7 +66,11 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
 
     let make_owner = json_patch(json!([{"op": "replace", "path": "/role", "value": "owner"}]));
     let permit = fx.owner.may(use_case::PatchMember).unwrap();
-    let ann_now = fx.service.patch_member(&permit, &ann, &make_owner).unwrap();
+    let ann_now = fx
+        .service
+        .members()
+        .patch_member(&permit, &ann, &make_owner)
+        .unwrap();
     assert_eq!(ann_now.role, Role::Owner);
 
     // One owner, in the store as in the answer; the former owner is an admin.
@@ -74,14 +84,17 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
     // The former owner's token now acts as an admin: it cannot transfer ownership again, nor
     // take it back.
     for target in [&bob, &owner_id] {
-        let refused = fx.service.patch_member(&permit, target, &make_owner);
+        let refused = fx
+            .service
+            .members()
+            .patch_member(&permit, target, &make_owner);
         assert!(
             matches!(refused, Err(ServiceError::PatchFailed(_))),
             "{refused:?}"
         );
     }
     // Nor delete the new owner.
-    let refused = fx.service.delete_member(&fx.owner, &ann);
+    let refused = fx.service.members().delete_member(&fx.owner, &ann);
     assert!(
         matches!(refused, Err(ServiceError::WrongState(_))),
         "{refused:?}"
@@ -104,7 +117,7 @@ fn nobody_gives_a_role_above_their_own() {
     let to_admin = json_patch(json!([{"op": "replace", "path": "/role", "value": "admin"}]));
     let refused = writer
         .may(use_case::PatchMember)
-        .and_then(|permit| fx.service.patch_member(&permit, &rae, &to_admin));
+        .and_then(|permit| fx.service.members().patch_member(&permit, &rae, &to_admin));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -113,7 +126,7 @@ fn nobody_gives_a_role_above_their_own() {
         serde_json::from_value(json!({"email": "new@example.com", "role": "reader"})).unwrap();
     let refused = writer
         .may(use_case::InviteMembers)
-        .and_then(|permit| fx.service.invite_members(&permit, vec![form]));
+        .and_then(|permit| fx.service.members().invite_members(&permit, vec![form]));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -122,7 +135,11 @@ fn nobody_gives_a_role_above_their_own() {
 
     // An admin may raise a reader up to admin, its own role.
     let permit = admin.may(use_case::PatchMember).unwrap();
-    let raised = fx.service.patch_member(&permit, &rae, &to_admin).unwrap();
+    let raised = fx
+        .service
+        .members()
+        .patch_member(&permit, &rae, &to_admin)
+        .unwrap();
     assert_eq!(raised.role, Role::Admin);
     assert_eq!(fx.member(&rae).role, Role::Admin);
 }
@@ -131,6 +148,7 @@ fn nobody_gives_a_role_above_their_own() {
 fn a_demoted_member_s_tokens_are_capped_at_once() {
     let fx = Fixture::new();
     fx.service
+        .projects()
         .create_project(
             &fx.owner.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
@@ -139,25 +157,31 @@ fn a_demoted_member_s_tokens_are_capped_at_once() {
     let ann = fx.invite("ann@example.com", "writer");
     let secret = fx.token_for(&ann, Role::Admin);
     let flag = |key: &str| serde_json::from_value(json!({"key": key, "name": key})).unwrap();
-    let writer = fx.service.authenticate(&secret).unwrap();
+    let writer = fx.service.authentication().authenticate(&secret).unwrap();
     assert_eq!(writer.role(), Role::Writer);
     let permit = writer.may(use_case::CreateFlag).unwrap();
-    fx.service.create_flag(&permit, "p", flag("f")).unwrap();
+    fx.service
+        .flags()
+        .create_flag(&permit, "p", flag("f"))
+        .unwrap();
 
     let to_reader = json_patch(json!([{"op": "replace", "path": "/role", "value": "reader"}]));
     let permit = fx.owner.may(use_case::PatchMember).unwrap();
-    fx.service.patch_member(&permit, &ann, &to_reader).unwrap();
+    fx.service
+        .members()
+        .patch_member(&permit, &ann, &to_reader)
+        .unwrap();
     assert_eq!(fx.member(&ann).role, Role::Reader);
 
     // The next request with the same token acts as a reader: the demotion dropped what the
     // service remembered of the member's tokens. (A caller authenticated before the demotion
     // keeps its role for flag writes: only the member and token use cases re-read the role
     // under lock.)
-    let reader = fx.service.authenticate(&secret).unwrap();
+    let reader = fx.service.authentication().authenticate(&secret).unwrap();
     assert_eq!(reader.role(), Role::Reader);
     let refused = reader
         .may(use_case::CreateFlag)
-        .and_then(|permit| fx.service.create_flag(&permit, "p", flag("g")));
+        .and_then(|permit| fx.service.flags().create_flag(&permit, "p", flag("g")));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -182,10 +206,20 @@ fn deleting_a_member_deletes_its_personal_tokens_and_hands_on_its_service_tokens
         .unwrap()
     };
     let permit = admin.may(use_case::CreateToken).unwrap();
-    let personal = fx.service.create_token(&permit, post(false)).unwrap().token;
-    let shared = fx.service.create_token(&permit, post(true)).unwrap().token;
+    let personal = fx
+        .service
+        .tokens()
+        .create_token(&permit, post(false))
+        .unwrap()
+        .token;
+    let shared = fx
+        .service
+        .tokens()
+        .create_token(&permit, post(true))
+        .unwrap()
+        .token;
 
-    fx.service.delete_member(&fx.owner, &ann).unwrap();
+    fx.service.members().delete_member(&fx.owner, &ann).unwrap();
 
     let ann = MemberId::parse(&ann).unwrap();
     assert!(fx.read(|repo| repo.get_member(&ann)).is_none());

@@ -19,7 +19,7 @@ fn with_project() -> Fixture {
     let fx = Fixture::new();
     let post = serde_json::from_value(json!({"key": "web", "name": "Web"})).unwrap();
     let permit = fx.owner.may(use_case::CreateProject).unwrap();
-    fx.service.create_project(&permit, post).unwrap();
+    fx.service.projects().create_project(&permit, post).unwrap();
     fx
 }
 
@@ -29,54 +29,57 @@ fn text_that_is_no_key_names_no_project_environment_flag_or_segment() {
     let owner = &fx.owner;
     let s = &fx.service;
     assert_eq!(
-        not_found(s.get_project(owner, "no such key", false)),
+        not_found(s.projects().get_project(owner, "no such key", false)),
         "no project with key 'no such key'"
     );
     assert_eq!(
-        not_found(s.get_environment(owner, "web", "-prod")),
+        not_found(s.environments().get_environment(owner, "web", "-prod")),
         "no environment with key '-prod' in project 'web'"
     );
     // The project is looked up first, as for a well-formed key.
     assert_eq!(
-        not_found(s.get_environment(owner, "-web", "-prod")),
+        not_found(s.environments().get_environment(owner, "-web", "-prod")),
         "no project with key '-web'"
     );
     assert_eq!(
-        not_found(s.get_flag(owner, "web", "a/b", &[])),
+        not_found(s.flags().get_flag(owner, "web", "a/b", &[])),
         "no flag with key 'a/b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.get_flag(owner, "w b", "a/b", &[])),
+        not_found(s.flags().get_flag(owner, "w b", "a/b", &[])),
         "no project with key 'w b'"
     );
     assert_eq!(
-        not_found(s.delete_flag(owner, "web", "")),
+        not_found(s.flags().delete_flag(owner, "web", "")),
         "no flag with key '' in project 'web'"
     );
     assert_eq!(
-        not_found(s.dependent_flags(owner, "web", "a b")),
+        not_found(s.flags().dependent_flags(owner, "web", "a b")),
         "no flag with key 'a b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.flag_status(owner, "web", "test", "a b")),
+        not_found(s.flag_statuses().flag_status(owner, "web", "test", "a b")),
         "no flag with key 'a b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.flag_status_across_environments(owner, "web", "a b", &[])),
+        not_found(
+            s.flag_statuses()
+                .flag_status_across_environments(owner, "web", "a b", &[])
+        ),
         "no flag with key 'a b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.get_segment(owner, "web", "test", "_s")),
+        not_found(s.segments().get_segment(owner, "web", "test", "_s")),
         "no segment with key '_s' in web/test"
     );
     assert_eq!(
-        not_found(s.get_segment(owner, "web", "te st", "_s")),
+        not_found(s.segments().get_segment(owner, "web", "te st", "_s")),
         "no environment with key 'te st' in project 'web'"
     );
     let permit = owner.may(use_case::PatchFlag).unwrap();
     let change = service::FlagChange::JsonPatch(json_patch(json!([])));
     assert_eq!(
-        not_found(s.patch_flag(&permit, "web", "é", &change)),
+        not_found(s.flags().patch_flag(&permit, "web", "é", &change)),
         "no flag with key 'é' in project 'web'"
     );
 }
@@ -92,39 +95,45 @@ fn text_that_is_no_id_names_no_member_token_webhook_or_audit_entry() {
         "65f1c0ffee0123456789abc",
     ] {
         assert_eq!(
-            not_found(s.get_member(owner, id)),
+            not_found(s.members().get_member(owner, id)),
             format!("no member with id '{id}'")
         );
         let permit = owner.may(use_case::PatchMember).unwrap();
         assert_eq!(
-            not_found(s.patch_member(&permit, id, &json_patch(json!([])))),
+            not_found(
+                s.members()
+                    .patch_member(&permit, id, &json_patch(json!([])))
+            ),
             format!("no member with id '{id}'")
         );
         assert_eq!(
-            not_found(s.delete_member(owner, id)),
+            not_found(s.members().delete_member(owner, id)),
             format!("no member with id '{id}'")
         );
         assert_eq!(
-            not_found(s.get_token(owner, id)),
+            not_found(s.tokens().get_token(owner, id)),
             format!("no access token with id '{id}'")
         );
         assert_eq!(
-            not_found(s.delete_token(owner, id)),
+            not_found(s.tokens().delete_token(owner, id)),
             format!("no access token with id '{id}'")
         );
         assert_eq!(
-            not_found(s.get_webhook(owner, id)),
+            not_found(s.webhooks().get_webhook(owner, id)),
             format!("no webhook with id '{id}'")
         );
         assert_eq!(
-            not_found(s.webhook_deliveries(owner, id)),
+            not_found(s.webhooks().webhook_deliveries(owner, id)),
             format!("no webhook with id '{id}'")
         );
         assert_eq!(
-            not_found(s.get_audit_entry(owner, id)),
+            not_found(s.audit_log().get_audit_entry(owner, id)),
             format!("no audit entry with id '{id}'")
         );
     }
     // `me` is still the caller's member.
-    assert_eq!(s.get_member(owner, "me").unwrap().id, *owner.member_id());
+    assert_eq!(
+        s.members().get_member(owner, "me").unwrap().id,
+        *owner.member_id()
+    );
 }

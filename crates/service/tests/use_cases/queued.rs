@@ -60,6 +60,7 @@ fn creations_queued_together_in_a_wide_project_are_all_answered() {
     let project_permit = fx.owner.may(use_case::CreateProject).unwrap();
     let project = fx
         .service
+        .projects()
         .create_project(&project_permit, post)
         .unwrap()
         .project;

@@ -35,17 +35,26 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
     let f = Fixture::new();
     let admin = f.caller_for(&f.invite("admin@example.com", "admin"), Role::Admin);
     let create = admin.may(use_case::CreateCustomRole).unwrap();
-    let created = f.service.create_custom_role(&create, post("ops")).unwrap();
+    let created = f
+        .service
+        .custom_roles()
+        .create_custom_role(&create, post("ops"))
+        .unwrap();
     assert_eq!(created.base_permissions, BasePermissions::Reader);
-    f.service.create_custom_role(&create, post("dev")).unwrap();
+    f.service
+        .custom_roles()
+        .create_custom_role(&create, post("dev"))
+        .unwrap();
     let taken = f
         .service
+        .custom_roles()
         .create_custom_role(&create, post("ops"))
         .unwrap_err();
     assert!(matches!(taken, ServiceError::KeyTaken(_)), "{taken:?}");
 
     let page = f
         .service
+        .custom_roles()
         .list_custom_roles(
             &admin,
             &CustomRoleQuery::parse(None, None, None, None).unwrap(),
@@ -57,6 +66,7 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
     let patch = admin.may(use_case::PatchCustomRole).unwrap();
     let renamed = f
         .service
+        .custom_roles()
         .patch_custom_role(
             &patch,
             "ops",
@@ -68,6 +78,7 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
     assert_eq!(renamed.name, "Operations");
     let merged = f
         .service
+        .custom_roles()
         .patch_custom_role(
             &patch,
             "ops",
@@ -80,6 +91,7 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
     assert_eq!(merged.base_permissions, BasePermissions::NoAccess);
     let unchanged = f
         .service
+        .custom_roles()
         .patch_custom_role(
             &patch,
             "ops",
@@ -92,7 +104,7 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
     assert_eq!(unchanged, merged, "nothing changed, nothing audited");
     let bad = f
         .service
-        .patch_custom_role(
+        .custom_roles().patch_custom_role(
             &patch,
             "ops",
             &CustomRoleChange::JsonPatch(json_patch(json!([
@@ -108,15 +120,29 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
         "{bad:?}"
     );
     assert_eq!(
-        f.service.get_custom_role(&admin, "ops").unwrap(),
+        f.service
+            .custom_roles()
+            .get_custom_role(&admin, "ops")
+            .unwrap(),
         merged,
         "a refused patch changes nothing"
     );
 
-    f.service.delete_custom_role(&admin, "dev").unwrap();
-    let gone = f.service.get_custom_role(&admin, "dev").unwrap_err();
+    f.service
+        .custom_roles()
+        .delete_custom_role(&admin, "dev")
+        .unwrap();
+    let gone = f
+        .service
+        .custom_roles()
+        .get_custom_role(&admin, "dev")
+        .unwrap_err();
     assert!(matches!(gone, ServiceError::NotFound(_)), "{gone:?}");
-    let again = f.service.delete_custom_role(&admin, "dev").unwrap_err();
+    let again = f
+        .service
+        .custom_roles()
+        .delete_custom_role(&admin, "dev")
+        .unwrap_err();
     assert!(matches!(again, ServiceError::NotFound(_)), "{again:?}");
 
     let entries = role_entries(&f);
@@ -137,11 +163,18 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
 fn readers_read_custom_roles_and_only_admins_change_them() {
     let f = Fixture::new();
     let create = f.owner.may(use_case::CreateCustomRole).unwrap();
-    f.service.create_custom_role(&create, post("ops")).unwrap();
+    f.service
+        .custom_roles()
+        .create_custom_role(&create, post("ops"))
+        .unwrap();
     let reader = f.caller_for(&f.invite("reader@example.com", "reader"), Role::Reader);
     let writer = f.caller_for(&f.invite("writer@example.com", "writer"), Role::Writer);
     assert_eq!(
-        f.service.get_custom_role(&reader, "ops").unwrap().key,
+        f.service
+            .custom_roles()
+            .get_custom_role(&reader, "ops")
+            .unwrap()
+            .key,
         "ops"
     );
     for caller in [&reader, &writer] {
@@ -154,17 +187,21 @@ fn readers_read_custom_roles_and_only_admins_change_them() {
             Err(ServiceError::NotPermitted(_))
         ));
         assert!(matches!(
-            f.service.delete_custom_role(caller, "ops"),
+            f.service.custom_roles().delete_custom_role(caller, "ops"),
             Err(ServiceError::NotPermitted(_))
         ));
     }
     let nobody = f.caller_for(&f.invite("none@example.com", "no_access"), Role::NoAccess);
     assert!(matches!(
-        f.service.get_custom_role(&nobody, "ops"),
+        f.service.custom_roles().get_custom_role(&nobody, "ops"),
         Err(ServiceError::NotPermitted(_))
     ));
     assert_eq!(
-        f.service.get_custom_role(&f.owner, "ops").unwrap().key,
+        f.service
+            .custom_roles()
+            .get_custom_role(&f.owner, "ops")
+            .unwrap()
+            .key,
         "ops",
         "still there"
     );

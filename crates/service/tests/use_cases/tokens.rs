@@ -21,10 +21,13 @@ fn assert_hands_off(fx: &Fixture, caller: &Caller, id: &TokenId) {
     let refusals = [
         caller
             .may(use_case::PatchToken)
-            .and_then(|permit| fx.service.patch_token(&permit, id, &rename))
+            .and_then(|permit| fx.service.tokens().patch_token(&permit, id, &rename))
             .map(|_| ()),
-        fx.service.reset_token(caller, id, None).map(|_| ()),
-        fx.service.delete_token(caller, id),
+        fx.service
+            .tokens()
+            .reset_token(caller, id, None)
+            .map(|_| ()),
+        fx.service.tokens().delete_token(caller, id),
     ];
     for refused in refusals {
         assert!(
@@ -43,9 +46,14 @@ fn an_admin_cannot_touch_the_owners_tokens() {
     let permit = fx.owner.may(use_case::CreateToken).unwrap();
     let service_admin = fx
         .service
+        .tokens()
         .create_token(&permit, token_post("admin", true))
         .unwrap();
-    let service_admin = fx.service.authenticate(&service_admin.secret).unwrap();
+    let service_admin = fx
+        .service
+        .authentication()
+        .authenticate(&service_admin.secret)
+        .unwrap();
     for caller in [&admin, &service_admin] {
         assert_hands_off(&fx, caller, fx.owner.token_id());
     }
@@ -66,6 +74,7 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
     // Another admin's token: hands off for an admin, not for the owner.
     assert_hands_off(&fx, &admin, other_admin.token_id());
     fx.service
+        .tokens()
         .reset_token(&fx.owner, other_admin.token_id(), None)
         .unwrap();
 
@@ -75,11 +84,16 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
     assert_hands_off(&fx, &admin, writer.token_id());
     let reset = fx
         .service
+        .tokens()
         .reset_token(&fx.owner, writer.token_id(), None)
         .unwrap();
-    let as_writer = fx.service.authenticate(&reset.secret).unwrap();
+    let as_writer = fx
+        .service
+        .authentication()
+        .authenticate(&reset.secret)
+        .unwrap();
     assert_eq!(as_writer.role(), Role::Writer);
-    let refused = fx.service.list_tokens(&as_writer, page(), false);
+    let refused = fx.service.tokens().list_tokens(&as_writer, page(), false);
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -89,6 +103,7 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
     let rename = json_patch(json!([{"op": "replace", "path": "/name", "value": "renamed"}]));
     let permit = admin.may(use_case::PatchToken).unwrap();
     fx.service
+        .tokens()
         .patch_token(&permit, admin.token_id(), &rename)
         .unwrap();
     assert_eq!(
@@ -110,6 +125,7 @@ fn no_token_above_your_own_role_or_its_member_s() {
     // A writer manages no tokens at all.
     let refused = writer.may(use_case::CreateToken).and_then(|permit| {
         fx.service
+            .tokens()
             .create_token(&permit, token_post("reader", false))
     });
     assert!(
@@ -122,15 +138,22 @@ fn no_token_above_your_own_role_or_its_member_s() {
     let permit = admin.may(use_case::CreateToken).unwrap();
     let mine = fx
         .service
+        .tokens()
         .create_token(&permit, token_post("reader", false))
         .unwrap()
         .token;
     let to_writer = json_patch(json!([{"op": "replace", "path": "/role", "value": "writer"}]));
     let permit = fx.owner.may(use_case::PatchMember).unwrap();
-    fx.service.patch_member(&permit, &ann, &to_writer).unwrap();
+    fx.service
+        .members()
+        .patch_member(&permit, &ann, &to_writer)
+        .unwrap();
     let to_admin = json_patch(json!([{"op": "replace", "path": "/role", "value": "admin"}]));
     let permit = fx.owner.may(use_case::PatchToken).unwrap();
-    let refused = fx.service.patch_token(&permit, &mine.id, &to_admin);
+    let refused = fx
+        .service
+        .tokens()
+        .patch_token(&permit, &mine.id, &to_admin);
     assert!(
         matches!(refused, Err(ServiceError::PatchFailed(_))),
         "{refused:?}"
@@ -141,6 +164,7 @@ fn no_token_above_your_own_role_or_its_member_s() {
     );
     let raised = fx
         .service
+        .tokens()
         .patch_token(&permit, &mine.id, &to_writer)
         .unwrap();
     assert_eq!(raised.role, Role::Writer);
@@ -156,19 +180,30 @@ fn a_service_token_makes_only_service_tokens_within_its_role() {
     let permit = fx.owner.may(use_case::CreateToken).unwrap();
     let created = fx
         .service
+        .tokens()
         .create_token(&permit, token_post("writer", true))
         .unwrap();
-    let service_writer = fx.service.authenticate(&created.secret).unwrap();
+    let service_writer = fx
+        .service
+        .authentication()
+        .authenticate(&created.secret)
+        .unwrap();
     assert_eq!(service_writer.role(), Role::Writer);
     let service_admin = fx
         .service
+        .tokens()
         .create_token(&permit, token_post("admin", true))
         .unwrap();
-    let service_admin = fx.service.authenticate(&service_admin.secret).unwrap();
+    let service_admin = fx
+        .service
+        .authentication()
+        .authenticate(&service_admin.secret)
+        .unwrap();
 
     let permit = service_admin.may(use_case::CreateToken).unwrap();
     let refused = fx
         .service
+        .tokens()
         .create_token(&permit, token_post("reader", false));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
@@ -176,6 +211,7 @@ fn a_service_token_makes_only_service_tokens_within_its_role() {
     );
     let made = fx
         .service
+        .tokens()
         .create_token(&permit, token_post("admin", true))
         .unwrap()
         .token;

@@ -15,24 +15,9 @@ fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
     use std::time::Duration;
 
     let (db, service, caller) = service_on(Backend::Postgres);
-    let create = caller.may(use_case::CreateFlag).unwrap();
-    for key in ["f", "g"] {
-        service
-            .create_flag(
-                &create,
-                "p",
-                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
-            )
-            .unwrap();
-    }
-    let g_variation = service
-        .get_flag(&caller, "p", "g", &[])
-        .unwrap()
-        .flag
-        .variations[0]
-        .id
-        .clone();
-    let before = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    create_flags(&service, &caller, ["f", "g"]);
+    let g_variation = flag_of(&service, &caller, "g").variations[0].id.clone();
+    let before = flag_of(&service, &caller, "f");
     let permit = caller.may(use_case::PatchFlag).unwrap();
     let rename = |name: &str| {
         FlagChange::JsonPatch(patch(
@@ -58,11 +43,23 @@ fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
     let pause = || std::thread::sleep(Duration::from_millis(400));
     let (service, permit) = (&service, &permit);
     let (first, second, third) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("first")));
+        let first = scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &rename("first"))
+        });
         pause();
-        let second = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("second")));
+        let second = scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &rename("second"))
+        });
         pause();
-        let third = scope.spawn(|| service.patch_flag(permit, "p", "f", &add_prerequisite));
+        let third = scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &add_prerequisite)
+        });
         pause();
         // The first is written alone; the second and third together, the third waiting for the
         // project.
@@ -90,7 +87,7 @@ fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
             "{which}: {outcome:?}"
         );
     }
-    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let after = flag_of(service, &caller, "f");
     assert_eq!(after.name, "first");
     assert_eq!(after.version, before.version + 1);
     assert!(after.environments["production"].prerequisites.is_empty());
@@ -106,28 +103,13 @@ fn a_deadlock_in_a_batch_of_several_flags_is_written_again_flag_by_flag() {
     use std::time::Duration;
 
     let (db, service, caller) = service_on(Backend::Postgres);
-    let create = caller.may(use_case::CreateFlag).unwrap();
     let others: Vec<String> = (0..8).map(|n| format!("h{n}")).collect();
-    for key in ["f", "g"]
+    let keys = ["f", "g"]
         .into_iter()
-        .chain(others.iter().map(String::as_str))
-    {
-        service
-            .create_flag(
-                &create,
-                "p",
-                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
-            )
-            .unwrap();
-    }
-    let g_variation = service
-        .get_flag(&caller, "p", "g", &[])
-        .unwrap()
-        .flag
-        .variations[0]
-        .id
-        .clone();
-    let before = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+        .chain(others.iter().map(String::as_str));
+    create_flags(&service, &caller, keys);
+    let g_variation = flag_of(&service, &caller, "g").variations[0].id.clone();
+    let before = flag_of(&service, &caller, "f");
     let permit = caller.may(use_case::PatchFlag).unwrap();
     let rename = |name: &str| {
         FlagChange::JsonPatch(patch(
@@ -153,15 +135,31 @@ fn a_deadlock_in_a_batch_of_several_flags_is_written_again_flag_by_flag() {
     let pause = || std::thread::sleep(Duration::from_millis(400));
     let (service, permit, others) = (&service, &permit, &others);
     let (first, second, third, renamed) = std::thread::scope(|scope| {
-        let first = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("first")));
+        let first = scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &rename("first"))
+        });
         pause();
-        let second = scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("second")));
+        let second = scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &rename("second"))
+        });
         pause();
-        let third = scope.spawn(|| service.patch_flag(permit, "p", "f", &add_prerequisite));
+        let third = scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &add_prerequisite)
+        });
         let renamed: Vec<_> = others
             .iter()
             .map(|key| {
-                scope.spawn(move || service.patch_flag(permit, "p", key, &rename("renamed")))
+                scope.spawn(move || {
+                    service
+                        .flags()
+                        .patch_flag(permit, "p", key, &rename("renamed"))
+                })
             })
             .collect();
         pause();
@@ -197,7 +195,7 @@ fn a_deadlock_in_a_batch_of_several_flags_is_written_again_flag_by_flag() {
     for (key, outcome) in others.iter().zip(renamed) {
         assert_eq!(outcome.unwrap().flag.name, "renamed", "{key}");
     }
-    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let after = flag_of(service, &caller, "f");
     assert_eq!(after.name, "second");
     assert_eq!(after.version, before.version + 3);
     assert_eq!(after.environments["production"].prerequisites.len(), 1);
@@ -213,6 +211,7 @@ fn a_delete_in_the_middle_of_a_batch() {
 
     let (db, service, caller) = service_on(Backend::Postgres);
     let before = service
+        .flags()
         .create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
@@ -236,11 +235,15 @@ fn a_delete_in_the_middle_of_a_batch() {
     let pause = || std::thread::sleep(Duration::from_millis(300));
     let (service, permit) = (&service, &permit);
     let outcomes = std::thread::scope(|scope| {
-        let mut handles =
-            vec![scope.spawn(|| service.patch_flag(permit, "p", "f", &rename("zero")))];
+        let mut handles = vec![scope.spawn(|| {
+            service
+                .flags()
+                .patch_flag(permit, "p", "f", &rename("zero"))
+        })];
         pause();
         for change in [rename("a"), delete, rename("c")] {
-            handles.push(scope.spawn(move || service.patch_flag(permit, "p", "f", &change)));
+            handles
+                .push(scope.spawn(move || service.flags().patch_flag(permit, "p", "f", &change)));
             pause();
         }
         holds_flag.batch_execute("COMMIT").unwrap();
@@ -264,13 +267,14 @@ fn a_delete_in_the_middle_of_a_batch() {
         outcomes[3]
     );
     assert!(matches!(
-        service.get_flag(&caller, "p", "f", &[]),
+        service.flags().get_flag(&caller, "p", "f", &[]),
         Err(ServiceError::NotFound(_))
     ));
     for table in ["flags", "flag_configs", "flag_tags"] {
         assert_eq!(db.count_rows(table), 0, "{table}");
     }
     let page = service
+        .audit_log()
         .list_audit_log(
             &caller,
             &AuditQuery {
@@ -288,6 +292,7 @@ fn a_delete_in_the_middle_of_a_batch() {
         .find(|e| e.accesses.iter().any(|a| a.action == "deleteFlag"))
         .expect("the delete is audited");
     let deleted = service
+        .audit_log()
         .get_audit_entry(&caller, deleted.id.as_str())
         .unwrap();
     assert_eq!(
@@ -314,6 +319,7 @@ fn a_live_listing_never_shows_an_archived_flag() {
     let create = caller.may(use_case::CreateFlag).unwrap();
     for key in ["a", "f", "z"] {
         service
+            .flags()
             .create_flag(
                 &create,
                 "p",
@@ -353,13 +359,16 @@ fn a_live_listing_never_shows_an_archived_flag() {
                 let change = FlagChange::Semantic(
                     SemanticPatch::parse(json!({"instructions": [{"kind": kind}]})).unwrap(),
                 );
-                service.patch_flag(permit, "p", "f", &change).unwrap();
+                service
+                    .flags()
+                    .patch_flag(permit, "p", "f", &change)
+                    .unwrap();
             }
             done.store(true, Ordering::SeqCst);
         });
         let mut seen = vec![];
         while !done.load(Ordering::SeqCst) {
-            let listed = service.list_flags(&caller, "p", &request).unwrap();
+            let listed = service.flags().list_flags(&caller, "p", &request).unwrap();
             seen.extend(
                 listed
                     .items
@@ -385,6 +394,7 @@ fn a_version_test_in_a_batch_sees_the_changes_before_it() {
 
     let (db, service, caller) = service_on(Backend::Postgres);
     let before = service
+        .flags()
         .create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
@@ -412,7 +422,8 @@ fn a_version_test_in_a_batch_sees_the_changes_before_it() {
             tested_rename(before.version + 1, "first"),
             tested_rename(before.version + 1, "second"),
         ] {
-            handles.push(scope.spawn(move || service.patch_flag(permit, "p", "f", &change)));
+            handles
+                .push(scope.spawn(move || service.flags().patch_flag(permit, "p", "f", &change)));
             pause();
         }
         holds_flag.batch_execute("COMMIT").unwrap();
@@ -432,7 +443,7 @@ fn a_version_test_in_a_batch_sees_the_changes_before_it() {
         "{:?}",
         outcomes[2]
     );
-    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let after = flag_of(service, &caller, "f");
     assert_eq!(
         (after.name.as_str(), after.version),
         ("first", before.version + 2)
@@ -451,7 +462,7 @@ fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
     let (service, caller) =
         service_over(Arc::new(adapter_postgres::connect(db.url(), 10).unwrap()));
     let create = |key: &str| {
-        service.create_flag(
+        service.flags().create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
             serde_json::from_value(json!({
@@ -482,6 +493,7 @@ fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
         let patcher = scope.spawn(move || {
             let started = std::time::Instant::now();
             service
+                .projects()
                 .patch_project(&caller.may(use_case::PatchProject).unwrap(), "p", patch)
                 .unwrap();
             (started.elapsed(), created.load(Ordering::SeqCst))
@@ -500,9 +512,34 @@ fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
     assert!(created_before_the_patch < created_in_all);
     assert_eq!(
         service
+            .projects()
             .get_project(&caller, "p", false)
             .map(|p| p.project.name)
             .unwrap(),
         "Q"
     );
+}
+
+/// Flag `key` of project `p` as it is now.
+fn flag_of(service: &Service, caller: &Caller, key: &str) -> domain::flag::Flag {
+    service
+        .flags()
+        .get_flag(caller, "p", key, &[])
+        .unwrap()
+        .flag
+}
+
+/// Creates flags `keys` (each named after its key) in project `p`.
+fn create_flags<'k>(service: &Service, caller: &Caller, keys: impl IntoIterator<Item = &'k str>) {
+    let create = caller.may(use_case::CreateFlag).unwrap();
+    for key in keys {
+        service
+            .flags()
+            .create_flag(
+                &create,
+                "p",
+                serde_json::from_value(json!({"key": key, "name": key})).unwrap(),
+            )
+            .unwrap();
+    }
 }

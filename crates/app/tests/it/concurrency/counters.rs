@@ -31,12 +31,18 @@ fn project_counter_loses_nothing(backend: Backend) {
         "proj/p",
         || {
             service
+                .projects()
                 .get_project(&caller, "p", false)
                 .unwrap()
                 .project
                 .name
         },
-        |body| service.patch_project(&permit, "p", body).map(drop),
+        |body| {
+            service
+                .projects()
+                .patch_project(&permit, "p", body)
+                .map(drop)
+        },
     );
 }
 
@@ -49,12 +55,14 @@ fn environment_counter_loses_nothing(backend: Backend) {
         "proj/p:env/production",
         || {
             service
+                .environments()
                 .get_environment(&caller, "p", "production")
                 .unwrap()
                 .name
         },
         |body| {
             service
+                .environments()
                 .patch_environment(&permit, "p", "production", body)
                 .map(drop)
         },
@@ -64,6 +72,7 @@ fn environment_counter_loses_nothing(backend: Backend) {
 fn segment_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     service
+        .segments()
         .create_segment(
             &caller.may(use_case::CreateSegment).unwrap(),
             "p",
@@ -78,6 +87,7 @@ fn segment_counter_loses_nothing(backend: Backend) {
         "proj/p:env/production:segment/s",
         || {
             service
+                .segments()
                 .get_segment(&caller, "p", "production", "s")
                 .unwrap()
                 .segment
@@ -85,6 +95,7 @@ fn segment_counter_loses_nothing(backend: Backend) {
         },
         |body| {
             service
+                .segments()
                 .patch_segment(
                     &permit,
                     "p",
@@ -101,6 +112,7 @@ fn webhook_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     // An address literal: no name to resolve, and nothing is delivered in this test.
     let webhook = service
+        .webhooks()
         .create_webhook(
             &caller.may(use_case::CreateWebhook).unwrap(),
             serde_json::from_value(
@@ -116,18 +128,25 @@ fn webhook_counter_loses_nothing(backend: Backend) {
         &format!("webhook/{}", webhook.id),
         || {
             service
+                .webhooks()
                 .get_webhook(&caller, &webhook.id)
                 .unwrap()
                 .name
                 .unwrap_or_default()
         },
-        |body| service.patch_webhook(&permit, &webhook.id, body).map(drop),
+        |body| {
+            service
+                .webhooks()
+                .patch_webhook(&permit, &webhook.id, body)
+                .map(drop)
+        },
     );
 }
 
 fn custom_role_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     service
+        .custom_roles()
         .create_custom_role(
             &caller.may(use_case::CreateCustomRole).unwrap(),
             serde_json::from_value(json!({"key": "r", "name": "R", "policy": []})).unwrap(),
@@ -138,9 +157,16 @@ fn custom_role_counter_loses_nothing(backend: Backend) {
         &service,
         &caller,
         "role/r",
-        || service.get_custom_role(&caller, "r").unwrap().name,
+        || {
+            service
+                .custom_roles()
+                .get_custom_role(&caller, "r")
+                .unwrap()
+                .name
+        },
         |body| {
             service
+                .custom_roles()
                 .patch_custom_role(&permit, "r", &CustomRoleChange::JsonPatch(body.clone()))
                 .map(drop)
         },
@@ -155,8 +181,9 @@ fn team_members_lose_nothing(backend: Backend) {
     let forms = (0..THREADS)
         .map(|t| serde_json::from_value(json!({"email": format!("m{t}@example.com")})).unwrap())
         .collect();
-    let members = service.invite_members(&invite, forms).unwrap();
+    let members = service.members().invite_members(&invite, forms).unwrap();
     service
+        .teams()
         .create_team(
             &caller.may(use_case::CreateTeam).unwrap(),
             serde_json::from_value(json!({"key": "t", "name": "T"})).unwrap(),
@@ -174,11 +201,13 @@ fn team_members_lose_nothing(backend: Backend) {
         };
         if kind == "addMembers" && thread % 2 == 1 {
             return service
+                .teams()
                 .add_member_to_teams(&patch_member, &id, &["t".to_owned()])
                 .map(drop);
         }
         let body = json!({"instructions": [{"kind": kind, "values": [id]}]});
         service
+            .teams()
             .patch_team(
                 &patch_team,
                 "t",
@@ -187,11 +216,14 @@ fn team_members_lose_nothing(backend: Backend) {
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * changes);
-    let team = service.get_team(&caller, "t").unwrap();
+    let team = service.teams().get_team(&caller, "t").unwrap();
     assert_eq!(team.member_count, THREADS as u64);
     assert_eq!(team.team.version, 1 + (THREADS * changes) as u64);
     for member in &members {
-        let member = service.get_member(&caller, member.id.as_str()).unwrap();
+        let member = service
+            .members()
+            .get_member(&caller, member.id.as_str())
+            .unwrap();
         assert_eq!(member.teams.len(), 1, "{member:?}");
     }
 }
@@ -204,11 +236,16 @@ fn project_tags_lose_nothing(backend: Backend) {
     let permit = caller.may(use_case::PatchProject).unwrap();
     let acknowledged = hammer_n(6, |t, i| {
         service
+            .projects()
             .patch_project(&permit, "p", &add_tag(t, i))
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * 6);
-    let project = service.get_project(&caller, "p", false).unwrap().project;
+    let project = service
+        .projects()
+        .get_project(&caller, "p", false)
+        .unwrap()
+        .project;
     assert_eq!(project.tags.len(), acknowledged);
     assert_eq!(
         audit_entries(&service, &caller, "proj/p") - audited,
@@ -241,6 +278,7 @@ fn increment(
 fn member_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let member = service
+        .members()
         .invite_members(
             &caller.may(use_case::InviteMembers).unwrap(),
             vec![
@@ -256,14 +294,19 @@ fn member_counter_loses_nothing(backend: Backend) {
         increment(
             "/firstName",
             || {
-                let m = service.get_member(&caller, &member.id).unwrap();
+                let m = service.members().get_member(&caller, &member.id).unwrap();
                 m.first_name.unwrap_or_default()
             },
-            |body| service.patch_member(&permit, &member.id, body).map(drop),
+            |body| {
+                service
+                    .members()
+                    .patch_member(&permit, &member.id, body)
+                    .map(drop)
+            },
         )
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
-    let stored = service.get_member(&caller, &member.id).unwrap();
+    let stored = service.members().get_member(&caller, &member.id).unwrap();
     assert_eq!(stored.first_name, Some(acknowledged.to_string()));
     assert_eq!(
         audit_entries(&service, &caller, &format!("member/{}", member.id)) - audited,
@@ -274,6 +317,7 @@ fn member_counter_loses_nothing(backend: Backend) {
 fn token_counter_loses_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let token = service
+        .tokens()
         .create_token(
             &caller.may(use_case::CreateToken).unwrap(),
             serde_json::from_value(
@@ -294,12 +338,23 @@ fn token_counter_loses_nothing(backend: Backend) {
     let acknowledged = hammer(|_, _| {
         increment(
             "/description",
-            || service.get_token(&caller, &token.id).unwrap().description,
-            |body| service.patch_token(&permit, &token.id, body).map(drop),
+            || {
+                service
+                    .tokens()
+                    .get_token(&caller, &token.id)
+                    .unwrap()
+                    .description
+            },
+            |body| {
+                service
+                    .tokens()
+                    .patch_token(&permit, &token.id, body)
+                    .map(drop)
+            },
         )
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
-    let stored = service.get_token(&caller, &token.id).unwrap();
+    let stored = service.tokens().get_token(&caller, &token.id).unwrap();
     assert_eq!(stored.description, acknowledged.to_string());
     assert_eq!(
         audit_entries(
@@ -318,6 +373,7 @@ fn token_counter_loses_nothing(backend: Backend) {
 fn flag_targets_lose_nothing(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let flag = service
+        .flags()
         .create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
@@ -332,11 +388,16 @@ fn flag_targets_lose_nothing(backend: Backend) {
             {"kind": "addTargets", "values": [format!("t{t}-{i}")], "variationId": variation}]}))
         .unwrap();
         service
+            .flags()
             .patch_flag(&permit, "p", "f", &FlagChange::Semantic(patch))
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
-    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let after = service
+        .flags()
+        .get_flag(&caller, "p", "f", &[])
+        .unwrap()
+        .flag;
     let targets = &after.environments["production"].targets;
     assert_eq!(targets.len(), 1);
     assert_eq!(targets[0].values.len(), 400);

@@ -38,9 +38,13 @@ fn service_over(store: Arc<dyn ports::Store>) -> (Arc<Service>, Caller) {
         Arc::new(SystemClock::default()),
         Arc::new(adapter_http::ApiRepresentations),
     ));
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
-    let caller = service.authenticate(OWNER).unwrap();
     service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
+    let caller = service.authentication().authenticate(OWNER).unwrap();
+    service
+        .projects()
         .create_project(
             &caller.may(use_case::CreateProject).unwrap(),
             serde_json::from_value(json!({"key": "p", "name": "P"})).unwrap(),
@@ -102,7 +106,7 @@ fn audit_entries(service: &Service, caller: &Caller, spec: &str) -> usize {
             spec: Some(spec.to_owned()),
             limit: 20,
         };
-        let page = service.page_audit_log(caller, &query).unwrap();
+        let page = service.audit_log().page_audit_log(caller, &query).unwrap();
         count += page.entries.len();
         match page.next_before {
             Some(next) => before = Some(next),

@@ -14,7 +14,7 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
         })
         .collect();
     let permit = caller.may(use_case::InviteMembers).unwrap();
-    let admins = service.invite_members(&permit, forms).unwrap();
+    let admins = service.members().invite_members(&permit, forms).unwrap();
     let permit = caller.may(use_case::PatchMember).unwrap();
     let outcomes: Vec<Result<(), ServiceError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = admins
@@ -23,6 +23,7 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
                 let (service, permit) = (&service, &permit);
                 scope.spawn(move || {
                     service
+                        .members()
                         .patch_member(
                             permit,
                             &admin.id,
@@ -46,8 +47,9 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
         );
     }
     let page = service
+        .members()
         .list_members(
-            &service.authenticate(OWNER).unwrap(),
+            &service.authentication().authenticate(OWNER).unwrap(),
             &domain::query::MemberQuery::parse(None, None, Some("100"), None).unwrap(),
         )
         .unwrap();
@@ -72,7 +74,10 @@ fn concurrent_invites_of_one_email(backend: Backend) {
                 scope.spawn(move || {
                     let form =
                         serde_json::from_value(json!({"email": "same@example.com"})).unwrap();
-                    service.invite_members(permit, vec![form]).map(drop)
+                    service
+                        .members()
+                        .invite_members(permit, vec![form])
+                        .map(drop)
                 })
             })
             .collect();
@@ -112,6 +117,7 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
                 )
                 .unwrap();
                 service
+                    .environments()
                     .create_environment(new_environment, "p", post)
                     .unwrap();
             }
@@ -123,7 +129,7 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
                         json!({"key": format!("f{thread}-{n}"), "name": "F"}),
                     )
                     .unwrap();
-                    service.create_flag(new_flag, "p", post).unwrap();
+                    service.flags().create_flag(new_flag, "p", post).unwrap();
                 }
             });
         }
@@ -132,7 +138,7 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
         query: domain::query::FlagQuery::parse(None, None, None, None).unwrap(),
         environments: service::EnvironmentSelection::All,
     };
-    let flags = service.list_flags(&caller, "p", &request).unwrap();
+    let flags = service.flags().list_flags(&caller, "p", &request).unwrap();
     assert_eq!(flags.items.len(), 36);
     for flag in flags.items.iter().map(|view| &view.flag) {
         assert_eq!(
@@ -162,6 +168,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
         let mut variations = vec![];
         for key in [&a, &b] {
             let flag = service
+                .flags()
                 .create_flag(
                     &caller.may(use_case::CreateFlag).unwrap(),
                     "p",
@@ -177,12 +184,18 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
             let first = scope.spawn(|| {
                 let (of, change) = prerequisite(&b, &a, &variations[1]);
                 barrier.wait();
-                service.patch_flag(permit, "p", &of, &change).is_ok()
+                service
+                    .flags()
+                    .patch_flag(permit, "p", &of, &change)
+                    .is_ok()
             });
             let second = scope.spawn(|| {
                 let (of, change) = prerequisite(&a, &b, &variations[0]);
                 barrier.wait();
-                service.patch_flag(permit, "p", &of, &change).is_ok()
+                service
+                    .flags()
+                    .patch_flag(permit, "p", &of, &change)
+                    .is_ok()
             });
             vec![first.join().unwrap(), second.join().unwrap()]
         });
@@ -195,6 +208,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
     for round in 0..15 {
         let (gone, user) = (format!("gone{round}"), format!("user{round}"));
         let gone_flag = service
+            .flags()
             .create_flag(
                 &caller.may(use_case::CreateFlag).unwrap(),
                 "p",
@@ -203,6 +217,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
             .unwrap()
             .flag;
         service
+            .flags()
             .create_flag(
                 &caller.may(use_case::CreateFlag).unwrap(),
                 "p",
@@ -214,12 +229,15 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
         let (deleted, added) = std::thread::scope(|scope| {
             let delete = scope.spawn(|| {
                 barrier.wait();
-                service.delete_flag(caller, "p", &gone).is_ok()
+                service.flags().delete_flag(caller, "p", &gone).is_ok()
             });
             let add = scope.spawn(|| {
                 let (of, change) = prerequisite(&gone, &user, &gone_flag.variations[0].id);
                 barrier.wait();
-                service.patch_flag(permit, "p", &of, &change).is_ok()
+                service
+                    .flags()
+                    .patch_flag(permit, "p", &of, &change)
+                    .is_ok()
             });
             (delete.join().unwrap(), add.join().unwrap())
         });
@@ -237,6 +255,7 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
 fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
     let (_db, service, caller) = service_on(backend);
     let before = service
+        .flags()
         .create_flag(
             &caller.may(use_case::CreateFlag).unwrap(),
             "p",
@@ -247,13 +266,17 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
     let callers: Vec<Caller> = (0..THREADS)
         .map(|t| {
             let created = service
+                .tokens()
                 .create_token(
                     &caller.may(use_case::CreateToken).unwrap(),
                     serde_json::from_value(json!({"name": format!("w{t}"), "role": "writer"}))
                         .unwrap(),
                 )
                 .unwrap();
-            service.authenticate(&created.secret).unwrap()
+            service
+                .authentication()
+                .authenticate(&created.secret)
+                .unwrap()
         })
         .collect();
     let per_thread = 5;
@@ -262,11 +285,16 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
         body.comment = Some(format!("w{t}"));
         let permit = callers[t].may(use_case::PatchFlag).unwrap();
         service
+            .flags()
             .patch_flag(&permit, "p", "f", &FlagChange::JsonPatch(body))
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * per_thread);
-    let after = service.get_flag(&caller, "p", "f", &[]).unwrap().flag;
+    let after = service
+        .flags()
+        .get_flag(&caller, "p", "f", &[])
+        .unwrap()
+        .flag;
     assert_eq!(after.tags.len(), acknowledged);
     assert_eq!(
         after.version,
@@ -283,12 +311,13 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
             spec: Some("proj/p:env/*:flag/f".to_owned()),
             limit: 20,
         };
-        let page = service.list_audit_log(&caller, &query).unwrap();
+        let page = service.audit_log().list_audit_log(&caller, &query).unwrap();
         for listed in &page {
             let Some(comment) = &listed.comment else {
                 continue;
             };
             let entry = service
+                .audit_log()
                 .get_audit_entry(&caller, listed.id.as_str())
                 .unwrap();
             assert_eq!(&entry.token.as_ref().unwrap().name, comment, "{entry:?}");
@@ -322,6 +351,7 @@ fn changes_spread_over_flags_lose_nothing(backend: Backend) {
     let flags: Vec<domain::flag::Flag> = (0..FLAGS)
         .map(|n| {
             service
+                .flags()
                 .create_flag(
                     &create,
                     "p",
@@ -349,6 +379,7 @@ fn changes_spread_over_flags_lose_nothing(backend: Backend) {
             FlagChange::JsonPatch(add_tag(t, i))
         };
         service
+            .flags()
             .patch_flag(&permit, "p", &format!("f{n}"), &change)
             .map(drop)
     });
@@ -369,6 +400,7 @@ fn changes_spread_over_flags_lose_nothing(backend: Backend) {
             .map(|(t, i)| format!("t{t}-{i}"))
             .collect();
         let after = service
+            .flags()
             .get_flag(&caller, "p", &format!("f{n}"), &[])
             .unwrap()
             .flag;
@@ -413,7 +445,7 @@ fn flags_created_at_once_are_each_created_once(backend: Backend) {
                 for i in 0..PER_THREAD {
                     for key in [format!("shared-{i}"), format!("own-{thread}-{i}")] {
                         let post = serde_json::from_value(json!({"key": key, "name": key}));
-                        match service.create_flag(create, "p", post.unwrap()) {
+                        match service.flags().create_flag(create, "p", post.unwrap()) {
                             Ok(view) => {
                                 assert_eq!(view.flag.key.as_str(), key);
                                 created.fetch_add(1, Ordering::Relaxed);
@@ -439,6 +471,7 @@ fn flags_created_at_once_are_each_created_once(backend: Backend) {
     assert_eq!(created, PER_THREAD + THREADS * PER_THREAD);
     assert_eq!(taken, (THREADS - 1) * PER_THREAD);
     let listed = service
+        .flags()
         .list_flags(
             &caller,
             "p",

@@ -87,7 +87,10 @@ async fn console_with(
         Arc::new(SystemClock::default()),
         Arc::new(adapter_http::ApiRepresentations),
     ));
-    service.bootstrap(Some(OWNER), "owner@example.com").unwrap();
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .unwrap();
     let state = AppState::new(service.clone(), config).unwrap();
     let console = adapter_web::Console::new(service)
         .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));

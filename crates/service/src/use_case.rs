@@ -100,7 +100,7 @@ use_cases! {
 /// #     post: domain::flag::FlagPost,
 /// # ) -> service::ServiceResult<()> {
 /// let permit = caller.may(service::use_case::CreateFlag)?;
-/// service.create_flag(&permit, "shop", post)?;
+/// service.flags().create_flag(&permit, "shop", post)?;
 /// # Ok(())
 /// # }
 /// ```
@@ -114,7 +114,7 @@ use_cases! {
 /// #     post: domain::flag::FlagPost,
 /// # ) -> service::ServiceResult<()> {
 /// let permit = caller.may(service::use_case::PatchFlag)?;
-/// service.create_flag(&permit, "shop", post)?;
+/// service.flags().create_flag(&permit, "shop", post)?;
 /// # Ok(())
 /// # }
 /// ```

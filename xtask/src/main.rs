@@ -45,7 +45,8 @@ fn main() -> ExitCode {
             .and_then(|()| check_api_paths())
             .and_then(|()| structure::check_circles())
             .and_then(|()| structure::check_sizes())
-            .and_then(|()| structure::check_background_loops()),
+            .and_then(|()| structure::check_background_loops())
+            .and_then(|()| structure::check_one_decider()),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
@@ -334,6 +335,7 @@ fn test(extra: &[String]) -> Result<()> {
     structure::check_circles()?;
     structure::check_sizes()?;
     structure::check_background_loops()?;
+    structure::check_one_decider()?;
     doc()?;
     check_browser()?;
     let server = postgres::find_or_start()?;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use regex::Regex;
 
 pub const MAX_PRODUCTION_LINES: usize = 800;
 
@@ -231,6 +232,51 @@ pub fn check_background_loops() -> Result<()> {
         );
     }
     println!("check-deps: only crates/background runs loops of due work");
+    Ok(())
+}
+
+/// The one place outside `domain::policy` that decides a request by policies: the caller's
+/// permissions, which `service::Caller` (admission and authorization) asks.
+const DECIDES: &str = "crates/service/src/access.rs";
+
+/// Fails if production code outside `domain::policy` and [`DECIDES`] calls the policy decision
+/// functions (`decide`, `decide_each`, `decide_in_environments`): "may this actor do this" is
+/// decided in one place.
+pub fn check_one_decider() -> Result<()> {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    collect_rust_files(&root.join("crates"), &mut files)?;
+    let calls = Regex::new(
+        r"(^|[^.\w])(policy::)?decide(_each|_in_environments)?\s*\(|use domain::policy::\{[^}]*\bdecide",
+    )?;
+    let mut found = Vec::new();
+    for path in &files {
+        let name = relative(&root, path);
+        if is_test_file(&name)
+            || !name.contains("/src/")
+            || name.starts_with("crates/domain/src/policy")
+            || name == DECIDES
+        {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let production = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (number, line) in production.lines().enumerate() {
+            let code = line.trim_start();
+            if !code.starts_with("//") && calls.is_match(line) && !code.contains("fn decide") {
+                found.push(format!("{name}:{}: {code}", number + 1));
+            }
+        }
+    }
+    if !found.is_empty() {
+        bail!(
+            "the policy decision is asked outside {DECIDES} (ask the caller's permissions \
+             instead):\n  {}",
+            found.join("\n  ")
+        );
+    }
+    println!("check-deps: only {DECIDES} asks domain::policy to decide");
     Ok(())
 }
 

@@ -7,7 +7,8 @@
 //!   use cases, never the database or the REST API),
 //!   a crate other than `adapter-http` depends on utoipa, or a crate other than `adapter-http`
 //!   writes an API path (`/api/v2`).
-//! - `doc`: builds the `domain` docs with warnings as errors (others depend on that crate alone).
+//! - `doc`: builds the docs of `domain` (others depend on that crate alone), `ports` and `service`
+//!   with warnings as errors.
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 //! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
@@ -321,9 +322,19 @@ fn check_api_paths() -> Result<()> {
 /// The public API of `domain` is documented, and its docs build cleanly.
 fn doc() -> Result<()> {
     run(cargo()
-        .args(["doc", "--quiet", "-p", "flagsvc-domain", "--no-deps"])
+        .args([
+            "doc",
+            "--quiet",
+            "-p",
+            "flagsvc-domain",
+            "-p",
+            "flagsvc-ports",
+            "-p",
+            "flagsvc-service",
+            "--no-deps",
+        ])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
-    println!("doc: domain's documentation builds without warnings");
+    println!("doc: the documentation of domain, ports and service builds without warnings");
     Ok(())
 }
 

@@ -143,7 +143,7 @@ fn describe() {
     );
     describe_counter!(
         "flagsvc_background_items_total",
-        "Items of due work that each background job (label `job`) did."
+        "Items of due work that each background job (label `job`) took (webhook deliveries attempted)."
     );
     for name in [
         "flagsvc_db_conflicts_total",

@@ -78,14 +78,25 @@ impl Runner {
     /// Starts `job` on `schedule`.
     ///
     /// # Errors
-    /// The thread could not be started.
+    /// A schedule that would spin (a batch of 0, or no pause between runs); the thread could
+    /// not be started.
     pub fn start(&mut self, job: Arc<dyn Job>, schedule: Schedule) -> std::io::Result<Liveness> {
+        if schedule.batch == 0 || schedule.interval.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: a schedule needs a batch of at least 1 and a pause between runs",
+                    job.name()
+                ),
+            ));
+        }
         let name = job.name();
         let stop = Arc::new(AtomicBool::new(false));
         let alive = Arc::new(AtomicBool::new(true));
         let (stopping, ends) = (stop.clone(), EndsAlive(alive.clone()));
         let thread = std::thread::Builder::new()
-            .name(format!("flagsvc-{}", name.replace(' ', "-")))
+            // Linux keeps 15 bytes of a thread's name: the job's own name, without a prefix.
+            .name(name.replace(' ', "-"))
             .spawn(move || {
                 let _ends = ends;
                 run_until_stopped(job.as_ref(), schedule, &stopping);
@@ -123,18 +134,18 @@ impl Drop for Runner {
 /// The loop: a batch, again at once while batches are full, else a pause that a stop ends.
 fn run_until_stopped(job: &dyn Job, schedule: Schedule, stop: &AtomicBool) {
     let label = job.name().replace(' ', "_");
+    let succeeded = metrics::counter!("flagsvc_background_runs_total", "job" => label.clone(), "outcome" => "ok");
+    let failed = metrics::counter!("flagsvc_background_runs_total", "job" => label.clone(), "outcome" => "failed");
+    let items = metrics::counter!("flagsvc_background_items_total", "job" => label);
     while !stop.load(Ordering::Acquire) {
         let full = match job.run_due(schedule.batch) {
             Ok(done) => {
-                metrics::counter!("flagsvc_background_runs_total", "job" => label.clone(), "outcome" => "ok")
-                    .increment(1);
-                metrics::counter!("flagsvc_background_items_total", "job" => label.clone())
-                    .increment(u64::from(done));
+                succeeded.increment(1);
+                items.increment(u64::from(done));
                 done >= schedule.batch
             }
             Err(err) => {
-                metrics::counter!("flagsvc_background_runs_total", "job" => label.clone(), "outcome" => "failed")
-                    .increment(1);
+                failed.increment(1);
                 log::warn!("{}: {err}", job.name());
                 false
             }
@@ -205,6 +216,29 @@ mod tests {
             liveness.check().unwrap_err(),
             "the counting loop has stopped"
         );
+    }
+
+    #[test]
+    fn a_schedule_that_would_spin_is_refused() {
+        let job = Arc::new(Counting {
+            due: AtomicU32::new(0),
+            asked: Mutex::new(Vec::new()),
+        });
+        let mut runner = Runner::new();
+        for schedule in [
+            Schedule {
+                interval: Duration::from_secs(1),
+                batch: 0,
+            },
+            Schedule {
+                interval: Duration::ZERO,
+                batch: 10,
+            },
+        ] {
+            let refused = runner.start(job.clone(), schedule).unwrap_err();
+            assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+        }
+        assert!(job.asked.lock().unwrap().is_empty());
     }
 
     struct Failing(AtomicU32);

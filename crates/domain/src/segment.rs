@@ -17,7 +17,9 @@ use crate::{
 };
 
 mod instructions;
-pub use instructions::{SegmentInstruction, SegmentInstructionKind, SegmentPatch};
+pub use instructions::{
+    SegmentInstruction, SegmentInstructionKind, SegmentPatch, MAX_TARGET_OPERATIONS,
+};
 
 /// `(context kind, key)` of user keys and of other kinds' targets.
 fn kinds<'a>(
@@ -32,9 +34,6 @@ fn kinds<'a>(
                 .map(move |v| (t.context_kind.as_str(), v.as_str()))
         }))
 }
-
-/// At most this many target values are added or removed by one request.
-pub const MAX_TARGET_OPERATIONS: usize = 1500;
 
 /// Targets of one context kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,10 +25,11 @@ use crate::{
     use_case, ApiResource, Caller, Detail, Permit, QueuedWrite, RandomIds, Service, ServiceError,
     ServiceResult, Write,
 };
-use write::lock_flag_in;
 
-/// Feature flags: reading, creating, changing, copying, deleting. The use cases of `Service::flags`; they work with the service's data
-/// ([`Service`], which this derefs to).
+/// Feature flags: reading, creating, changing, copying, deleting. The use cases of
+/// `Service::flags`; they work with the service's data ([`Service`], which this derefs to). The
+/// forms that wait for a write lane without a thread are on `Arc<Service>`, since what they
+/// return outlives the call: `Service::queue_patch_flag`, `Service::queue_create_flag`.
 #[derive(Debug, Clone, Copy)]
 pub struct Flags<'a>(&'a Service);
 
@@ -541,5 +542,36 @@ impl Flags<'_> {
             self.audit(repo, caller, change)?;
             Ok(())
         })
+    }
+}
+
+/// What a flag change needs of the flag's project: its `_id` and key.
+#[derive(Debug)]
+pub(super) struct FlagProject {
+    pub(super) id: ProjectId,
+    pub(super) key: ProjectKey,
+}
+
+/// The flag `key` of project `project_key` (as a request names them), to change, held until the
+/// transaction ends, with its project: one lock and one read, without reading the project.
+fn lock_flag_in(
+    repo: &mut dyn Repository,
+    project_key: &str,
+    key: &str,
+) -> ServiceResult<(FlagProject, Locked<Flag>)> {
+    let project_key = ProjectKey::lookup(project_key);
+    match repo.lock_flag_by_keys(&project_key, &FlagKey::lookup(key))? {
+        Some((id, flag)) => Ok((
+            FlagProject {
+                id,
+                key: project_key,
+            },
+            flag,
+        )),
+        // Only on the way to `NotFound`: say which of the two is missing.
+        None => {
+            load_project(repo, project_key.as_str())?;
+            Err(flag_not_found(project_key.as_str(), key))
+        }
     }
 }

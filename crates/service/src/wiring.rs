@@ -58,7 +58,10 @@ impl Service {
     /// (it is held weakly): writes of this process before they are answered, and, where the
     /// store has a feed of them (PostgreSQL's `NOTIFY`), those of other replicas. The way for an
     /// adapter (the console, an SDK stream) to hear of changes, without reaching into caches.
-    /// A listener is called on the writer's thread (or the feed's): it must not block.
+    /// A listener is called on the writer's thread (or the feed's), while the writer may still
+    /// hold the store's write lock (SQLite, memory) and its connection: it must not block, nor
+    /// call the service or the store (hand the news to a thread of its own). It may be told of
+    /// a write whose commit then failed: what it hears may have changed, and is to be read again.
     ///
     /// Returns whether the listener will also hear other replicas' commits; without that, it
     /// hears only this process's.

@@ -217,7 +217,7 @@ pub fn check_background_loops() -> Result<()> {
         }
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let production = text.split("#[cfg(test)]").next().unwrap_or("");
+        let production = production_part(&text);
         for (number, line) in production.lines().enumerate() {
             if !line.trim_start().starts_with("//") && SPAWNS.iter().any(|s| line.contains(s)) {
                 found.push(format!("{name}:{}: {}", number + 1, line.trim()));
@@ -261,7 +261,7 @@ pub fn check_one_decider() -> Result<()> {
         }
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let production = text.split("#[cfg(test)]").next().unwrap_or("");
+        let production = production_part(&text);
         for (number, line) in production.lines().enumerate() {
             let code = line.trim_start();
             if !code.starts_with("//") && calls.is_match(line) && !code.contains("fn decide") {
@@ -298,10 +298,7 @@ pub fn check_sizes() -> Result<()> {
             }
             continue;
         }
-        let production = lines
-            .iter()
-            .position(|line| line.trim_start().starts_with("#[cfg(test)]"))
-            .unwrap_or(lines.len());
+        let production = production_part(&text).lines().count();
         if production > MAX_PRODUCTION_LINES {
             over.push(format!(
                 "{name}: {production} lines before its tests (at most {MAX_PRODUCTION_LINES})"
@@ -325,6 +322,19 @@ pub fn check_sizes() -> Result<()> {
         files.len()
     );
     Ok(())
+}
+
+/// A file's production code: what comes before its test module (a top-level `#[cfg(test)]`
+/// followed by `mod`); a `#[cfg(test)]` on one item, or inside an `impl`, does not end it.
+fn production_part(text: &str) -> &str {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "#[cfg(test)]" && text[at + line.len()..].starts_with("mod ") {
+            return &text[..at];
+        }
+        at += line.len();
+    }
+    text
 }
 
 /// Integration tests, benches, and the test modules kept in files of their own.
@@ -411,6 +421,26 @@ mod tests {
             ),
         ]);
         assert_eq!(found, vec![vec!["a.rs".to_owned(), "b.rs".to_owned()]]);
+    }
+
+    #[test]
+    fn names_taken_through_glob_imports_count() {
+        let found = circles_of(&[
+            ("lib.rs", "mod a;\n"),
+            (
+                "a.rs",
+                "mod b;\nuse b::*;\npub struct A;\nfn f() -> B { B }\n",
+            ),
+            ("a/b.rs", "use super::*;\npub struct B(A);\n"),
+        ]);
+        assert_eq!(found, vec![vec!["a.rs".to_owned(), "a/b.rs".to_owned()]]);
+    }
+
+    #[test]
+    fn production_ends_at_the_test_module_only() {
+        let text = "fn a() {}\nimpl A {\n    #[cfg(test)]\n    fn len() {}\n}\n#[cfg(test)]\nfn helper() {}\nfn b() {}\n#[cfg(test)]\nmod tests {}\n";
+        assert_eq!(production_part(text).lines().count(), 8);
+        assert_eq!(production_part("fn a() {}\n"), "fn a() {}\n");
     }
 
     #[test]

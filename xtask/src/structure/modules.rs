@@ -124,8 +124,8 @@ impl ModuleTree {
         }
         let (first, rest) = path.split_first()?;
         match first.as_str() {
-            "crate" => Some(self.walk(0, rest, depth)),
-            "self" => Some(self.walk(from, rest, depth)),
+            "crate" => self.walk(0, rest, depth),
+            "self" => self.walk(from, rest, depth),
             "super" => {
                 let mut at = self.files[from].parent?;
                 let mut rest = rest;
@@ -133,12 +133,12 @@ impl ModuleTree {
                     at = self.files[at].parent?;
                     rest = &rest[1..];
                 }
-                Some(self.walk(at, rest, depth))
+                self.walk(at, rest, depth)
             }
             name => {
                 let file = &self.files[from];
                 if let Some(&child) = file.children.get(name) {
-                    Some(self.walk(child, rest, depth))
+                    self.walk(child, rest, depth)
                 } else if let Some((target, _)) = file.uses.get(name) {
                     let mut whole = target.clone();
                     whole.extend(rest.iter().cloned());
@@ -146,45 +146,60 @@ impl ModuleTree {
                 } else if file.defs.contains(name) {
                     Some(from)
                 } else {
-                    None
+                    self.through_globs(from, path, depth)
                 }
             }
         }
     }
 
+    /// A name that file `from` has from one of its glob imports (`use super::*`): the file that
+    /// defines it, when a glob's module has it.
+    fn through_globs(&self, from: usize, path: &[String], depth: usize) -> Option<usize> {
+        let name = path.first()?;
+        self.files[from].globs.iter().find_map(|glob| {
+            let module = self.resolve(from, glob, depth + 1)?;
+            if module != from && self.defines(module, name) {
+                self.walk(module, path, depth + 1)
+            } else {
+                None
+            }
+        })
+    }
+
     /// Follows `rest` down from module file `at`: child modules, then the item, through
-    /// re-exports to the file that defines it.
-    fn walk(&self, at: usize, rest: &[String], depth: usize) -> usize {
+    /// re-exports to the file that defines it; `None` when it is another crate's.
+    fn walk(&self, at: usize, rest: &[String], depth: usize) -> Option<usize> {
         let Some((name, after)) = rest.split_first() else {
-            return at;
+            return Some(at);
         };
         let file = &self.files[at];
         if let Some(&child) = file.children.get(name) {
             return self.walk(child, after, depth);
         }
         if file.defs.contains(name) {
-            return at;
+            return Some(at);
         }
         if let Some((target, _)) = file.uses.get(name) {
             let mut whole = target.clone();
             whole.extend(after.iter().cloned());
-            return self.resolve(at, &whole, depth + 1).unwrap_or(at);
+            return self.resolve(at, &whole, depth + 1);
         }
         for glob in &file.globs {
             let mut whole = glob.clone();
             whole.extend(rest.iter().cloned());
             if let Some(found) = self.resolve(at, &whole, depth + 1) {
                 if found != at && self.defines(found, name) {
-                    return found;
+                    return Some(found);
                 }
             }
         }
-        at
+        // Not found by name (made by a macro, say): the module that was asked.
+        Some(at)
     }
 
     fn defines(&self, file: usize, name: &str) -> bool {
         let file = &self.files[file];
-        file.defs.contains(name) || file.uses.contains_key(name)
+        file.defs.contains(name) || file.uses.contains_key(name) || file.children.contains_key(name)
     }
 }
 

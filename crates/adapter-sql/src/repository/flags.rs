@@ -91,51 +91,6 @@ fn changed_configs<'a>(flag: &'a Flag, previous: &Flag) -> Vec<(&'a String, &'a 
         .collect()
 }
 
-// `treat_none_as_null`: a `maintainerId` removed by a patch clears the column (the
-// `maintainerId` filter reads it); without it diesel left the column out of the `UPDATE` (SQLite;
-// PostgreSQL writes the row with `UpdateFlagRowsAndConfigs`, every column always).
-#[derive(Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = flags, treat_none_as_null = true)]
-struct FlagRow {
-    project_id: String,
-    key: String,
-    name: String,
-    search: String,
-    version: i64,
-    creation_date: i64,
-    archived: bool,
-    deprecated: bool,
-    temporary: bool,
-    maintainer_id: Option<String>,
-    default_on: i32,
-    default_off: i32,
-    settings: String,
-}
-
-impl FlagRow {
-    fn from_flag(project_id: &str, flag: &Flag) -> StoreResult<Self> {
-        Ok(Self {
-            project_id: project_id.to_owned(),
-            key: flag.key.to_string(),
-            name: flag.name.clone(),
-            search: search_text(&flag.key, &flag.name),
-            version: flag.version,
-            creation_date: flag.creation_date,
-            archived: flag.archived,
-            deprecated: flag.deprecated,
-            temporary: flag.temporary,
-            maintainer_id: flag.maintainer_id.clone(),
-            default_on: index_i32(flag.defaults.on_variation),
-            default_off: index_i32(flag.defaults.off_variation),
-            settings: stored::flag::settings_json(flag)?,
-        })
-    }
-
-    fn into_flag(self) -> StoreResult<Flag> {
-        stored::flag::read_settings(&self.settings)
-    }
-}
-
 /// A flag joined with one of its configurations: environment key, environment name, config JSON
 /// (all `None` for a flag of a project without environments).
 type FlagWithConfigRow = (FlagRow, Option<String>, Option<String>, Option<String>);
@@ -192,7 +147,9 @@ macro_rules! flags_by_keys {
 }
 
 mod parts;
+mod rows;
 use parts::ConfigReferences;
+use rows::{FlagConfigRow, FlagRow};
 
 /// The flags of `flags_with_configs!` rows, which hold each flag's rows together (one flag, or
 /// ordered by key), in the rows' order.
@@ -211,15 +168,6 @@ fn flags_of_rows(rows: Vec<FlagWithConfigRow>) -> StoreResult<Vec<Flag>> {
         }
     }
     Ok(flags)
-}
-
-#[derive(Insertable)]
-#[diesel(table_name = flag_configs)]
-struct FlagConfigRow {
-    project_id: String,
-    flag_key: String,
-    environment_key: String,
-    config: String,
 }
 
 fn filtered_flags<'a>(project_id: &'a str, q: &'a FlagQuery) -> flags::BoxedQuery<'a, Backend> {

@@ -5,6 +5,9 @@ use serde_json::Value;
 
 use super::*;
 
+/// At most this many target values are added or removed by one request.
+pub const MAX_TARGET_OPERATIONS: usize = 1500;
+
 /// One segment instruction, tagged by `kind` (big-segment kinds are not supported).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
 #[strum_discriminants(

@@ -37,37 +37,6 @@ pub(super) enum FlagChanged {
     Deleted(FlagView),
 }
 
-/// What a flag change needs of the flag's project: its `_id` and key.
-#[derive(Debug)]
-pub(super) struct FlagProject {
-    pub(super) id: ProjectId,
-    pub(super) key: ProjectKey,
-}
-
-/// The flag `key` of project `project_key` (as a request names them), to change, held until the
-/// transaction ends, with its project: one lock and one read, without reading the project.
-pub(super) fn lock_flag_in(
-    repo: &mut dyn Repository,
-    project_key: &str,
-    key: &str,
-) -> ServiceResult<(FlagProject, Locked<Flag>)> {
-    let project_key = ProjectKey::lookup(project_key);
-    match repo.lock_flag_by_keys(&project_key, &FlagKey::lookup(key))? {
-        Some((id, flag)) => Ok((
-            FlagProject {
-                id,
-                key: project_key,
-            },
-            flag,
-        )),
-        // Only on the way to `NotFound`: say which of the two is missing.
-        None => {
-            load_project(repo, project_key.as_str())?;
-            Err(flag_not_found(project_key.as_str(), key))
-        }
-    }
-}
-
 impl Service {
     pub(super) fn patch_flag_as(
         &self,

@@ -192,11 +192,14 @@ const THREADS_ELSEWHERE: [(&str, &str); 5] = [
 ];
 
 /// What starts a thread or a task.
-const SPAWNS: [&str; 4] = [
+const SPAWNS: [&str; 7] = [
     "thread::Builder::new()",
     "thread::spawn(",
     "tokio::spawn(",
+    "task::spawn(",
+    "spawn_blocking(",
     "rt::spawn(",
+    "Builder::new().name(",
 ];
 
 /// Fails if production code outside `crates/background` starts a thread or task, but for
@@ -247,7 +250,7 @@ pub fn check_one_decider() -> Result<()> {
     let mut files = Vec::new();
     collect_rust_files(&root.join("crates"), &mut files)?;
     let calls = Regex::new(
-        r"(^|[^.\w])(policy::)?decide(_each|_in_environments)?\s*\(|use domain::policy::\{[^}]*\bdecide",
+        r"(^|[^.\w])(policy::)?decide(_each|_in_environments)?\s*\(|use domain::policy::\{[^}]*\bdecide|domain::policy::decide",
     )?;
     let mut found = Vec::new();
     for path in &files {

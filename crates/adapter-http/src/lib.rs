@@ -37,5 +37,8 @@ pub use readiness::{ReadinessCheck, READY_CHECK_EVERY, READY_TIMEOUT};
 pub use routes::root::OpenApiJson;
 pub use server::{server, JsonErrorsIo};
 pub use state::{AppState, HttpConfig, Route};
-pub use telemetry::{install as install_metrics, metrics_app, MetricsError};
+pub use telemetry::{
+    install as install_metrics, metrics_app, run_upkeep as run_metrics_upkeep, MetricsError,
+    UPKEEP_EVERY as METRICS_UPKEEP_EVERY,
+};
 pub use wire::{ApiRepresentations, MAX_PAGE_BYTES};

@@ -18,8 +18,9 @@ const SECONDS_BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-/// How often histograms are folded, so that samples between scrapes take bounded memory.
-const UPKEEP: Duration = Duration::from_secs(5);
+/// How often [`run_upkeep`] is meant to run: histograms folded, so that samples between
+/// scrapes take bounded memory.
+pub const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 /// Held while the recorder is installed: two first calls at once would both find no handle,
@@ -57,18 +58,16 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
     let handle = HANDLE.get_or_init(|| handle).clone();
     metrics::gauge!("flagsvc_build_info", "version" => env!("CARGO_PKG_VERSION")).set(1.0);
     describe();
-    let upkeep = handle.clone();
-    // Without it, histogram samples wait in memory until the next scrape.
-    let spawned = std::thread::Builder::new()
-        .name("flagsvc-metrics-upkeep".into())
-        .spawn(move || loop {
-            std::thread::sleep(UPKEEP);
-            upkeep.run_upkeep();
-        });
-    if let Err(err) = spawned {
-        log::warn!("no metrics upkeep thread ({err}): histograms are folded at each scrape");
-    }
     Ok(handle)
+}
+
+/// Folds the histograms' samples gathered since the last fold or scrape (the binary runs it
+/// as a background job every [`UPKEEP_EVERY`]; without it, samples wait in memory for the
+/// next scrape). Nothing without a recorder.
+pub fn run_upkeep() {
+    if let Some(handle) = HANDLE.get() {
+        handle.run_upkeep();
+    }
 }
 
 /// What each metric is (the `# HELP` lines), and the counters at 0 before anything happens,

@@ -129,3 +129,19 @@ pub async fn shared_rate_limits(
     }
     Ok(Some(redis))
 }
+
+/// Folds the metrics' histograms between scrapes (`adapter_http::run_metrics_upkeep`), as a
+/// background job.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricsUpkeep;
+
+impl background::Job for MetricsUpkeep {
+    fn name(&self) -> &'static str {
+        "metrics upkeep"
+    }
+
+    fn run_due(&self, _batch: u32) -> Result<u32, String> {
+        adapter_http::run_metrics_upkeep();
+        Ok(0)
+    }
+}

@@ -92,6 +92,16 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             },
         )
         .context("starting the webhook delivery thread")?;
+    // Histogram samples between scrapes take bounded memory (its liveness is no readiness).
+    background
+        .start(
+            Arc::new(app::MetricsUpkeep),
+            Schedule {
+                interval: adapter_http::METRICS_UPKEEP_EVERY,
+                batch: 1,
+            },
+        )
+        .context("starting the metrics upkeep thread")?;
     let readiness_checks: Vec<(String, adapter_http::ReadinessCheck)> = vec![(
         "webhookWorker".to_owned(),
         Arc::new(move || deliveries.check()),

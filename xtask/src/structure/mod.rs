@@ -168,7 +168,7 @@ fn relative(root: &Path, path: &Path) -> String {
 
 /// Where a thread or task may be started outside `crates/background`, and why: none of them
 /// is a loop of due work.
-const THREADS_ELSEWHERE: [(&str, &str); 5] = [
+const THREADS_ELSEWHERE: [(&str, &str); 4] = [
     (
         "crates/adapter-sql/src/feed.rs",
         "the store's listener of other replicas' commits (what Store::subscribe promises)",
@@ -180,10 +180,6 @@ const THREADS_ELSEWHERE: [(&str, &str); 5] = [
     (
         "crates/adapter-http/src/readiness.rs",
         "the HTTP adapter's cache of the store's readiness, refreshed while /readyz is asked",
-    ),
-    (
-        "crates/adapter-http/src/telemetry.rs",
-        "the metrics recorder's own upkeep (folds histograms between scrapes)",
     ),
     (
         "crates/adapter-redis/src/lib.rs",

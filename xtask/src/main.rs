@@ -231,30 +231,25 @@ fn check_openapi_deps() -> Result<()> {
 
 /// Only the storage adapters create a `ports::Locked`: everything else gets one from a `lock_*`
 /// method, so a write cannot forget to hold what it changes.
+/// The crates that may make a `Locked` (the port that defines it, and the stores).
+const LOCK_MAKERS: [&str; 5] = [
+    "crates/ports/",
+    "crates/adapter-sql/",
+    "crates/adapter-memory/",
+    "crates/adapter-postgres/",
+    "crates/adapter-sqlite/",
+];
+
 fn check_locks() -> Result<()> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut offending = vec![];
-    for krate in [
-        "domain",
-        "service",
-        "adapter-http",
-        "adapter-webhooks",
-        "app",
-    ] {
-        let mut dirs = vec![root.join("crates").join(krate).join("src")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {dir:?}"))? {
-                let path = entry?.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs")
-                    && std::fs::read_to_string(&path)?.contains("assume_locked")
-                {
-                    offending.push(path.display().to_string());
-                }
-            }
-        }
-    }
+    let (root, files) = structure::crate_sources()?;
+    let offending: Vec<String> = files
+        .iter()
+        .map(|path| structure::relative(&root, path))
+        .filter(|name| !LOCK_MAKERS.iter().any(|krate| name.starts_with(krate)))
+        .filter(|name| {
+            std::fs::read_to_string(root.join(name)).is_ok_and(|t| t.contains("assume_locked"))
+        })
+        .collect();
     if !offending.is_empty() {
         bail!(
             "only storage adapters may call Locked::assume_locked; found in {}",
@@ -269,44 +264,20 @@ fn check_locks() -> Result<()> {
 /// Production sources of every other crate are checked (tests, examples and xtask may name
 /// paths; so may a source file's own `#[cfg(test)]` module).
 fn check_api_paths() -> Result<()> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let (root, files) = structure::crate_sources()?;
     let mut offending = vec![];
-    for entry in std::fs::read_dir(root.join("crates")).context("reading crates")? {
-        let krate = entry?.path();
-        if krate.file_name().is_some_and(|name| name == "adapter-http") {
+    for path in &files {
+        let name = structure::relative(&root, path);
+        // A file's unit tests may name paths, e.g. stored documents of an earlier format.
+        if name.starts_with("crates/adapter-http/")
+            || !name.contains("/src/")
+            || structure::is_test_file(&name)
+        {
             continue;
         }
-        let mut dirs = vec![krate.join("src")];
-        while let Some(dir) = dirs.pop() {
-            if !dir.is_dir() {
-                continue;
-            }
-            for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {dir:?}"))? {
-                let path = entry?.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                if path.extension().is_none_or(|e| e != "rs") {
-                    continue;
-                }
-                let relative = path
-                    .strip_prefix(&root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                if name.is_some_and(|n| n == "tests.rs" || n.ends_with("_tests.rs")) {
-                    continue;
-                }
-                // A file's unit tests (its `#[cfg(test)]` module, at the end) may name paths,
-                // e.g. stored documents of an earlier format.
-                let source = std::fs::read_to_string(&path)?;
-                let production = source.split("#[cfg(test)]").next().unwrap_or_default();
-                if production.contains("/api/v2") {
-                    offending.push(relative);
-                }
-            }
+        let source = std::fs::read_to_string(path)?;
+        if structure::production_part(&source).contains("/api/v2") {
+            offending.push(name);
         }
     }
     if !offending.is_empty() {

@@ -157,7 +157,7 @@ fn strongly_connected(
     state.found
 }
 
-fn relative(root: &Path, path: &Path) -> String {
+pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     path.strip_prefix(&root)
@@ -201,9 +201,7 @@ const SPAWNS: [&str; 7] = [
 /// Fails if production code outside `crates/background` starts a thread or task, but for
 /// [`THREADS_ELSEWHERE`]: loops of due work have one home, one pattern.
 pub fn check_background_loops() -> Result<()> {
-    let root = workspace_root();
-    let mut files = Vec::new();
-    collect_rust_files(&root.join("crates"), &mut files)?;
+    let (root, files) = crate_sources()?;
     let mut found = Vec::new();
     for path in &files {
         let name = relative(&root, path);
@@ -242,9 +240,7 @@ const DECIDES: &str = "crates/service/src/access.rs";
 /// functions (`decide`, `decide_each`, `decide_in_environments`): "may this actor do this" is
 /// decided in one place.
 pub fn check_one_decider() -> Result<()> {
-    let root = workspace_root();
-    let mut files = Vec::new();
-    collect_rust_files(&root.join("crates"), &mut files)?;
+    let (root, files) = crate_sources()?;
     let calls = Regex::new(
         r"(^|[^.\w])(policy::)?decide(_each|_in_environments)?\s*\(|use domain::policy::\{[^}]*\bdecide|domain::policy::decide",
     )?;
@@ -281,9 +277,7 @@ pub fn check_one_decider() -> Result<()> {
 
 /// Fails, naming each file, if a file is longer than the limits allow.
 pub fn check_sizes() -> Result<()> {
-    let root = workspace_root();
-    let mut files = Vec::new();
-    collect_rust_files(&root.join("crates"), &mut files)?;
+    let (root, mut files) = crate_sources()?;
     collect_rust_files(&root.join("xtask"), &mut files)?;
     let mut over = Vec::new();
     for path in &files {
@@ -325,7 +319,7 @@ pub fn check_sizes() -> Result<()> {
 
 /// A file's production code: what comes before its test module (a top-level `#[cfg(test)]`
 /// followed by `mod`); a `#[cfg(test)]` on one item, or inside an `impl`, does not end it.
-fn production_part(text: &str) -> &str {
+pub(crate) fn production_part(text: &str) -> &str {
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         if line.trim_end() == "#[cfg(test)]" && text[at + line.len()..].starts_with("mod ") {
@@ -336,8 +330,16 @@ fn production_part(text: &str) -> &str {
     text
 }
 
+/// The workspace's root and every Rust file under `crates/`.
+pub(crate) fn crate_sources() -> Result<(PathBuf, Vec<PathBuf>)> {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    collect_rust_files(&root.join("crates"), &mut files)?;
+    Ok((root, files))
+}
+
 /// Integration tests, benches, and the test modules kept in files of their own.
-fn is_test_file(name: &str) -> bool {
+pub(crate) fn is_test_file(name: &str) -> bool {
     let parts: Vec<&str> = name.split('/').collect();
     parts.iter().any(|part| {
         *part == "tests" || *part == "benches" || part.ends_with("_tests") || *part == "tests.rs"

@@ -16,30 +16,10 @@ fn a_deadlock_in_a_batch_fails_every_change_in_it_with_a_conflict() {
 
     let (db, service, caller) = service_on(Backend::Postgres);
     create_flags(&service, &caller, ["f", "g"]);
-    let g_variation = flag_of(&service, &caller, "g").variations[0].id.clone();
     let before = flag_of(&service, &caller, "f");
     let permit = caller.may(use_case::PatchFlag).unwrap();
-    let rename = |name: &str| {
-        FlagChange::JsonPatch(patch(
-            json!([{"op": "replace", "path": "/name", "value": name}]),
-        ))
-    };
-    let add_prerequisite = FlagChange::Semantic(
-        SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
-            {"kind": "addPrerequisite", "key": "g", "variationId": g_variation}]}))
-        .unwrap(),
-    );
-    let mut holds_flag = db.pg_connection();
-    let mut holds_project = db.pg_connection();
-    holds_flag
-        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
-        .unwrap();
-    holds_project
-        .batch_execute(
-            "BEGIN; SET LOCAL deadlock_timeout = '20s'; \
-             SELECT 1 FROM projects WHERE key = 'p' FOR UPDATE",
-        )
-        .unwrap();
+    let add_prerequisite = prerequisite_g(&service, &caller);
+    let (mut holds_flag, mut holds_project) = hold_f_and_p(&db);
     let pause = || std::thread::sleep(Duration::from_millis(400));
     let (service, permit) = (&service, &permit);
     let (first, second, third) = std::thread::scope(|scope| {
@@ -108,30 +88,10 @@ fn a_deadlock_in_a_batch_of_several_flags_is_written_again_flag_by_flag() {
         .into_iter()
         .chain(others.iter().map(String::as_str));
     create_flags(&service, &caller, keys);
-    let g_variation = flag_of(&service, &caller, "g").variations[0].id.clone();
     let before = flag_of(&service, &caller, "f");
     let permit = caller.may(use_case::PatchFlag).unwrap();
-    let rename = |name: &str| {
-        FlagChange::JsonPatch(patch(
-            json!([{"op": "replace", "path": "/name", "value": name}]),
-        ))
-    };
-    let add_prerequisite = FlagChange::Semantic(
-        SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
-            {"kind": "addPrerequisite", "key": "g", "variationId": g_variation}]}))
-        .unwrap(),
-    );
-    let mut holds_flag = db.pg_connection();
-    let mut holds_project = db.pg_connection();
-    holds_flag
-        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
-        .unwrap();
-    holds_project
-        .batch_execute(
-            "BEGIN; SET LOCAL deadlock_timeout = '20s'; \
-             SELECT 1 FROM projects WHERE key = 'p' FOR UPDATE",
-        )
-        .unwrap();
+    let add_prerequisite = prerequisite_g(&service, &caller);
+    let (mut holds_flag, mut holds_project) = hold_f_and_p(&db);
     let pause = || std::thread::sleep(Duration::from_millis(400));
     let (service, permit, others) = (&service, &permit, &others);
     let (first, second, third, renamed) = std::thread::scope(|scope| {
@@ -542,4 +502,39 @@ fn create_flags<'k>(service: &Service, caller: &Caller, keys: impl IntoIterator<
             )
             .unwrap();
     }
+}
+
+/// A rename of a flag, as a JSON Patch.
+fn rename(name: &str) -> FlagChange {
+    FlagChange::JsonPatch(patch(
+        json!([{"op": "replace", "path": "/name", "value": name}]),
+    ))
+}
+
+/// Makes `g` (serving its first variation) a prerequisite in production.
+fn prerequisite_g(service: &Service, caller: &Caller) -> FlagChange {
+    let g_variation = flag_of(service, caller, "g").variations[0].id.clone();
+    FlagChange::Semantic(
+        SemanticPatch::parse(json!({"environmentKey": "production", "instructions": [
+            {"kind": "addPrerequisite", "key": "g", "variationId": g_variation}]}))
+        .unwrap(),
+    )
+}
+
+/// Two sessions in open transactions: one holds flag `f`'s row, the other project `p`'s (and
+/// waits 20 s before looking for a deadlock, so that the batch is the one to lose).
+fn hold_f_and_p(db: &Db) -> (diesel::PgConnection, diesel::PgConnection) {
+    use diesel::connection::SimpleConnection;
+    let mut holds_flag = db.pg_connection();
+    let mut holds_project = db.pg_connection();
+    holds_flag
+        .batch_execute("BEGIN; SELECT 1 FROM flags WHERE key = 'f' FOR UPDATE")
+        .unwrap();
+    holds_project
+        .batch_execute(
+            "BEGIN; SET LOCAL deadlock_timeout = '20s'; \
+             SELECT 1 FROM projects WHERE key = 'p' FOR UPDATE",
+        )
+        .unwrap();
+    (holds_flag, holds_project)
 }

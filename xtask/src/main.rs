@@ -47,7 +47,8 @@ fn main() -> ExitCode {
             .and_then(|()| structure::check_circles())
             .and_then(|()| structure::check_sizes())
             .and_then(|()| structure::check_background_loops())
-            .and_then(|()| structure::check_one_decider()),
+            .and_then(|()| structure::check_one_decider())
+            .and_then(|()| structure::check_use_cases_take_permits()),
         Some("doc") => doc(),
         Some("openapi") => openapi(),
         Some("roles") => roles(),
@@ -318,6 +319,7 @@ fn test(extra: &[String]) -> Result<()> {
     structure::check_sizes()?;
     structure::check_background_loops()?;
     structure::check_one_decider()?;
+    structure::check_use_cases_take_permits()?;
     doc()?;
     check_browser()?;
     let server = postgres::find_or_start()?;

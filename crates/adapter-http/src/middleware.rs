@@ -238,11 +238,11 @@ async fn admit(
     admission.version = caller.default_api_version();
     if let Some(limits) = &state.rate_limits {
         // Keyed by the token's `_id` (never its secret) and the route's pattern (not the path).
+        let key = caller
+            .token_id()
+            .map_or(caller.member_id().as_str(), |id| id.as_str());
         match limits
-            .check(
-                caller.token_id(),
-                &format!("{} {}", req.method(), route.path),
-            )
+            .check(key, &format!("{} {}", req.method(), route.path))
             .await
         {
             Ok(left) => {
@@ -481,7 +481,7 @@ pub async fn api_middleware(
         .request()
         .extensions()
         .get::<Caller>()
-        .map(|caller| caller.token_id().to_string());
+        .and_then(|caller| caller.token_id().map(ToString::to_string));
     tracing::info!(
         parent: &span,
         method = %method,

@@ -65,7 +65,8 @@ pub(crate) async fn members(
     };
     let caller = signed.caller.clone();
     match call(&console, move |s| {
-        s.members().list_members(&caller, &member_query)
+        s.members()
+            .list_members(&caller.may(use_case::ListMembers)?, &member_query)
     })
     .await
     {
@@ -141,9 +142,13 @@ async fn load_tokens(
 ) -> Result<TokenPage, ServiceError> {
     let caller = signed.caller.clone();
     call(console, move |s| {
-        match s.tokens().list_tokens(&caller, page_range, true) {
+        match s
+            .tokens()
+            .list_tokens(&caller.may(use_case::ListTokens)?, page_range, true)
+        {
             Err(ServiceError::NotPermitted(_)) => {
-                s.tokens().list_tokens(&caller, page_range, false)
+                s.tokens()
+                    .list_tokens(&caller.may(use_case::ListTokens)?, page_range, false)
             }
             listed => listed,
         }
@@ -273,7 +278,7 @@ pub(crate) fn tokens_page(
 }
 
 fn token_row(signed: &Signed, token: &Token, enabled: bool) -> Markup {
-    let yours = token.id == *signed.caller.token_id();
+    let yours = signed.caller.token_id() == Some(&token.id);
     html! {
         tr {
             td {
@@ -403,7 +408,12 @@ pub(crate) async fn delete_token(
         return bad_input(&signed, "A token id must not contain control characters.");
     }
     let caller = signed.caller.clone();
-    match call(&console, move |s| s.tokens().delete_token(&caller, &id)).await {
+    match call(&console, move |s| {
+        s.tokens()
+            .delete_token(&caller.may(use_case::DeleteToken)?, &id)
+    })
+    .await
+    {
         Ok(()) => see_other("/tokens?deleted=1"),
         Err(err) => error_page(&err, Some(&signed)),
     }

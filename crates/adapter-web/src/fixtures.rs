@@ -71,19 +71,19 @@ pub(crate) fn fixture() -> Fixture {
     };
     let flags = service
         .flags()
-        .list_flags(&owner, "shop", &request)
+        .list_flags(&owner.may(use_case::ListFlags).unwrap(), "shop", &request)
         .unwrap();
     let members = service
         .members()
         .list_members(
-            &owner,
+            &owner.may(use_case::ListMembers).unwrap(),
             &domain::query::MemberQuery::parse(None, None, None, None).unwrap(),
         )
         .unwrap();
     let tokens = service
         .tokens()
         .list_tokens(
-            &owner,
+            &owner.may(use_case::ListTokens).unwrap(),
             domain::query::Page {
                 limit: 50,
                 offset: 0,
@@ -141,6 +141,11 @@ fn beta_segment(service: &Service, owner: &service::Caller) -> service::SegmentW
         .unwrap();
     service
         .segments()
-        .get_segment(owner, "shop", "production", "beta")
+        .get_segment(
+            &owner.may(use_case::GetSegment).unwrap(),
+            "shop",
+            "production",
+            "beta",
+        )
         .unwrap()
 }

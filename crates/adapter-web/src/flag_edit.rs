@@ -96,10 +96,14 @@ async fn unmet_rules(
     let caller = signed.caller.clone();
     let (p, e) = (project.to_owned(), env.map(str::to_owned));
     let environments = call(console, move |s| match e {
-        Some(e) => Ok(vec![s.environments().get_environment(&caller, &p, &e)?]),
+        Some(e) => Ok(vec![s.environments().get_environment(
+            &caller.may(use_case::GetEnvironment)?,
+            &p,
+            &e,
+        )?]),
         None => Ok(s
             .projects()
-            .get_project(&caller, &p, true)?
+            .get_project(&caller.may(use_case::GetProject)?, &p, true)?
             .environments
             .unwrap_or_default()),
     })
@@ -296,7 +300,12 @@ pub(crate) async fn save_settings(
     // The instructions are made from the flag as the page showed it (its version is checked
     // with the flag locked): read it now, and let the version check refuse a stale form.
     let (p, f, caller) = (keys[0].clone(), keys[1].clone(), signed.caller.clone());
-    let current = match call(&console, move |s| s.flags().get_flag(&caller, &p, &f, &[])).await {
+    let current = match call(&console, move |s| {
+        s.flags()
+            .get_flag(&caller.may(use_case::GetFlag)?, &p, &f, &[])
+    })
+    .await
+    {
         Ok(view) => view.flag,
         Err(err) => return error_page(&err, Some(&signed)),
     };

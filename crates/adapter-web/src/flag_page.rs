@@ -69,8 +69,15 @@ pub(crate) async fn load(
     let caller = signed.caller.clone();
     let (project_key, flag_key) = (project_key.to_owned(), flag_key.to_owned());
     call(console, move |s| {
-        let project = s.projects().get_project(&caller, &project_key, true)?;
-        let flag = s.flags().get_flag(&caller, &project_key, &flag_key, &[])?;
+        let project =
+            s.projects()
+                .get_project(&caller.may(use_case::GetProject)?, &project_key, true)?;
+        let flag = s.flags().get_flag(
+            &caller.may(use_case::GetFlag)?,
+            &project_key,
+            &flag_key,
+            &[],
+        )?;
         Ok((project, flag))
     })
     .await

@@ -166,16 +166,20 @@ pub(crate) async fn list(
         );
     }
     let loaded = call(&console, move |s| {
-        let project = s.projects().get_project(&caller, &project_key, true)?;
+        let project =
+            s.projects()
+                .get_project(&caller.may(use_case::GetProject)?, &project_key, true)?;
         let environments = project.environments.clone().unwrap_or_default();
         let filters = FlagFilters::of(query, &environments);
         let request = FlagListRequest {
             query: filters.query(),
             environments: EnvironmentSelection::Only(filters.columns.clone()),
         };
-        let flags = s
-            .flags()
-            .list_flags(&caller, project.project.key.as_str(), &request)?;
+        let flags = s.flags().list_flags(
+            &caller.may(use_case::ListFlags)?,
+            project.project.key.as_str(),
+            &request,
+        )?;
         Ok((project, filters, flags))
     })
     .await;
@@ -564,7 +568,8 @@ pub(crate) async fn switch_targeting(
     let caller = signed.caller.clone();
     let (p, e) = (project.clone(), env.clone());
     let rules = call(&console, move |s| {
-        s.environments().get_environment(&caller, &p, &e)
+        s.environments()
+            .get_environment(&caller.may(use_case::GetEnvironment)?, &p, &e)
     })
     .await;
     let refusal = match &rules {
@@ -648,8 +653,12 @@ async fn switch_now(
     let (p, f) = (project.to_owned(), flag.to_owned());
     let envs = vec![env.to_owned()];
     let current = call(console, move |s| {
-        let project = s.projects().get_project(&caller, &p, true)?;
-        let flag = s.flags().get_flag(&caller, &p, &f, &envs)?;
+        let project = s
+            .projects()
+            .get_project(&caller.may(use_case::GetProject)?, &p, true)?;
+        let flag = s
+            .flags()
+            .get_flag(&caller.may(use_case::GetFlag)?, &p, &f, &envs)?;
         Ok((project, flag))
     })
     .await;

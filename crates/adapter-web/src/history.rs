@@ -6,6 +6,7 @@ use domain::audit::{AuditEntry, AuditPage, AuditQuery};
 use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::Value;
+use service::use_case;
 use service::ProjectWithEnvironments;
 
 use crate::pages::layout;
@@ -126,8 +127,15 @@ pub(crate) async fn show(
         .clone()
         .filter(|id| domain::id::AuditEntryId::parse(id).is_ok() && before.is_some());
     let loaded = call(&console, move |s| {
-        let project = s.projects().get_project(&caller, &project_key, true)?;
-        let flag = s.flags().get_flag(&caller, &project_key, &flag_key, &[])?;
+        let project =
+            s.projects()
+                .get_project(&caller.may(use_case::GetProject)?, &project_key, true)?;
+        let flag = s.flags().get_flag(
+            &caller.may(use_case::GetFlag)?,
+            &project_key,
+            &flag_key,
+            &[],
+        )?;
         let query = AuditQuery {
             before,
             before_id,
@@ -140,7 +148,9 @@ pub(crate) async fn show(
             )),
             limit: ENTRIES_PER_PAGE,
         };
-        let entries = s.audit_log().list_audit_log_in_detail(&caller, &query)?;
+        let entries = s
+            .audit_log()
+            .list_audit_log_in_detail(&caller.may(use_case::ReadAuditLog)?, &query)?;
         Ok((project, flag.flag.name, flag.flag.key.to_string(), entries))
     })
     .await;

@@ -37,7 +37,7 @@ pub(crate) fn layout(title: &str, signed: Option<&Signed>, content: &Markup) -> 
                             a href="/members" { "Members" }
                             @if crate::signed::manages_tokens(signed) { a href="/tokens" { "Access tokens" } }
                         }
-                        span.who { "Signed in with token " strong { (signed.caller.token_name()) } " (" (signed.caller.role().as_str()) ")" }
+                        span.who { "Signed in with token " strong { (signed.caller.token_name().unwrap_or_default()) } " (" (signed.caller.role().as_str()) ")" }
                         form.inline method="post" action="/sign-out" {
                             input type="hidden" name="csrf" value=(signed.csrf_token);
                             button.plain type="submit" { "Sign out" }

@@ -5,6 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::query::{Direction, ProjectQuery, ProjectSortField, Sort};
 use maud::{html, Markup};
 use serde::Deserialize;
+use service::use_case;
 use service::ProjectList;
 
 use crate::pages::{
@@ -50,7 +51,8 @@ pub(crate) async fn projects(
     };
     let caller = signed.caller.clone();
     match call(&console, move |s| {
-        s.projects().list_projects(&caller, &projects_query, true)
+        s.projects()
+            .list_projects(&caller.may(use_case::ListProjects)?, &projects_query, true)
     })
     .await
     {

@@ -8,6 +8,7 @@ use domain::query::{Direction, SegmentQuery, SegmentSortField, Sort};
 use domain::segment::{Segment, SegmentTarget};
 use maud::{html, Markup};
 use serde::Deserialize;
+use service::use_case;
 use service::{ProjectWithEnvironments, SegmentPage, SegmentWithFlags};
 
 use crate::pages::{bad_input, count_line, layout, page_of, pager, search_form, search_page_link};
@@ -97,10 +98,15 @@ pub(crate) async fn list(
     let caller = signed.caller.clone();
     let (p, e) = (project_key.clone(), env_key.clone());
     let loaded = call(&console, move |s| {
-        let project = s.projects().get_project(&caller, &p, true)?;
-        let segments = s
-            .segments()
-            .list_segments(&caller, &p, &e, &segment_query)?;
+        let project = s
+            .projects()
+            .get_project(&caller.may(use_case::GetProject)?, &p, true)?;
+        let segments = s.segments().list_segments(
+            &caller.may(use_case::ListSegments)?,
+            &p,
+            &e,
+            &segment_query,
+        )?;
         Ok((project, segments))
     })
     .await;
@@ -136,8 +142,12 @@ pub(crate) async fn show(
     let caller = signed.caller.clone();
     let (p, e) = (project_key.clone(), env_key.clone());
     let loaded = call(&console, move |s| {
-        let project = s.projects().get_project(&caller, &p, true)?;
-        let segment = s.segments().get_segment(&caller, &p, &e, &segment_key)?;
+        let project = s
+            .projects()
+            .get_project(&caller.may(use_case::GetProject)?, &p, true)?;
+        let segment =
+            s.segments()
+                .get_segment(&caller.may(use_case::GetSegment)?, &p, &e, &segment_key)?;
         Ok((project, segment))
     })
     .await;

@@ -599,7 +599,7 @@ mod tests {
         fn is_on(service: &Service, owner: &Caller, project: &str, env: &str) -> bool {
             service
                 .flags()
-                .get_flag(owner, project, "f", &[])
+                .get_flag(&owner.may(use_case::GetFlag).unwrap(), project, "f", &[])
                 .unwrap()
                 .flag
                 .environments[env]
@@ -699,13 +699,20 @@ mod tests {
             assert!(refused.to_string().contains("env/production"), "{refused}");
             let refused = service
                 .flags()
-                .delete_flag(&no_production, "shop", "f")
+                .delete_flag(
+                    &no_production.may(use_case::DeleteFlag).unwrap(),
+                    "shop",
+                    "f",
+                )
                 .unwrap_err();
             assert!(
                 matches!(refused, ServiceError::NotPermitted(_)),
                 "{refused:?}"
             );
-            assert!(service.flags().get_flag(&owner, "shop", "f", &[]).is_ok());
+            assert!(service
+                .flags()
+                .get_flag(&owner.may(use_case::GetFlag).unwrap(), "shop", "f", &[])
+                .is_ok());
         }
 
         #[test]
@@ -733,7 +740,7 @@ mod tests {
             );
             let tags = service
                 .flags()
-                .get_flag(&owner, "shop", "f", &[])
+                .get_flag(&owner.may(use_case::GetFlag).unwrap(), "shop", "f", &[])
                 .unwrap()
                 .flag
                 .tags;
@@ -750,11 +757,11 @@ mod tests {
             );
             assert!(service
                 .flags()
-                .get_flag(&shop_only, "shop", "f", &[])
+                .get_flag(&shop_only.may(use_case::GetFlag).unwrap(), "shop", "f", &[])
                 .is_ok());
             let refused = service
                 .flags()
-                .get_flag(&shop_only, "blog", "f", &[])
+                .get_flag(&shop_only.may(use_case::GetFlag).unwrap(), "blog", "f", &[])
                 .unwrap_err();
             assert!(
                 matches!(refused, ServiceError::NotPermitted(_)),
@@ -763,7 +770,11 @@ mod tests {
             let query = domain::query::ProjectQuery::parse(None, None, None, None).unwrap();
             let listed = service
                 .projects()
-                .list_projects(&shop_only, &query, false)
+                .list_projects(
+                    &shop_only.may(use_case::ListProjects).unwrap(),
+                    &query,
+                    false,
+                )
                 .unwrap();
             let keys: Vec<&str> = listed
                 .items
@@ -773,7 +784,7 @@ mod tests {
             assert_eq!((keys, listed.total), (vec!["shop"], 1));
             assert!(matches!(
                 service.audit_log().list_audit_log(
-                    &shop_only,
+                    &shop_only.may(use_case::ReadAuditLog).unwrap(),
                     &domain::audit::AuditQuery::parse(None, None, None, None, None).unwrap()
                 ),
                 Err(ServiceError::NotPermitted(_))
@@ -795,11 +806,14 @@ mod tests {
                 domain::audit::AuditQuery::parse(None, None, None, None, None).unwrap();
             let seen = service
                 .audit_log()
-                .list_audit_log(&shop_auditor, &everything)
+                .list_audit_log(
+                    &shop_auditor.may(use_case::ReadAuditLog).unwrap(),
+                    &everything,
+                )
                 .unwrap();
             let all = service
                 .audit_log()
-                .list_audit_log(&owner, &everything)
+                .list_audit_log(&owner.may(use_case::ReadAuditLog).unwrap(), &everything)
                 .unwrap();
             assert!(all.iter().any(|e| e
                 .target
@@ -829,7 +843,10 @@ mod tests {
                 .unwrap();
             let refused = service
                 .audit_log()
-                .get_audit_entry(&shop_auditor, blog.id.as_str())
+                .get_audit_entry(
+                    &shop_auditor.may(use_case::ReadAuditLog).unwrap(),
+                    blog.id.as_str(),
+                )
                 .unwrap_err();
             assert!(
                 matches!(refused, ServiceError::NotPermitted(_)),
@@ -863,7 +880,10 @@ mod tests {
                 matches!(refused, ServiceError::NotPermitted(_)),
                 "{refused:?}"
             );
-            assert!(service.flags().get_flag(&owner, "blog", "g", &[]).is_err());
+            assert!(service
+                .flags()
+                .get_flag(&owner.may(use_case::GetFlag).unwrap(), "blog", "g", &[])
+                .is_err());
         }
     }
 }

@@ -1,14 +1,15 @@
 //! The audit log: every change appends one entry in its own transaction.
 
-use domain::audit::{AuditEntry, AuditPage, AuditQuery, AuditTarget, ShownVersion};
+use domain::audit::{AuditEntry, AuditPage, AuditQuery, AuditTarget};
 use domain::id::AuditEntryId;
 use domain::key::{FlagKey, ProjectKey};
-use domain::policy::{Request, Resource};
-use domain::role::Action;
+use domain::policy::Resource;
 use ports::{Changed, Repository, StoreExt};
 use serde_json::Value;
 
-use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
+use crate::authorize::Decided;
+pub(crate) use crate::change::Change;
+use crate::{use_case, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult};
 
 /// The audit log: listing and reading its entries. The use cases of `Service::audit_log`; they work with the service's data
 /// ([`Service`], which this derefs to).
@@ -27,83 +28,6 @@ impl std::ops::Deref for AuditLog<'_> {
 
     fn deref(&self) -> &Service {
         self.0
-    }
-}
-
-/// What a use case changed, for its audit entry.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Change {
-    /// `flag`, `project`, `environment`, `segment`, `member`, `token`, `webhook`.
-    pub kind: &'static str,
-    /// The resource's name (its key for most kinds).
-    pub name: String,
-    /// `created`, `updated`, `deleted`, ...
-    pub verb: &'static str,
-    /// Every action with its resource (and the resource's tags): each is decided by the
-    /// caller's policies before the entry is written, and recorded in it (without tags).
-    pub accesses: Vec<Request>,
-    /// The resource's specifiers.
-    pub resources: Vec<String>,
-    /// Where the resource lives in the API (its path), if it has an address.
-    pub href: Option<String>,
-    /// The comment sent with the change.
-    pub comment: Option<String>,
-    /// The patch, merge document or instructions sent.
-    pub delta: Option<Value>,
-    /// The resource before (secrets masked).
-    pub previous: Option<ShownVersion>,
-    /// The resource after (secrets masked).
-    pub current: Option<ShownVersion>,
-}
-
-impl Change {
-    /// A change with one action on one resource.
-    pub fn new(
-        kind: &'static str,
-        name: &str,
-        verb: &'static str,
-        action: &str,
-        resource: Resource,
-    ) -> Self {
-        Self {
-            kind,
-            name: name.to_owned(),
-            verb,
-            resources: vec![resource.to_string()],
-            accesses: vec![Request::new(action, resource)],
-            ..Default::default()
-        }
-    }
-
-    pub fn href(mut self, href: String) -> Self {
-        self.href = Some(href);
-        self
-    }
-
-    pub fn comment(mut self, comment: Option<String>) -> Self {
-        self.comment = comment;
-        self
-    }
-
-    pub fn delta(mut self, delta: Option<Value>) -> Self {
-        self.delta = delta;
-        self
-    }
-
-    /// The resource before and after, as JSON trees.
-    pub fn versions(self, previous: Option<Value>, current: Option<Value>) -> Self {
-        self.shown_versions(previous.map(Into::into), current.map(Into::into))
-    }
-
-    /// The resource before and after, as rendered JSON text.
-    pub fn shown_versions(
-        mut self,
-        previous: Option<ShownVersion>,
-        current: Option<ShownVersion>,
-    ) -> Self {
-        self.previous = previous;
-        self.current = current;
-        self
     }
 }
 
@@ -191,7 +115,7 @@ impl Service {
         &self,
         repo: &mut dyn Repository,
         caller: &Caller,
-        change: Change,
+        change: Decided,
     ) -> ServiceResult<AuditEntry> {
         let entry = self.audit_entry(repo, caller, change)?;
         let webhooks = repo.append_audit_entry(&entry)?;
@@ -206,7 +130,7 @@ impl Service {
         &self,
         repo: &mut dyn Repository,
         caller: &Caller,
-        change: Change,
+        change: Decided,
         pending: &mut PendingAudits,
     ) -> ServiceResult<()> {
         let entry = self.audit_entry(repo, caller, change)?;
@@ -235,16 +159,15 @@ impl Service {
     }
 
     /// The audit entry of `change`, made by `caller`, with what it changed announced to the
-    /// store (sent with the entry).
+    /// store (sent with the entry). Every change is audited, and only a decided one
+    /// ([`Decided`]): what it records was decided once, by authorization.
     fn audit_entry(
         &self,
         repo: &mut dyn Repository,
         caller: &Caller,
-        change: Change,
+        change: Decided,
     ) -> ServiceResult<AuditEntry> {
-        // Every change is audited, so every action of every change is decided here at the
-        // latest (use cases that write before they audit, or write in batches, decide first).
-        caller.require_all(&change.accesses)?;
+        let change = change.into_change();
         // The caller as verified: no need to read its member and token again.
         let (member, token) = &*caller.audited_as;
         let actor = &member.email;
@@ -275,7 +198,7 @@ impl Service {
             comment: change.comment.filter(|c| !c.is_empty()),
             accesses,
             member: Some(member.clone()),
-            token: Some(token.clone()),
+            token: token.clone(),
             target: AuditTarget {
                 name: change.name,
                 resources: change.resources,
@@ -300,7 +223,6 @@ impl Service {
         query: &AuditQuery,
         read: impl FnMut(&mut dyn Repository) -> ServiceResult<AuditPage>,
     ) -> ServiceResult<AuditPage> {
-        caller.require(Action::ViewResources)?;
         caller.require_on("viewAuditLog", &Resource::account())?;
         let account_id = self.account_id()?;
         let mut page = self.store.read_tx(read)?;
@@ -361,10 +283,10 @@ impl AuditLog<'_> {
     /// `NotPermitted`.
     pub fn list_audit_log(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ReadAuditLog>,
         query: &AuditQuery,
     ) -> ServiceResult<Vec<AuditEntry>> {
-        Ok(self.page_audit_log(caller, query)?.entries)
+        Ok(self.page_audit_log(permit, query)?.entries)
     }
 
     /// A page of audit entries, newest first (listing view), and where the next one starts:
@@ -374,7 +296,12 @@ impl AuditLog<'_> {
     ///
     /// # Errors
     /// `NotPermitted`.
-    pub fn page_audit_log(&self, caller: &Caller, query: &AuditQuery) -> ServiceResult<AuditPage> {
+    pub fn page_audit_log(
+        &self,
+        permit: &Permit<use_case::ReadAuditLog>,
+        query: &AuditQuery,
+    ) -> ServiceResult<AuditPage> {
+        let caller = permit.caller();
         // The store gives the listing view, without reading any entry's detail.
         self.list_audit_entries(caller, query, |repo| Ok(repo.page_audit_entries(query)?))
     }
@@ -387,9 +314,10 @@ impl AuditLog<'_> {
     /// `NotPermitted`.
     pub fn list_audit_log_in_detail(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ReadAuditLog>,
         query: &AuditQuery,
     ) -> ServiceResult<AuditPage> {
+        let caller = permit.caller();
         self.list_audit_entries(caller, query, |repo| {
             let listed = repo.page_audit_entries(query)?;
             let mut detailed = Vec::with_capacity(listed.entries.len());
@@ -410,8 +338,12 @@ impl AuditLog<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn get_audit_entry(&self, caller: &Caller, id: &str) -> ServiceResult<AuditEntry> {
-        caller.require(Action::ViewResources)?;
+    pub fn get_audit_entry(
+        &self,
+        permit: &Permit<use_case::ReadAuditLog>,
+        id: &str,
+    ) -> ServiceResult<AuditEntry> {
+        let caller = permit.caller();
         caller.require_on("viewAuditLog", &Resource::account())?;
         let account_id = self.account_id()?;
         let mut entry = self.store.read_tx(|repo| -> ServiceResult<_> {

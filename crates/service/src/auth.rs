@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use domain::audit::{AuditMember, AuditToken};
+use domain::audit::AuditToken;
 use domain::custom_role::CustomRole;
 use domain::id::{MemberId, TokenId};
 use domain::member::Member;
@@ -13,6 +13,8 @@ use domain::version::ApiVersion;
 use ports::{Locked, Repository, StoreExt, TokenMatch};
 
 use crate::access::Permissions;
+use crate::caller::Principal;
+use crate::member_caller::{audit_member, job_caller_as, policy_set};
 use crate::secrets::hash_secret;
 use crate::{Caller, RandomIds, Service, ServiceError, ServiceResult};
 
@@ -82,19 +84,6 @@ fn grants_of(repo: &mut dyn Repository, token: &Token, member: &Member) -> Servi
     })
 }
 
-/// The policies of built-in role `role` and of custom roles `roles` (each with its base
-/// permissions), one of which allowing suffices. The owner acts with its built-in role alone: no
-/// custom role (one an admin may edit) locks it out of the account.
-pub(crate) fn policy_set(role: Role, roles: &[CustomRole]) -> Vec<Policy> {
-    let mut policies = vec![domain::policy::base_role_policy(role)];
-    if role != Role::Owner {
-        for custom in roles {
-            policies.extend(custom.policies());
-        }
-    }
-    policies
-}
-
 /// What `token` of `member` may do, acting with built-in role `role` (its own, capped by its
 /// member's for a personal token): that role's policy and its member's custom roles'; for a
 /// token with custom roles or an inline role, what those and its own base role allow, and (a
@@ -131,26 +120,24 @@ pub(crate) fn caller_of(token: &Token, member: &Member, grants: &Grants) -> Call
         (false, role, member) => role.min(member),
     };
     Caller {
-        token_id: token.id.clone(),
+        principal: Principal::AccessToken {
+            id: token.id.clone(),
+            name: token.name.clone(),
+            service: token.service_token,
+        },
         member_id: token.member_id.clone(),
         role,
         permissions: permissions_of(token, member, role, grants),
-        service_token: token.service_token,
         default_api_version: ApiVersion::from_date(token.default_api_version)
             .unwrap_or(ApiVersion::CURRENT),
         audited_as: std::sync::Arc::new((
-            AuditMember {
-                id: member.id.to_string(),
-                email: member.email.clone(),
-                first_name: member.first_name.clone(),
-                last_name: member.last_name.clone(),
-            },
-            AuditToken {
+            audit_member(member),
+            Some(AuditToken {
                 id: token.id.to_string(),
                 name: token.name.clone(),
                 ending: token.ending.clone(),
                 service_token: token.service_token,
-            },
+            }),
         )),
         request_id: None,
     }
@@ -208,14 +195,17 @@ pub(crate) fn hold_members(
         .ok_or_else(|| {
             ServiceError::Unauthenticated("the member of this access token no longer exists".into())
         })?;
-    let token = repo.get_token(&caller.token_id)?.ok_or_else(|| {
-        ServiceError::Unauthenticated("this access token no longer exists".into())
-    })?;
-    let grants = grants_of(repo, &token, member)?;
-    Ok(HeldMembers {
-        caller: caller_of(&token, member, &grants),
-        members,
-    })
+    let caller = match &caller.principal {
+        Principal::AccessToken { id, .. } => {
+            let token = repo.get_token(id)?.ok_or_else(|| {
+                ServiceError::Unauthenticated("this access token no longer exists".into())
+            })?;
+            let grants = grants_of(repo, &token, member)?;
+            caller_of(&token, member, &grants)
+        }
+        Principal::Job { name } => job_caller_as(repo, member, name)?,
+    };
+    Ok(HeldMembers { caller, members })
 }
 
 /// A new access token secret: `api-<uuid v4>`.
@@ -241,16 +231,16 @@ impl Service {
             Some(caller) => caller,
             None => self.verify(secret, hash, now)?,
         };
-        if self.tokens.should_record_use(&caller.token_id, now) {
+        let token_id = caller
+            .token_id()
+            .filter(|id| self.tokens.should_record_use(id, now));
+        if let Some(token_id) = token_id {
             // Bookkeeping, not part of the request: a failure here must not fail the request.
             let recorded = self.store.write_tx(|repo| -> ServiceResult<()> {
-                Ok(repo.record_token_use(&caller.token_id, &caller.member_id, now)?)
+                Ok(repo.record_token_use(token_id, &caller.member_id, now)?)
             });
             if let Err(err) = recorded {
-                log::warn!(
-                    "could not record the use of token {}: {err}",
-                    caller.token_id
-                );
+                log::warn!("could not record the use of token {token_id}: {err}");
             }
         }
         Ok(caller)
@@ -311,7 +301,7 @@ impl Authentication<'_> {
         let now = self.now();
         let caller = self.tokens.get(&hash_secret(secret), now)?;
         self.tokens
-            .use_recorded_recently(&caller.token_id, now)
+            .use_recorded_recently(caller.token_id()?, now)
             .then_some(caller)
     }
 
@@ -402,5 +392,28 @@ impl Authentication<'_> {
             .read_tx(|repo| -> ServiceResult<_> { Ok(repo.list_secret_hashes(now)?) })?;
         self.known_secrets.replace(&hashes);
         Ok(self.known_secrets.contains(wanted))
+    }
+}
+
+impl Authentication<'_> {
+    /// The caller that background job `name` is when it does work that member `member_id`
+    /// asked for: that member as it is now. The job's use cases admit it only to what such work
+    /// consists of ([`crate::use_case`]), and its audit entries name the member and no token.
+    ///
+    /// # Errors
+    /// [`ServiceError::Unauthenticated`] when the member no longer exists; storage errors.
+    pub fn act_for_member(
+        &self,
+        member_id: &MemberId,
+        name: &'static str,
+    ) -> ServiceResult<Caller> {
+        self.store.read_tx(|repo| -> ServiceResult<_> {
+            let member = repo.get_member(member_id)?.ok_or_else(|| {
+                ServiceError::Unauthenticated(format!(
+                    "the member for whom this {name} acts no longer exists"
+                ))
+            })?;
+            job_caller_as(repo, &member, name)
+        })
     }
 }

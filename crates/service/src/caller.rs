@@ -9,29 +9,55 @@ use domain::version::ApiVersion;
 
 use crate::{access, Access, ServiceError, ServiceResult};
 
-/// Who is calling: the access token presented and what it may do.
+/// What authenticated a caller, and so what it may be admitted to ([`Caller::may`]).
 ///
-/// Only authentication ([`Authentication::authenticate`](crate::Authentication::authenticate)) makes one, so a use case, which takes the
-/// caller (or a [`Permit`](crate::Permit) made from it) as a parameter, cannot be reached by someone who has
-/// not authenticated.
+/// A person signed in to the console acts through a session opened with an access token (an
+/// `AccessToken`). An environment's SDK key is never a caller: it reads its environment's flag
+/// data through the SDK routes, and no use case here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// An access token, presented to the API or through a console session opened with it.
+    AccessToken {
+        /// The token's `_id`.
+        id: TokenId,
+        /// Its name.
+        name: String,
+        /// Whether it is a service token (it acts for the account, not for a member).
+        service: bool,
+    },
+    /// A background job doing work that a member asked for earlier (a scheduled change, an
+    /// expiring target), acting as that member is when it runs: the member's role and custom
+    /// roles then, never those of the token it asked with. It is admitted only to the use cases
+    /// such work consists of (see [`crate::use_case`]).
+    Job {
+        /// What the job is, for refusals (`scheduled change`).
+        name: &'static str,
+    },
+}
+
+/// Who is calling and what it may do: a [`Principal`] acting for a member.
+///
+/// Only authentication ([`Authentication::authenticate`](crate::Authentication::authenticate),
+/// or [`Authentication::act_for_member`](crate::Authentication::act_for_member) for a job)
+/// makes one, so a use case, which takes a [`Permit`](crate::Permit) made from a caller, cannot
+/// be reached by someone who has not authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
-    /// The token's `_id`.
-    pub(crate) token_id: TokenId,
-    /// The member the token belongs to (its creator, for service tokens).
+    /// What authenticated it.
+    pub(crate) principal: Principal,
+    /// The member it acts for (a token's member: its creator, for service tokens).
     pub(crate) member_id: MemberId,
     /// The role in effect: a personal token never exceeds its member's role.
     pub(crate) role: Role,
     /// What the caller may do, as policies decided per action and resource (its role's
     /// built-in policy, or its custom roles' and its member's).
     pub(crate) permissions: access::Permissions,
-    /// Whether it is a service token.
-    pub(crate) service_token: bool,
     /// The API version for requests that do not name one.
     pub(crate) default_api_version: ApiVersion,
-    /// Who acts, as the caller's audit entries record it: the member and the token as they were
-    /// when the token was verified (a change to either through this replica verifies it again).
-    pub(crate) audited_as: Arc<(AuditMember, AuditToken)>,
+    /// Who acts, as the caller's audit entries record it: the member, and the token (none for
+    /// a job), as they were when the caller was authenticated (a change to either through this
+    /// replica authenticates it again).
+    pub(crate) audited_as: Arc<(AuditMember, Option<AuditToken>)>,
     /// The request this caller makes, when a driving adapter names it
     /// ([`Caller::for_request`]): webhook deliveries its changes queue carry it.
     pub(crate) request_id: Option<Arc<str>>,
@@ -50,17 +76,28 @@ impl Caller {
         self.request_id.as_deref()
     }
 
-    /// The `_id` of the access token presented.
-    pub fn token_id(&self) -> &TokenId {
-        &self.token_id
+    /// What authenticated the caller.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
-    /// The name of the access token presented.
-    pub fn token_name(&self) -> &str {
-        &self.audited_as.1.name
+    /// The `_id` of the access token presented, if a token authenticated the caller.
+    pub fn token_id(&self) -> Option<&TokenId> {
+        match &self.principal {
+            Principal::AccessToken { id, .. } => Some(id),
+            Principal::Job { .. } => None,
+        }
     }
 
-    /// The member the token belongs to (its creator, for service tokens).
+    /// The name of the access token presented, if a token authenticated the caller.
+    pub fn token_name(&self) -> Option<&str> {
+        match &self.principal {
+            Principal::AccessToken { name, .. } => Some(name),
+            Principal::Job { .. } => None,
+        }
+    }
+
+    /// The member the caller acts for (a token's member: its creator, for service tokens).
     pub fn member_id(&self) -> &MemberId {
         &self.member_id
     }
@@ -72,7 +109,7 @@ impl Caller {
 
     /// Whether the token is a service token (it acts for the account, not for a member).
     pub fn service_token(&self) -> bool {
-        self.service_token
+        matches!(self.principal, Principal::AccessToken { service: true, .. })
     }
 
     /// The API version for requests that do not name one.
@@ -85,7 +122,7 @@ impl Caller {
         Actor {
             role: self.role,
             member_id: &self.member_id,
-            service_token: self.service_token,
+            service_token: self.service_token(),
         }
     }
 
@@ -224,6 +261,15 @@ impl Caller {
     /// [`ServiceError::NotPermitted`].
     pub(crate) fn require_view(&self, project_key: &str) -> ServiceResult<()> {
         self.require(Action::ViewResources)?;
+        self.authorize_view(project_key)
+    }
+
+    /// Refuses unless the caller's policies allow reading project `project_key`
+    /// (`viewProject` on `proj/{key}`): for a caller admitted to a read, whose role was asked.
+    ///
+    /// # Errors
+    /// [`ServiceError::NotPermitted`].
+    pub(crate) fn authorize_view(&self, project_key: &str) -> ServiceResult<()> {
         self.require_on(
             "viewProject",
             &domain::policy::Resource::project(project_key),
@@ -253,11 +299,14 @@ mod tests {
 
     fn caller_with(role: Role) -> Caller {
         Caller {
-            token_id: TokenId::parse(&"1".repeat(24)).unwrap(),
+            principal: Principal::AccessToken {
+                id: TokenId::parse(&"1".repeat(24)).unwrap(),
+                name: "token".into(),
+                service: false,
+            },
             member_id: MemberId::parse(&"2".repeat(24)).unwrap(),
             role,
             permissions: access::Permissions::of_role(role),
-            service_token: false,
             default_api_version: ApiVersion::CURRENT,
             audited_as: Arc::new((
                 AuditMember {
@@ -266,12 +315,12 @@ mod tests {
                     first_name: None,
                     last_name: None,
                 },
-                AuditToken {
+                Some(AuditToken {
                     id: "1".repeat(24),
                     name: "token".into(),
                     ending: "oken".into(),
                     service_token: false,
-                },
+                }),
             )),
             request_id: None,
         }

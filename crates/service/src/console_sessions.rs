@@ -70,10 +70,14 @@ impl ConsoleSessions<'_> {
     /// As [`Authentication::authenticate`](crate::Authentication::authenticate) for a secret that is no token's; storage errors.
     pub fn open_console_session(&self, secret: &str) -> ServiceResult<OpenedSession> {
         let caller = self.authentication().authenticate(secret)?;
+        let token_id = caller
+            .token_id()
+            .cloned()
+            .ok_or_else(|| ServiceError::Internal("a token made no token's caller".into()))?;
         let now = self.now();
         let id = random_hex();
         let session = ConsoleSession {
-            token_id: caller.token_id().clone(),
+            token_id: token_id.clone(),
             secret_hash: hash_secret(secret),
             csrf_token: random_hex(),
             created_at: now,
@@ -82,7 +86,7 @@ impl ConsoleSessions<'_> {
         self.store.write_tx(|repo| -> ServiceResult<()> {
             // The token held while its sessions are counted: two sign-ins at once cannot both
             // see room for one more.
-            repo.lock_token(caller.token_id())?.ok_or_else(|| {
+            repo.lock_token(&token_id)?.ok_or_else(|| {
                 ServiceError::Unauthenticated("this access token no longer exists".into())
             })?;
             Ok(repo.insert_console_session(

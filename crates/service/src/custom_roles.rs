@@ -6,14 +6,12 @@ use domain::key::CustomRoleKey;
 use domain::patch::JsonPatchBody;
 use domain::policy::Resource;
 use domain::query::CustomRoleQuery;
-use domain::role::Action;
 use ports::{CustomRoleRepository, Listed, Locked, StoreExt};
 use serde_json::Value;
 
 use crate::audit::Change;
 use crate::{
-    use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service, ServiceError,
-    ServiceResult,
+    use_case, ApiResource, Permit, RandomIds, Representations, Service, ServiceError, ServiceResult,
 };
 
 /// Custom roles. The use cases of `Service::custom_roles`; they work with the service's data
@@ -84,10 +82,10 @@ impl CustomRoles<'_> {
     /// `NotPermitted` for a caller who may not read members (and so roles).
     pub fn list_custom_roles(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListCustomRoles>,
         query: &CustomRoleQuery,
     ) -> ServiceResult<Listed<CustomRole>> {
-        caller.require(Action::ViewMembers)?;
+        let caller = permit.caller();
         caller.require_on("viewRoles", &Resource::role("*"))?;
         if caller.permissions.built_in_only() {
             return self
@@ -116,8 +114,12 @@ impl CustomRoles<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn get_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<CustomRole> {
-        caller.require(Action::ViewMembers)?;
+    pub fn get_custom_role(
+        &self,
+        permit: &Permit<use_case::GetCustomRole>,
+        key: &str,
+    ) -> ServiceResult<CustomRole> {
+        let caller = permit.caller();
         // Decided on the key asked for before the store is: a caller allowed only some keys
         // learns nothing of whether others exist (403 alike).
         caller.require_on("viewRoles", &Resource::role(key))?;
@@ -151,7 +153,8 @@ impl CustomRoles<'_> {
                     repo,
                     caller,
                     role_change(&*self.shown, &role, "created", "createRole")
-                        .versions(None, Some(self.shown.custom_role(&role))),
+                        .versions(None, Some(self.shown.custom_role(&role)))
+                        .authorize(caller)?,
                 )?;
                 Ok(())
             })
@@ -203,7 +206,7 @@ impl CustomRoles<'_> {
                         Some(self.shown.custom_role(&previous)),
                         Some(self.shown.custom_role(&held)),
                     );
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
             }
             Ok(held.into_inner())
         })
@@ -213,8 +216,12 @@ impl CustomRoles<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn delete_custom_role(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageMembers)?;
+    pub fn delete_custom_role(
+        &self,
+        permit: &Permit<use_case::DeleteCustomRole>,
+        key: &str,
+    ) -> ServiceResult<()> {
+        let caller = permit.caller();
         // Decided on the key asked for before the store is (403 alike for a missing key).
         caller.require_on("deleteRole", &Resource::role(key))?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
@@ -255,7 +262,8 @@ impl CustomRoles<'_> {
                     "deleteRole",
                     Resource::role(held.key.as_str()),
                 )
-                .versions(Some(self.shown.custom_role(&held)), None),
+                .versions(Some(self.shown.custom_role(&held)), None)
+                .authorize(caller)?,
             )?;
             Ok(())
         })

@@ -6,16 +6,13 @@ use domain::key::EnvironmentKey;
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::EnvironmentQuery;
-use domain::role::Action;
 use domain::token::EnvironmentCredential;
 use ports::{FlagDefaults, KeyedFlagConfig, Listed, Locked, Repository, StoreExt};
 
 use crate::audit::{json, Change};
 
 use crate::projects::{load_project, lock_project, new_credentials};
-use crate::{
-    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult,
-};
+use crate::{use_case, ApiResource, Permit, RandomIds, Service, ServiceError, ServiceResult};
 
 /// Environments of projects, and their keys. The use cases of `Service::environments`; they work with the service's data
 /// ([`Service`], which this derefs to).
@@ -175,13 +172,13 @@ impl Service {
 impl Service {
     fn reset_environment_key(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ResetEnvironmentKey>,
         project_key: &str,
         key: &str,
         kind: EnvironmentCredential,
         expiry: Option<i64>,
     ) -> ServiceResult<Environment> {
-        caller.require(Action::ManageEnvironments)?;
+        let caller = permit.caller();
         let now = self.now();
         // A time already past retires the old secret at once, as no expiry does.
         let expiry = expiry.filter(|e| *e > now);
@@ -222,7 +219,7 @@ impl Service {
                 key: &env.key,
             }))
             .versions(before, masked(self.shown.environment(&project.key, env)));
-            self.audit(repo, caller, change)?;
+            self.audit(repo, caller, change.authorize(caller)?)?;
             Ok(held.into_inner())
         })
     }
@@ -266,11 +263,12 @@ impl Environments<'_> {
     /// `NotPermitted`, `NotFound` for an unknown project.
     pub fn list_environments(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListEnvironments>,
         project_key: &str,
         query: &EnvironmentQuery,
     ) -> ServiceResult<EnvironmentPage> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let Listed { items, total } = repo.list_environments(&project.id, query)?;
@@ -372,7 +370,7 @@ impl Environments<'_> {
                     // clone, whose copies its `cloneEnvironment` access stands for).
                     caller.require_all(&copied)?;
                 }
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
                 Ok(env)
             })
             .map_err(|e| {
@@ -390,11 +388,12 @@ impl Environments<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn get_environment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::GetEnvironment>,
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Environment> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, key)
@@ -473,7 +472,7 @@ impl Environments<'_> {
                     ]
                 })
                 .collect();
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
             }
             Ok(held.into_inner())
         })
@@ -485,11 +484,11 @@ impl Environments<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn delete_environment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::DeleteEnvironment>,
         project_key: &str,
         key: &str,
     ) -> ServiceResult<()> {
-        caller.require(Action::ManageEnvironments)?;
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = load_project(repo, project_key)?;
             let env = lock_environment(repo, &project.id, project_key, key)?;
@@ -504,7 +503,7 @@ impl Environments<'_> {
                     .with_tags(&env.tags),
             )
             .versions(masked(self.shown.environment(&project.key, &env)), None);
-            self.audit(repo, caller, change)?;
+            self.audit(repo, caller, change.authorize(caller)?)?;
             Ok(())
         })
     }
@@ -516,13 +515,13 @@ impl Environments<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn reset_sdk_key(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ResetEnvironmentKey>,
         project_key: &str,
         key: &str,
         expiry: Option<i64>,
     ) -> ServiceResult<Environment> {
         self.reset_environment_key(
-            caller,
+            permit,
             project_key,
             key,
             EnvironmentCredential::SdkKey,
@@ -536,12 +535,12 @@ impl Environments<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn reset_mobile_key(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ResetEnvironmentKey>,
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Environment> {
         self.reset_environment_key(
-            caller,
+            permit,
             project_key,
             key,
             EnvironmentCredential::MobileKey,

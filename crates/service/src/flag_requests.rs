@@ -104,6 +104,8 @@ impl ExpectedVersion {
 #[derive(Debug)]
 pub(crate) struct FlagCreate {
     pub(crate) caller: Caller,
+    /// Its creation (`createFlag`), decided for the caller before it joins a batch.
+    pub(crate) authorized: crate::authorize::Authorized,
     /// The new flag, without configurations yet.
     pub(crate) flag: Flag,
     /// `isFlagOn`: targeting on in every environment.

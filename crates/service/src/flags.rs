@@ -7,7 +7,6 @@ use domain::instruction::SemanticPatch;
 use domain::key::{FlagKey, ProjectKey, TeamKey};
 use domain::policy::{Request, Resource};
 use domain::query::FlagQuery;
-use domain::role::Action;
 use domain::ValidationError;
 use ports::{FlagDependent, Listed, Locked, Maintainers, ProjectEnvironment, Repository, StoreExt};
 use std::sync::Arc;
@@ -337,12 +336,13 @@ impl Flags<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn get_flag(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::GetFlag>,
         project_key: &str,
         key: &str,
         environments: &[String],
     ) -> ServiceResult<FlagView> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         let mut view = self.store.read_tx(|repo| -> ServiceResult<_> {
             let found = repo.find_flag(&ProjectKey::lookup(project_key), &FlagKey::lookup(key))?;
             match found {
@@ -368,11 +368,12 @@ impl Flags<'_> {
     /// `NotPermitted`, `NotFound` for an unknown project.
     pub fn list_flags(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListFlags>,
         project_key: &str,
         request: &FlagListRequest,
     ) -> ServiceResult<FlagList> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let environments: Vec<String> = match &request.environments {
@@ -434,7 +435,7 @@ impl Flags<'_> {
             };
             // Copying is decided even when it changes nothing (the changes it makes are decided
             // as well, with the audit entry): the answer is the caller's copy, not a read.
-            caller.require_all(&[
+            let authorized = caller.authorize(vec![
                 Request::new("copyFlagConfigFrom", in_env(&post.source.key)),
                 Request::new("copyFlagConfigTo", in_env(&post.target.key)),
             ])?;
@@ -464,7 +465,8 @@ impl Flags<'_> {
                     flag,
                     &next,
                 ));
-                self.audit(repo, caller, audit)?;
+                let authorized = authorized.and(caller, &audit.accesses)?;
+                self.audit(repo, caller, authorized.record(audit)?)?;
                 let previous = held.replace(next);
                 repo.update_flag(&project.id, &held, &previous)?;
                 next = held.into_inner();
@@ -482,11 +484,12 @@ impl Flags<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn dependent_flags(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::DependentFlags>,
         project_key: &str,
         key: &str,
     ) -> ServiceResult<Vec<DependentFlag>> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let flag = load_flag(repo, &project.id, project_key, key)?;
@@ -514,8 +517,13 @@ impl Flags<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn delete_flag(&self, caller: &Caller, project_key: &str, key: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageFlags)?;
+    pub fn delete_flag(
+        &self,
+        permit: &Permit<use_case::DeleteFlag>,
+        project_key: &str,
+        key: &str,
+    ) -> ServiceResult<()> {
+        let caller = permit.caller();
         // Its refusal names dependent flags: only for a caller who may read them.
         caller.require_view(project_key)?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
@@ -531,7 +539,8 @@ impl Flags<'_> {
                     .flag(key)
                     .with_tags(&flag.tags),
             );
-            caller.require_all(&in_every_environment(std::slice::from_ref(&delete), &flag))?;
+            let authorized =
+                caller.authorize(in_every_environment(std::slice::from_ref(&delete), &flag))?;
             let maintainers = maintainers_of(repo, &flag)?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new("flag", key, "deleted", &delete.action, delete.resource)
@@ -539,7 +548,7 @@ impl Flags<'_> {
                     Some(self.shown.flag(&project.key, &flag, &maintainers)),
                     None,
                 );
-            self.audit(repo, caller, change)?;
+            self.audit(repo, caller, authorized.record(change)?)?;
             Ok(())
         })
     }

@@ -19,7 +19,7 @@ use domain::role::Role;
 use ports::Repository;
 
 use crate::access::Permissions;
-use crate::auth::policy_set;
+use crate::member_caller::policy_set;
 use crate::{Caller, ServiceError, ServiceResult};
 
 /// What `member` may do at most, with the custom roles it holds as the store has them.

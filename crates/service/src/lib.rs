@@ -1,11 +1,15 @@
-//! flagsvc use cases: each loads what it needs, asks `domain` to apply the change, checks the
-//! caller's role (or takes a [`Permit`] proving it was checked), and stores the result, all in one
-//! transaction through the `ports`.
+//! flagsvc use cases, one facade per resource (`service.flags()`, `service.segments()`, ...):
+//! each takes a [`Permit`] proving that its caller was admitted ([`Caller::may`]), loads what it
+//! needs, asks `domain` to apply the change, authorizes every action on every resource it
+//! touches, once, and stores the result with its audit entry, all in one transaction through
+//! the `ports`.
 
 mod access;
 mod audit;
 mod auth;
+mod authorize;
 mod caller;
+mod change;
 mod clock;
 mod console_sessions;
 mod context;
@@ -19,6 +23,7 @@ mod granting;
 mod holding;
 mod ids;
 mod known_secrets;
+mod member_caller;
 mod members;
 mod projects;
 mod read_cache;
@@ -38,7 +43,7 @@ mod write_mode;
 
 pub use access::{Access, AccessReason, ActionAccess, MAX_CALLER_SPECIFIERS};
 pub use auth::BootstrapOutcome;
-pub use caller::Caller;
+pub use caller::{Caller, Principal};
 pub use clock::SystemClock;
 pub use console_sessions::{
     OpenedSession, SessionCaller, CONSOLE_SESSIONS_PER_TOKEN, CONSOLE_SESSION_TTL_MS,

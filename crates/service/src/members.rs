@@ -74,7 +74,7 @@ impl Target<'_> {
 /// `NotFound` for `me` with a service token, which acts for the account and is no member.
 pub(crate) fn member_id<'a>(caller: &'a Caller, id: &'a str) -> ServiceResult<Target<'a>> {
     match id {
-        "me" if caller.service_token => Err(ServiceError::NotFound(
+        "me" if caller.service_token() => Err(ServiceError::NotFound(
             "a service token belongs to the account, not to a member: there is no 'me'".into(),
         )),
         "me" => Ok(Target {
@@ -184,8 +184,12 @@ impl Members<'_> {
     ///
     /// # Errors
     /// `NotPermitted` for a caller who cannot see members.
-    pub fn list_members(&self, caller: &Caller, query: &MemberQuery) -> ServiceResult<MemberPage> {
-        caller.require(Action::ViewMembers)?;
+    pub fn list_members(
+        &self,
+        permit: &Permit<use_case::ListMembers>,
+        query: &MemberQuery,
+    ) -> ServiceResult<MemberPage> {
+        let caller = permit.caller();
         caller.require_on("viewMembers", &Resource::member("*"))?;
         let Listed { items, total } = self
             .store
@@ -197,7 +201,12 @@ impl Members<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn get_member(&self, caller: &Caller, id: &str) -> ServiceResult<Member> {
+    pub fn get_member(
+        &self,
+        permit: &Permit<use_case::GetMember>,
+        id: &str,
+    ) -> ServiceResult<Member> {
+        let caller = permit.caller();
         if id != "me" {
             caller.require(Action::ViewMembers)?;
         }
@@ -286,7 +295,7 @@ impl Members<'_> {
                 let member = &member;
                 crate::granting::require_grant_within(repo, caller, None, member)?;
                 let change = self.invitation_change(member);
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
                 invited.push(member.clone());
             }
             // Each team gains its new members at once, and changes once.
@@ -404,7 +413,7 @@ impl Members<'_> {
                 for id in &changed {
                     repo.announce(&Changed::Member(id.to_string()))?;
                 }
-                self.audit(repo, &caller, audit)?;
+                self.audit(repo, &caller, audit.authorize(&caller)?)?;
             }
             Ok(member.into_inner())
         })?;
@@ -416,13 +425,17 @@ impl Members<'_> {
     /// # Errors
     /// `NotPermitted` (also for a member with a higher role than the caller's), `NotFound`;
     /// `WrongState` for the owner (transfer ownership first).
-    pub fn delete_member(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageMembers)?;
+    pub fn delete_member(
+        &self,
+        permit: &Permit<use_case::DeleteMember>,
+        id: &str,
+    ) -> ServiceResult<()> {
+        let caller = permit.caller();
         let target = member_id(caller, id)?;
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let mut held = hold_members(repo, caller, &target.ids())?;
             let caller = held.caller.clone();
-            caller.require(Action::ManageMembers)?;
+            permit.recheck(&caller)?;
             let member = target
                 .id
                 .as_ref()
@@ -464,7 +477,7 @@ impl Members<'_> {
                     .accesses
                     .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
             }
-            self.audit(repo, &caller, change)
+            self.audit(repo, &caller, change.authorize(&caller)?)
         })?;
         Ok(())
     }

@@ -9,7 +9,6 @@ use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::project::{Project, ProjectPost};
 use domain::query::ProjectQuery;
-use domain::role::Action;
 use ports::{EnvironmentRepository, Listed, Locked, ProjectRepository, Repository, StoreExt};
 
 use crate::audit::{json, Change};
@@ -158,11 +157,11 @@ impl Projects<'_> {
     /// `NotPermitted` for a caller who cannot read.
     pub fn list_projects(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListProjects>,
         query: &ProjectQuery,
         expand_environments: bool,
     ) -> ServiceResult<ProjectList> {
-        caller.require(Action::ViewResources)?;
+        let caller = permit.caller();
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let Listed {
                 items: projects,
@@ -240,7 +239,7 @@ impl Projects<'_> {
                             .with_tags(&env.tags),
                     ));
                 }
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
                 Ok(())
             })
             .map_err(|e| e.key_taken(|| format!("a project with key '{key}' already exists")))?;
@@ -256,11 +255,12 @@ impl Projects<'_> {
     /// `NotPermitted` for a caller who cannot read; `NotFound` for an unknown key.
     pub fn get_project(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::GetProject>,
         key: &str,
         expand_environments: bool,
     ) -> ServiceResult<ProjectWithEnvironments> {
-        caller.require_view(key)?;
+        let caller = permit.caller();
+        caller.authorize_view(key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, key)?;
             let environments = if expand_environments {
@@ -338,7 +338,7 @@ impl Projects<'_> {
                     ]
                 })
                 .collect();
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
             }
             let environments = environments_of_one(repo, &held.id)?;
             Ok(ProjectWithEnvironments {
@@ -352,8 +352,12 @@ impl Projects<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn delete_project(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageProjects)?;
+    pub fn delete_project(
+        &self,
+        permit: &Permit<use_case::DeleteProject>,
+        key: &str,
+    ) -> ServiceResult<()> {
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let project = lock_project(repo, key)?;
             repo.delete_project(&project)?;
@@ -365,7 +369,7 @@ impl Projects<'_> {
                 Resource::project(&project.key).with_tags(&project.tags),
             )
             .versions(Some(self.shown.project(&project)), None);
-            self.audit(repo, caller, change)?;
+            self.audit(repo, caller, change.authorize(caller)?)?;
             Ok(())
         })
     }

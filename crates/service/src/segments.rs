@@ -8,17 +8,17 @@ use domain::key::{EnvironmentKey, SegmentKey};
 use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::SegmentQuery;
-use domain::role::Action;
 use domain::segment::{Segment, SegmentPatch, SegmentPost};
 use ports::{Listed, Repository, StoreExt};
 
 use crate::audit::{json, Change};
+use crate::authorize::Authorized;
 use serde_json::Value;
 
 use crate::environments::load_environment;
 use crate::projects::load_project;
 use crate::{
-    use_case, ApiResource, Caller, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
+    use_case, ApiResource, Permit, RandomIds, Service, ServiceError, ServiceResult, Write,
 };
 
 /// Segments. The use cases of `Service::segments`; they work with the service's data
@@ -168,6 +168,8 @@ impl Service {
                 .ok_or_else(|| segment_not_found(project_key, environment_key, key))?;
             let segment: &Segment = &held;
             let now = self.now();
+            // What a semantic patch's instructions ask is decided before it is applied.
+            let mut authorized = Authorized::default();
             let mut next = match change {
                 SegmentChange::JsonPatch(patch) => segment.apply_patch_as_shown(
                     &self.shown.segment(project_key, environment_key, segment),
@@ -187,16 +189,21 @@ impl Service {
                         .environment(environment_key)
                         .segment(key)
                         .with_tags(&segment.tags);
-                    for instruction in &patch.instructions {
-                        caller.require_on(instruction.action(), &at)?;
-                    }
+                    authorized = caller.authorize(
+                        patch
+                            .instructions
+                            .iter()
+                            .map(|instruction| Request::new(instruction.action(), at.clone()))
+                            .collect(),
+                    )?;
                     segment.apply_instructions(patch, now, &mut RandomIds)?
                 }
             };
             if next.version != segment.version {
                 let audit =
                     self.segment_audit((project_key, environment_key, key), segment, &next, change);
-                self.audit(repo, caller, audit)?;
+                let authorized = authorized.and(caller, &audit.accesses)?;
+                self.audit(repo, caller, authorized.record(audit)?)?;
                 held.replace(next);
                 repo.update_segment(&project_id, &env_key, &held)?;
                 next = held.into_inner();
@@ -270,12 +277,13 @@ impl Segments<'_> {
     /// `NotPermitted`, `NotFound` for an unknown project or environment.
     pub fn list_segments(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListSegments>,
         project_key: &str,
         environment_key: &str,
         query: &SegmentQuery,
     ) -> ServiceResult<SegmentPage> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let Listed { items, total } = repo.list_segments(&project_id, &env_key, query)?;
@@ -315,7 +323,7 @@ impl Segments<'_> {
                 )
                 .href(self.segment_href(project_key, environment_key, &segment.key))
                 .versions(None, Some(self.shown.segment(project_key, environment_key, &segment)));
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
                 Ok(segment.clone())
             })
             .map_err(|e| e.key_taken(|| format!("a segment with key '{key}' already exists in {project_key}/{environment_key}")))
@@ -327,12 +335,13 @@ impl Segments<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn get_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::GetSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
     ) -> ServiceResult<SegmentWithFlags> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let segment = repo
@@ -401,12 +410,12 @@ impl Segments<'_> {
     /// `NotPermitted`, `NotFound`; `StillReferenced` while a flag's rules use it.
     pub fn delete_segment(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::DeleteSegment>,
         project_key: &str,
         environment_key: &str,
         key: &str,
     ) -> ServiceResult<()> {
-        caller.require(Action::ManageSegments)?;
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
             let segment = repo
@@ -438,7 +447,7 @@ impl Segments<'_> {
                 Some(self.shown.segment(project_key, environment_key, &segment)),
                 None,
             );
-            self.audit(repo, caller, change)?;
+            self.audit(repo, caller, change.authorize(caller)?)?;
             Ok(())
         })
     }

@@ -9,7 +9,7 @@ use ports::{FlagRepository, StoreExt};
 use crate::environments::load_environment;
 use crate::flags::flag_not_found;
 use crate::projects::load_project;
-use crate::{Caller, Service, ServiceResult};
+use crate::{use_case, Permit, Service, ServiceResult};
 
 /// Flag statuses. The use cases of `Service::flag_statuses`; they work with the service's data
 /// ([`Service`], which this derefs to).
@@ -72,11 +72,12 @@ impl FlagStatuses<'_> {
     /// `NotPermitted`, `NotFound` for an unknown project or environment.
     pub fn environment_flag_statuses(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ReadFlagStatuses>,
         project_key: &str,
         environment_key: &str,
     ) -> ServiceResult<Vec<FlagStatus>> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, environment_key)?;
@@ -95,12 +96,13 @@ impl FlagStatuses<'_> {
     /// `NotPermitted`, `NotFound` for an unknown project, environment or flag.
     pub fn flag_status(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ReadFlagStatuses>,
         project_key: &str,
         environment_key: &str,
         key: &str,
     ) -> ServiceResult<FlagStatus> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             load_environment(repo, &project.id, project_key, environment_key)?;
@@ -122,12 +124,13 @@ impl FlagStatuses<'_> {
     /// `NotPermitted`, `NotFound` for an unknown project or flag.
     pub fn flag_status_across_environments(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ReadFlagStatuses>,
         project_key: &str,
         key: &str,
         environments: &[String],
     ) -> ServiceResult<Vec<FlagStatus>> {
-        caller.require_view(project_key)?;
+        let caller = permit.caller();
+        caller.authorize_view(project_key)?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let key_named = FlagKey::lookup(key);

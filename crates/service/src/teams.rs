@@ -12,7 +12,6 @@ use domain::key::TeamKey;
 use domain::member::Member;
 use domain::policy::{Request, Resource};
 use domain::query::TeamQuery;
-use domain::role::Action;
 use domain::team::{
     check_team_keys, MembershipStep, Team, TeamInstruction, TeamPatch, TeamPost,
     MAX_TEAMS_PER_MEMBER,
@@ -24,7 +23,7 @@ use crate::audit::{json, Change};
 use crate::auth::{hold_members, HeldMembers};
 use crate::holding::{hold_custom_roles, hold_teams};
 use crate::members::{may_change, member_id};
-use crate::{use_case, ApiResource, Caller, Permit, Service, ServiceError, ServiceResult};
+use crate::{use_case, ApiResource, Permit, Service, ServiceError, ServiceResult};
 
 /// Teams. The use cases of `Service::teams`; they work with the service's data
 /// ([`Service`], which this derefs to).
@@ -134,10 +133,10 @@ impl Teams<'_> {
     /// `NotPermitted` for a caller who may not read members (and so teams).
     pub fn list_teams(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListTeams>,
         query: &TeamQuery,
     ) -> ServiceResult<Listed<TeamView>> {
-        caller.require(Action::ViewMembers)?;
+        let caller = permit.caller();
         caller.require_on("viewTeams", &Resource::team("*"))?;
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let Listed { items, total } = if caller.permissions.built_in_only() {
@@ -166,8 +165,12 @@ impl Teams<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn get_team(&self, caller: &Caller, key: &str) -> ServiceResult<TeamView> {
-        caller.require(Action::ViewMembers)?;
+    pub fn get_team(
+        &self,
+        permit: &Permit<use_case::GetTeam>,
+        key: &str,
+    ) -> ServiceResult<TeamView> {
+        let caller = permit.caller();
         // Decided on the key asked for before the store is: a caller allowed only some keys
         // learns nothing of whether others exist (403 alike).
         caller.require_on("viewTeams", &Resource::team(key))?;
@@ -243,7 +246,7 @@ impl Teams<'_> {
                             .push(Request::new(action, Resource::team(&team.key)));
                     }
                 }
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
                 Ok(TeamView {
                     team: team.clone(),
                     member_count: u64::try_from(new.member_ids.len()).unwrap_or(u64::MAX),
@@ -336,7 +339,7 @@ impl Teams<'_> {
                         audit.accesses.push(access);
                     }
                 }
-                self.audit(repo, caller, audit)?;
+                self.audit(repo, caller, audit.authorize(caller)?)?;
             }
             let team = held.into_inner();
             Ok(self.team_views(repo, vec![team])?.remove(0))
@@ -347,13 +350,17 @@ impl Teams<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn delete_team(&self, caller: &Caller, key: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageMembers)?;
+    pub fn delete_team(
+        &self,
+        permit: &Permit<use_case::DeleteTeam>,
+        key: &str,
+    ) -> ServiceResult<()> {
+        let caller = permit.caller();
         // Decided on the key asked for before the store is (403 alike for a missing key).
         caller.require_on("deleteTeam", &Resource::team(key))?;
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let caller = &hold_members(repo, caller, &[])?.caller;
-            caller.require(Action::ManageMembers)?;
+            permit.recheck(caller)?;
             let held = repo
                 .lock_teams(&[&TeamKey::lookup(key)])?
                 .pop()
@@ -388,7 +395,7 @@ impl Teams<'_> {
                 }
             }
             repo.delete_team(&held)?;
-            self.audit(repo, caller, change)?;
+            self.audit(repo, caller, change.authorize(caller)?)?;
             Ok(())
         })
     }
@@ -450,9 +457,7 @@ impl Teams<'_> {
                     .push(Request::new("updateTeamMembers", Resource::team(&team.key)));
             }
             // Decided whether or not it is in them all already.
-            for access in &change.accesses {
-                caller.require_on(&access.action, &access.resource)?;
-            }
+            let authorized = caller.authorize(change.accesses.clone())?;
             teams.retain(|t| !member.teams.iter().any(|in_team| in_team.key == t.key.as_str()));
             if teams.is_empty() {
                 return Ok(member.into_inner());
@@ -483,7 +488,7 @@ impl Teams<'_> {
                 Some(self.shown.member(&member)),
                 Some(self.shown.member(&after)),
             );
-            self.audit(repo, &caller, change)?;
+            self.audit(repo, &caller, authorized.record(change)?)?;
             Ok(after)
         })
     }

@@ -128,7 +128,9 @@ impl TokenCache {
 impl ChangeListener for TokenCache {
     fn changed(&self, changed: &Changed) {
         match changed {
-            Changed::Token(id) => self.forget(|caller| caller.token_id.as_str() == id),
+            Changed::Token(id) => {
+                self.forget(|caller| caller.token_id().is_some_and(|token| token.as_str() == id))
+            }
             // A token acts with at most its member's role, and not at all without its member.
             Changed::Member(id) => self.forget(|caller| caller.member_id.as_str() == id),
             Changed::Everything => self.forget(|_| true),

@@ -16,7 +16,7 @@ use crate::auth::{caller_as, ending, hold_members, new_secret};
 use crate::secrets::hash_secret;
 use crate::{
     use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service, ServiceError,
-    ServiceResult,
+    ServiceResult, UseCase,
 };
 
 /// Access tokens. The use cases of `Service::tokens`; they work with the service's data
@@ -120,15 +120,19 @@ struct HeldToken {
 /// `Unauthenticated` for a caller whose token or member is gone; `NotPermitted` without token
 /// management or authority over this token; `NotFound` for an unknown id; `VersionConflict` when a
 /// concurrent change moved the token.
-fn hold_token(repo: &mut dyn Repository, caller: &Caller, id: &str) -> ServiceResult<HeldToken> {
+fn hold_token<U: UseCase>(
+    repo: &mut dyn Repository,
+    permit: &Permit<U>,
+    id: &str,
+) -> ServiceResult<HeldToken> {
     let Token {
         id: token_id,
         member_id,
         ..
     } = load_token(repo, id)?;
-    let mut held = hold_members(repo, caller, &[&member_id])?;
+    let mut held = hold_members(repo, permit.caller(), &[&member_id])?;
     let caller = held.caller.clone();
-    caller.require(Action::ManageTokens)?;
+    permit.recheck(&caller)?;
     let token = repo.lock_token(&token_id)?.ok_or_else(|| not_found(id))?;
     // Its base role does not say what it may do: whoever resets it holds its custom roles and
     // inline role, so only who may give those manages it.
@@ -284,7 +288,7 @@ impl Tokens<'_> {
         if let Some(refused) = above_caller(caller) {
             return Err(refused);
         }
-        if caller.service_token && !new.service_token {
+        if caller.service_token() && !new.service_token {
             // A personal token would belong to the member who created this service token, and
             // act as that member (as the owner, for a service token the owner made).
             return Err(ServiceError::NotPermitted(
@@ -333,7 +337,8 @@ impl Tokens<'_> {
                     "createAccessToken",
                     None,
                     Some(&token),
-                ),
+                )
+                .authorize(caller)?,
             )?;
             Ok(())
         })?;
@@ -347,11 +352,11 @@ impl Tokens<'_> {
     /// `NotPermitted` without token management.
     pub fn list_tokens(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ListTokens>,
         page: Page,
         show_all: bool,
     ) -> ServiceResult<TokenPage> {
-        caller.require(Action::ManageTokens)?;
+        let caller = permit.caller();
         let member = (!show_all).then_some(&caller.member_id);
         let listed = Resource::member(member.map_or("*", |m| m.as_str())).token("*");
         caller.require_on("viewAccessTokens", &listed)?;
@@ -380,8 +385,8 @@ impl Tokens<'_> {
     ///
     /// # Errors
     /// `NotPermitted` without token management; `NotFound` for an unknown id.
-    pub fn get_token(&self, caller: &Caller, id: &str) -> ServiceResult<Token> {
-        caller.require(Action::ManageTokens)?;
+    pub fn get_token(&self, permit: &Permit<use_case::GetToken>, id: &str) -> ServiceResult<Token> {
+        let caller = permit.caller();
         let token = self
             .store
             .read_tx(|repo| -> ServiceResult<_> { load_token(repo, id) })?;
@@ -404,14 +409,14 @@ impl Tokens<'_> {
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Token> {
-        let caller = permit.caller();
+        let _caller = permit.caller();
         let now = self.now();
         let token = self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken {
                 caller,
                 token: mut held,
                 member,
-            } = hold_token(repo, caller, id)?;
+            } = hold_token(repo, permit, id)?;
             let member_role = member.role;
             let mut next = TokenPatch::of(&held).apply(&patch.operations)?.onto(&held);
             if next == *held {
@@ -458,7 +463,7 @@ impl Tokens<'_> {
             )
             .comment(patch.comment.clone())
             .delta(crate::audit::json(&patch.operations));
-            self.audit(repo, &caller, change)?;
+            self.audit(repo, &caller, change.authorize(&caller)?)?;
             Ok(held.into_inner())
         })?;
         Ok(token)
@@ -471,11 +476,11 @@ impl Tokens<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn reset_token(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::ResetToken>,
         id: &str,
         expiry: Option<i64>,
     ) -> ServiceResult<CreatedToken> {
-        caller.require(Action::ManageTokens)?;
+        let _caller = permit.caller();
         let now = self.now();
         // A time already past retires the old secret at once, as no expiry does.
         let expiry = expiry.filter(|e| *e > now);
@@ -485,7 +490,7 @@ impl Tokens<'_> {
                 caller,
                 token: mut held,
                 member,
-            } = hold_token(repo, caller, id)?;
+            } = hold_token(repo, permit, id)?;
             // Whoever holds the new secret acts as the token.
             require_no_wider(repo, &caller, &held, &member, "reset")?;
             let token = held.get_mut();
@@ -504,7 +509,8 @@ impl Tokens<'_> {
                     "resetAccessToken",
                     None,
                     None,
-                ),
+                )
+                .authorize(&caller)?,
             )?;
             Ok(token)
         })?;
@@ -517,10 +523,14 @@ impl Tokens<'_> {
     ///
     /// # Errors
     /// `NotPermitted` without token management; `NotFound` for an unknown id.
-    pub fn delete_token(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageTokens)?;
+    pub fn delete_token(
+        &self,
+        permit: &Permit<use_case::DeleteToken>,
+        id: &str,
+    ) -> ServiceResult<()> {
+        let _caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
-            let HeldToken { caller, token, .. } = hold_token(repo, caller, id)?;
+            let HeldToken { caller, token, .. } = hold_token(repo, permit, id)?;
             repo.delete_token(&token)?;
             repo.announce(&Changed::Token(token.id.to_string()))?;
             self.audit(
@@ -533,7 +543,8 @@ impl Tokens<'_> {
                     "deleteAccessToken",
                     Some(&token),
                     None,
-                ),
+                )
+                .authorize(&caller)?,
             )
         })?;
         Ok(())

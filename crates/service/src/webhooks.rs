@@ -6,7 +6,6 @@ use domain::audit::AuditEntry;
 use domain::id::WebhookId;
 use domain::patch::JsonPatchBody;
 use domain::policy::Resource;
-use domain::role::Action;
 use domain::webhook::target::{TargetHost, TargetPolicy, WebhookTarget};
 use domain::webhook::{DeliveryAttempt, Webhook, WebhookPost};
 use domain::{IdSource, ValidationError};
@@ -20,8 +19,8 @@ use sha2::Sha256;
 use crate::audit::Change;
 use crate::error::{Cause, Detail};
 use crate::{
-    object_id, use_case, ApiResource, Caller, Permit, RandomIds, Representations, Service,
-    ServiceError, ServiceResult, WebhookSettings,
+    object_id, use_case, ApiResource, Permit, RandomIds, Representations, Service, ServiceError,
+    ServiceResult, WebhookSettings,
 };
 
 /// Webhooks, and delivering what the outbox holds. The use cases of `Service::webhooks`; they work with the service's data
@@ -252,8 +251,11 @@ impl Webhooks<'_> {
     ///
     /// # Errors
     /// `NotPermitted` below admin.
-    pub fn list_webhooks(&self, caller: &Caller) -> ServiceResult<Vec<Webhook>> {
-        caller.require(Action::ManageWebhooks)?;
+    pub fn list_webhooks(
+        &self,
+        permit: &Permit<use_case::ListWebhooks>,
+    ) -> ServiceResult<Vec<Webhook>> {
+        let caller = permit.caller();
         caller.require_on("viewWebhooks", &Resource::webhook("*"))?;
         let mut webhooks = self
             .store
@@ -291,7 +293,8 @@ impl Webhooks<'_> {
                 repo,
                 caller,
                 webhook_change(&*self.shown, &webhook, "created", "createWebhook")
-                    .versions(None, Some(self.shown.webhook(&webhook.masked()))),
+                    .versions(None, Some(self.shown.webhook(&webhook.masked())))
+                    .authorize(caller)?,
             )?;
             Ok(webhook.clone())
         })
@@ -301,8 +304,12 @@ impl Webhooks<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn get_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<Webhook> {
-        caller.require(Action::ManageWebhooks)?;
+    pub fn get_webhook(
+        &self,
+        permit: &Permit<use_case::GetWebhook>,
+        id: &str,
+    ) -> ServiceResult<Webhook> {
+        let caller = permit.caller();
         let webhook = self.store.read_tx(|repo| -> ServiceResult<_> {
             repo.get_webhook(&webhook_id(id)?)?
                 .ok_or_else(|| not_found(id))
@@ -369,7 +376,7 @@ impl Webhooks<'_> {
                         webhook_resource(&webhook),
                     ));
                 }
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
             }
             Ok(held.into_inner())
         })
@@ -379,8 +386,12 @@ impl Webhooks<'_> {
     ///
     /// # Errors
     /// `NotPermitted`, `NotFound`.
-    pub fn delete_webhook(&self, caller: &Caller, id: &str) -> ServiceResult<()> {
-        caller.require(Action::ManageWebhooks)?;
+    pub fn delete_webhook(
+        &self,
+        permit: &Permit<use_case::DeleteWebhook>,
+        id: &str,
+    ) -> ServiceResult<()> {
+        let caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<()> {
             let webhook = repo
                 .lock_webhook(&webhook_id(id)?)?
@@ -390,7 +401,8 @@ impl Webhooks<'_> {
                 repo,
                 caller,
                 webhook_change(&*self.shown, &webhook, "deleted", "deleteWebhook")
-                    .versions(Some(self.shown.webhook(&webhook.masked())), None),
+                    .versions(Some(self.shown.webhook(&webhook.masked())), None)
+                    .authorize(caller)?,
             )?;
             Ok(())
         })
@@ -402,10 +414,10 @@ impl Webhooks<'_> {
     /// `NotPermitted`, `NotFound`.
     pub fn webhook_deliveries(
         &self,
-        caller: &Caller,
+        permit: &Permit<use_case::GetWebhook>,
         id: &str,
     ) -> ServiceResult<Vec<DeliveryAttempt>> {
-        caller.require(Action::ManageWebhooks)?;
+        let caller = permit.caller();
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let webhook = repo
                 .get_webhook(&webhook_id(id)?)?

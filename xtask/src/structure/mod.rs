@@ -7,6 +7,7 @@
 //!   length of functions is clippy's `too_many_lines` (threshold in `clippy.toml`), denied in CI.
 
 mod modules;
+mod use_cases;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,11 +15,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use regex::Regex;
 
+pub use use_cases::check_use_cases_take_permits;
+
 pub const MAX_PRODUCTION_LINES: usize = 800;
 
 pub const MAX_TEST_LINES: usize = 1000;
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
@@ -346,7 +349,7 @@ pub(crate) fn is_test_file(name: &str) -> bool {
     }) || name.ends_with("_tests.rs")
 }
 
-fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+pub(crate) fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");

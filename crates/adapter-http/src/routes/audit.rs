@@ -3,6 +3,7 @@
 use crate::wire::link::{Link, Links};
 use actix_web::{get, web, HttpRequest};
 use domain::audit::AuditQuery;
+use service::use_case;
 
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::Auth;
@@ -38,7 +39,8 @@ pub async fn list_audit_log(
     )?
     .with_before_id(params.get("beforeId"))?;
     let page = call(&state, move |s| {
-        s.audit_log().page_audit_log(&caller, &query)
+        s.audit_log()
+            .page_audit_log(&caller.may(use_case::ReadAuditLog)?, &query)
     })
     .await?;
     let mut links = Links::from([(
@@ -83,6 +85,10 @@ pub async fn get_audit_entry(
     path: web::Path<String>,
 ) -> Result<web::Json<AuditEntry>, ApiError> {
     let id = path.into_inner();
-    let entry = call(&state, move |s| s.audit_log().get_audit_entry(&caller, &id)).await?;
+    let entry = call(&state, move |s| {
+        s.audit_log()
+            .get_audit_entry(&caller.may(use_case::ReadAuditLog)?, &id)
+    })
+    .await?;
     Ok(web::Json(AuditEntry::from(entry)))
 }

@@ -49,8 +49,11 @@ pub async fn caller_identity(
             "personal"
         }
         .to_owned(),
-        token_name: caller.token_name().to_owned(),
-        token_id: caller.token_id().to_string(),
+        token_name: caller.token_name().unwrap_or_default().to_owned(),
+        token_id: caller
+            .token_id()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
         member_id: (!caller.service_token()).then(|| caller.member_id().to_string()),
         service_token: caller.service_token(),
     }))

@@ -57,7 +57,8 @@ pub async fn list_environments(
     let ticket = state.service.read_ticket(&answer);
     let key = project.clone();
     let list = call(&state, move |s| {
-        s.environments().list_environments(&caller, &key, &query)
+        s.environments()
+            .list_environments(&caller.may(use_case::ListEnvironments)?, &key, &query)
     })
     .await?;
     let mut items = Environment::all_of(&project, &list.items);
@@ -124,7 +125,7 @@ pub async fn get_environment(
     let asking = caller.clone();
     let env = call(&state, move |s| {
         s.environments()
-            .get_environment(&asking, &project_key, &key)
+            .get_environment(&asking.may(use_case::GetEnvironment)?, &project_key, &key)
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);
@@ -186,7 +187,11 @@ pub async fn delete_environment(
 ) -> Result<HttpResponse, ApiError> {
     let (project, key) = path.into_inner();
     call(&state, move |s| {
-        s.environments().delete_environment(&caller, &project, &key)
+        s.environments().delete_environment(
+            &caller.may(use_case::DeleteEnvironment)?,
+            &project,
+            &key,
+        )
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -215,8 +220,12 @@ pub async fn reset_sdk_key(
     let project_key = project.clone();
     let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.environments()
-            .reset_sdk_key(&asking, &project_key, &key, expiry)
+        s.environments().reset_sdk_key(
+            &asking.may(use_case::ResetEnvironmentKey)?,
+            &project_key,
+            &key,
+            expiry,
+        )
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);
@@ -242,8 +251,11 @@ pub async fn reset_mobile_key(
     let project_key = project.clone();
     let asking = caller.clone();
     let env = call(&state, move |s| {
-        s.environments()
-            .reset_mobile_key(&asking, &project_key, &key)
+        s.environments().reset_mobile_key(
+            &asking.may(use_case::ResetEnvironmentKey)?,
+            &project_key,
+            &key,
+        )
     })
     .await?;
     let access = access::to_environment(&caller, &project, &env);

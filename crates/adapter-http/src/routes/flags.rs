@@ -113,7 +113,8 @@ pub async fn dependent_flags(
     let (project, key) = path.into_inner();
     let (project_key, flag_key) = (project.clone(), key.clone());
     let dependents = call(&state, move |s| {
-        s.flags().dependent_flags(&caller, &project, &key)
+        s.flags()
+            .dependent_flags(&caller.may(use_case::DependentFlags)?, &project, &key)
     })
     .await?;
     Ok(web::Json(DependentFlags::of(
@@ -186,7 +187,8 @@ pub async fn list_flags(
     let ticket = state.service.read_ticket(&answer).filter(|_| shared);
     let asking = caller.clone();
     let list = call(&state, move |s| {
-        s.flags().list_flags(&asking, &project, &request)
+        s.flags()
+            .list_flags(&asking.may(use_case::ListFlags)?, &project, &request)
     })
     .await?;
     let mut items = list
@@ -246,7 +248,8 @@ pub async fn get_flag(
         let asking = caller.clone();
         let project_key = project.clone();
         let mut view = call(&state, move |s| {
-            s.flags().get_flag(&asking, &project_key, &key, &[])
+            s.flags()
+                .get_flag(&asking.may(use_case::GetFlag)?, &project_key, &key, &[])
         })
         .await?;
         let shown: Vec<&str> = view
@@ -281,7 +284,12 @@ pub async fn get_flag(
     let (project_key, flag_key) = (project.clone(), key.clone());
     let asking = caller.clone();
     let flag = call(&state, move |s| {
-        s.flags().get_flag(&asking, &project_key, &flag_key, &envs)
+        s.flags().get_flag(
+            &asking.may(use_case::GetFlag)?,
+            &project_key,
+            &flag_key,
+            &envs,
+        )
     })
     .await?;
     // Kept under the keys changes are told by: as stored (a lookup matches them exactly).
@@ -387,7 +395,8 @@ pub async fn delete_flag(
 ) -> Result<HttpResponse, ApiError> {
     let (project, key) = path.into_inner();
     call(&state, move |s| {
-        s.flags().delete_flag(&caller, &project, &key)
+        s.flags()
+            .delete_flag(&caller.may(use_case::DeleteFlag)?, &project, &key)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())

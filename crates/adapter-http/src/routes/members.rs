@@ -39,7 +39,11 @@ pub async fn list_members(
         params.get("offset"),
     )?;
     let page = query.page;
-    let list = call(&state, move |s| s.members().list_members(&caller, &query)).await?;
+    let list = call(&state, move |s| {
+        s.members()
+            .list_members(&caller.may(use_case::ListMembers)?, &query)
+    })
+    .await?;
     let mut items = Member::all_of(&list.items);
     within_page_bytes(&mut items);
     Ok(web::Json(Members {
@@ -93,7 +97,11 @@ pub async fn get_member(
     path: web::Path<String>,
 ) -> Result<web::Json<Member>, ApiError> {
     let id = path.into_inner();
-    let member = call(&state, move |s| s.members().get_member(&caller, &id)).await?;
+    let member = call(&state, move |s| {
+        s.members()
+            .get_member(&caller.may(use_case::GetMember)?, &id)
+    })
+    .await?;
     Ok(web::Json(Member::from(&member)))
 }
 
@@ -180,6 +188,10 @@ pub async fn delete_member(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
-    call(&state, move |s| s.members().delete_member(&caller, &id)).await?;
+    call(&state, move |s| {
+        s.members()
+            .delete_member(&caller.may(use_case::DeleteMember)?, &id)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

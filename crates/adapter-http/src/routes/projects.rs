@@ -59,7 +59,8 @@ pub async fn list_projects(
     let expand = wants_environments(&params)?;
     let page = query.page;
     let list = call(&state, move |s| {
-        s.projects().list_projects(&caller, &query, expand)
+        s.projects()
+            .list_projects(&caller.may(use_case::ListProjects)?, &query, expand)
     })
     .await?;
     let mut items: Vec<ProjectExpanded> =
@@ -114,7 +115,8 @@ pub async fn get_project(
     let key = path.into_inner();
     let asking = caller.clone();
     let project = call(&state, move |s| {
-        s.projects().get_project(&asking, &key, expand)
+        s.projects()
+            .get_project(&asking.may(use_case::GetProject)?, &key, expand)
     })
     .await?;
     let access = access::to_project(&caller, &project.project);
@@ -170,6 +172,10 @@ pub async fn delete_project(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
-    call(&state, move |s| s.projects().delete_project(&caller, &key)).await?;
+    call(&state, move |s| {
+        s.projects()
+            .delete_project(&caller.may(use_case::DeleteProject)?, &key)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

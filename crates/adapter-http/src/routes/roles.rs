@@ -43,7 +43,8 @@ pub async fn list_custom_roles(
     )?;
     let page = query.page;
     let list = call(&state, move |s| {
-        s.custom_roles().list_custom_roles(&caller, &query)
+        s.custom_roles()
+            .list_custom_roles(&caller.may(use_case::ListCustomRoles)?, &query)
     })
     .await?;
     let mut items: Vec<CustomRole> = list.items.iter().map(CustomRole::from).collect();
@@ -99,7 +100,8 @@ pub async fn get_custom_role(
     let key = path.into_inner();
     let asking = caller.clone();
     let role = call(&state, move |s| {
-        s.custom_roles().get_custom_role(&asking, &key)
+        s.custom_roles()
+            .get_custom_role(&asking.may(use_case::GetCustomRole)?, &key)
     })
     .await?;
     let access = access::to_role(&caller, &role);
@@ -168,7 +170,8 @@ pub async fn delete_custom_role(
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
     call(&state, move |s| {
-        s.custom_roles().delete_custom_role(&caller, &key)
+        s.custom_roles()
+            .delete_custom_role(&caller.may(use_case::DeleteCustomRole)?, &key)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -64,7 +64,8 @@ pub async fn list_segments(
     let (project, env) = path.into_inner();
     let (project_key, env_key) = (project.clone(), env.clone());
     let list = call(&state, move |s| {
-        s.segments().list_segments(&caller, &project, &env, &query)
+        s.segments()
+            .list_segments(&caller.may(use_case::ListSegments)?, &project, &env, &query)
     })
     .await?;
     let mut items: Vec<Segment> = list
@@ -128,7 +129,8 @@ pub async fn get_segment(
     let (project_key, env_key) = (project.clone(), env.clone());
     let asking = caller.clone();
     let found = call(&state, move |s| {
-        s.segments().get_segment(&asking, &project, &env, &key)
+        s.segments()
+            .get_segment(&asking.may(use_case::GetSegment)?, &project, &env, &key)
     })
     .await?;
     let access = access::to_segment(&caller, &project_key, &env_key, &found.segment);
@@ -222,7 +224,8 @@ pub async fn delete_segment(
 ) -> Result<HttpResponse, ApiError> {
     let (project, env, key) = path.into_inner();
     call(&state, move |s| {
-        s.segments().delete_segment(&caller, &project, &env, &key)
+        s.segments()
+            .delete_segment(&caller.may(use_case::DeleteSegment)?, &project, &env, &key)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())

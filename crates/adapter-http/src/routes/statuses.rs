@@ -3,6 +3,7 @@
 //! flagsvc receives no evaluation data, so a status is derived from each configuration and its
 //! dates (see [`domain::flag::flag_status`]); `lastRequested` is always `null`.
 
+use service::use_case;
 use std::collections::BTreeMap;
 
 use crate::wire::link::{Link, Links};
@@ -104,7 +105,11 @@ pub async fn list_flag_statuses(
     let (project, environment) = path.into_inner();
     let (p, e) = (project.clone(), environment.clone());
     let statuses = call(&state, move |s| {
-        s.flag_statuses().environment_flag_statuses(&caller, &p, &e)
+        s.flag_statuses().environment_flag_statuses(
+            &caller.may(use_case::ReadFlagStatuses)?,
+            &p,
+            &e,
+        )
     })
     .await?;
     Ok(web::Json(FeatureFlagStatuses {
@@ -145,7 +150,8 @@ pub async fn get_flag_status(
     let (project, environment, flag) = path.into_inner();
     let (p, e, f) = (project.clone(), environment.clone(), flag.clone());
     let status = call(&state, move |s| {
-        s.flag_statuses().flag_status(&caller, &p, &e, &f)
+        s.flag_statuses()
+            .flag_status(&caller.may(use_case::ReadFlagStatuses)?, &p, &e, &f)
     })
     .await?;
     Ok(web::Json(FlagStatusRep {
@@ -180,8 +186,12 @@ pub async fn flag_status_across_environments(
     let (project, flag) = path.into_inner();
     let (p, f) = (project.clone(), flag.clone());
     let statuses = call(&state, move |s| {
-        s.flag_statuses()
-            .flag_status_across_environments(&caller, &p, &f, &environments)
+        s.flag_statuses().flag_status_across_environments(
+            &caller.may(use_case::ReadFlagStatuses)?,
+            &p,
+            &f,
+            &environments,
+        )
     })
     .await?;
     Ok(web::Json(FeatureFlagStatusAcrossEnvironments {

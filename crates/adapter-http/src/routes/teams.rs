@@ -57,7 +57,11 @@ pub async fn list_teams(
         params.get("offset"),
     )?;
     let page = query.page;
-    let list = call(&state, move |s| s.teams().list_teams(&caller, &query)).await?;
+    let list = call(&state, move |s| {
+        s.teams()
+            .list_teams(&caller.may(use_case::ListTeams)?, &query)
+    })
+    .await?;
     let mut items: Vec<Team> = list.items.iter().map(Team::from).collect();
     within_page_bytes(&mut items);
     Ok(web::Json(Teams {
@@ -105,7 +109,10 @@ pub async fn get_team(
 ) -> Result<web::Json<Value>, ApiError> {
     let key = path.into_inner();
     let asking = caller.clone();
-    let team = call(&state, move |s| s.teams().get_team(&asking, &key)).await?;
+    let team = call(&state, move |s| {
+        s.teams().get_team(&asking.may(use_case::GetTeam)?, &key)
+    })
+    .await?;
     let access = access::to_team(&caller, &team.team);
     Ok(web::Json(with_access(&Team::from(&team), &access)?))
 }
@@ -167,6 +174,10 @@ pub async fn delete_team(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
-    call(&state, move |s| s.teams().delete_team(&caller, &key)).await?;
+    call(&state, move |s| {
+        s.teams()
+            .delete_team(&caller.may(use_case::DeleteTeam)?, &key)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

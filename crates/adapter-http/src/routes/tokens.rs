@@ -36,7 +36,8 @@ pub async fn list_tokens(
     let show_all = params.flag("showAll", false)?;
     let page = Page::parse(params.get("limit"), params.get("offset"), 25)?;
     let list = call(&state, move |s| {
-        s.tokens().list_tokens(&caller, page, show_all)
+        s.tokens()
+            .list_tokens(&caller.may(use_case::ListTokens)?, page, show_all)
     })
     .await?;
     let mut items: Vec<TokenRep> = list
@@ -84,7 +85,10 @@ pub async fn get_token(
     path: web::Path<String>,
 ) -> Result<web::Json<TokenRep>, ApiError> {
     let id = path.into_inner();
-    let token = call(&state, move |s| s.tokens().get_token(&caller, &id)).await?;
+    let token = call(&state, move |s| {
+        s.tokens().get_token(&caller.may(use_case::GetToken)?, &id)
+    })
+    .await?;
     Ok(web::Json(TokenRep::new(token, None)))
 }
 
@@ -101,7 +105,11 @@ pub async fn delete_token(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
-    call(&state, move |s| s.tokens().delete_token(&caller, &id)).await?;
+    call(&state, move |s| {
+        s.tokens()
+            .delete_token(&caller.may(use_case::DeleteToken)?, &id)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -158,7 +166,8 @@ pub async fn reset_token(
     let expiry = expiry_param(&req)?;
     let id = path.into_inner();
     let reset = call(&state, move |s| {
-        s.tokens().reset_token(&caller, &id, expiry)
+        s.tokens()
+            .reset_token(&caller.may(use_case::ResetToken)?, &id, expiry)
     })
     .await?;
     Ok(web::Json(TokenRep::new(reset.token, Some(reset.secret))))

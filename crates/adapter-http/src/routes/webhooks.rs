@@ -43,7 +43,11 @@ pub async fn list_webhooks(
     req: HttpRequest,
 ) -> Result<web::Json<Webhooks>, ApiError> {
     let offset = domain::query::Page::parse(None, QueryParams::of(&req).get("offset"), 1)?.offset;
-    let webhooks = call(&state, move |s| s.webhooks().list_webhooks(&caller)).await?;
+    let webhooks = call(&state, move |s| {
+        s.webhooks()
+            .list_webhooks(&caller.may(use_case::ListWebhooks)?)
+    })
+    .await?;
     let from = usize::try_from(offset)
         .unwrap_or(usize::MAX)
         .min(webhooks.len());
@@ -86,7 +90,11 @@ pub async fn get_webhook(
 ) -> Result<web::Json<Value>, ApiError> {
     let id = path.into_inner();
     let asking = caller.clone();
-    let webhook = call(&state, move |s| s.webhooks().get_webhook(&asking, &id)).await?;
+    let webhook = call(&state, move |s| {
+        s.webhooks()
+            .get_webhook(&asking.may(use_case::GetWebhook)?, &id)
+    })
+    .await?;
     let access = access::to_webhook(&caller, &webhook);
     Ok(web::Json(with_access(&Webhook::from(webhook), &access)?))
 }
@@ -135,7 +143,11 @@ pub async fn delete_webhook(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
-    call(&state, move |s| s.webhooks().delete_webhook(&caller, &id)).await?;
+    call(&state, move |s| {
+        s.webhooks()
+            .delete_webhook(&caller.may(use_case::DeleteWebhook)?, &id)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -154,7 +166,8 @@ pub async fn webhook_deliveries(
     let id = path.into_inner();
     Ok(web::Json(Deliveries {
         items: call(&state, move |s| {
-            s.webhooks().webhook_deliveries(&caller, &id)
+            s.webhooks()
+                .webhook_deliveries(&caller.may(use_case::GetWebhook)?, &id)
         })
         .await?,
     }))

@@ -54,7 +54,7 @@ impl Replica {
                 let view = self
                     .service
                     .flags()
-                    .get_flag(&self.caller, "p", "f", &[])
+                    .get_flag(&self.caller.may(use_case::GetFlag).unwrap(), "p", "f", &[])
                     .unwrap();
                 let body: Arc<[u8]> = serde_json::to_vec(&view.flag).unwrap().into();
                 self.service
@@ -273,7 +273,11 @@ fn list_pages_follow_changes_on_both_replicas() {
                 let listed = replica
                     .service
                     .flags()
-                    .list_flags(&replica.caller, "p", &request)
+                    .list_flags(
+                        &replica.caller.may(use_case::ListFlags).unwrap(),
+                        "p",
+                        &request,
+                    )
                     .unwrap();
                 let flags: Vec<_> = listed.items.iter().map(|v| &v.flag).collect();
                 let body: Arc<[u8]> = serde_json::to_vec(&flags).unwrap().into();

@@ -111,7 +111,10 @@ fn a_token_deleted_on_one_replica_is_refused_on_another_within_a_second() {
     let (_db, a, b) = two_replicas();
     let (id, secret) = a.token("writer");
     remembered(&b, &secret);
-    a.service.tokens().delete_token(&a.owner(), &id).unwrap();
+    a.service
+        .tokens()
+        .delete_token(&a.owner().may(use_case::DeleteToken).unwrap(), &id)
+        .unwrap();
     b.until(Instant::now(), &secret, "deleted token", refused);
 }
 
@@ -123,7 +126,7 @@ fn a_reset_secret_is_refused_on_another_replica_within_a_second() {
     let reset = a
         .service
         .tokens()
-        .reset_token(&a.owner(), &id, None)
+        .reset_token(&a.owner().may(use_case::ResetToken).unwrap(), &id, None)
         .unwrap();
     b.until(Instant::now(), &secret, "old secret", refused);
     assert!(b

@@ -207,7 +207,7 @@ fn the_allow_list_is_not_fooled(backend: Backend) {
     }
     assert!(service
         .webhooks()
-        .list_webhooks(&caller)
+        .list_webhooks(&caller.may(use_case::ListWebhooks).unwrap())
         .unwrap()
         .is_empty());
     assert!(service
@@ -306,7 +306,10 @@ fn delivery_errors_do_not_tell_refused_from_reset_or_timeout(backend: Backend) {
     let errors: Vec<Option<String>> = ids
         .iter()
         .map(|id| {
-            let attempts = service.webhooks().webhook_deliveries(&caller, id).unwrap();
+            let attempts = service
+                .webhooks()
+                .webhook_deliveries(&caller.may(use_case::GetWebhook).unwrap(), id)
+                .unwrap();
             assert_eq!(attempts.len(), 1, "{attempts:?}");
             assert_eq!(attempts[0].status_code, None);
             attempts[0].error.clone()
@@ -410,7 +413,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
     }
     assert!(service
         .webhooks()
-        .list_webhooks(&caller)
+        .list_webhooks(&caller.may(use_case::ListWebhooks).unwrap())
         .unwrap()
         .is_empty());
 
@@ -435,7 +438,7 @@ fn names_of_non_public_addresses_are_refused_at_creation_and_update(backend: Bac
     assert_eq!(
         service
             .webhooks()
-            .get_webhook(&caller, &hook.id)
+            .get_webhook(&caller.may(use_case::GetWebhook).unwrap(), &hook.id)
             .unwrap()
             .url,
         "https://public.example.com/in"
@@ -497,10 +500,13 @@ fn a_name_that_resolves_to_loopback_at_delivery_is_refused(backend: Backend) {
     assert_eq!(service.webhooks().deliver_due(&sender, 20).unwrap(), 1);
     assert!(receiver.received().is_empty(), "nothing reached 127.0.0.1");
     let caller = service.authentication().authenticate(OWNER).unwrap();
-    let hook = &service.webhooks().list_webhooks(&caller).unwrap()[0];
+    let hook = &service
+        .webhooks()
+        .list_webhooks(&caller.may(use_case::ListWebhooks).unwrap())
+        .unwrap()[0];
     let attempts = service
         .webhooks()
-        .webhook_deliveries(&caller, &hook.id)
+        .webhook_deliveries(&caller.may(use_case::GetWebhook).unwrap(), &hook.id)
         .unwrap();
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert_eq!(attempts[0].status_code, None);

@@ -218,10 +218,13 @@ fn failed_deliveries_are_retried(backend: Backend) {
         got[2].header("x-svc-delivery")
     );
     let caller = service.authentication().authenticate(OWNER).unwrap();
-    let hooks = service.webhooks().list_webhooks(&caller).unwrap();
+    let hooks = service
+        .webhooks()
+        .list_webhooks(&caller.may(use_case::ListWebhooks).unwrap())
+        .unwrap();
     let attempts = service
         .webhooks()
-        .webhook_deliveries(&caller, &hooks[0].id)
+        .webhook_deliveries(&caller.may(use_case::GetWebhook).unwrap(), &hooks[0].id)
         .unwrap();
     let summary: Vec<(u32, Option<u16>)> = attempts
         .iter()

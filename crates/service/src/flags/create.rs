@@ -2,6 +2,7 @@
 //! what a new flag sets in each environment beyond a new flag's defaults is decided there.
 
 use super::*;
+use crate::authorize::Authorized;
 use crate::sizes::check_new_size;
 
 /// A flag to create from `post`, checked on its own, and its initial prerequisites (checked
@@ -17,10 +18,14 @@ pub(super) fn new_flag(
     let prerequisites = new.post.initial_prerequisites.clone().unwrap_or_default();
     let flag = Flag::create(new, now, &mut RandomIds)?;
     // Decided before the flag joins a batch: a refusal there would fail the others with it.
-    caller.require_all(&[Request::new("createFlag", created_flag(project_key, &flag))])?;
+    let authorized = caller.authorize(vec![Request::new(
+        "createFlag",
+        created_flag(project_key, &flag),
+    )])?;
     Ok((
         FlagCreate {
             caller: caller.clone(),
+            authorized,
             flag,
             turn_on,
         },
@@ -77,6 +82,7 @@ impl Service {
     ) -> ServiceResult<FlagView> {
         let FlagCreate {
             caller,
+            authorized,
             flag,
             turn_on,
         } = request;
@@ -95,11 +101,11 @@ impl Service {
                 flag.validate()?;
                 flag.validate_in_project(&flag, &others)?;
                 let beyond = configured_beyond_defaults(&project.key, &flag, &environments);
-                caller.require_all(&beyond)?;
+                let authorized = authorized.clone().and(&caller, &beyond)?;
                 let (view, shown) = self.new_flag_view(repo, &project.key, flag)?;
                 repo.insert_flag(&project.id, &view.flag)?;
                 let change = self.created(&project.key, &view.flag, shown, beyond);
-                self.audit(repo, &caller, change)?;
+                self.audit(repo, &caller, authorized.record(change)?)?;
                 Ok(view)
             })
             .map_err(|e| {
@@ -167,7 +173,7 @@ impl Service {
             let requests = &requests[..take];
             let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
                 requests.iter().map(|_| None).collect();
-            let mut made: Vec<(usize, FlagView, ShownVersion, Vec<Request>)> =
+            let mut made: Vec<(usize, FlagView, ShownVersion, Vec<Request>, Authorized)> =
                 Vec::with_capacity(requests.len());
             for (i, request) in requests.iter().enumerate() {
                 let flag = configured(
@@ -180,21 +186,27 @@ impl Service {
                 let view = project
                     .check_flag_key(&flag.key)
                     .map_err(ServiceError::from)
-                    .and_then(|()| request.caller.require_all(&beyond))
-                    .and_then(|()| self.new_flag_view(repo, &project.key, flag));
+                    .and_then(|()| request.authorized.clone().and(&request.caller, &beyond))
+                    .and_then(|authorized| {
+                        let (view, shown) = self.new_flag_view(repo, &project.key, flag)?;
+                        Ok((view, shown, authorized))
+                    });
                 match view {
-                    Ok((view, shown)) => made.push((i, view, shown, beyond)),
+                    Ok((view, shown, authorized)) => {
+                        made.push((i, view, shown, beyond, authorized))
+                    }
                     Err(err) if err.is_storage_failure() => return Err(err),
                     Err(refused) => outcomes[i] = Some(Err(refused)),
                 }
             }
-            let flags: Vec<&Flag> = made.iter().map(|(_, view, _, _)| &view.flag).collect();
+            let flags: Vec<&Flag> = made.iter().map(|(_, view, ..)| &view.flag).collect();
             let stored = repo.insert_new_flags(&project.id, &flags)?;
             let mut audits = PendingAudits::default();
-            for ((i, view, shown, beyond), stored) in made.into_iter().zip(stored) {
+            for ((i, view, shown, beyond, authorized), stored) in made.into_iter().zip(stored) {
                 outcomes[i] = Some(if stored {
                     let change = self.created(&project.key, &view.flag, shown, beyond);
-                    self.audit_later(repo, &requests[i].caller, change, &mut audits)?;
+                    let decided = authorized.record(change)?;
+                    self.audit_later(repo, &requests[i].caller, decided, &mut audits)?;
                     Ok(view)
                 } else {
                     Err(ServiceError::KeyTaken(Detail::from(format!(
@@ -346,7 +358,7 @@ impl Flags<'_> {
                     &clone.flag,
                     &environments,
                 ));
-                self.audit(repo, caller, change)?;
+                self.audit(repo, caller, change.authorize(caller)?)?;
                 Ok(clone)
             })
             .map_err(|e| {

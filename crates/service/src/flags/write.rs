@@ -2,6 +2,7 @@
 //! the lanes of [`crate::flag_writes`], in batches of changes that commit together.
 
 use super::*;
+use crate::authorize::Authorized;
 
 /// What a batch of flag changes writes once they are all applied: the flags they changed (each
 /// with the flag as it was locked) and their audit entries.
@@ -241,7 +242,8 @@ impl Service {
         let applied = self.apply_change(repo, project, current, change, writes)?;
         // Decided before anything of this change is written: a refusal leaves the flag, and
         // the other changes of the batch, as they were.
-        let requests = authorize_change(caller, &project.key, flag, &applied, change)?;
+        let (authorized, requests) =
+            authorize_change(caller, &project.key, flag, &applied, change)?;
         check_project_rules(repo, project, flag, &applied, change, writes)?;
         let next_maintainers = next_maintainers(repo, current, &applied.next, change)?;
         self.record_change(
@@ -251,7 +253,7 @@ impl Service {
             caller,
             current,
             (&applied, &next_maintainers),
-            (change, requests),
+            (change, &authorized, requests),
             writes,
         )?;
         let view = FlagView {
@@ -323,7 +325,7 @@ impl Service {
         caller: &Caller,
         current: &FlagView,
         (applied, next_maintainers): (&AppliedChange, &Maintainers),
-        (change, requests): (&FlagChange, Vec<Request>),
+        (change, authorized, requests): (&FlagChange, &Authorized, Vec<Request>),
         writes: &mut BatchWrites,
     ) -> ServiceResult<()> {
         let (flag, maintainers, next) = (&current.flag, &current.maintainers, &applied.next);
@@ -342,7 +344,7 @@ impl Service {
                 .comment(comment)
                 .delta(delta)
                 .shown_versions(Some(self.shown.flag(&project.key, flag, maintainers)), None);
-            self.audit_later(repo, caller, change, &mut writes.audits)?;
+            self.audit_later(repo, caller, authorized.record(change)?, &mut writes.audits)?;
         } else if next.version != flag.version {
             let mut audit = Change::new("flag", key, "updated", "updateFlag", flag_wide)
                 .href(self.shown.href(ApiResource::Flag {
@@ -359,7 +361,7 @@ impl Service {
             audit.resources = resources_of(&accesses);
             audit.verb = switch_verb(flag, next, &accesses);
             audit.accesses = requests;
-            self.audit_later(repo, caller, audit, &mut writes.audits)?;
+            self.audit_later(repo, caller, authorized.record(audit)?, &mut writes.audits)?;
         }
         Ok(())
     }
@@ -383,15 +385,15 @@ fn flag_wide(project_key: &str, key: &str, tags: &[String]) -> Resource {
 }
 
 /// Asks the caller's permission for everything the change does, and for what each semantic
-/// instruction asks for, whether it changed anything or not; the requests of what it does,
-/// for its audit entry.
+/// instruction asks for, whether it changed anything or not: what was decided, and the requests
+/// of what it does, for its audit entry (decided among them).
 fn authorize_change(
     caller: &Caller,
     project_key: &str,
     flag: &Flag,
     applied: &AppliedChange,
     change: &FlagChange,
-) -> ServiceResult<Vec<Request>> {
+) -> ServiceResult<(Authorized, Vec<Request>)> {
     let project_resource = Resource::project(project_key);
     let flag_wide = flag_wide(project_key, &flag.key, &flag.tags);
     let requests = if applied.delete {
@@ -414,8 +416,8 @@ fn authorize_change(
             decided.push(Request::new(instruction.action(), resource.clone()));
         }
     }
-    caller.require_all(&in_every_environment(&decided, flag))?;
-    Ok(requests)
+    let authorized = caller.authorize(in_every_environment(&decided, flag))?;
+    Ok((authorized, requests))
 }
 
 /// The project's rules (prerequisites, variations in use, segments that exist), in the error

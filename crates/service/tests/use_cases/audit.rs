@@ -31,12 +31,12 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
     let listed = fx
         .service
         .audit_log()
-        .list_audit_log(&fx.owner, &query)
+        .list_audit_log(&fx.owner.may(use_case::ReadAuditLog).unwrap(), &query)
         .unwrap();
     let detailed = fx
         .service
         .audit_log()
-        .list_audit_log_in_detail(&fx.owner, &query)
+        .list_audit_log_in_detail(&fx.owner.may(use_case::ReadAuditLog).unwrap(), &query)
         .unwrap()
         .entries;
     assert_eq!(listed.len(), 2, "the page's limit");
@@ -49,7 +49,10 @@ fn a_page_in_detail_is_the_listing_with_each_entrys_detail() {
         .map(|e| {
             fx.service
                 .audit_log()
-                .get_audit_entry(&fx.owner, e.id.as_str())
+                .get_audit_entry(
+                    &fx.owner.may(use_case::ReadAuditLog).unwrap(),
+                    e.id.as_str(),
+                )
                 .unwrap()
         })
         .collect();

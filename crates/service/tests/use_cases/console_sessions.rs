@@ -29,7 +29,7 @@ fn a_session_acts_as_its_token_until_signed_out() {
         .console_session(&opened.id)
         .unwrap()
         .unwrap();
-    assert_eq!(found.caller.token_id(), &reader.token.id);
+    assert_eq!(found.caller.token_id(), Some(&reader.token.id));
     assert_eq!(found.caller.role(), domain::role::Role::Reader);
     assert_eq!(found.csrf_token, opened.session.csrf_token);
     // The store keeps the id's hash, never the id.
@@ -82,7 +82,10 @@ fn deleting_the_token_ends_its_sessions() {
         .unwrap();
     fx.service
         .tokens()
-        .delete_token(&fx.owner, writer.token.id.as_str())
+        .delete_token(
+            &fx.owner.may(use_case::DeleteToken).unwrap(),
+            writer.token.id.as_str(),
+        )
         .unwrap();
     assert!(fx
         .service
@@ -110,7 +113,11 @@ fn resetting_the_secret_ends_the_sessions_it_opened() {
     let reset = fx
         .service
         .tokens()
-        .reset_token(&fx.owner, writer.token.id.as_str(), None)
+        .reset_token(
+            &fx.owner.may(use_case::ResetToken).unwrap(),
+            writer.token.id.as_str(),
+            None,
+        )
         .unwrap();
     assert!(fx
         .service

@@ -163,13 +163,20 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     let dependents = fx
         .service
         .flags()
-        .dependent_flags(&fx.owner, "web", "base")
+        .dependent_flags(
+            &fx.owner.may(use_case::DependentFlags).unwrap(),
+            "web",
+            "base",
+        )
         .unwrap();
     assert_eq!(dependents.len(), 1);
     assert_eq!(dependents[0].key, "child");
     assert_eq!(dependents[0].environments, ["production", "test"]);
 
-    let refused = fx.service.flags().delete_flag(&fx.owner, "web", "base");
+    let refused =
+        fx.service
+            .flags()
+            .delete_flag(&fx.owner.may(use_case::DeleteFlag).unwrap(), "web", "base");
     assert!(
         matches!(refused, Err(ServiceError::StillReferenced(_))),
         "{refused:?}"
@@ -202,11 +209,11 @@ fn a_flag_others_depend_on_is_neither_deleted_nor_archived() {
     // Without dependents, it goes.
     fx.service
         .flags()
-        .delete_flag(&fx.owner, "web", "child")
+        .delete_flag(&fx.owner.may(use_case::DeleteFlag).unwrap(), "web", "child")
         .unwrap();
     fx.service
         .flags()
-        .delete_flag(&fx.owner, "web", "base")
+        .delete_flag(&fx.owner.may(use_case::DeleteFlag).unwrap(), "web", "base")
         .unwrap();
     assert!(stored(&fx, &project, "base").is_none());
     assert!(fx

@@ -10,6 +10,7 @@
 mod audit;
 mod console_sessions;
 mod flags;
+mod jobs;
 mod members;
 mod paths;
 mod queued;

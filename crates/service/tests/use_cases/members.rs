@@ -45,7 +45,10 @@ fn an_admin_can_neither_become_nor_demote_nor_delete_the_owner() {
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
     );
-    let refused = fx.service.members().delete_member(&admin, &owner_id);
+    let refused = fx
+        .service
+        .members()
+        .delete_member(&admin.may(use_case::DeleteMember).unwrap(), &owner_id);
     assert!(
         matches!(refused, Err(ServiceError::WrongState(_))),
         "{refused:?}"
@@ -94,7 +97,10 @@ fn the_owner_transfers_ownership_and_becomes_an_admin() {
         );
     }
     // Nor delete the new owner.
-    let refused = fx.service.members().delete_member(&fx.owner, &ann);
+    let refused = fx
+        .service
+        .members()
+        .delete_member(&fx.owner.may(use_case::DeleteMember).unwrap(), &ann);
     assert!(
         matches!(refused, Err(ServiceError::WrongState(_))),
         "{refused:?}"
@@ -219,12 +225,17 @@ fn deleting_a_member_deletes_its_personal_tokens_and_hands_on_its_service_tokens
         .unwrap()
         .token;
 
-    fx.service.members().delete_member(&fx.owner, &ann).unwrap();
+    fx.service
+        .members()
+        .delete_member(&fx.owner.may(use_case::DeleteMember).unwrap(), &ann)
+        .unwrap();
 
     let ann = MemberId::parse(&ann).unwrap();
     assert!(fx.read(|repo| repo.get_member(&ann)).is_none());
     assert!(fx.read(|repo| repo.get_token(&personal.id)).is_none());
-    assert!(fx.read(|repo| repo.get_token(admin.token_id())).is_none());
+    assert!(fx
+        .read(|repo| repo.get_token(admin.token_id().unwrap()))
+        .is_none());
     let handed_on = fx.read(|repo| repo.get_token(&shared.id)).unwrap();
     assert_eq!(handed_on.member_id, fx.owner.member_id());
 }

@@ -29,51 +29,93 @@ fn text_that_is_no_key_names_no_project_environment_flag_or_segment() {
     let owner = &fx.owner;
     let s = &fx.service;
     assert_eq!(
-        not_found(s.projects().get_project(owner, "no such key", false)),
+        not_found(s.projects().get_project(
+            &owner.may(use_case::GetProject).unwrap(),
+            "no such key",
+            false
+        )),
         "no project with key 'no such key'"
     );
     assert_eq!(
-        not_found(s.environments().get_environment(owner, "web", "-prod")),
+        not_found(s.environments().get_environment(
+            &owner.may(use_case::GetEnvironment).unwrap(),
+            "web",
+            "-prod"
+        )),
         "no environment with key '-prod' in project 'web'"
     );
     // The project is looked up first, as for a well-formed key.
     assert_eq!(
-        not_found(s.environments().get_environment(owner, "-web", "-prod")),
+        not_found(s.environments().get_environment(
+            &owner.may(use_case::GetEnvironment).unwrap(),
+            "-web",
+            "-prod"
+        )),
         "no project with key '-web'"
     );
     assert_eq!(
-        not_found(s.flags().get_flag(owner, "web", "a/b", &[])),
+        not_found(
+            s.flags()
+                .get_flag(&owner.may(use_case::GetFlag).unwrap(), "web", "a/b", &[])
+        ),
         "no flag with key 'a/b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.flags().get_flag(owner, "w b", "a/b", &[])),
+        not_found(
+            s.flags()
+                .get_flag(&owner.may(use_case::GetFlag).unwrap(), "w b", "a/b", &[])
+        ),
         "no project with key 'w b'"
     );
     assert_eq!(
-        not_found(s.flags().delete_flag(owner, "web", "")),
+        not_found(
+            s.flags()
+                .delete_flag(&owner.may(use_case::DeleteFlag).unwrap(), "web", "")
+        ),
         "no flag with key '' in project 'web'"
     );
     assert_eq!(
-        not_found(s.flags().dependent_flags(owner, "web", "a b")),
+        not_found(s.flags().dependent_flags(
+            &owner.may(use_case::DependentFlags).unwrap(),
+            "web",
+            "a b"
+        )),
         "no flag with key 'a b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.flag_statuses().flag_status(owner, "web", "test", "a b")),
+        not_found(s.flag_statuses().flag_status(
+            &owner.may(use_case::ReadFlagStatuses).unwrap(),
+            "web",
+            "test",
+            "a b"
+        )),
         "no flag with key 'a b' in project 'web'"
     );
     assert_eq!(
-        not_found(
-            s.flag_statuses()
-                .flag_status_across_environments(owner, "web", "a b", &[])
-        ),
+        not_found(s.flag_statuses().flag_status_across_environments(
+            &owner.may(use_case::ReadFlagStatuses).unwrap(),
+            "web",
+            "a b",
+            &[]
+        )),
         "no flag with key 'a b' in project 'web'"
     );
     assert_eq!(
-        not_found(s.segments().get_segment(owner, "web", "test", "_s")),
+        not_found(s.segments().get_segment(
+            &owner.may(use_case::GetSegment).unwrap(),
+            "web",
+            "test",
+            "_s"
+        )),
         "no segment with key '_s' in web/test"
     );
     assert_eq!(
-        not_found(s.segments().get_segment(owner, "web", "te st", "_s")),
+        not_found(s.segments().get_segment(
+            &owner.may(use_case::GetSegment).unwrap(),
+            "web",
+            "te st",
+            "_s"
+        )),
         "no environment with key 'te st' in project 'web'"
     );
     let permit = owner.may(use_case::PatchFlag).unwrap();
@@ -95,7 +137,10 @@ fn text_that_is_no_id_names_no_member_token_webhook_or_audit_entry() {
         "65f1c0ffee0123456789abc",
     ] {
         assert_eq!(
-            not_found(s.members().get_member(owner, id)),
+            not_found(
+                s.members()
+                    .get_member(&owner.may(use_case::GetMember).unwrap(), id)
+            ),
             format!("no member with id '{id}'")
         );
         let permit = owner.may(use_case::PatchMember).unwrap();
@@ -107,33 +152,54 @@ fn text_that_is_no_id_names_no_member_token_webhook_or_audit_entry() {
             format!("no member with id '{id}'")
         );
         assert_eq!(
-            not_found(s.members().delete_member(owner, id)),
+            not_found(
+                s.members()
+                    .delete_member(&owner.may(use_case::DeleteMember).unwrap(), id)
+            ),
             format!("no member with id '{id}'")
         );
         assert_eq!(
-            not_found(s.tokens().get_token(owner, id)),
+            not_found(
+                s.tokens()
+                    .get_token(&owner.may(use_case::GetToken).unwrap(), id)
+            ),
             format!("no access token with id '{id}'")
         );
         assert_eq!(
-            not_found(s.tokens().delete_token(owner, id)),
+            not_found(
+                s.tokens()
+                    .delete_token(&owner.may(use_case::DeleteToken).unwrap(), id)
+            ),
             format!("no access token with id '{id}'")
         );
         assert_eq!(
-            not_found(s.webhooks().get_webhook(owner, id)),
+            not_found(
+                s.webhooks()
+                    .get_webhook(&owner.may(use_case::GetWebhook).unwrap(), id)
+            ),
             format!("no webhook with id '{id}'")
         );
         assert_eq!(
-            not_found(s.webhooks().webhook_deliveries(owner, id)),
+            not_found(
+                s.webhooks()
+                    .webhook_deliveries(&owner.may(use_case::GetWebhook).unwrap(), id)
+            ),
             format!("no webhook with id '{id}'")
         );
         assert_eq!(
-            not_found(s.audit_log().get_audit_entry(owner, id)),
+            not_found(
+                s.audit_log()
+                    .get_audit_entry(&owner.may(use_case::ReadAuditLog).unwrap(), id)
+            ),
             format!("no audit entry with id '{id}'")
         );
     }
     // `me` is still the caller's member.
     assert_eq!(
-        s.members().get_member(owner, "me").unwrap().id,
+        s.members()
+            .get_member(&owner.may(use_case::GetMember).unwrap(), "me")
+            .unwrap()
+            .id,
         *owner.member_id()
     );
 }

@@ -56,7 +56,7 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
         .service
         .custom_roles()
         .list_custom_roles(
-            &admin,
+            &admin.may(use_case::ListCustomRoles).unwrap(),
             &CustomRoleQuery::parse(None, None, None, None).unwrap(),
         )
         .unwrap();
@@ -122,7 +122,7 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
     assert_eq!(
         f.service
             .custom_roles()
-            .get_custom_role(&admin, "ops")
+            .get_custom_role(&admin.may(use_case::GetCustomRole).unwrap(), "ops")
             .unwrap(),
         merged,
         "a refused patch changes nothing"
@@ -130,18 +130,18 @@ fn an_admin_manages_custom_roles_and_each_change_is_audited() {
 
     f.service
         .custom_roles()
-        .delete_custom_role(&admin, "dev")
+        .delete_custom_role(&admin.may(use_case::DeleteCustomRole).unwrap(), "dev")
         .unwrap();
     let gone = f
         .service
         .custom_roles()
-        .get_custom_role(&admin, "dev")
+        .get_custom_role(&admin.may(use_case::GetCustomRole).unwrap(), "dev")
         .unwrap_err();
     assert!(matches!(gone, ServiceError::NotFound(_)), "{gone:?}");
     let again = f
         .service
         .custom_roles()
-        .delete_custom_role(&admin, "dev")
+        .delete_custom_role(&admin.may(use_case::DeleteCustomRole).unwrap(), "dev")
         .unwrap_err();
     assert!(matches!(again, ServiceError::NotFound(_)), "{again:?}");
 
@@ -172,7 +172,7 @@ fn readers_read_custom_roles_and_only_admins_change_them() {
     assert_eq!(
         f.service
             .custom_roles()
-            .get_custom_role(&reader, "ops")
+            .get_custom_role(&reader.may(use_case::GetCustomRole).unwrap(), "ops")
             .unwrap()
             .key,
         "ops"
@@ -187,19 +187,23 @@ fn readers_read_custom_roles_and_only_admins_change_them() {
             Err(ServiceError::NotPermitted(_))
         ));
         assert!(matches!(
-            f.service.custom_roles().delete_custom_role(caller, "ops"),
+            caller
+                .may(use_case::DeleteCustomRole)
+                .and_then(|permit| f.service.custom_roles().delete_custom_role(&permit, "ops")),
             Err(ServiceError::NotPermitted(_))
         ));
     }
     let nobody = f.caller_for(&f.invite("none@example.com", "no_access"), Role::NoAccess);
     assert!(matches!(
-        f.service.custom_roles().get_custom_role(&nobody, "ops"),
+        nobody
+            .may(use_case::GetCustomRole)
+            .and_then(|permit| f.service.custom_roles().get_custom_role(&permit, "ops")),
         Err(ServiceError::NotPermitted(_))
     ));
     assert_eq!(
         f.service
             .custom_roles()
-            .get_custom_role(&f.owner, "ops")
+            .get_custom_role(&f.owner.may(use_case::GetCustomRole).unwrap(), "ops")
             .unwrap()
             .key,
         "ops",

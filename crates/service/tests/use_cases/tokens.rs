@@ -25,9 +25,11 @@ fn assert_hands_off(fx: &Fixture, caller: &Caller, id: &TokenId) {
             .map(|_| ()),
         fx.service
             .tokens()
-            .reset_token(caller, id, None)
+            .reset_token(&caller.may(use_case::ResetToken).unwrap(), id, None)
             .map(|_| ()),
-        fx.service.tokens().delete_token(caller, id),
+        fx.service
+            .tokens()
+            .delete_token(&caller.may(use_case::DeleteToken).unwrap(), id),
     ];
     for refused in refusals {
         assert!(
@@ -55,7 +57,7 @@ fn an_admin_cannot_touch_the_owners_tokens() {
         .authenticate(&service_admin.secret)
         .unwrap();
     for caller in [&admin, &service_admin] {
-        assert_hands_off(&fx, caller, fx.owner.token_id());
+        assert_hands_off(&fx, caller, fx.owner.token_id().unwrap());
     }
     assert_eq!(fx.member(fx.owner.member_id()).role, Role::Owner);
 }
@@ -72,20 +74,28 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
     let writer = fx.caller_for(&wes, Role::Admin);
 
     // Another admin's token: hands off for an admin, not for the owner.
-    assert_hands_off(&fx, &admin, other_admin.token_id());
+    assert_hands_off(&fx, &admin, other_admin.token_id().unwrap());
     fx.service
         .tokens()
-        .reset_token(&fx.owner, other_admin.token_id(), None)
+        .reset_token(
+            &fx.owner.may(use_case::ResetToken).unwrap(),
+            other_admin.token_id().unwrap(),
+            None,
+        )
         .unwrap();
 
     // A writer's token stored with `admin`: the admin outranks the writer but not the token's
     // role (a member demoted a moment ago keeps its tokens from whoever outranks it then), so
     // only the owner resets it. The new secret acts as the writer it belongs to.
-    assert_hands_off(&fx, &admin, writer.token_id());
+    assert_hands_off(&fx, &admin, writer.token_id().unwrap());
     let reset = fx
         .service
         .tokens()
-        .reset_token(&fx.owner, writer.token_id(), None)
+        .reset_token(
+            &fx.owner.may(use_case::ResetToken).unwrap(),
+            writer.token_id().unwrap(),
+            None,
+        )
         .unwrap();
     let as_writer = fx
         .service
@@ -93,7 +103,9 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
         .authenticate(&reset.secret)
         .unwrap();
     assert_eq!(as_writer.role(), Role::Writer);
-    let refused = fx.service.tokens().list_tokens(&as_writer, page(), false);
+    let refused = as_writer
+        .may(use_case::ListTokens)
+        .and_then(|permit| fx.service.tokens().list_tokens(&permit, page(), false));
     assert!(
         matches!(refused, Err(ServiceError::NotPermitted(_))),
         "{refused:?}"
@@ -104,10 +116,10 @@ fn acting_on_another_member_s_token_needs_a_role_above_theirs() {
     let permit = admin.may(use_case::PatchToken).unwrap();
     fx.service
         .tokens()
-        .patch_token(&permit, admin.token_id(), &rename)
+        .patch_token(&permit, admin.token_id().unwrap(), &rename)
         .unwrap();
     assert_eq!(
-        fx.read(|repo| repo.get_token(admin.token_id()))
+        fx.read(|repo| repo.get_token(admin.token_id().unwrap()))
             .unwrap()
             .name,
         "renamed"

@@ -227,7 +227,9 @@ fn a_delete_in_the_middle_of_a_batch() {
         outcomes[3]
     );
     assert!(matches!(
-        service.flags().get_flag(&caller, "p", "f", &[]),
+        service
+            .flags()
+            .get_flag(&caller.may(use_case::GetFlag).unwrap(), "p", "f", &[]),
         Err(ServiceError::NotFound(_))
     ));
     for table in ["flags", "flag_configs", "flag_tags"] {
@@ -236,7 +238,7 @@ fn a_delete_in_the_middle_of_a_batch() {
     let page = service
         .audit_log()
         .list_audit_log(
-            &caller,
+            &caller.may(use_case::ReadAuditLog).unwrap(),
             &AuditQuery {
                 before: None,
                 before_id: None,
@@ -253,7 +255,10 @@ fn a_delete_in_the_middle_of_a_batch() {
         .expect("the delete is audited");
     let deleted = service
         .audit_log()
-        .get_audit_entry(&caller, deleted.id.as_str())
+        .get_audit_entry(
+            &caller.may(use_case::ReadAuditLog).unwrap(),
+            deleted.id.as_str(),
+        )
         .unwrap();
     assert_eq!(
         deleted.previous_version.as_ref().unwrap().to_value()["_version"],
@@ -328,7 +333,10 @@ fn a_live_listing_never_shows_an_archived_flag() {
         });
         let mut seen = vec![];
         while !done.load(Ordering::SeqCst) {
-            let listed = service.flags().list_flags(&caller, "p", &request).unwrap();
+            let listed = service
+                .flags()
+                .list_flags(&caller.may(use_case::ListFlags).unwrap(), "p", &request)
+                .unwrap();
             seen.extend(
                 listed
                     .items
@@ -473,7 +481,7 @@ fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
     assert_eq!(
         service
             .projects()
-            .get_project(&caller, "p", false)
+            .get_project(&caller.may(use_case::GetProject).unwrap(), "p", false)
             .map(|p| p.project.name)
             .unwrap(),
         "Q"
@@ -484,7 +492,7 @@ fn a_stream_of_flag_creations_does_not_starve_a_project_patch() {
 fn flag_of(service: &Service, caller: &Caller, key: &str) -> domain::flag::Flag {
     service
         .flags()
-        .get_flag(caller, "p", key, &[])
+        .get_flag(&caller.may(use_case::GetFlag).unwrap(), "p", key, &[])
         .unwrap()
         .flag
 }

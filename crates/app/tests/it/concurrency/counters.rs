@@ -32,7 +32,7 @@ fn project_counter_loses_nothing(backend: Backend) {
         || {
             service
                 .projects()
-                .get_project(&caller, "p", false)
+                .get_project(&caller.may(use_case::GetProject).unwrap(), "p", false)
                 .unwrap()
                 .project
                 .name
@@ -56,7 +56,11 @@ fn environment_counter_loses_nothing(backend: Backend) {
         || {
             service
                 .environments()
-                .get_environment(&caller, "p", "production")
+                .get_environment(
+                    &caller.may(use_case::GetEnvironment).unwrap(),
+                    "p",
+                    "production",
+                )
                 .unwrap()
                 .name
         },
@@ -88,7 +92,12 @@ fn segment_counter_loses_nothing(backend: Backend) {
         || {
             service
                 .segments()
-                .get_segment(&caller, "p", "production", "s")
+                .get_segment(
+                    &caller.may(use_case::GetSegment).unwrap(),
+                    "p",
+                    "production",
+                    "s",
+                )
                 .unwrap()
                 .segment
                 .name
@@ -129,7 +138,7 @@ fn webhook_counter_loses_nothing(backend: Backend) {
         || {
             service
                 .webhooks()
-                .get_webhook(&caller, &webhook.id)
+                .get_webhook(&caller.may(use_case::GetWebhook).unwrap(), &webhook.id)
                 .unwrap()
                 .name
                 .unwrap_or_default()
@@ -160,7 +169,7 @@ fn custom_role_counter_loses_nothing(backend: Backend) {
         || {
             service
                 .custom_roles()
-                .get_custom_role(&caller, "r")
+                .get_custom_role(&caller.may(use_case::GetCustomRole).unwrap(), "r")
                 .unwrap()
                 .name
         },
@@ -216,13 +225,19 @@ fn team_members_lose_nothing(backend: Backend) {
             .map(drop)
     });
     assert_eq!(acknowledged, THREADS * changes);
-    let team = service.teams().get_team(&caller, "t").unwrap();
+    let team = service
+        .teams()
+        .get_team(&caller.may(use_case::GetTeam).unwrap(), "t")
+        .unwrap();
     assert_eq!(team.member_count, THREADS as u64);
     assert_eq!(team.team.version, 1 + (THREADS * changes) as u64);
     for member in &members {
         let member = service
             .members()
-            .get_member(&caller, member.id.as_str())
+            .get_member(
+                &caller.may(use_case::GetMember).unwrap(),
+                member.id.as_str(),
+            )
             .unwrap();
         assert_eq!(member.teams.len(), 1, "{member:?}");
     }
@@ -243,7 +258,7 @@ fn project_tags_lose_nothing(backend: Backend) {
     assert_eq!(acknowledged, THREADS * 6);
     let project = service
         .projects()
-        .get_project(&caller, "p", false)
+        .get_project(&caller.may(use_case::GetProject).unwrap(), "p", false)
         .unwrap()
         .project;
     assert_eq!(project.tags.len(), acknowledged);
@@ -294,7 +309,10 @@ fn member_counter_loses_nothing(backend: Backend) {
         increment(
             "/firstName",
             || {
-                let m = service.members().get_member(&caller, &member.id).unwrap();
+                let m = service
+                    .members()
+                    .get_member(&caller.may(use_case::GetMember).unwrap(), &member.id)
+                    .unwrap();
                 m.first_name.unwrap_or_default()
             },
             |body| {
@@ -306,7 +324,10 @@ fn member_counter_loses_nothing(backend: Backend) {
         )
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
-    let stored = service.members().get_member(&caller, &member.id).unwrap();
+    let stored = service
+        .members()
+        .get_member(&caller.may(use_case::GetMember).unwrap(), &member.id)
+        .unwrap();
     assert_eq!(stored.first_name, Some(acknowledged.to_string()));
     assert_eq!(
         audit_entries(&service, &caller, &format!("member/{}", member.id)) - audited,
@@ -341,7 +362,7 @@ fn token_counter_loses_nothing(backend: Backend) {
             || {
                 service
                     .tokens()
-                    .get_token(&caller, &token.id)
+                    .get_token(&caller.may(use_case::GetToken).unwrap(), &token.id)
                     .unwrap()
                     .description
             },
@@ -354,7 +375,10 @@ fn token_counter_loses_nothing(backend: Backend) {
         )
     });
     assert_eq!(acknowledged, THREADS * PER_THREAD);
-    let stored = service.tokens().get_token(&caller, &token.id).unwrap();
+    let stored = service
+        .tokens()
+        .get_token(&caller.may(use_case::GetToken).unwrap(), &token.id)
+        .unwrap();
     assert_eq!(stored.description, acknowledged.to_string());
     assert_eq!(
         audit_entries(
@@ -395,7 +419,7 @@ fn flag_targets_lose_nothing(backend: Backend) {
     assert_eq!(acknowledged, THREADS * PER_THREAD);
     let after = service
         .flags()
-        .get_flag(&caller, "p", "f", &[])
+        .get_flag(&caller.may(use_case::GetFlag).unwrap(), "p", "f", &[])
         .unwrap()
         .flag;
     let targets = &after.environments["production"].targets;

@@ -106,7 +106,10 @@ fn audit_entries(service: &Service, caller: &Caller, spec: &str) -> usize {
             spec: Some(spec.to_owned()),
             limit: 20,
         };
-        let page = service.audit_log().page_audit_log(caller, &query).unwrap();
+        let page = service
+            .audit_log()
+            .page_audit_log(&caller.may(use_case::ReadAuditLog).unwrap(), &query)
+            .unwrap();
         count += page.entries.len();
         match page.next_before {
             Some(next) => before = Some(next),

@@ -49,7 +49,12 @@ fn concurrent_ownership_transfers_leave_one_owner(backend: Backend) {
     let page = service
         .members()
         .list_members(
-            &service.authentication().authenticate(OWNER).unwrap(),
+            &service
+                .authentication()
+                .authenticate(OWNER)
+                .unwrap()
+                .may(use_case::ListMembers)
+                .unwrap(),
             &domain::query::MemberQuery::parse(None, None, Some("100"), None).unwrap(),
         )
         .unwrap();
@@ -138,7 +143,10 @@ fn concurrent_environment_and_flag_creation(backend: Backend) {
         query: domain::query::FlagQuery::parse(None, None, None, None).unwrap(),
         environments: service::EnvironmentSelection::All,
     };
-    let flags = service.flags().list_flags(&caller, "p", &request).unwrap();
+    let flags = service
+        .flags()
+        .list_flags(&caller.may(use_case::ListFlags).unwrap(), "p", &request)
+        .unwrap();
     assert_eq!(flags.items.len(), 36);
     for flag in flags.items.iter().map(|view| &view.flag) {
         assert_eq!(
@@ -229,7 +237,10 @@ fn concurrent_prerequisites_never_form_a_cycle(backend: Backend) {
         let (deleted, added) = std::thread::scope(|scope| {
             let delete = scope.spawn(|| {
                 barrier.wait();
-                service.flags().delete_flag(caller, "p", &gone).is_ok()
+                service
+                    .flags()
+                    .delete_flag(&caller.may(use_case::DeleteFlag).unwrap(), "p", &gone)
+                    .is_ok()
             });
             let add = scope.spawn(|| {
                 let (of, change) = prerequisite(&gone, &user, &gone_flag.variations[0].id);
@@ -292,7 +303,7 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
     assert_eq!(acknowledged, THREADS * per_thread);
     let after = service
         .flags()
-        .get_flag(&caller, "p", "f", &[])
+        .get_flag(&caller.may(use_case::GetFlag).unwrap(), "p", "f", &[])
         .unwrap()
         .flag;
     assert_eq!(after.tags.len(), acknowledged);
@@ -311,14 +322,20 @@ fn batched_flag_changes_are_audited_each_under_its_caller(backend: Backend) {
             spec: Some("proj/p:env/*:flag/f".to_owned()),
             limit: 20,
         };
-        let page = service.audit_log().list_audit_log(&caller, &query).unwrap();
+        let page = service
+            .audit_log()
+            .list_audit_log(&caller.may(use_case::ReadAuditLog).unwrap(), &query)
+            .unwrap();
         for listed in &page {
             let Some(comment) = &listed.comment else {
                 continue;
             };
             let entry = service
                 .audit_log()
-                .get_audit_entry(&caller, listed.id.as_str())
+                .get_audit_entry(
+                    &caller.may(use_case::ReadAuditLog).unwrap(),
+                    listed.id.as_str(),
+                )
                 .unwrap();
             assert_eq!(&entry.token.as_ref().unwrap().name, comment, "{entry:?}");
             let version = |v: &Option<ShownVersion>| {
@@ -401,7 +418,12 @@ fn changes_spread_over_flags_lose_nothing(backend: Backend) {
             .collect();
         let after = service
             .flags()
-            .get_flag(&caller, "p", &format!("f{n}"), &[])
+            .get_flag(
+                &caller.may(use_case::GetFlag).unwrap(),
+                "p",
+                &format!("f{n}"),
+                &[],
+            )
             .unwrap()
             .flag;
         let mut stored_targets = after.environments["production"].targets[0].values.clone();
@@ -473,7 +495,7 @@ fn flags_created_at_once_are_each_created_once(backend: Backend) {
     let listed = service
         .flags()
         .list_flags(
-            &caller,
+            &caller.may(use_case::ListFlags).unwrap(),
             "p",
             &service::FlagListRequest {
                 query: domain::query::FlagQuery::parse(None, None, None, None).unwrap(),

@@ -8,8 +8,8 @@
 //!   a crate other than `adapter-http` depends on utoipa (`domain` only through its optional
 //!   `openapi` feature, which only `adapter-http` turns on), or a crate other than `adapter-http`
 //!   writes an API path (`/api/v2`).
-//! - `doc`: builds the docs of `domain` (others depend on that crate alone), `ports` and `service`
-//!   with warnings as errors.
+//! - `doc`: builds the docs of `domain` (others depend on that crate alone; also with its
+//!   `openapi` feature), `ports` and `service` with warnings as errors.
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 //! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
@@ -424,8 +424,20 @@ fn check_api_paths() -> Result<()> {
     Ok(())
 }
 
-/// The public API of `domain` is documented, and its docs build cleanly.
+/// The public API of `domain` is documented, and its docs build cleanly, with its `openapi`
+/// feature too (built first: the documentation left in `target/doc` is the default build's).
 fn doc() -> Result<()> {
+    run(cargo()
+        .args([
+            "doc",
+            "--quiet",
+            "-p",
+            "flagsvc-domain",
+            "--features",
+            "openapi",
+            "--no-deps",
+        ])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
     run(cargo()
         .args([
             "doc",
@@ -439,7 +451,10 @@ fn doc() -> Result<()> {
             "--no-deps",
         ])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
-    println!("doc: the documentation of domain, ports and service builds without warnings");
+    println!(
+        "doc: the documentation of domain (with and without `openapi`), ports and service \
+         builds without warnings"
+    );
     Ok(())
 }
 

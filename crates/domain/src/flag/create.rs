@@ -63,11 +63,9 @@ pub struct FlagPost {
     pub initial_prerequisites: Option<Vec<InitialPrerequisite>>,
     /// Not supported: migration and holdout flags do not exist here. A request that sets it
     /// (to anything but `null`) is a 400 naming the field.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub purpose: Option<Value>,
     /// Not supported: migration flags do not exist here. A request that sets it (to anything
     /// but `null`) is a 400 naming the field.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub migration_settings: Option<Value>,
     /// The maintaining team's key: an existing team (a 400 naming the field otherwise), not
     /// together with `maintainerId`.

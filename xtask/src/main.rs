@@ -5,10 +5,11 @@
 //! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio,
 //!   `adapter-web` reaches diesel, r2d2, `adapter-sql` or `adapter-http` (the console calls the
 //!   use cases, never the database or the REST API),
-//!   a crate other than `adapter-http` depends on utoipa, or a crate other than `adapter-http`
+//!   a crate other than `adapter-http` depends on utoipa (`domain` only through its optional
+//!   `openapi` feature, which only `adapter-http` turns on), or a crate other than `adapter-http`
 //!   writes an API path (`/api/v2`).
-//! - `doc`: builds the docs of `domain` (others depend on that crate alone), `ports` and `service`
-//!   with warnings as errors.
+//! - `doc`: builds the docs of `domain` (others depend on that crate alone; also with its
+//!   `openapi` feature), `ports` and `service` with warnings as errors.
 //! - `openapi`: prints the OpenAPI document.
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 //! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
@@ -91,8 +92,17 @@ const FORBIDDEN_IN_CONSOLE: [&str; 5] = [
     "utoipa",
 ];
 
-/// Fails if package `flagsvc-{krate}` depends on one of `forbidden`, directly or not.
+/// Fails if package `flagsvc-{krate}` depends on one of `forbidden`, directly or not, with
+/// every feature on.
 fn forbid_dependencies(krate: &str, forbidden: &[&str]) -> Result<()> {
+    forbid_in_tree(krate, forbidden, &["--all-features"])?;
+    println!("check-deps: {krate} is free of {}", forbidden.join(", "));
+    Ok(())
+}
+
+/// Fails if `cargo tree -p flagsvc-{krate} -e normal` (with `features`, arguments of cargo tree)
+/// lists one of `forbidden`.
+fn forbid_in_tree(krate: &str, forbidden: &[&str], features: &[&str]) -> Result<()> {
     let output = cargo()
         .args([
             "tree",
@@ -103,8 +113,8 @@ fn forbid_dependencies(krate: &str, forbidden: &[&str]) -> Result<()> {
             "normal",
             "--prefix",
             "none",
-            "--all-features",
         ])
+        .args(features)
         .output()
         .context("running cargo tree")?;
     if !output.status.success() {
@@ -124,12 +134,16 @@ fn forbid_dependencies(krate: &str, forbidden: &[&str]) -> Result<()> {
         .collect();
     if !offending.is_empty() {
         bail!(
-            "`{krate}` must not depend on {}: found {}",
+            "`{krate}` ({}) must not depend on {}: found {}",
+            if features.is_empty() {
+                "default features"
+            } else {
+                "every feature"
+            },
             forbidden.join(", "),
             offending.join("; ")
         );
     }
-    println!("check-deps: {krate} is free of {}", forbidden.join(", "));
     Ok(())
 }
 
@@ -137,11 +151,19 @@ fn forbid_dependencies(krate: &str, forbidden: &[&str]) -> Result<()> {
 const OPENAPI_OWNER: &str = "flagsvc-adapter-http";
 const OPENAPI_CRATES: [&str; 2] = ["utoipa", "utoipa-actix-web"];
 
-/// Only `adapter-http` depends on utoipa: it owns the wire shapes and their OpenAPI schemas
-/// (those of the domain's types too, in `wire::model`). No other crate of the workspace may reach
-/// utoipa or utoipa-actix-web, directly or through a crate other than `adapter-http`, with every
-/// feature on and dev-dependencies included (`app` reaches it through `adapter-http`, as it
-/// must).
+/// The package whose types derive their schemas behind a feature, the feature, and the one
+/// OpenAPI crate it may reach through it.
+const SCHEMA_PACKAGE: &str = "flagsvc-domain";
+const SCHEMA_FEATURE: &str = "openapi";
+const SCHEMA_CRATE: &str = "utoipa";
+
+/// Only `adapter-http` depends on utoipa: it owns the wire shapes and the OpenAPI document. No
+/// other crate of the workspace may reach utoipa or utoipa-actix-web, directly or through a crate
+/// other than `adapter-http`, with every feature on and dev-dependencies included (`app` reaches
+/// it through `adapter-http`, as it must), but for one way: `domain` derives the schemas of its
+/// own types behind its optional `openapi` feature (`utoipa` an optional dependency), which only
+/// `adapter-http` turns on (see [`check_schema_feature`]), so that `domain` built alone, as other
+/// services build it, has no utoipa.
 fn check_openapi_deps() -> Result<()> {
     let output = cargo()
         .args([
@@ -212,7 +234,9 @@ fn check_openapi_deps() -> Result<()> {
                 continue;
             }
             for dep in dependencies.get(id).into_iter().flatten() {
-                if !members.contains(dep) && !reached_from.contains_key(dep) {
+                // The schema package's own optional dependency (its feature is checked below).
+                let schema_feature = name(id) == SCHEMA_PACKAGE && name(dep) == SCHEMA_CRATE;
+                if !schema_feature && !members.contains(dep) && !reached_from.contains_key(dep) {
                     reached_from.insert(dep, id);
                     queue.push_back(dep);
                 }
@@ -226,7 +250,117 @@ fn check_openapi_deps() -> Result<()> {
             offending.join("; ")
         );
     }
-    println!("check-deps: only adapter-http depends on utoipa");
+    check_schema_feature(&metadata)?;
+    forbid_in_tree("domain", &OPENAPI_CRATES, &[])?;
+    println!(
+        "check-deps: only adapter-http depends on utoipa (domain through its optional feature \
+         `{SCHEMA_FEATURE}`, which only adapter-http turns on; domain's default build has none)"
+    );
+    Ok(())
+}
+
+/// `domain`'s utoipa is optional, only its `openapi` feature turns it on, `default` does not
+/// include that feature, and no member of the workspace but `adapter-http` turns it on (by the
+/// features of its dependency on `domain`, of any kind, or by a feature of its own).
+fn check_schema_feature(metadata: &serde_json::Value) -> Result<()> {
+    let packages: Vec<&serde_json::Value> = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    let strings = |value: &serde_json::Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let Some(schema) = packages.iter().find(|p| p["name"] == SCHEMA_PACKAGE) else {
+        bail!("no package {SCHEMA_PACKAGE} in cargo metadata");
+    };
+    let mut problems = vec![];
+    for dep in schema["dependencies"].as_array().into_iter().flatten() {
+        if dep["name"] == SCHEMA_CRATE && dep["optional"] != true {
+            problems.push(format!(
+                "{SCHEMA_PACKAGE} depends on {SCHEMA_CRATE} unconditionally"
+            ));
+        }
+    }
+    // Which of the package's features turn the dependency on, and which `default` reaches.
+    let features = schema["features"].as_object().cloned().unwrap_or_default();
+    for (feature, enables) in &features {
+        let turns_on = strings(enables).iter().any(|e| {
+            e == &format!("dep:{SCHEMA_CRATE}")
+                || e == SCHEMA_CRATE
+                || e.starts_with(&format!("{SCHEMA_CRATE}/"))
+                || e.starts_with(&format!("{SCHEMA_CRATE}?/"))
+        });
+        if turns_on && feature != SCHEMA_FEATURE {
+            problems.push(format!(
+                "{SCHEMA_PACKAGE}'s feature `{feature}` turns on {SCHEMA_CRATE}"
+            ));
+        }
+    }
+    let mut default = vec!["default".to_owned()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(feature) = default.pop() {
+        if feature == SCHEMA_FEATURE {
+            problems.push(format!(
+                "{SCHEMA_PACKAGE}'s default features include `{SCHEMA_FEATURE}`"
+            ));
+        }
+        if seen.insert(feature.clone()) {
+            default.extend(strings(
+                &features.get(&feature).cloned().unwrap_or_default(),
+            ));
+        }
+    }
+    let members = strings(&metadata["workspace_members"]);
+    for package in packages.iter().filter(|p| {
+        p["id"]
+            .as_str()
+            .is_some_and(|id| members.iter().any(|m| m == id))
+            && p["name"] != OPENAPI_OWNER
+            && p["name"] != SCHEMA_PACKAGE
+    }) {
+        let name = package["name"].as_str().unwrap_or_default();
+        for dep in package["dependencies"].as_array().into_iter().flatten() {
+            if dep["name"] != SCHEMA_PACKAGE {
+                continue;
+            }
+            if strings(&dep["features"])
+                .iter()
+                .any(|f| f == SCHEMA_FEATURE)
+            {
+                problems.push(format!("{name} turns on {SCHEMA_PACKAGE}/{SCHEMA_FEATURE}"));
+            }
+            // `[features] x = ["domain/openapi"]` (by the name the package uses for it).
+            let local = dep["rename"]
+                .as_str()
+                .or(dep["name"].as_str())
+                .unwrap_or_default();
+            let package_features = package["features"].as_object().cloned().unwrap_or_default();
+            for (feature, enables) in &package_features {
+                if strings(enables).iter().any(|e| {
+                    e == &format!("{local}/{SCHEMA_FEATURE}")
+                        || e == &format!("{local}?/{SCHEMA_FEATURE}")
+                }) {
+                    problems.push(format!(
+                        "{name}'s feature `{feature}` turns on {SCHEMA_PACKAGE}/{SCHEMA_FEATURE}"
+                    ));
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        bail!(
+            "only {OPENAPI_OWNER} may turn on {SCHEMA_PACKAGE}'s optional `{SCHEMA_FEATURE}` \
+             (the only way {SCHEMA_PACKAGE} reaches {SCHEMA_CRATE}): {}",
+            problems.join("; ")
+        );
+    }
     Ok(())
 }
 
@@ -291,8 +425,20 @@ fn check_api_paths() -> Result<()> {
     Ok(())
 }
 
-/// The public API of `domain` is documented, and its docs build cleanly.
+/// The public API of `domain` is documented, and its docs build cleanly, with its `openapi`
+/// feature too (built first: the documentation left in `target/doc` is the default build's).
 fn doc() -> Result<()> {
+    run(cargo()
+        .args([
+            "doc",
+            "--quiet",
+            "-p",
+            "flagsvc-domain",
+            "--features",
+            "openapi",
+            "--no-deps",
+        ])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
     run(cargo()
         .args([
             "doc",
@@ -306,7 +452,10 @@ fn doc() -> Result<()> {
             "--no-deps",
         ])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
-    println!("doc: the documentation of domain, ports and service builds without warnings");
+    println!(
+        "doc: the documentation of domain (with and without `openapi`), ports and service \
+         builds without warnings"
+    );
     Ok(())
 }
 

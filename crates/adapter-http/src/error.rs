@@ -23,7 +23,6 @@ pub struct ErrorBody {
     pub id: Option<String>,
     /// Per-field details of a validation error.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<crate::wire::model::FieldError>)]
     pub errors: Vec<FieldError>,
 }
 

@@ -73,8 +73,9 @@ pub const MAX_ROLE_BYTES: usize = 32 * 1024;
 /// Keys a custom role cannot take: the built-in roles' (a decision names its policy by key).
 pub const RESERVED_KEYS: [&str; 5] = ["no_access", "reader", "writer", "admin", "owner"];
 
-/// What a custom role grants besides its policy.
+/// What a custom role grants besides its policy: what a `reader` may, or nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BasePermissions {
     /// Everything a `reader` may (the default).
@@ -118,18 +119,19 @@ pub struct CustomRole {
 
 /// `POST /roles` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CustomRolePost {
-    /// The key (see [`CustomRoleKey`]).
+    /// Unique in the account; never changes.
     pub key: String,
     /// Display name.
     pub name: String,
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
-    /// Its statements.
+    /// Its statements (at most 50).
     pub policy: Vec<Statement>,
-    /// `reader` (default) or `no_access`.
+    /// `reader` (the default) or `no_access`.
     #[serde(default)]
     pub base_permissions: Option<BasePermissions>,
 }

@@ -72,6 +72,7 @@ pub struct EnvironmentCredentials {
 
 /// `POST /projects/{projectKey}/environments` body (and items of a project's `environments`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnvironmentPost {
     /// Environment key.
@@ -102,6 +103,7 @@ pub struct EnvironmentPost {
 
 /// The environment a new environment is cloned from (`source` of an environment request).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EnvironmentSource {
     /// Key of an environment of the same project.

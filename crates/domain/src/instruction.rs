@@ -19,6 +19,7 @@ pub use crate::targeting::ClauseInput;
 /// What a rule or the fallthrough serves: `variationId`, or `rolloutWeights` (variation id ->
 /// weight in thousandths of a percent) with optional `rolloutBucketBy` and `rolloutContextKind`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ServeInput {
     /// A fixed variation, by `_id`.
@@ -37,6 +38,7 @@ pub struct ServeInput {
 
 /// A rule as sent in `replaceRules`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RuleInput {
     /// All must match.
@@ -54,6 +56,7 @@ pub struct RuleInput {
 
 /// Individual targets as sent in `replaceTargets` and `replaceUserTargets`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TargetInput {
     /// Context kind (default `user`).
@@ -67,6 +70,7 @@ pub struct TargetInput {
 
 /// A prerequisite as sent in `replacePrerequisites`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PrerequisiteInput {
     /// The prerequisite flag's key.
@@ -75,9 +79,10 @@ pub struct PrerequisiteInput {
     pub variation_id: String,
 }
 
-/// One instruction of a semantic patch, tagged by `kind`. Unknown parameters are refused by
-/// [`SemanticPatch::parse`].
+/// One instruction of a semantic patch, tagged by `kind`. Unknown parameters are refused.
+// By `SemanticPatch::parse`; no link in the doc line, which is the schema's description too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[strum_discriminants(
     name(InstructionKind),
     derive(strum::EnumIter, strum::IntoStaticStr, strum::VariantNames, Hash),
@@ -191,9 +196,11 @@ pub enum Instruction {
     },
     /// Add values to a clause.
     #[serde(rename_all = "camelCase")]
+    #[cfg_attr(feature = "openapi", schema(title = "AddValuesToClause"))]
     AddValuesToClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Remove values from a clause.
@@ -201,6 +208,7 @@ pub enum Instruction {
     RemoveValuesFromClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Set what the default rule serves.
@@ -299,7 +307,8 @@ pub enum Instruction {
     /// Set the maintaining member (the maintaining team, if any, is removed).
     #[serde(rename_all = "camelCase")]
     UpdateMaintainerMember { value: String },
-    /// Set the maintaining team, by key (the maintaining member, if any, is removed).
+    /// Set the maintaining team, by the key of an existing team (the maintaining member, if any,
+    /// is removed).
     #[serde(rename_all = "camelCase")]
     UpdateMaintainerTeam { value: String },
     /// Remove the maintainer (member or team).

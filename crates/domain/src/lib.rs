@@ -88,6 +88,7 @@ impl IdSource for SequentialIds {
 
 /// One field of an input that broke a rule, as reported in an error's `errors` list.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
     /// The field, as named in the JSON body (`key`, `variations[1].value`).
     pub attribute: String,

@@ -246,6 +246,7 @@ impl Member {
 
 /// One invitation in `POST /members`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewMemberForm {
     /// Email address.
@@ -263,14 +264,15 @@ pub struct NewMemberForm {
     /// that sets it is a 400 naming the field.
     #[serde(default)]
     pub password: Option<String>,
-    /// Custom roles are not supported yet: only an empty list is accepted.
+    /// Keys of custom roles to give the member, at most 50, each naming an existing role (a 400
+    /// naming `[i].customRoles` otherwise): its permissions are its base role's and theirs.
     #[serde(default)]
     pub custom_roles: Option<Vec<String>>,
-    /// Teams the member joins (keys; at most 50).
+    /// Keys of teams the member joins, at most 20, each naming an existing team (a 400 naming
+    /// `[i].teamKeys` otherwise): it holds their custom roles too.
     #[serde(default)]
     pub team_keys: Option<Vec<String>>,
-    /// Role attributes belong to custom roles, which are not supported yet: only an empty map
-    /// is accepted.
+    /// Role attributes are not supported: only an empty map is accepted.
     #[serde(default)]
     pub role_attributes: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }

@@ -10,6 +10,7 @@ use crate::{normalize_tags, validate_name, validate_tags, FieldError, Validation
 
 /// Which client-side SDKs may see new flags by default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientSideAvailability {
     /// Available to mobile SDKs (mobile key).
@@ -58,6 +59,7 @@ pub struct Project {
 
 /// A letter case that new flag keys must be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum NamingCase {
     /// `myFlagKey`: a lowercase letter, then letters and digits.
@@ -151,6 +153,7 @@ impl NamingCase {
 /// assert!(convention.check("new-checkout").is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NamingConvention {
     /// The case of the key after the prefix: `camelCase`, `upperCamelCase`, `snakeCase`,
@@ -160,6 +163,10 @@ pub struct NamingConvention {
     /// What every new key starts with: 1 to 100 of `A-Z a-z 0-9 . _ -`, starting with a letter
     /// or digit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 100, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    )]
     pub prefix: Option<String>,
 }
 
@@ -251,6 +258,7 @@ pub const MAX_ENVIRONMENTS: usize = 100;
 
 /// `POST /projects` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProjectPost {
     /// Project key.
@@ -266,6 +274,7 @@ pub struct ProjectPost {
     pub default_client_side_availability: Option<ClientSideAvailability>,
     /// Environments to create; without it `test` and `production` are created. They cannot
     /// have a `source` (there is nothing to clone yet).
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub environments: Option<Vec<EnvironmentPost>>,
     /// The rule new flag keys must follow (on create and clone): a prefix, a case, or both.
     pub naming_convention: Option<NamingConvention>,

@@ -19,6 +19,7 @@ use crate::id::MemberId;
 /// assert!(Role::Reader < Role::Admin);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Nothing until other roles are added.

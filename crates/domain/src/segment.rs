@@ -37,6 +37,7 @@ fn kinds<'a>(
 
 /// Targets of one context kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentTarget {
     /// Context keys.
@@ -47,6 +48,7 @@ pub struct SegmentTarget {
 
 /// A segment rule: contexts matching every clause are in the segment (or `weight`/100000 of them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentRule {
     /// UUID, assigned by the server.
@@ -54,18 +56,23 @@ pub struct SegmentRule {
     pub id: String,
     /// All must match.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub clauses: Vec<Clause>,
     /// Share of matching contexts included, in thousandths of a percent (0..=100000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub weight: Option<i64>,
     /// Attribute the weight buckets by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
     /// Context kind the weight buckets by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout_context_kind: Option<String>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
 }
 
@@ -118,6 +125,7 @@ pub struct Segment {
 
 /// `POST /segments/{projectKey}/{environmentKey}` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegmentPost {
     /// Segment key.

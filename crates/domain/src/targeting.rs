@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// A condition on one attribute of a context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Clause {
     /// UUID, assigned by the server.
@@ -18,9 +19,11 @@ pub struct Clause {
     pub op: Operator,
     /// Values compared against (any match); at most 1000. A `matches` value is a regular
     /// expression of at most 64 KiB compiled.
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub values: Vec<Value>,
     /// Inverts the result.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub negate: bool,
     /// Context kind (default `user`).
     #[serde(default = "user_kind")]
@@ -29,6 +32,7 @@ pub struct Clause {
 
 /// The 15 clause operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum Operator {
@@ -51,6 +55,7 @@ pub enum Operator {
 
 /// A clause as sent in an instruction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClauseInput {
     /// Context kind (default `user`).
@@ -64,6 +69,7 @@ pub struct ClauseInput {
     #[serde(default)]
     pub negate: bool,
     /// Values compared against; at most 1000.
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub values: Vec<Value>,
 }
 

@@ -67,19 +67,21 @@ pub struct Team {
 
 /// `POST /teams` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TeamPost {
-    /// The key (see [`TeamKey`]).
+    /// Unique in the account; never changes.
     pub key: String,
     /// Display name.
     pub name: String,
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
-    /// Custom roles given to the team's members.
+    /// Keys of custom roles the team's members hold through it (at most 50, each naming an
+    /// existing role).
     #[serde(default)]
     pub custom_role_keys: Option<Vec<String>>,
-    /// The first members (`_id`s).
+    /// `_id`s of its first members (at most 1000, each naming a member).
     #[serde(default, rename = "memberIDs")]
     pub member_ids: Option<Vec<String>>,
 }
@@ -117,6 +119,7 @@ impl MembershipStep {
 
 /// One team instruction, tagged by `kind`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::EnumDiscriminants)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[strum_discriminants(
     name(TeamInstructionKind),
     derive(strum::EnumIter, strum::IntoStaticStr, strum::VariantNames, Hash),
@@ -127,15 +130,15 @@ impl MembershipStep {
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[allow(missing_docs)]
 pub enum TeamInstruction {
-    /// Give the team's members these custom roles (keys).
+    /// Give the team's members these custom roles (keys of existing roles).
     AddCustomRoles { values: Vec<String> },
     /// Take these custom roles (keys) from the team.
     RemoveCustomRoles { values: Vec<String> },
-    /// Add these members (`_id`s).
+    /// Add these members (`_id`s of existing members).
     AddMembers { values: Vec<String> },
     /// Remove these members (`_id`s).
     RemoveMembers { values: Vec<String> },
-    /// Make these members (`_id`s) the team's only ones.
+    /// Make these members (`_id`s of existing members) the team's only ones.
     ReplaceMembers { values: Vec<String> },
     /// Rename the team.
     UpdateName { value: String },

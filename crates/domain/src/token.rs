@@ -42,21 +42,27 @@ pub struct Token {
 
 /// The request to create a token, as sent by a client.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TokenPost {
     /// A label for the token.
     pub name: Option<String>,
     /// Free text.
     pub description: Option<String>,
-    /// `reader` (default), `writer` or `admin`.
+    /// `reader` (default), `writer` or `admin`; without it, a token with `customRoleIds` or
+    /// `inlineRole` acts with those alone (its role is then `no_access`).
     pub role: Option<String>,
     /// A service token belongs to the account instead of the creating member.
     pub service_token: Option<bool>,
     /// The API version for requests without `Svc-API-Version`: 20240415 (default) or 20220603.
     pub default_api_version: Option<i32>,
-    /// Custom roles (`_id`s) the token acts with; without `role`, alone.
+    /// Custom roles (`_id`s, at most 50, each naming an existing role) the token acts with
+    /// besides its role. Giving them needs the admin base role. A personal token never does what
+    /// its member may not.
     pub custom_role_ids: Option<Vec<String>>,
-    /// Policy statements the token acts with; without `role`, alone.
+    /// Policy statements the token acts with besides its role (a custom role's policy: at most
+    /// 50 statements).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::policy::Statement>>))]
     pub inline_role: Option<Vec<serde_json::Value>>,
 }
 

@@ -46,10 +46,12 @@ pub struct Webhook {
 
 /// `POST /webhooks` body.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookPost {
     /// Where to POST (`http` or `https`; a public host unless the service allows private
     /// networks or lists the host; no `user@`).
+    #[cfg_attr(feature = "openapi", schema(format = "uri"))]
     pub url: String,
     /// Sign deliveries (a secret is generated when none is given).
     pub sign: bool,
@@ -309,6 +311,7 @@ mod tests {
 
 /// One attempt to deliver an audit entry to a webhook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryAttempt {
     /// The delivery (one per entry and webhook).
@@ -321,9 +324,11 @@ pub struct DeliveryAttempt {
     pub date: i64,
     /// The receiver's HTTP status, if it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub status_code: Option<u16>,
     /// What went wrong, if the receiver did not answer with 2xx.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub error: Option<String>,
     /// How long it took (ms).
     pub duration_ms: i64,

@@ -15,8 +15,6 @@ use service::Caller;
 
 use crate::error::ApiError;
 
-use super::model;
-
 /// What the caller may do to a resource.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ResourceAccess {
@@ -41,7 +39,6 @@ pub struct ActionAccess {
 #[serde(rename_all = "camelCase")]
 pub struct AccessReason {
     /// `allow` or `deny`.
-    #[schema(value_type = model::Effect)]
     pub effect: domain::policy::Effect,
     /// Resource specifiers it covers (or `notResources`).
     #[serde(skip_serializing_if = "Option::is_none")]

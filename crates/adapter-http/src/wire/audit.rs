@@ -5,7 +5,6 @@ use crate::wire::link::{Link, Links};
 use domain::audit::{Access, ShownVersion};
 use serde::Serialize;
 
-use super::model;
 use serde_json::Value;
 
 use super::hrefs::member_href;
@@ -111,7 +110,6 @@ pub struct AuditEntry {
     #[schema(nullable = false)]
     pub comment: Option<String>,
     /// Every action, with its resource.
-    #[schema(value_type = Vec<model::Access>)]
     pub accesses: Vec<Access>,
     /// The member who made the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,7 +7,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::wire::model;
 
 /// The form of a PATCH body, from its `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,7 +288,7 @@ pub struct SemanticPatchBody {
     pub comment: Option<String>,
     /// Applied in order, all or none; at most 1000.
     #[schema(max_items = 1000)]
-    pub instructions: Vec<model::Instruction>,
+    pub instructions: Vec<domain::instruction::Instruction>,
 }
 
 /// One RFC 6902 operation.

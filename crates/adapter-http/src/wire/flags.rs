@@ -15,7 +15,6 @@ use domain::project::ClientSideAvailability;
 use domain::role::Role;
 use serde::Serialize;
 
-use super::model;
 use serde_json::Value;
 
 use super::hrefs::member_href;
@@ -38,7 +37,6 @@ pub struct Flag {
     #[serde(default)]
     pub description: String,
     /// `boolean` or `multivariate`.
-    #[schema(value_type = model::FlagKind)]
     pub kind: FlagKind,
     /// Grows by one with every change, in any environment.
     #[serde(rename = "_version")]
@@ -46,7 +44,7 @@ pub struct Flag {
     /// Creation time (epoch ms).
     pub creation_date: i64,
     /// The values the flag can serve; rules and targets refer to them by index. At most 1000.
-    #[schema(value_type = Vec<model::Variation>, min_items = 2, max_items = 1000)]
+    #[schema(min_items = 2, max_items = 1000)]
     pub variations: Vec<Variation>,
     /// Temporary flags are meant to be removed after a release.
     pub temporary: bool,
@@ -66,18 +64,14 @@ pub struct Flag {
     #[schema(nullable = false)]
     pub deprecated_date: Option<i64>,
     /// Custom properties by key.
-    #[schema(value_type = BTreeMap<String, model::CustomProperty>)]
     pub custom_properties: BTreeMap<String, CustomProperty>,
     /// Always `{baselineIdx: 0, items: []}` here.
-    #[schema(value_type = model::Experiments)]
     pub experiments: Experiments,
     /// Which client-side SDKs may see the flag.
-    #[schema(value_type = model::ClientSideAvailability)]
     pub client_side_availability: ClientSideAvailability,
     /// Deprecated mirror of `clientSideAvailability.usingEnvironmentId`.
     pub include_in_snippet: bool,
     /// Variations used for new environments.
-    #[schema(value_type = model::Defaults)]
     pub defaults: Defaults,
     /// The maintaining member's `_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,18 +185,14 @@ pub struct FlagConfig {
     pub version: i64,
     /// Individual targets of context kind `user` (with `contextTargets`: at most 15,000 values).
     #[serde(default)]
-    #[schema(value_type = Vec<model::Target>)]
     pub targets: Vec<Target>,
     /// Individual targets of other context kinds.
     #[serde(default)]
-    #[schema(value_type = Vec<model::Target>)]
     pub context_targets: Vec<Target>,
     /// Rules, evaluated in order.
     #[serde(default)]
-    #[schema(value_type = Vec<model::Rule>)]
     pub rules: Vec<Rule>,
     /// The default rule: served when targeting is on and nothing else matched.
-    #[schema(value_type = model::VariationOrRollout)]
     pub fallthrough: VariationOrRollout,
     /// Index served when targeting is off; without it SDKs serve their fallback value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,7 +200,7 @@ pub struct FlagConfig {
     pub off_variation: Option<usize>,
     /// Flags that must serve a given variation before this one is evaluated (at most 100).
     #[serde(default)]
-    #[schema(value_type = Vec<model::Prerequisite>, max_items = 100)]
+    #[schema(max_items = 100)]
     pub prerequisites: Vec<Prerequisite>,
     /// Send full events for every evaluation.
     #[serde(default)]
@@ -229,7 +219,6 @@ pub struct FlagConfig {
     pub environment_name: String,
     /// How the configuration uses each variation (derived; recomputed after every change).
     #[serde(rename = "_summary", default)]
-    #[schema(value_type = model::ConfigSummary)]
     pub summary: ConfigSummary,
 }
 
@@ -304,7 +293,6 @@ pub struct MemberSummary {
     #[schema(nullable = false)]
     pub last_name: Option<String>,
     /// The member's base role.
-    #[schema(value_type = model::Role)]
     pub role: Role,
     /// Email.
     pub email: String,

@@ -5,7 +5,6 @@ use domain::role::Role;
 use serde::Serialize;
 
 use super::hrefs::member_href;
-use super::model;
 
 /// A member of the account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -21,7 +20,6 @@ pub struct Member {
     /// Unique within the account (compared case-insensitively).
     pub email: String,
     /// The member's base role.
-    #[schema(value_type = model::Role)]
     pub role: Role,
     /// Given name.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,38 +1,31 @@
-//! The OpenAPI schemas of the domain's types that the API shows or reads: a flag's parts, a
-//! segment's parts, the create bodies, the semantic-patch instructions, and the parts of projects,
-//! members, webhooks, audit entries and errors.
+//! The domain's types that the routes name as request bodies and schemas, by one short path
+//! (`model::FlagPost`, ...).
 //!
-//! The domain knows nothing of OpenAPI. Each type here has the name, the doc comments (they are
-//! the schema's descriptions) and the serde attributes of the domain type it describes, and the
-//! schema's own constraints (`max_items`, `nullable`, ...). They are schemas only, never built:
-//! the wire shapes serialise the domain's values and name these in `#[schema(value_type = ...)]`,
-//! and the routes name them in `request_body` (the domain parses those bodies itself).
-//!
-//! `tests` holds them to the domain: an example of each, read as the domain type, must be kept
-//! whole, and what the domain writes back must fit the served document; enums and instruction
-//! kinds must be exactly the domain's. A field added, renamed or retyped in the domain without
-//! its schema here fails there.
+//! Their OpenAPI schemas are derived on the domain's own types, behind `domain`'s `openapi`
+//! feature: the doc comments there are the schemas' descriptions, the serde attributes their
+//! shape, and `#[schema(...)]` their constraints. The domain parses these bodies itself, so a
+//! field added to a domain type is in the document at once. `tests` holds the schemas to the
+//! domain's serde: an example of each parses as the domain type and is kept whole.
 
-mod account;
-mod flags;
-mod instructions;
-mod requests;
-mod segments;
+pub use domain::custom_role::CustomRolePost;
+pub use domain::environment::EnvironmentPost;
+pub use domain::flag::{FlagCopyPost, FlagPost, FlagStatusName};
+pub use domain::member::NewMemberForm;
+pub use domain::project::ProjectPost;
+pub use domain::segment::{SegmentInstruction, SegmentPost};
+pub use domain::team::{TeamInstruction, TeamPost};
+pub use domain::token::TokenPost;
+pub use domain::webhook::{DeliveryAttempt, WebhookPost};
 
-pub use account::{
-    Access, BasePermissions, ClientSideAvailability, DeliveryAttempt, Effect, FieldError,
-    NamingConvention, PolicyStatement, Role,
-};
-pub use flags::{
-    ConfigSummary, CustomProperty, Defaults, Experiments, FlagKind, FlagStatusName, Prerequisite,
-    Rule, Target, Variation, VariationOrRollout,
-};
-pub use instructions::{Instruction, SegmentInstruction, TeamInstruction};
-pub use requests::{
-    CustomRolePost, EnvironmentPost, FlagCopyPost, FlagPost, MemberTeamsPost, NewMemberForm,
-    ProjectPost, SegmentPost, TeamPost, TokenPost, WebhookPost,
-};
-pub use segments::{SegmentRule, SegmentTarget};
+// Not a domain type: the route reads this body itself (`routes::members`); this is its schema.
+/// `POST /members/{id}/teams` body.
+#[derive(Debug, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemberTeamsPost {
+    /// Keys of the teams the member joins (1 to 20, each naming an existing team; a member
+    /// belongs to at most 20 teams).
+    pub team_keys: Vec<String>,
+}
 
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,6 @@ use crate::wire::link::{Link, Links};
 use domain::project::{ClientSideAvailability, NamingConvention};
 use serde::Serialize;
 
-use super::model;
-
 use super::environments::{Environment, Environments};
 use super::hrefs::{environments_href, project_href};
 
@@ -32,11 +30,10 @@ pub struct Project {
     /// Legacy mirror of `defaultClientSideAvailability.usingEnvironmentId`.
     pub include_in_snippet_by_default: bool,
     /// Client-side availability of new flags.
-    #[schema(value_type = model::ClientSideAvailability)]
     pub default_client_side_availability: ClientSideAvailability,
     /// The rule new flag keys must follow (created or cloned); absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<model::NamingConvention>, nullable = false)]
+    #[schema(nullable = false)]
     pub naming_convention: Option<NamingConvention>,
 }
 

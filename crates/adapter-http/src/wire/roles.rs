@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use super::hrefs::role_href;
 use super::hrefs::ROLES_HREF;
-use super::model;
 
 /// A custom role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -27,10 +26,8 @@ pub struct CustomRole {
     /// Free text (empty when none was given).
     pub description: String,
     /// Its statements.
-    #[schema(value_type = Vec<model::PolicyStatement>)]
     pub policy: Vec<Statement>,
     /// `reader` (what a reader may, besides the policy) or `no_access`.
-    #[schema(value_type = model::BasePermissions)]
     pub base_permissions: BasePermissions,
 }
 

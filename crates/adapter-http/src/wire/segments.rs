@@ -5,8 +5,6 @@ use crate::wire::link::{Link, Links};
 use domain::segment::{SegmentRule, SegmentTarget};
 use serde::Serialize;
 
-use super::model;
-
 use super::flags::flag_site;
 use super::hrefs::{flag_href, segment_href, segments_href};
 
@@ -40,13 +38,10 @@ pub struct Segment {
     /// User keys kept out of the segment.
     pub excluded: Vec<String>,
     /// Keys of other context kinds in the segment.
-    #[schema(value_type = Vec<model::SegmentTarget>)]
     pub included_contexts: Vec<SegmentTarget>,
     /// Keys of other context kinds kept out.
-    #[schema(value_type = Vec<model::SegmentTarget>)]
     pub excluded_contexts: Vec<SegmentTarget>,
     /// Rules, in order.
-    #[schema(value_type = Vec<model::SegmentRule>)]
     pub rules: Vec<SegmentRule>,
     /// `self`, `parent`.
     #[serde(rename = "_links")]

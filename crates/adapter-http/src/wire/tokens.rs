@@ -38,7 +38,6 @@ pub struct TokenRep {
     pub custom_role_ids: Vec<String>,
     /// Policy statements the token acts with besides its role.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<crate::wire::model::PolicyStatement>)]
     pub inline_role: Vec<domain::policy::Statement>,
     /// Service token or personal.
     pub service_token: bool,

@@ -6,7 +6,6 @@ use serde::Serialize;
 
 use super::hrefs::webhook_href;
 use super::hrefs::WEBHOOKS_HREF;
-use super::model;
 
 /// A webhook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -35,7 +34,6 @@ pub struct Webhook {
     #[schema(nullable = false)]
     pub secret: Option<String>,
     /// Which changes it wants; none = every change.
-    #[schema(value_type = Vec<model::PolicyStatement>)]
     pub statements: Vec<Statement>,
     /// Sorted, unique tags.
     #[schema(max_items = 100)]

@@ -51,6 +51,7 @@ pub struct FlagConfig {
 
 /// How one configuration uses its flag's variations.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigSummary {
     /// Per variation index (as a string key).
@@ -61,6 +62,7 @@ pub struct ConfigSummary {
 
 /// How one configuration uses one variation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VariationSummary {
     /// Rules serving it.
@@ -79,9 +81,11 @@ pub struct VariationSummary {
     pub is_off: bool,
     /// Its weight in the default rule's rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<i64>,
     /// The default rule rollout's bucketing attribute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
 }
 
@@ -207,6 +211,7 @@ impl FlagConfig {
 
 /// Individual targets: context keys served one variation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// Context keys.
@@ -220,35 +225,43 @@ pub struct Target {
 
 /// Either a fixed variation or a percentage rollout (exactly one is set).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VariationOrRollout {
     /// Variation index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub variation: Option<usize>,
     /// Percentage rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<Rollout>,
 }
 
 /// A percentage rollout over variations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rollout {
     /// Weights per variation, in thousandths of a percent, summing to 100000.
     pub variations: Vec<WeightedVariation>,
     /// The attribute used for bucketing (default `key`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bucket_by: Option<String>,
     /// Context kind bucketed by (default `user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub context_kind: Option<String>,
     /// Bucketing seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub seed: Option<i64>,
 }
 
 /// One variation's share of a rollout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WeightedVariation {
     /// Variation index.
@@ -266,6 +279,7 @@ pub struct WeightedVariation {
 
 /// A targeting rule: when all clauses match, serve a variation or rollout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rule {
     /// UUID, assigned by the server.
@@ -273,18 +287,23 @@ pub struct Rule {
     pub id: String,
     /// All must match.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub clauses: Vec<Clause>,
     /// Send full events for matches.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub track_events: bool,
     /// Variation index served (or `rollout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub variation: Option<usize>,
     /// Rollout served (or `variation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub rollout: Option<Rollout>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
     /// A disabled rule is skipped.
     #[serde(default)]
@@ -293,6 +312,7 @@ pub struct Rule {
 
 /// A flag that must serve `variation` before this flag is evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Prerequisite {
     /// The prerequisite flag's key.
@@ -303,6 +323,7 @@ pub struct Prerequisite {
 
 /// Variation indexes used for new environments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Defaults {
     /// Index served by the fallthrough of a new environment.

@@ -7,6 +7,7 @@ use crate::{IdSource, ValidationError};
 
 /// A part of a configuration that a copy can carry over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum CopyAction {
     /// Targeting on/off.
@@ -41,6 +42,7 @@ impl CopyAction {
 
 /// One side of a copy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CopyEnvironment {
     /// Environment key.
@@ -52,6 +54,7 @@ pub struct CopyEnvironment {
 
 /// `POST /flags/{projectKey}/{flagKey}/copy` body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlagCopyPost {
     /// Where to copy from.

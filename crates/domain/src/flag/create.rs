@@ -14,6 +14,7 @@ use crate::{normalize_tags, FieldError, IdSource, ValidationError, MAX_PREREQUIS
 
 /// A variation in a create request.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VariationPost {
     /// The value: boolean, string, number or JSON; JSON nests at most 32 levels of arrays and
@@ -27,6 +28,7 @@ pub struct VariationPost {
 
 /// `POST /flags/{projectKey}` body.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlagPost {
     /// Flag key, unique in the project.
@@ -36,6 +38,7 @@ pub struct FlagPost {
     /// Free text (default empty).
     pub description: Option<String>,
     /// Variations (default: boolean `[true, false]`); at most 1000.
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
     pub variations: Option<Vec<VariationPost>>,
     /// Default true.
     pub temporary: Option<bool>,
@@ -56,6 +59,7 @@ pub struct FlagPost {
     pub is_flag_on: Option<bool>,
     /// Prerequisites added in every environment at creation, at most 100: each names an
     /// existing, non-archived flag of the project and the `_id` of one of its variations.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub initial_prerequisites: Option<Vec<InitialPrerequisite>>,
     /// Not supported: migration and holdout flags do not exist here. A request that sets it
     /// (to anything but `null`) is a 400 naming the field.
@@ -63,12 +67,14 @@ pub struct FlagPost {
     /// Not supported: migration flags do not exist here. A request that sets it (to anything
     /// but `null`) is a 400 naming the field.
     pub migration_settings: Option<Value>,
-    /// The maintaining team's key (an existing team; not with `maintainerId`).
+    /// The maintaining team's key: an existing team (a 400 naming the field otherwise), not
+    /// together with `maintainerId`.
     pub maintainer_team_key: Option<String>,
 }
 
 /// A prerequisite of a new flag (`initialPrerequisites` of a create request).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitialPrerequisite {
     /// Key of the prerequisite flag (an existing, non-archived flag of the project).

@@ -11,6 +11,7 @@ use crate::project::ClientSideAvailability;
 
 /// `boolean` (exactly the variations `true` and `false`) or `multivariate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FlagKind {
     /// Two variations: `true` and `false`.
@@ -21,6 +22,7 @@ pub enum FlagKind {
 
 /// One value a flag can serve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Variation {
     /// UUID, assigned by the server.
@@ -31,14 +33,17 @@ pub struct Variation {
     pub value: Value,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub name: Option<String>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub description: Option<String>,
 }
 
 /// A custom property: a name and a list of values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CustomProperty {
     /// Display name.
@@ -49,6 +54,7 @@ pub struct CustomProperty {
 
 /// Experiments attached to a flag (always empty here; present because clients require it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Experiments {
     /// Index of the baseline.

@@ -14,6 +14,7 @@ const EVERYONE: i64 = 100_000;
 
 /// The status of a flag in one environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FlagStatusName {
     /// Created less than seven days ago, and its configuration in the environment never changed.

@@ -7,6 +7,7 @@ use super::pattern::{compile_specifier, CompiledPart};
 
 /// One action on one resource.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Access {
     /// What was done (`createFlag`, `updateOn`, ...).
     pub action: String,

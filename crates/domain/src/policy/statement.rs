@@ -9,6 +9,7 @@ use crate::FieldError;
 
 /// Allow or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Effect {
     /// Allows (or, in a webhook, selects) what it matches.
@@ -17,7 +18,11 @@ pub enum Effect {
     Deny,
 }
 
-/// A policy statement: resources and actions, with `*` globs.
+/// A policy statement (of a custom role, an access token's inline role or a webhook): each
+/// specifier must be of the grammar of `docs/roles.md` (kinds `acct`, `proj`, `env`, `flag`, `segment`, `member`,
+/// `token`, `webhook`, `role`, `team`) and each action must name, or its glob match, an action of
+/// the catalogue there; a list holds 1 to 50 entries. Exactly one of `resources` and
+/// `notResources`, at most one of `actions` and `notActions`.
 ///
 /// ```
 /// use domain::audit::Access;
@@ -33,9 +38,11 @@ pub enum Effect {
 /// assert!(production_flags.matches(&on));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = PolicyStatement))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Statement {
-    /// `allow` or `deny`.
+    /// `allow` or `deny` (deny wins).
     pub effect: Effect,
     /// Resource specifiers it covers (or `notResources`).
     #[serde(
@@ -43,6 +50,7 @@ pub struct Statement {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "list_not_null"
     )]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub resources: Option<Vec<String>>,
     /// Resource specifiers it covers all but.
     #[serde(
@@ -50,6 +58,7 @@ pub struct Statement {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "list_not_null"
     )]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub not_resources: Option<Vec<String>>,
     /// Actions it covers (all when neither list is given).
     #[serde(
@@ -57,6 +66,7 @@ pub struct Statement {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "list_not_null"
     )]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub actions: Option<Vec<String>>,
     /// Actions it covers all but.
     #[serde(
@@ -64,6 +74,7 @@ pub struct Statement {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "list_not_null"
     )]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub not_actions: Option<Vec<String>>,
 }
 

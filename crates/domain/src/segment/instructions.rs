@@ -10,6 +10,7 @@ pub const MAX_TARGET_OPERATIONS: usize = 1500;
 
 /// One segment instruction, tagged by `kind` (big-segment kinds are not supported).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[strum_discriminants(
     name(SegmentInstructionKind),
     derive(strum::EnumIter, strum::IntoStaticStr, strum::VariantNames, Hash),
@@ -101,6 +102,7 @@ pub enum SegmentInstruction {
     AddValuesToClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Remove values from a clause.
@@ -108,6 +110,7 @@ pub enum SegmentInstruction {
     RemoveValuesFromClause {
         rule_id: String,
         clause_id: String,
+        #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
         values: Vec<Value>,
     },
     /// Set a rule's description.

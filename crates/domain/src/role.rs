@@ -1,5 +1,8 @@
-//! Built-in roles and what each may do. This table is the only place that answers
-//! "may this caller do that?"; every use case asks it.
+//! Built-in roles and the permission table: which kinds of work ([`Action`]) each role may do.
+//! Each action of the table is a part of the policy action catalogue ([`Action::grants`]), and a
+//! built-in role's policy is made from the table ([`crate::policy::base_role_policy`]): one
+//! vocabulary for the table, the policies, the use cases' admission (`service::use_case`), the
+//! route catalogue and `docs/roles.md`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -74,6 +77,39 @@ impl Action {
         Action::TransferOwnership,
     ];
 
+    /// What the action consists of in the policy action catalogue
+    /// ([`crate::policy::actions`]): the one vocabulary from which a built-in role's policy
+    /// ([`crate::policy::base_role_policy`]) is made, so that the permission table and the
+    /// policies decided for every request cannot disagree.
+    ///
+    /// ```
+    /// use domain::policy::actions::ResourceKind;
+    /// use domain::role::{Action, Grant};
+    /// assert_eq!(Action::ManageFlags.grants(), Grant::Every(&[ResourceKind::Flag]));
+    /// assert!(matches!(Action::ViewResources.grants(), Grant::Only(list) if list.contains(&("viewProject", ResourceKind::Project))));
+    /// ```
+    pub fn grants(self) -> Grant {
+        use crate::policy::actions::ResourceKind as K;
+        match self {
+            Action::ViewResources => {
+                Grant::Only(&[("viewProject", K::Project), ("viewAuditLog", K::Account)])
+            }
+            Action::ManageProjects => Grant::Every(&[K::Project]),
+            Action::ManageEnvironments => Grant::Every(&[K::Environment]),
+            Action::ManageFlags => Grant::Every(&[K::Flag]),
+            Action::ManageSegments => Grant::Every(&[K::Segment]),
+            Action::ManageTokens => Grant::Every(&[K::Token]),
+            Action::ManageWebhooks => Grant::Every(&[K::Webhook]),
+            Action::ViewMembers => Grant::Only(&[
+                ("viewMembers", K::Member),
+                ("viewRoles", K::Role),
+                ("viewTeams", K::Team),
+            ]),
+            Action::ManageMembers => Grant::Every(&[K::Member, K::Role, K::Team]),
+            Action::TransferOwnership => Grant::Every(&[K::Account]),
+        }
+    }
+
     /// What the action covers, for people.
     pub fn describe(self) -> &'static str {
         match self {
@@ -95,6 +131,15 @@ impl Action {
             Action::TransferOwnership => "transfer the account's ownership",
         }
     }
+}
+
+/// What an [`Action`] of the permission table is in the policy action catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Every action of the catalogue on resources of these kinds.
+    Every(&'static [crate::policy::actions::ResourceKind]),
+    /// These actions, each on every resource of its kind.
+    Only(&'static [(&'static str, crate::policy::actions::ResourceKind)]),
 }
 
 /// The permission table as Markdown (rendered into `docs/roles.md`).

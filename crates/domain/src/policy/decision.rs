@@ -2,9 +2,12 @@
 
 use super::statement::Compiled;
 use super::{actions, Effect, Policy, Resource, Statement};
-use crate::role::Role;
+use crate::role::{Action, Grant, Role};
 
-/// The policy of a built-in role, evaluated by [`decide`] like any custom role's.
+/// The policy of a built-in role, evaluated by [`decide`] like any custom role's: made from the
+/// permission table ([`Role::can`]) and what each of its actions is in the catalogue
+/// ([`Action::grants`]), the role's view actions first, then one statement over the kinds it
+/// manages (the owner's, which may do everything, is one statement over every kind).
 ///
 /// - `no_access`: nothing.
 /// - `reader`: reads projects (and everything in them), the audit log, members, teams and
@@ -27,41 +30,34 @@ pub fn base_role_policy(role: Role) -> Policy {
         let specs: Vec<&str> = kinds.iter().map(|k| k.specifier()).collect();
         Statement::allow(&specs, &["*"])
     };
-    let reads = || {
-        vec![
-            Statement::allow(&[K::Project.specifier()], &["viewProject"]),
-            Statement::allow(&[K::Account.specifier()], &["viewAuditLog"]),
-            Statement::allow(&[K::Member.specifier()], &["viewMembers"]),
-            Statement::allow(&[K::Role.specifier()], &["viewRoles"]),
-            Statement::allow(&[K::Team.specifier()], &["viewTeams"]),
-        ]
-    };
-    let projects = [K::Project, K::Environment, K::Flag, K::Segment];
-    let statements = match role {
-        Role::NoAccess => Vec::new(),
-        Role::Reader => reads(),
-        Role::Writer => {
-            let mut statements = reads();
-            statements.push(all_of(&projects));
-            statements
-        }
-        Role::Admin => {
-            let mut statements = reads();
-            statements.push(all_of(&[
-                K::Project,
-                K::Environment,
-                K::Flag,
-                K::Segment,
-                K::Member,
-                K::Token,
-                K::Webhook,
-                K::Role,
-                K::Team,
-            ]));
-            statements
-        }
-        Role::Owner => vec![all_of(&K::ALL)],
-    };
+    let granted: Vec<Grant> = Action::ALL
+        .iter()
+        .filter(|action| role.can(**action))
+        .map(|action| action.grants())
+        .collect();
+    if granted.len() == Action::ALL.len() {
+        // Everything: one statement over every kind of resource.
+        return Policy::new(role.as_str(), vec![all_of(&K::ALL)]);
+    }
+    let mut statements: Vec<Statement> = granted
+        .iter()
+        .flat_map(|grant| match grant {
+            Grant::Only(actions) => *actions,
+            Grant::Every(_) => &[],
+        })
+        .map(|(action, kind)| Statement::allow(&[kind.specifier()], &[action]))
+        .collect();
+    let managed: Vec<K> = K::ALL
+        .into_iter()
+        .filter(|kind| {
+            granted
+                .iter()
+                .any(|grant| matches!(grant, Grant::Every(kinds) if kinds.contains(kind)))
+        })
+        .collect();
+    if !managed.is_empty() {
+        statements.push(all_of(&managed));
+    }
     Policy::new(role.as_str(), statements)
 }
 

@@ -470,3 +470,106 @@ proptest! {
         prop_assert_eq!(by_pattern, check_specifier(&spec).is_ok(), "{}", spec);
     }
 }
+
+/// A resource of `kind`, as the actions of that kind are decided on.
+fn sample(kind: actions::ResourceKind) -> Resource {
+    use actions::ResourceKind as K;
+    match kind {
+        K::Account => Resource::account(),
+        K::Project => Resource::project("shop"),
+        K::Environment => Resource::project("shop").environment("production"),
+        K::Flag => flag("production"),
+        K::Segment => Resource::project("shop")
+            .environment("production")
+            .segment("beta"),
+        K::Member => Resource::member("m"),
+        K::Token => Resource::member("m").token("t"),
+        K::Webhook => Resource::webhook("w"),
+        K::Role => Resource::role("r"),
+        K::Team => Resource::team("t"),
+    }
+}
+
+#[test]
+fn the_built_in_policies_are_the_permission_table_in_the_catalogues_words() {
+    use crate::role::{Action, Grant, Role};
+    let covers = |action: Action, info: &actions::ActionInfo| match action.grants() {
+        Grant::Only(list) => list.contains(&(info.name, info.kind)),
+        Grant::Every(kinds) => kinds.contains(&info.kind),
+    };
+    for action in Action::ALL {
+        if let Grant::Only(list) = action.grants() {
+            for (name, kind) in list {
+                assert!(actions::find(name, *kind).is_some(), "{name} is no action");
+            }
+        }
+    }
+    for info in actions::ALL {
+        assert!(
+            Action::ALL.iter().any(|action| covers(*action, info)),
+            "{} on {} belongs to no action of the permission table",
+            info.name,
+            info.kind
+        );
+        // A role's policy allows exactly what the actions of the table it may do cover.
+        for role in Role::ALL {
+            let covered = Action::ALL
+                .iter()
+                .any(|action| role.can(*action) && covers(*action, info));
+            assert_eq!(
+                decide(&[base_role_policy(role)], info.name, &sample(info.kind)).is_allowed(),
+                covered,
+                "{role} {} on {}",
+                info.name,
+                info.kind
+            );
+        }
+    }
+}
+
+#[test]
+fn the_built_in_policies_keep_their_statements() {
+    use crate::role::Role;
+    let reads = [
+        ("proj/*", "viewProject"),
+        ("acct", "viewAuditLog"),
+        ("member/*", "viewMembers"),
+        ("role/*", "viewRoles"),
+        ("team/*", "viewTeams"),
+    ]
+    .map(|(spec, action)| Statement::allow(&[spec], &[action]));
+    let projects = [
+        "proj/*",
+        "proj/*:env/*",
+        "proj/*:env/*:flag/*",
+        "proj/*:env/*:segment/*",
+    ];
+    let with = |more: &[&str]| {
+        let mut all = reads.to_vec();
+        all.push(Statement::allow(&[&projects[..], more].concat(), &["*"]));
+        all
+    };
+    let every: Vec<&str> = actions::ResourceKind::ALL
+        .iter()
+        .map(|kind| kind.specifier())
+        .collect();
+    let expected = [
+        (Role::NoAccess, vec![]),
+        (Role::Reader, reads.to_vec()),
+        (Role::Writer, with(&[])),
+        (
+            Role::Admin,
+            with(&[
+                "member/*",
+                "member/*:token/*",
+                "webhook/*",
+                "role/*",
+                "team/*",
+            ]),
+        ),
+        (Role::Owner, vec![Statement::allow(&every, &["*"])]),
+    ];
+    for (role, statements) in expected {
+        assert_eq!(base_role_policy(role).statements(), statements, "{role}");
+    }
+}

@@ -15,9 +15,12 @@
 //! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
 //!   beside pgbench on the same PostgreSQL; writes `docs/benchmarks.md` (see `bench --help`).
 //! - `conformance`: schemathesis against the served OpenAPI document, on SQLite and PostgreSQL.
+//! - `differential`: the previous release's binary and the current one over HTTP, answer by
+//!   answer, on fresh databases and on one the previous release wrote (`--postgres` too).
 
 mod bench;
 mod conformance;
+mod differential;
 mod postgres;
 mod process;
 mod structure;
@@ -55,9 +58,10 @@ fn main() -> ExitCode {
         Some("roles") => roles(),
         Some("bench") => bench::bench(&args[1..], &mut cargo()),
         Some("conformance") => conformance::conformance(&mut cargo()),
+        Some("differential") => differential::differential(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench [--help] | conformance>"
+                "usage: cargo xtask <test [cargo test args...] | check-deps | doc | openapi | roles | bench [--help] | conformance | differential [--base REV] [--postgres]>"
             );
             return ExitCode::from(2);
         }

@@ -63,7 +63,6 @@ impl AppState {
             openapi_json,
             config,
             readiness_checks: checks,
-            readiness: std::sync::OnceLock::new(),
         }))
     }
 }

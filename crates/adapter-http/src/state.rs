@@ -11,7 +11,7 @@ use service::Service;
 
 use crate::client::client_key;
 use crate::limits::SharedRateLimits;
-use crate::readiness::{ReadinessCheck, ReadinessMonitor};
+use crate::readiness::ReadinessCheck;
 use crate::{limits, AuthThrottle, CorsOrigins};
 
 /// Settings of the HTTP layer.
@@ -100,8 +100,6 @@ pub struct AppState {
     pub(crate) config: HttpConfig,
     /// What `/readyz` checks besides the database, by name.
     pub(crate) readiness_checks: Vec<(String, ReadinessCheck)>,
-    /// The database's readiness, checked on a thread of its own from the first `/readyz` on.
-    pub(crate) readiness: std::sync::OnceLock<Arc<ReadinessMonitor>>,
 }
 
 impl std::fmt::Debug for AppState {

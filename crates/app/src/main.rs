@@ -9,7 +9,7 @@ use app::StoreUrl;
 use std::time::Duration;
 
 use adapter_webhooks::{HttpSender, SystemResolver};
-use background::{Runner, Schedule, WebhookDeliveries};
+use background::{DatabaseReadiness, Runner, Schedule, WebhookDeliveries};
 use domain::webhook::RetryPolicy;
 use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 
@@ -78,30 +78,8 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         .context("creating the owner")?;
     report_bootstrap(outcome, args.log_format);
 
-    // Deliveries run beside the API and survive restarts: the outbox is in the database.
-    let mut background = Runner::new();
-    let deliveries = background
-        .start(
-            Arc::new(WebhookDeliveries::new(
-                service.clone(),
-                Arc::new(HttpSender::new(webhook_timeout)),
-            )),
-            Schedule {
-                interval: Duration::from_millis(500),
-                batch: 20,
-            },
-        )
-        .context("starting the webhook delivery thread")?;
-    // Histogram samples between scrapes take bounded memory (its liveness is no readiness).
-    background
-        .start(
-            Arc::new(app::MetricsUpkeep),
-            Schedule {
-                interval: adapter_http::METRICS_UPKEEP_EVERY,
-                batch: 1,
-            },
-        )
-        .context("starting the metrics upkeep thread")?;
+    // Held until the server stops: dropping the runner stops the jobs.
+    let (_background, deliveries) = start_background(&service, webhook_timeout)?;
     let readiness_checks: Vec<(String, adapter_http::ReadinessCheck)> = vec![(
         "webhookWorker".to_owned(),
         Arc::new(move || deliveries.check()),
@@ -197,6 +175,50 @@ fn report_bootstrap(outcome: BootstrapOutcome, log_format: cli::LogFormat) {
 }
 
 /// The API's settings as the command line sets them.
+/// Starts every background job of the process: webhook delivery (whose liveness `/readyz`
+/// reports), metrics upkeep and the database's readiness check. The runner stops them when
+/// dropped.
+fn start_background(
+    service: &Arc<Service>,
+    webhook_timeout: Duration,
+) -> anyhow::Result<(Runner, background::Liveness)> {
+    // Deliveries run beside the API and survive restarts: the outbox is in the database.
+    let mut background = Runner::new();
+    let deliveries = background
+        .start(
+            Arc::new(WebhookDeliveries::new(
+                service.clone(),
+                Arc::new(HttpSender::new(webhook_timeout)),
+            )),
+            Schedule {
+                interval: Duration::from_millis(500),
+                batch: 20,
+            },
+        )
+        .context("starting the webhook delivery thread")?;
+    // Histogram samples between scrapes take bounded memory (its liveness is no readiness).
+    background
+        .start(
+            Arc::new(app::MetricsUpkeep),
+            Schedule {
+                interval: adapter_http::METRICS_UPKEEP_EVERY,
+                batch: 1,
+            },
+        )
+        .context("starting the metrics upkeep thread")?;
+    // `/readyz` reads what this loop last found (a flood of probes costs the database nothing).
+    background
+        .start(
+            Arc::new(DatabaseReadiness::new(service.clone())),
+            Schedule {
+                interval: adapter_http::READY_CHECK_EVERY,
+                batch: 1,
+            },
+        )
+        .context("starting the database readiness thread")?;
+    Ok((background, deliveries))
+}
+
 fn http_config(
     args: &Settings,
     cors_origins: CorsOrigins,

@@ -1,6 +1,6 @@
 //! Background work: every loop that flagsvc runs beside the API, run one way.
 //!
-//! A [`Job`] is one kind of due work (webhook deliveries today; scheduled changes, expiring
+//! A [`Job`] is one kind of due work (webhook deliveries and the database's readiness today; scheduled changes, expiring
 //! targets and event aggregation are meant to join them). The [`Runner`] gives each job a thread
 //! of its own that asks it for a bounded batch of due work ([`Schedule::batch`]), at once again
 //! while batches come back full, else after [`Schedule::interval`]. It counts every run in
@@ -19,8 +19,10 @@
 //! Only this crate starts loops of due work (`cargo xtask check-deps` refuses a thread or task
 //! started elsewhere, but for the few listed there with their reasons).
 
+mod readiness;
 mod runner;
 mod webhooks;
 
+pub use readiness::DatabaseReadiness;
 pub use runner::{Job, Liveness, Runner, Schedule};
 pub use webhooks::WebhookDeliveries;

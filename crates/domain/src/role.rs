@@ -10,6 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::id::MemberId;
+use crate::policy::actions::ActionInfo;
 
 /// A built-in role of a member or an access token.
 ///
@@ -108,6 +109,35 @@ impl Action {
             Action::ManageMembers => Grant::Every(&[K::Member, K::Role, K::Team]),
             Action::TransferOwnership => Grant::Every(&[K::Account]),
         }
+    }
+
+    /// The actions of the catalogue that a use case of this action may consist of: what a
+    /// caller whose policies allow none of them is refused before its input is read. Those of
+    /// its [`Grant`], less the view actions that another action of the table lists by name
+    /// (reading a project is [`Action::ViewResources`], not [`Action::ManageProjects`]).
+    ///
+    /// ```
+    /// use domain::role::Action;
+    /// let names = |action: Action| action.catalogue_actions().map(|a| a.name).collect::<Vec<_>>();
+    /// assert!(names(Action::ManageFlags).contains(&"updateOn"));
+    /// assert!(!names(Action::ManageProjects).contains(&"viewProject"));
+    /// assert!(names(Action::ViewResources).contains(&"viewProject"));
+    /// assert!(names(Action::ManageTokens).contains(&"viewAccessTokens"));
+    /// ```
+    pub fn catalogue_actions(self) -> impl Iterator<Item = &'static ActionInfo> {
+        let grant = self.grants();
+        let named_by_another = move |info: &ActionInfo| {
+            Action::ALL.iter().any(|other| {
+                *other != self
+                    && matches!(other.grants(), Grant::Only(list) if list.contains(&(info.name, info.kind)))
+            })
+        };
+        crate::policy::actions::ALL
+            .iter()
+            .filter(move |info| match grant {
+                Grant::Only(list) => list.contains(&(info.name, info.kind)),
+                Grant::Every(kinds) => kinds.contains(&info.kind) && !named_by_another(info),
+            })
     }
 
     /// What the action covers, for people.

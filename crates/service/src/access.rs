@@ -208,7 +208,8 @@ impl Permissions {
             return false;
         }
         self.sets.iter().all(|set| {
-            policy::actions::of_permission(permission)
+            permission
+                .catalogue_actions()
                 .any(|action| set.iter().any(|p| p.may_allow(action)))
         })
     }
@@ -219,7 +220,8 @@ impl Permissions {
             return false;
         }
         self.sets.iter().all(|set| {
-            policy::actions::of_permission(permission)
+            permission
+                .catalogue_actions()
                 .any(|action| set.iter().any(|p| p.may_allow_in(action, project)))
         })
     }

@@ -37,7 +37,12 @@ pub struct Service {
     pub(crate) flag_creates: Arc<flag_writes::WriteQueues<FlagWriteLane, FlagCreate, FlagView>>,
     /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
     pub(crate) read_cache: Option<Arc<read_cache::ReadCache>>,
+    /// The last readiness check and when it ended ([`Service::refresh_readiness`]).
+    pub(crate) readiness: std::sync::Mutex<Option<LastReadiness>>,
 }
+
+/// A readiness check's outcome and when it ended.
+pub type LastReadiness = (std::time::Instant, Result<(), NotReady>);
 
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

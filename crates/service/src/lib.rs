@@ -69,7 +69,7 @@ pub use token_cache::TOKEN_MAX_LAG;
 pub use audit::AuditLog;
 pub use auth::Authentication;
 pub use console_sessions::ConsoleSessions;
-pub use context::{NotReady, Service};
+pub use context::{LastReadiness, NotReady, Service};
 pub use custom_roles::CustomRoles;
 pub use environments::Environments;
 pub use flags::Flags;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ports::{Clock, Store, StoreExt};
 
 use crate::{known_secrets, read_cache, Caller, Representations, ServiceResult, WebhookSettings};
-use crate::{CachedAnswer, NotReady, ReadTicket, Service};
+use crate::{CachedAnswer, LastReadiness, NotReady, ReadTicket, Service};
 
 impl Service {
     /// A service over `store` telling time by `clock`, recording resources in audit entries
@@ -29,6 +29,7 @@ impl Service {
             flag_writes: Arc::default(),
             flag_creates: Arc::default(),
             read_cache: None,
+            readiness: std::sync::Mutex::default(),
         }
     }
 
@@ -121,6 +122,31 @@ impl Service {
                 other => other.to_string(),
             })
         })
+    }
+
+    /// Checks whether the store can serve now ([`Service::check_ready`]) and keeps the outcome
+    /// for [`Service::last_readiness`]: what the background job that watches the database does,
+    /// so that a flood of readiness probes costs the database nothing more.
+    ///
+    /// # Errors
+    /// [`NotReady`], as [`Service::check_ready`].
+    pub fn refresh_readiness(&self) -> Result<(), NotReady> {
+        let outcome = self.check_ready();
+        *self
+            .readiness
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((std::time::Instant::now(), outcome.clone()));
+        outcome
+    }
+
+    /// The outcome of the last [`Service::refresh_readiness`], and when it ended; `None` before
+    /// the first.
+    pub fn last_readiness(&self) -> Option<LastReadiness> {
+        self.readiness
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The same service, delivering webhooks as `settings` say.

@@ -7,8 +7,8 @@
 //! masked secret are not compared. Versions and everything else are.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
+use anyhow::Result;
 use regex::Regex;
 use serde_json::Value;
 
@@ -20,31 +20,29 @@ const SAME_PRESENCE: [&str; 4] = ["location", "etag", "retry-after", "x-request-
 /// Epoch milliseconds from 2001 to 2286: no count or version of the API comes near.
 const TIMES: std::ops::Range<u64> = 1_000_000_000_000..10_000_000_000_000;
 
-fn ids() -> &'static Regex {
-    static IDS: OnceLock<Regex> = OnceLock::new();
-    IDS.get_or_init(|| {
-        Regex::new(
-            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}|[0-9a-f]{24}",
-        )
-        .expect("a valid expression")
-    })
-}
-
-fn volatile() -> &'static Regex {
-    static VOLATILE: OnceLock<Regex> = OnceLock::new();
-    VOLATILE.get_or_init(|| {
-        Regex::new(r"\b\d{13}\b|\*\*\*\*[0-9a-f]{4}").expect("a valid expression")
-    })
-}
-
-/// Which base id stands for which new id, both ways.
-#[derive(Debug, Default)]
+/// Which base id stands for which new id, both ways, and the patterns of ids and of what is
+/// not compared in strings.
+#[derive(Debug)]
 pub struct IdMap {
     forward: HashMap<String, String>,
     backward: HashMap<String, String>,
+    ids: Regex,
+    volatile: Regex,
 }
 
 impl IdMap {
+    pub fn new() -> Result<IdMap> {
+        Ok(IdMap {
+            forward: HashMap::new(),
+            backward: HashMap::new(),
+            ids: Regex::new(
+                r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}|[0-9a-f]{24}",
+            )?,
+            // Times in epoch ms, and the visible tail of a masked secret.
+            volatile: Regex::new(r"\b\d{13}\b|\*\*\*\*[0-9a-f]{4}")?,
+        })
+    }
+
     /// Binds `base` to `new` if neither is bound yet; true when they correspond.
     fn pair(&mut self, base: &str, new: &str) -> bool {
         match (self.forward.get(base), self.backward.get(new)) {
@@ -184,17 +182,22 @@ fn child(path: &str, key: &str) -> String {
 fn strings(base: &str, new: &str, ids_seen: &mut IdMap) -> bool {
     if base == new {
         // Still bind the ids they hold (an id both servers were given, e.g. from a request).
-        for found in ids().find_iter(base) {
-            ids_seen.pair(found.as_str(), found.as_str());
+        let found: Vec<String> = ids_seen
+            .ids
+            .find_iter(base)
+            .map(|m| m.as_str().to_owned())
+            .collect();
+        for id in found {
+            ids_seen.pair(&id, &id);
         }
         return true;
     }
-    let base = volatile().replace_all(base, "#");
-    let new = volatile().replace_all(new, "#");
-    let base_ids: Vec<&str> = ids().find_iter(&base).map(|m| m.as_str()).collect();
-    let new_ids: Vec<&str> = ids().find_iter(&new).map(|m| m.as_str()).collect();
-    if base_ids.len() != new_ids.len()
-        || ids().replace_all(&base, "#") != ids().replace_all(&new, "#")
+    let base = ids_seen.volatile.replace_all(base, "#").into_owned();
+    let new = ids_seen.volatile.replace_all(new, "#").into_owned();
+    let ids = ids_seen.ids.clone();
+    let base_ids: Vec<&str> = ids.find_iter(&base).map(|m| m.as_str()).collect();
+    let new_ids: Vec<&str> = ids.find_iter(&new).map(|m| m.as_str()).collect();
+    if base_ids.len() != new_ids.len() || ids.replace_all(&base, "#") != ids.replace_all(&new, "#")
     {
         return false;
     }
@@ -225,10 +228,10 @@ mod tests {
     }
 
     #[test]
-    fn ids_must_correspond_and_times_are_set_aside() {
+    fn ids_must_correspond_and_times_are_set_aside() -> Result<()> {
         let a = "aaaaaaaaaaaaaaaaaaaaaaaa";
         let b = "bbbbbbbbbbbbbbbbbbbbbbbb";
-        let mut ids = IdMap::default();
+        let mut ids = IdMap::new()?;
         let base = json!({"_id": a, "href": format!("/x/{a}?before=1712345678901"), "t": 1_712_345_678_901_u64, "v": 2});
         let new = json!({"_id": b, "href": format!("/x/{b}?before=1712345999999"), "t": 1_712_345_999_999_u64, "v": 2});
         assert!(differences(base, new, &mut ids).is_empty());
@@ -243,8 +246,13 @@ mod tests {
             ["body.k", "body.v"]
         );
         assert_eq!(
-            differences(json!({"s": "sdk-****abcd"}), json!({"s": "sdk-****0123"}), &mut ids),
+            differences(
+                json!({"s": "sdk-****abcd"}),
+                json!({"s": "sdk-****0123"}),
+                &mut ids
+            ),
             Vec::<String>::new()
         );
+        Ok(())
     }
 }

@@ -105,7 +105,11 @@ fn parse(raw: &[u8]) -> Result<Answer> {
     let chunked = headers
         .iter()
         .any(|(n, v)| n == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked"));
-    let body = if chunked { unchunk(rest)? } else { rest.to_vec() };
+    let body = if chunked {
+        unchunk(rest)?
+    } else {
+        rest.to_vec()
+    };
     Ok(Answer {
         status,
         headers,

@@ -92,6 +92,18 @@ impl Step {
         self
     }
 
+    /// Sent with another method (a 405).
+    pub fn method(mut self, method: &'static str) -> Step {
+        self.method = method;
+        self
+    }
+
+    /// Appends a query to the path (`?dryRun=true`).
+    pub fn path_suffix(mut self, suffix: &str) -> Step {
+        self.path.push_str(suffix);
+        self
+    }
+
     /// Keeps the string (or number) at `pointer` of the answer as `{{name}}`.
     pub fn keep(mut self, name: &str, pointer: &str) -> Step {
         self.keeps.push((name.to_owned(), pointer.to_owned()));

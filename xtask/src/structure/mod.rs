@@ -171,7 +171,7 @@ pub(crate) fn relative(root: &Path, path: &Path) -> String {
 
 /// Where a thread or task may be started outside `crates/background`, and why: none of them
 /// is a loop of due work.
-const THREADS_ELSEWHERE: [(&str, &str); 4] = [
+const THREADS_ELSEWHERE: [(&str, &str); 3] = [
     (
         "crates/adapter-sql/src/feed.rs",
         "the store's listener of other replicas' commits (what Store::subscribe promises)",
@@ -179,10 +179,6 @@ const THREADS_ELSEWHERE: [(&str, &str); 4] = [
     (
         "crates/adapter-webhooks/src/lib.rs",
         "one host lookup with a timeout (the system resolver has none)",
-    ),
-    (
-        "crates/adapter-http/src/readiness.rs",
-        "the HTTP adapter's cache of the store's readiness, refreshed while /readyz is asked",
     ),
     (
         "crates/adapter-redis/src/lib.rs",

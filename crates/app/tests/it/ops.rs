@@ -8,7 +8,46 @@ use actix_web::test::init_service;
 use adapter_http::{AppState, HttpConfig, ReadinessCheck};
 use serde_json::json;
 
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service as ActixService, ServiceResponse};
+use background::{DatabaseReadiness, Runner, Schedule};
+
 use crate::common::{bootstrapped, open, request, spawn, Backend, TestApp, OWNER};
+
+/// An app whose database is watched as the binary watches it (`background::DatabaseReadiness`,
+/// every `READY_CHECK_EVERY`), with `checks` besides; the runner must live as long as the app.
+async fn watched(
+    backend: Backend,
+    checks: Vec<(String, ReadinessCheck)>,
+) -> (
+    TestApp<
+        impl ActixService<
+            actix_http::Request,
+            Response = ServiceResponse<impl MessageBody>,
+            Error = actix_web::Error,
+        >,
+    >,
+    Runner,
+) {
+    let db = open(backend);
+    let service = bootstrapped(&db);
+    let mut runner = Runner::new();
+    runner
+        .start(
+            Arc::new(DatabaseReadiness::new(service.clone())),
+            Schedule {
+                interval: adapter_http::READY_CHECK_EVERY,
+                batch: 1,
+            },
+        )
+        .unwrap();
+    let state = AppState::with_readiness_checks(service, HttpConfig::default(), checks).unwrap();
+    let app = TestApp {
+        app: init_service(adapter_http::app(state)).await,
+        db,
+    };
+    (app, runner)
+}
 
 async fn healthz_answers_without_a_token_or_the_database(backend: Backend) {
     let app = spawn(backend).await;
@@ -29,7 +68,7 @@ async fn healthz_answers_without_a_token_or_the_database(backend: Backend) {
 }
 
 async fn readyz_is_ready_on_a_migrated_database(backend: Backend) {
-    let app = spawn(backend).await;
+    let (app, _runner) = watched(backend, Vec::new()).await;
     let resp = app.send(request(Method::GET, "/readyz", None)).await;
     assert_eq!(resp.status, 200, "{}", resp.body);
     assert_eq!(
@@ -69,7 +108,7 @@ where
 }
 
 async fn readyz_is_503_while_a_migration_is_missing(backend: Backend) {
-    let app = spawn(backend).await;
+    let (app, _runner) = watched(backend, Vec::new()).await;
     readyz_until(&app, 200).await;
     // As if this release had a migration the database has not had yet.
     app.db.execute_sql(
@@ -85,8 +124,6 @@ async fn readyz_is_503_while_a_migration_is_missing(backend: Backend) {
 }
 
 async fn readyz_reports_a_stopped_part_of_the_process(backend: Backend) {
-    let db = open(backend);
-    let service = bootstrapped(&db);
     let running = Arc::new(AtomicBool::new(true));
     let flag = running.clone();
     let check: ReadinessCheck = Arc::new(move || {
@@ -96,16 +133,7 @@ async fn readyz_reports_a_stopped_part_of_the_process(backend: Backend) {
             Err("the loop has stopped".to_owned())
         }
     });
-    let state = AppState::with_readiness_checks(
-        service,
-        HttpConfig::default(),
-        vec![("webhookWorker".to_owned(), check)],
-    )
-    .unwrap();
-    let app = TestApp {
-        app: init_service(adapter_http::app(state)).await,
-        db,
-    };
+    let (app, _runner) = watched(backend, vec![("webhookWorker".to_owned(), check)]).await;
     let resp = app.send(request(Method::GET, "/readyz", None)).await;
     assert_eq!(resp.status, 200, "{}", resp.body);
     assert_eq!(
@@ -137,7 +165,7 @@ on_both_backends!(
 /// replica says so, and is ready again without a restart.
 #[actix_web::test]
 async fn readyz_follows_postgres_going_away_and_coming_back() {
-    let app = spawn(Backend::Postgres).await;
+    let (app, _runner) = watched(Backend::Postgres, Vec::new()).await;
     let ready = app.send(request(Method::GET, "/readyz", None)).await;
     assert_eq!(ready.status, 200, "{}", ready.body);
     app.db.refuse_connections();

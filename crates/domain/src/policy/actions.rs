@@ -426,35 +426,6 @@ pub fn find(name: &str, kind: ResourceKind) -> Option<&'static ActionInfo> {
     ALL.iter().find(|a| a.name == name && a.kind == kind)
 }
 
-/// The actions a use case of the built-in permission table's `permission` may consist of: what
-/// a caller whose policies allow none of them is refused before its input is read.
-///
-/// ```
-/// use domain::policy::actions::of_permission;
-/// use domain::role::Action;
-/// assert!(of_permission(Action::ManageFlags).any(|a| a.name == "updateOn"));
-/// assert!(!of_permission(Action::ManageFlags).any(|a| a.name == "viewProject"));
-/// assert!(of_permission(Action::ViewResources).any(|a| a.name == "viewProject"));
-/// ```
-pub fn of_permission(permission: crate::role::Action) -> impl Iterator<Item = &'static ActionInfo> {
-    use crate::role::Action as P;
-    ALL.iter().filter(move |a| {
-        let view = a.name.starts_with("view");
-        match permission {
-            P::ViewResources => matches!(a.name, "viewProject" | "viewAuditLog"),
-            P::ViewMembers => matches!(a.name, "viewMembers" | "viewRoles" | "viewTeams"),
-            P::ManageProjects => a.kind == Project && !view,
-            P::ManageEnvironments => a.kind == Environment,
-            P::ManageFlags => a.kind == Flag,
-            P::ManageSegments => a.kind == Segment,
-            P::ManageTokens => a.kind == Token,
-            P::ManageWebhooks => a.kind == Webhook,
-            P::ManageMembers => matches!(a.kind, Member | CustomRole | Team) && !view,
-            P::TransferOwnership => a.name == "transferOwnership",
-        }
-    })
-}
-
 /// The actions done to resources of `kind`.
 ///
 /// ```

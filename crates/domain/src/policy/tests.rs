@@ -573,3 +573,36 @@ fn the_built_in_policies_keep_their_statements() {
         assert_eq!(base_role_policy(role).statements(), statements, "{role}");
     }
 }
+
+/// What each action of the permission table admitted to before it was derived from
+/// [`crate::role::Action::grants`] (kept to show that deriving it changed nothing).
+fn admitted_before(permission: crate::role::Action, a: &actions::ActionInfo) -> bool {
+    use crate::role::Action as P;
+    use actions::ResourceKind::*;
+    let view = a.name.starts_with("view");
+    match permission {
+        P::ViewResources => matches!(a.name, "viewProject" | "viewAuditLog"),
+        P::ViewMembers => matches!(a.name, "viewMembers" | "viewRoles" | "viewTeams"),
+        P::ManageProjects => a.kind == Project && !view,
+        P::ManageEnvironments => a.kind == Environment,
+        P::ManageFlags => a.kind == Flag,
+        P::ManageSegments => a.kind == Segment,
+        P::ManageTokens => a.kind == Token,
+        P::ManageWebhooks => a.kind == Webhook,
+        P::ManageMembers => matches!(a.kind, Member | Role | Team) && !view,
+        P::TransferOwnership => a.name == "transferOwnership",
+    }
+}
+
+#[test]
+fn each_action_of_the_table_admits_what_it_always_did() {
+    for permission in crate::role::Action::ALL {
+        let derived: Vec<&str> = permission.catalogue_actions().map(|a| a.name).collect();
+        let before: Vec<&str> = actions::ALL
+            .iter()
+            .filter(|a| admitted_before(permission, a))
+            .map(|a| a.name)
+            .collect();
+        assert_eq!(derived, before, "{permission:?}");
+    }
+}

@@ -83,8 +83,9 @@ fn check_deps() -> Result<()> {
         forbid_dependencies(krate, &FORBIDDEN_IN_CORE)?;
     }
     // The console is a driving adapter: it calls the use cases, never the database or the REST
-    // API.
-    forbid_dependencies("adapter-web", &FORBIDDEN_IN_CONSOLE)
+    // API; nor does what the driving adapters share.
+    forbid_dependencies("adapter-web", &FORBIDDEN_IN_CONSOLE)?;
+    forbid_dependencies("driving", &FORBIDDEN_IN_CONSOLE)
 }
 
 /// What the web console must not depend on.

@@ -1,7 +1,7 @@
 //! [`Signed`]: the person signed in, and what every handler asks of a request and its form.
 
 use actix_web::http::header;
-use actix_web::{web, HttpRequest};
+use actix_web::HttpRequest;
 use service::{use_case, Caller, ServiceError, SessionCaller};
 
 use crate::Console;
@@ -22,15 +22,12 @@ impl From<SessionCaller> for Signed {
     }
 }
 
-/// Runs a use case on the blocking pool (they wait for the database).
+/// Runs a use case on the blocking pool (`driving::run_blocking`: they wait for the database).
 pub(crate) async fn call<T: Send + 'static>(
     console: &Console,
     work: impl FnOnce(&service::Service) -> Result<T, ServiceError> + Send + 'static,
 ) -> Result<T, ServiceError> {
-    let service = console.service.clone();
-    web::block(move || work(&service))
-        .await
-        .map_err(|_| ServiceError::Unavailable("the server is shutting down".into()))?
+    driving::run_blocking(&console.service, work).await
 }
 
 /// Whether htmx sent the request (it then swaps the answer into the page).

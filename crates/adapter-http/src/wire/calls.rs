@@ -1,12 +1,11 @@
 //! The bridge from a handler to the blocking use cases: at once, or queued behind a write.
 
-use actix_web::web;
 use service::{Queued, QueuedWrite, Service, ServiceResult};
 
 use crate::error::ApiError;
 use crate::AppState;
 
-/// Runs a use case on the blocking pool (diesel is synchronous) and maps its error.
+/// Runs a use case on the blocking pool (`driving::run_blocking`) and maps its error.
 ///
 /// # Errors
 /// The use case's error, or 503 when the blocking pool is gone.
@@ -14,17 +13,8 @@ pub async fn call<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&Service) -> ServiceResult<T> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let service = state.service.clone();
-    // The request's span goes along: what the use case logs carries the request id.
-    let span = tracing::Span::current();
-    web::block(move || span.in_scope(|| work(&service)))
+    driving::run_blocking(&state.service, work)
         .await
-        .map_err(|_| {
-            ApiError::from_status(
-                actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down".into(),
-            )
-        })?
         .map_err(ApiError::from)
 }
 

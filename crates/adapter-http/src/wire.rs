@@ -37,7 +37,7 @@ pub use calls::{call, call_queued};
 pub use environments::{Environment, Environments};
 pub use flags::{flag_shown_to, DependentFlags, FeatureFlags, Flag};
 pub use members::{Member, Members};
-pub use page::{page_links, within_page_bytes, MAX_PAGE_BYTES};
+pub use page::{collection, page_links, within_page_bytes, MAX_PAGE_BYTES};
 pub use projects::{ProjectExpanded, ProjectRep, Projects};
 pub use query::{expiry_param, QueryParams, DRY_RUN_DESCRIPTION};
 pub use representations::ApiRepresentations;

@@ -10,8 +10,8 @@ use crate::middleware::{Auth, Version};
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    answer_request, call, expiry_param, json_body, json_patch_only, keep_answer, kept_answer,
-    page_links, within_page_bytes, Environment, Environments, QueryParams,
+    answer_request, call, collection, expiry_param, json_body, json_patch_only, keep_answer,
+    kept_answer, Environment, Environments, QueryParams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -61,13 +61,8 @@ pub async fn list_environments(
             .list_environments(&caller.may(use_case::ListEnvironments)?, &key, &query)
     })
     .await?;
-    let mut items = Environment::all_of(&project, &list.items);
-    within_page_bytes(&mut items);
-    let listed = Environments {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
-        items,
-    };
+    let items = Environment::all_of(&project, &list.items);
+    let listed: Environments = collection(&req, (page.limit, page.offset), items, list.total);
     keep_answer(&state, ticket, &answer, &request, &listed)
 }
 

@@ -12,10 +12,9 @@ use crate::list_params::{LIMIT_FLAGS, OFFSET};
 use crate::middleware::{Auth, Version};
 use crate::wire::model;
 use crate::wire::{
-    answer_request, call, call_queued, flag_shown_to, json_body, keep_answer, kept_answer,
-    page_links, parse_json, patch_form, with_flag_access, within_page_bytes, DependentFlags,
-    DocumentPatch, FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams,
-    SemanticPatchBody,
+    answer_request, call, call_queued, collection, flag_shown_to, json_body, keep_answer,
+    kept_answer, parse_json, patch_form, with_flag_access, DependentFlags, DocumentPatch,
+    FeatureFlags, Flag, JsonPatchOperation, PatchForm, QueryParams, SemanticPatchBody,
 };
 use crate::AppState;
 
@@ -191,7 +190,7 @@ pub async fn list_flags(
             .list_flags(&asking.may(use_case::ListFlags)?, &project, &request)
     })
     .await?;
-    let mut items = list
+    let items = list
         .items
         .into_iter()
         .map(|view| {
@@ -200,17 +199,12 @@ pub async fn list_flags(
                 .map_err(|e| ApiError::unserializable(&e))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    within_page_bytes(&mut items);
-    let (limit, offset) = if paged {
+    let asked = if paged {
         (page.limit, page.offset)
     } else {
         (u32::try_from(list.total.max(1)).unwrap_or(u32::MAX), 0)
     };
-    let page = FeatureFlags {
-        links: page_links(&req, limit, offset, items.len(), list.total),
-        total_count: list.total,
-        items,
-    };
+    let page: FeatureFlags = collection(&req, asked, items, list.total);
     keep_answer(&state, ticket, &answer, &answered, &page)
 }
 

@@ -9,7 +9,7 @@ use crate::list_params::{LIMIT_20, OFFSET};
 use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{
-    call, json_body, json_patch_only, page_links, within_page_bytes, Member, Members, QueryParams,
+    call, collection, json_body, json_patch_only, page_links, Member, Members, QueryParams,
 };
 use crate::AppState;
 use service::use_case;
@@ -44,13 +44,13 @@ pub async fn list_members(
             .list_members(&caller.may(use_case::ListMembers)?, &query)
     })
     .await?;
-    let mut items = Member::all_of(&list.items);
-    within_page_bytes(&mut items);
-    Ok(web::Json(Members {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
+    let items = Member::all_of(&list.items);
+    Ok(web::Json(collection(
+        &req,
+        (page.limit, page.offset),
         items,
-    }))
+        list.total,
+    )))
 }
 
 /// Invites up to 50 members at once, all or none (`_pendingInvite: true`). A taken email is a

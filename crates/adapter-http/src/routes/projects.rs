@@ -10,8 +10,8 @@ use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, json_body, json_patch_only, page_links, within_page_bytes, ProjectExpanded, ProjectRep,
-    Projects, QueryParams,
+    call, collection, json_body, json_patch_only, ProjectExpanded, ProjectRep, Projects,
+    QueryParams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -63,14 +63,13 @@ pub async fn list_projects(
             .list_projects(&caller.may(use_case::ListProjects)?, &query, expand)
     })
     .await?;
-    let mut items: Vec<ProjectExpanded> =
-        list.items.into_iter().map(ProjectExpanded::from).collect();
-    within_page_bytes(&mut items);
-    Ok(web::Json(Projects {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
+    let items: Vec<ProjectExpanded> = list.items.into_iter().map(ProjectExpanded::from).collect();
+    Ok(web::Json(collection(
+        &req,
+        (page.limit, page.offset),
         items,
-    }))
+        list.total,
+    )))
 }
 
 /// Creates a project; without `environments`, `test` and `production` are created with it.

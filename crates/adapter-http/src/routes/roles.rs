@@ -11,8 +11,8 @@ use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, document_patch, json_body, page_links, parse_json, patch_form, within_page_bytes,
-    CustomRole, CustomRoles, DocumentPatch, JsonPatchOperation, QueryParams,
+    call, collection, document_patch, json_body, parse_json, patch_form, CustomRole, CustomRoles,
+    DocumentPatch, JsonPatchOperation, QueryParams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -47,13 +47,13 @@ pub async fn list_custom_roles(
             .list_custom_roles(&caller.may(use_case::ListCustomRoles)?, &query)
     })
     .await?;
-    let mut items: Vec<CustomRole> = list.items.iter().map(CustomRole::from).collect();
-    within_page_bytes(&mut items);
-    Ok(web::Json(CustomRoles {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
+    let items: Vec<CustomRole> = list.items.iter().map(CustomRole::from).collect();
+    Ok(web::Json(collection(
+        &req,
+        (page.limit, page.offset),
         items,
-    }))
+        list.total,
+    )))
 }
 
 /// Creates a custom role (201). Its statements are checked: each specifier by the grammar and

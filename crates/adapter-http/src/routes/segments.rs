@@ -11,8 +11,8 @@ use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, within_page_bytes, DocumentPatch,
-    JsonPatchOperation, PatchForm, QueryParams, Segment, SegmentDetail, Segments,
+    call, collection, json_body, parse_json, patch_form, DocumentPatch, JsonPatchOperation,
+    PatchForm, QueryParams, Segment, SegmentDetail, Segments,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -68,17 +68,17 @@ pub async fn list_segments(
             .list_segments(&caller.may(use_case::ListSegments)?, &project, &env, &query)
     })
     .await?;
-    let mut items: Vec<Segment> = list
+    let items: Vec<Segment> = list
         .items
         .into_iter()
         .map(|segment| Segment::of(&project_key, &env_key, segment))
         .collect();
-    within_page_bytes(&mut items);
-    Ok(web::Json(Segments {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
+    Ok(web::Json(collection(
+        &req,
+        (page.limit, page.offset),
         items,
-    }))
+        list.total,
+    )))
 }
 
 /// Creates a segment; targets and rules are added by PATCH.

@@ -11,8 +11,7 @@ use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{access, with_access};
 use crate::wire::{
-    call, json_body, page_links, parse_json, patch_form, within_page_bytes, PatchForm, QueryParams,
-    Team, Teams,
+    call, collection, json_body, parse_json, patch_form, PatchForm, QueryParams, Team, Teams,
 };
 use crate::AppState;
 use serde_json::Value;
@@ -62,13 +61,13 @@ pub async fn list_teams(
             .list_teams(&caller.may(use_case::ListTeams)?, &query)
     })
     .await?;
-    let mut items: Vec<Team> = list.items.iter().map(Team::from).collect();
-    within_page_bytes(&mut items);
-    Ok(web::Json(Teams {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
+    let items: Vec<Team> = list.items.iter().map(Team::from).collect();
+    Ok(web::Json(collection(
+        &req,
+        (page.limit, page.offset),
         items,
-    }))
+        list.total,
+    )))
 }
 
 /// Creates a team (201) with its custom roles and first members; its members hold its roles at

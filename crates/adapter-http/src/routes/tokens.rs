@@ -9,8 +9,7 @@ use crate::list_params::{LIMIT_25, OFFSET};
 use crate::middleware::Auth;
 use crate::wire::model;
 use crate::wire::{
-    call, expiry_param, json_body, json_patch_only, page_links, within_page_bytes, QueryParams,
-    TokenRep, Tokens,
+    call, collection, expiry_param, json_body, json_patch_only, QueryParams, TokenRep, Tokens,
 };
 use crate::AppState;
 use service::use_case;
@@ -40,17 +39,17 @@ pub async fn list_tokens(
             .list_tokens(&caller.may(use_case::ListTokens)?, page, show_all)
     })
     .await?;
-    let mut items: Vec<TokenRep> = list
+    let items: Vec<TokenRep> = list
         .items
         .into_iter()
         .map(|t| TokenRep::new(t, None))
         .collect();
-    within_page_bytes(&mut items);
-    Ok(web::Json(Tokens {
-        links: page_links(&req, page.limit, page.offset, items.len(), list.total),
-        total_count: list.total,
+    Ok(web::Json(collection(
+        &req,
+        (page.limit, page.offset),
         items,
-    }))
+        list.total,
+    )))
 }
 
 /// Creates an access token; the response is the only time its secret is shown. Admin or owner.

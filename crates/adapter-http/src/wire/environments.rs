@@ -90,3 +90,5 @@ pub struct Environments {
     #[serde(rename = "_links")]
     pub links: Links,
 }
+
+crate::wire::page::collection_of!(Environments, Environment);

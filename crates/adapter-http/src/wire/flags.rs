@@ -327,6 +327,8 @@ pub struct FeatureFlags {
     pub links: Links,
 }
 
+crate::wire::page::collection_of!(FeatureFlags, Value);
+
 /// Per-environment fields left out of summary listings.
 const DETAIL_FIELDS: [&str; 4] = ["targets", "contextTargets", "rules", "prerequisites"];
 

@@ -88,3 +88,5 @@ pub struct Members {
     #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
+
+crate::wire::page::collection_of!(Members, Member);

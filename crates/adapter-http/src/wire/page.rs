@@ -56,3 +56,45 @@ pub fn page_links(req: &HttpRequest, limit: u32, offset: u64, shown: usize, tota
     }
     links
 }
+
+/// A collection answer: one page of items, its `totalCount` and its paging `_links`. Made only
+/// by [`collection`], so that every list caps its page at [`MAX_PAGE_BYTES`] and links it the
+/// same way.
+pub trait Collection: Sized {
+    /// What one item of the page is.
+    type Item: Serialize;
+
+    /// The collection of `items`, `total_count` in all, with `links`.
+    fn of(links: Links, total_count: u64, items: Vec<Self::Item>) -> Self;
+}
+
+/// Implements [`Collection`] for wire types of the form `{items, totalCount, _links}`.
+macro_rules! collection_of {
+    ($collection:ty, $item:ty) => {
+        impl $crate::wire::page::Collection for $collection {
+            type Item = $item;
+
+            fn of(links: $crate::wire::link::Links, total_count: u64, items: Vec<$item>) -> Self {
+                Self {
+                    items,
+                    total_count,
+                    links,
+                }
+            }
+        }
+    };
+}
+pub(crate) use collection_of;
+
+/// The page of a list at `offset` (`limit` items asked): `items` cut at [`MAX_PAGE_BYTES`], and
+/// links to the pages around it out of `total`.
+pub fn collection<C: Collection>(
+    req: &HttpRequest,
+    (limit, offset): (u32, u64),
+    mut items: Vec<C::Item>,
+    total: u64,
+) -> C {
+    within_page_bytes(&mut items);
+    let links = page_links(req, limit, offset, items.len(), total);
+    C::of(links, total, items)
+}

@@ -72,6 +72,8 @@ pub struct Projects {
     pub links: Links,
 }
 
+crate::wire::page::collection_of!(Projects, ProjectExpanded);
+
 /// A project, with its environments as a collection when `expand=environments` was asked.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ProjectExpanded {

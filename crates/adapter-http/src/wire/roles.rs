@@ -61,3 +61,5 @@ pub struct CustomRoles {
     #[schema(value_type = crate::wire::link::LinksSchema)]
     pub links: Links,
 }
+
+crate::wire::page::collection_of!(CustomRoles, CustomRole);

@@ -95,6 +95,8 @@ pub struct Segments {
     pub links: Links,
 }
 
+crate::wire::page::collection_of!(Segments, Segment);
+
 /// A flag whose rules use a segment.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SegmentFlag {

@@ -85,6 +85,8 @@ pub struct Teams {
     pub links: Links,
 }
 
+crate::wire::page::collection_of!(Teams, Team);
+
 /// A team as a member's representation names it: its key and name (its custom roles are the
 /// team's, `GET /teams/{teamKey}`; a member's representation stays small whatever its teams
 /// give).

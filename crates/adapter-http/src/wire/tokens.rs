@@ -95,3 +95,5 @@ pub struct Tokens {
     #[serde(rename = "_links")]
     pub links: Links,
 }
+
+crate::wire::page::collection_of!(Tokens, TokenRep);

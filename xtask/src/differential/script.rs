@@ -42,7 +42,7 @@ pub fn run(s: &mut Session) -> Result<()> {
 
 fn identity(s: &mut Session) -> Result<()> {
     s.run(Step::get("root, without a token", "/api/v2").token(None))?;
-    s.run(Step::get("versions, without a token", "/api/v2/versions").token(None))?;
+    s.run(Step::get("versions, without a token (401)", "/api/v2/versions").token(None))?;
     s.run(Step::get("caller identity", "/api/v2/caller-identity"))?;
     for role in ["reader", "writer", "admin"] {
         s.run(

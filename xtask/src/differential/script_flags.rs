@@ -78,7 +78,7 @@ pub fn flags_create(s: &mut Session) -> Result<()> {
     s.run(Step::post(
         "flag: create following the naming convention",
         "/api/v2/flags/named",
-        &json!({"key": "n-new_checkout", "name": "N"}),
+        &json!({"key": "new_checkout", "name": "N"}),
     ))?;
     s.run(Step::post(
         "flag: create in an unknown project",
@@ -156,7 +156,7 @@ pub fn flags_json_patch_more(s: &mut Session) -> Result<()> {
     s.run(patch(
         "theme",
         "rename a variation",
-        json!([{"op": "replace", "path": "/variations/1/name", "value": "Green"}]),
+        json!([{"op": "add", "path": "/variations/1/name", "value": "Green"}]),
     ))?;
     s.run(patch(
         "theme",
@@ -468,7 +468,7 @@ pub fn flags_other(s: &mut Session) -> Result<()> {
         &copy,
         &json!({"source": {"key": "production"}, "target": {"key": "staging"}, "comment": "copy"}),
     ))?;
-    s.run(Step::post("flag dark-mode: copy targets only onto test", &copy, &json!({"source": {"key": "production"}, "target": {"key": "test", "currentVersion": 2}, "includedActions": ["updateTargets"]})))?;
+    s.run(Step::post("flag dark-mode: copy targets only onto test", &copy, &json!({"source": {"key": "production"}, "target": {"key": "test"}, "includedActions": ["updateTargets"]})))?;
     s.run(Step::post(
         "flag dark-mode: copy with a stale version",
         &copy,

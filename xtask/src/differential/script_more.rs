@@ -202,7 +202,7 @@ pub fn roles_and_teams(s: &mut Session) -> Result<()> {
         "/api/v2/teams/platform",
         &json!([{"op": "replace", "path": "/name", "value": "x"}]),
     ))?;
-    s.run(Step::semantic("team platform: an unknown member (semantic)", "/api/v2/teams/platform", &json!({"instructions": [{"kind": "removeMembers", "values": ["000000000000000000000000"]}]})))?;
+    s.run(Step::semantic("team platform: remove an unknown member (semantic)", "/api/v2/teams/platform", &json!({"instructions": [{"kind": "removeMembers", "values": ["000000000000000000000000"]}]})))?;
     s.run(Step::post(
         "member: join a team",
         "/api/v2/members/{{m_admin}}/teams",
@@ -581,7 +581,7 @@ pub fn reads() -> Vec<Step> {
     ] {
         paths.push(format!("/api/v2/flags/web/{flag}"));
     }
-    paths.push("/api/v2/flags/named/n-new_checkout".into());
+    paths.push("/api/v2/flags/named/new_checkout".into());
     for member in ["m_owner", "m_writer", "m_reader", "m_admin"] {
         paths.push(format!("/api/v2/members/{{{{{member}}}}}"));
     }

@@ -193,7 +193,14 @@ pub(crate) fn hold_members(
         .iter()
         .find(|m| m.id == caller.member_id)
         .ok_or_else(|| {
-            ServiceError::Unauthenticated("the member of this access token no longer exists".into())
+            ServiceError::Unauthenticated(match &caller.principal {
+                Principal::AccessToken { .. } => {
+                    "the member of this access token no longer exists".into()
+                }
+                Principal::Job { name, .. } => {
+                    format!("the member for whom this {name} acts no longer exists")
+                }
+            })
         })?;
     let caller = match &caller.principal {
         Principal::AccessToken { id, .. } => {
@@ -203,7 +210,7 @@ pub(crate) fn hold_members(
             let grants = grants_of(repo, &token, member)?;
             caller_of(&token, member, &grants)
         }
-        Principal::Job { name } => job_caller_as(repo, member, name)?,
+        Principal::Job { name, token } => job_caller(repo, member, token.as_ref(), name)?,
     };
     Ok(HeldMembers { caller, members })
 }
@@ -395,16 +402,50 @@ impl Authentication<'_> {
     }
 }
 
+/// The caller that job `name` is when acting for `member` as it is now, no more than the
+/// access token with `token_id` (the one the work was asked with) may now: its role and roles,
+/// capped by its member's for a personal token. Without a token, the member's own role and
+/// roles.
+fn job_caller(
+    repo: &mut dyn Repository,
+    member: &Member,
+    token_id: Option<&TokenId>,
+    name: &'static str,
+) -> ServiceResult<Caller> {
+    let Some(token_id) = token_id else {
+        return job_caller_as(repo, member, name);
+    };
+    let token = repo
+        .get_token(token_id)?
+        .filter(|token| token.member_id == member.id)
+        .ok_or_else(|| {
+            ServiceError::Unauthenticated(format!(
+                "the access token that asked for this {name} no longer exists"
+            ))
+        })?;
+    let mut caller = caller_of(&token, member, &grants_of(repo, &token, member)?);
+    caller.principal = Principal::Job {
+        name,
+        token: Some(token.id.clone()),
+    };
+    Ok(caller)
+}
+
 impl Authentication<'_> {
     /// The caller that background job `name` is when it does work that member `member_id`
-    /// asked for: that member as it is now. The job's use cases admit it only to what such work
-    /// consists of ([`crate::use_case`]), and its audit entries name the member and no token.
+    /// asked for with the access token `token_id` ([`Caller::asked_by`] says who asked): that
+    /// member and that token as they are now, so the job never does more than the token could
+    /// (a service token's work is done with the service token's role, not its creator's). The
+    /// job's use cases admit it only to what such work consists of ([`crate::use_case`]); its
+    /// audit entries name the member and the token. Deleting the token, or the member, ends
+    /// the work it asked for.
     ///
     /// # Errors
-    /// [`ServiceError::Unauthenticated`] when the member no longer exists; storage errors.
-    pub fn act_for_member(
+    /// [`ServiceError::Unauthenticated`] when the member or the token no longer exists;
+    /// storage errors.
+    pub fn act_for(
         &self,
-        member_id: &MemberId,
+        (member_id, token_id): (&MemberId, Option<&TokenId>),
         name: &'static str,
     ) -> ServiceResult<Caller> {
         self.store.read_tx(|repo| -> ServiceResult<_> {
@@ -413,7 +454,7 @@ impl Authentication<'_> {
                     "the member for whom this {name} acts no longer exists"
                 ))
             })?;
-            job_caller_as(repo, &member, name)
+            job_caller(repo, &member, token_id, name)
         })
     }
 }

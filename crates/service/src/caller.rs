@@ -26,12 +26,14 @@ pub enum Principal {
         service: bool,
     },
     /// A background job doing work that a member asked for earlier (a scheduled change, an
-    /// expiring target), acting as that member is when it runs: the member's role and custom
-    /// roles then, never those of the token it asked with. It is admitted only to the use cases
-    /// such work consists of (see [`crate::use_case`]).
+    /// expiring target), acting as that member and the token it asked with are when the job
+    /// runs: never more than that token may then. It is admitted only to the use cases such
+    /// work consists of (see [`crate::use_case`]).
     Job {
         /// What the job is, for refusals (`scheduled change`).
         name: &'static str,
+        /// The access token the work was asked with, if a token asked.
+        token: Option<TokenId>,
     },
 }
 
@@ -79,6 +81,17 @@ impl Caller {
     /// What authenticated the caller.
     pub fn principal(&self) -> &Principal {
         &self.principal
+    }
+
+    /// Who asks for work done later by a background job as this caller
+    /// ([`Authentication::act_for`](crate::Authentication::act_for)): its member, and the token
+    /// it asks with.
+    pub fn asked_by(&self) -> (&MemberId, Option<&TokenId>) {
+        let token = match &self.principal {
+            Principal::AccessToken { id, .. } => Some(id),
+            Principal::Job { token, .. } => token.as_ref(),
+        };
+        (&self.member_id, token)
     }
 
     /// The `_id` of the access token presented, if a token authenticated the caller.

@@ -36,7 +36,7 @@ pub(crate) fn job_caller_as(
         Permissions::of_sets(vec![Arc::from(policy_set(member.role, &roles))])
     };
     Ok(Caller {
-        principal: Principal::Job { name },
+        principal: Principal::Job { name, token: None },
         member_id: member.id.clone(),
         role: member.role,
         permissions,

@@ -409,7 +409,6 @@ impl Tokens<'_> {
         id: &str,
         patch: &JsonPatchBody,
     ) -> ServiceResult<Token> {
-        let _caller = permit.caller();
         let now = self.now();
         let token = self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken {
@@ -480,7 +479,6 @@ impl Tokens<'_> {
         id: &str,
         expiry: Option<i64>,
     ) -> ServiceResult<CreatedToken> {
-        let _caller = permit.caller();
         let now = self.now();
         // A time already past retires the old secret at once, as no expiry does.
         let expiry = expiry.filter(|e| *e > now);
@@ -528,7 +526,6 @@ impl Tokens<'_> {
         permit: &Permit<use_case::DeleteToken>,
         id: &str,
     ) -> ServiceResult<()> {
-        let _caller = permit.caller();
         self.store.write_tx(|repo| -> ServiceResult<_> {
             let HeldToken { caller, token, .. } = hold_token(repo, permit, id)?;
             repo.delete_token(&token)?;

@@ -9,7 +9,8 @@
 //!
 //! [`Caller::may`] decides, once, whether the caller's role allows a use case and hands out a
 //! `Permit` for it. The use case takes that permit instead of the bare caller and does not ask
-//! again; a permit for another use case does not compile. (The member and token use cases re-read
+//! the role again (what it then asks of the resources it touches is authorization); a permit for
+//! another use case does not compile. (The member and token use cases re-read
 //! the caller under lock in their transaction and ask the same rule of it once more: a demotion
 //! committed since authentication counts there.)
 
@@ -225,7 +226,7 @@ pub struct Permit<U: UseCase> {
 impl<U: UseCase> Permit<U> {
     /// Asks whether `caller` may do `U`; the only way to a permit.
     pub(crate) fn ask(caller: &Caller) -> crate::ServiceResult<Self> {
-        if let crate::Principal::Job { name } = caller.principal() {
+        if let crate::Principal::Job { name, .. } = caller.principal() {
             if !U::JOBS {
                 return Err(ServiceError::NotPermitted(format!(
                     "a {name} may only read and change flags and segments"
@@ -260,7 +261,7 @@ impl<U: UseCase> Permit<U> {
 impl Caller {
     /// A permit for use case `U` (one of the markers in [`crate::use_case`]), if the caller's role
     /// allows it. This is where the rule is decided: the use case takes the permit and does not
-    /// ask again.
+    /// ask the role again.
     ///
     /// # Errors
     /// [`ServiceError::NotPermitted`] naming the role and what it cannot do.

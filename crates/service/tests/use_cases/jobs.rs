@@ -27,10 +27,11 @@ fn with_flag() -> (Fixture, String) {
     (fx, writer)
 }
 
+/// The job doing work that `member` asked for as a person (without a token).
 fn job_for(fx: &Fixture, member: &str) -> Result<Caller, ServiceError> {
     fx.service
         .authentication()
-        .act_for_member(&MemberId::parse(member).unwrap(), JOB)
+        .act_for((&MemberId::parse(member).unwrap(), None), JOB)
 }
 
 fn turn_on() -> FlagChange {
@@ -47,7 +48,13 @@ fn turn_on() -> FlagChange {
 fn a_job_changes_a_flag_as_its_member_and_its_entry_names_no_token() {
     let (fx, writer) = with_flag();
     let job = job_for(&fx, &writer).unwrap();
-    assert_eq!(job.principal(), &Principal::Job { name: JOB });
+    assert_eq!(
+        job.principal(),
+        &Principal::Job {
+            name: JOB,
+            token: None
+        }
+    );
     assert_eq!(job.token_id(), None);
     assert_eq!(job.member_id().as_str(), writer);
 
@@ -143,6 +150,80 @@ fn a_job_acts_as_its_member_is_when_it_runs() {
     let gone = job_for(&fx, &writer);
     assert!(
         matches!(&gone, Err(ServiceError::Unauthenticated(m)) if m.contains(JOB)),
+        "{gone:?}"
+    );
+}
+
+/// A reader service token may not change a flag, so neither may the job doing work it asked
+/// for (its member, the owner who created it, could); its entry names the token.
+#[test]
+fn a_job_does_no_more_than_the_token_that_asked_for_the_work() {
+    let (fx, _) = with_flag();
+    let permit = fx.owner.may(use_case::CreateToken).unwrap();
+    let post =
+        serde_json::from_value(json!({"name": "ci", "role": "reader", "serviceToken": true}))
+            .unwrap();
+    let created = fx.service.tokens().create_token(&permit, post).unwrap();
+    let token = fx
+        .service
+        .authentication()
+        .authenticate(&created.secret)
+        .unwrap();
+    assert!(token.may(use_case::PatchFlag).is_err());
+
+    let job = fx
+        .service
+        .authentication()
+        .act_for(token.asked_by(), JOB)
+        .unwrap();
+    assert_eq!(job.asked_by(), token.asked_by());
+    let refused = job.may(use_case::PatchFlag);
+    let Err(ServiceError::NotPermitted(message)) = refused else {
+        panic!("{refused:?}");
+    };
+    assert!(message.starts_with("the role 'reader' cannot"), "{message}");
+    assert!(job.may(use_case::GetFlag).is_ok());
+
+    // The owner's own token: the job may, and its entry names the member and the token.
+    let owners = fx
+        .service
+        .authentication()
+        .act_for(fx.owner.asked_by(), JOB)
+        .unwrap();
+    let permit = owners.may(use_case::PatchFlag).unwrap();
+    fx.service
+        .flags()
+        .patch_flag(&permit, "web", "beta", &turn_on())
+        .unwrap();
+    let query = AuditQuery {
+        before: None,
+        before_id: None,
+        after: None,
+        q: None,
+        spec: Some("proj/web:env/*:flag/*".into()),
+        limit: 1,
+    };
+    let entry = fx
+        .service
+        .audit_log()
+        .list_audit_log_in_detail(&fx.owner.may(use_case::ReadAuditLog).unwrap(), &query)
+        .unwrap()
+        .entries
+        .remove(0);
+    assert_eq!(
+        entry.token.map(|t| t.id),
+        fx.owner.token_id().map(ToString::to_string)
+    );
+
+    // Deleting the token ends the work it asked for.
+    let permit = fx.owner.may(use_case::DeleteToken).unwrap();
+    fx.service
+        .tokens()
+        .delete_token(&permit, token.token_id().unwrap())
+        .unwrap();
+    let gone = fx.service.authentication().act_for(token.asked_by(), JOB);
+    assert!(
+        matches!(&gone, Err(ServiceError::Unauthenticated(m)) if m.contains("access token")),
         "{gone:?}"
     );
 }

@@ -40,7 +40,7 @@ pub enum Principal {
 /// Who is calling and what it may do: a [`Principal`] acting for a member.
 ///
 /// Only authentication ([`Authentication::authenticate`](crate::Authentication::authenticate),
-/// or [`Authentication::act_for_member`](crate::Authentication::act_for_member) for a job)
+/// or [`Authentication::act_for`](crate::Authentication::act_for) for a job)
 /// makes one, so a use case, which takes a [`Permit`](crate::Permit) made from a caller, cannot
 /// be reached by someone who has not authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,6 +26,7 @@ pub mod audit;
 pub mod catalogue;
 pub mod custom_role;
 pub mod environment;
+pub mod evaluation;
 pub mod flag;
 pub mod id;
 pub mod instruction;

@@ -1,0 +1,168 @@
+//! The clause operators: how an attribute's value is compared with one of a clause's values.
+//! `segmentMatch` is not here: it asks the segments (see `evaluate.rs`).
+
+use std::cmp::Ordering;
+
+use chrono::DateTime;
+use serde_json::Value;
+
+/// Longest regular expression a `matches` clause compiles (longer ones never match), and the
+/// most memory its compiled form may take: a clause's cost is bounded whatever the flag holds.
+pub const MAX_PATTERN_LEN: usize = 4096;
+const MAX_REGEX_BYTES: usize = 1 << 20;
+
+/// Whether `operator` holds between the context's `value` and the clause's `expected`. An
+/// operator no SDK knows, or values of the wrong types, never match.
+pub(crate) fn matches(operator: &str, value: &Value, expected: &Value) -> bool {
+    match operator {
+        "in" => equal(value, expected),
+        "startsWith" => strings(value, expected, |a, b| a.starts_with(b)),
+        "endsWith" => strings(value, expected, |a, b| a.ends_with(b)),
+        "contains" => strings(value, expected, |a, b| a.contains(b)),
+        "matches" => strings(value, expected, regex_matches),
+        "lessThan" => numbers(value, expected, |o| o == Ordering::Less),
+        "lessThanOrEqual" => numbers(value, expected, |o| o != Ordering::Greater),
+        "greaterThan" => numbers(value, expected, |o| o == Ordering::Greater),
+        "greaterThanOrEqual" => numbers(value, expected, |o| o != Ordering::Less),
+        "before" => dates(value, expected, |o| o == Ordering::Less),
+        "after" => dates(value, expected, |o| o == Ordering::Greater),
+        "semVerEqual" => versions(value, expected, |o| o == Ordering::Equal),
+        "semVerLessThan" => versions(value, expected, |o| o == Ordering::Less),
+        "semVerGreaterThan" => versions(value, expected, |o| o == Ordering::Greater),
+        _ => false,
+    }
+}
+
+/// JSON equality, with numbers compared by value (`1` equals `1.0`, never `true`).
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn strings(a: &Value, b: &Value, test: impl Fn(&str, &str) -> bool) -> bool {
+    match (a, b) {
+        (Value::String(a), Value::String(b)) => test(a, b),
+        _ => false,
+    }
+}
+
+fn regex_matches(text: &str, pattern: &str) -> bool {
+    if pattern.len() > MAX_PATTERN_LEN {
+        return false;
+    }
+    regex::RegexBuilder::new(pattern)
+        .size_limit(MAX_REGEX_BYTES)
+        .build()
+        .is_ok_and(|re| re.is_match(text))
+}
+
+fn numbers(a: &Value, b: &Value, test: impl Fn(Ordering) -> bool) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) if a.is_finite() && b.is_finite() => a.partial_cmp(&b).is_some_and(test),
+        _ => false,
+    }
+}
+
+/// A date as epoch milliseconds: a number, or an RFC 3339 string.
+fn epoch_ms(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64().filter(|ms| ms.is_finite()),
+        Value::String(text) => DateTime::parse_from_rfc3339(text).ok().map(|date| {
+            // Whole milliseconds, then the fraction, so that sub-millisecond parts still count.
+            date.timestamp_millis() as f64
+                + f64::from(date.timestamp_subsec_nanos() % 1_000_000) / 1_000_000.0
+        }),
+        _ => None,
+    }
+}
+
+fn dates(a: &Value, b: &Value, test: impl Fn(Ordering) -> bool) -> bool {
+    match (epoch_ms(a), epoch_ms(b)) {
+        (Some(a), Some(b)) => a.partial_cmp(&b).is_some_and(test),
+        _ => false,
+    }
+}
+
+/// A semantic version, read leniently: `2` is `2.0.0` and `2.1` is `2.1.0`; build metadata is
+/// kept out of comparisons.
+fn version(value: &Value) -> Option<semver::Version> {
+    let text = value.as_str()?;
+    if let Ok(version) = semver::Version::parse(text) {
+        return Some(version);
+    }
+    // Complete a missing minor or patch number before any pre-release or build part.
+    let split = text.find(['-', '+']).unwrap_or(text.len());
+    let (numbers, rest) = text.split_at(split);
+    let completed = match numbers.split('.').count() {
+        1 => format!("{numbers}.0.0{rest}"),
+        2 => format!("{numbers}.0{rest}"),
+        _ => return None,
+    };
+    semver::Version::parse(&completed).ok()
+}
+
+fn versions(a: &Value, b: &Value, test: impl Fn(Ordering) -> bool) -> bool {
+    match (version(a), version(b)) {
+        (Some(a), Some(b)) => {
+            let ordering = (a.major, a.minor, a.patch)
+                .cmp(&(b.major, b.minor, b.patch))
+                .then_with(|| a.pre.cmp(&b.pre));
+            test(ordering)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_compare_by_value_and_never_with_booleans() {
+        assert!(matches("in", &json!(1), &json!(1.0)));
+        assert!(!matches("in", &json!(1), &json!(true)));
+        assert!(matches("lessThan", &json!(1), &json!(1.5)));
+        assert!(!matches("lessThan", &json!("1"), &json!(2)));
+    }
+
+    #[test]
+    fn dates_are_epoch_ms_or_rfc_3339() {
+        let ms = json!(1_000_000_000_000_i64);
+        assert!(matches("before", &ms, &json!("2001-09-09T01:46:40.001Z")));
+        assert!(!matches("before", &ms, &json!("2001-09-09T01:46:40Z")));
+        assert!(matches(
+            "after",
+            &json!("2001-09-09T03:46:40+02:00"),
+            &json!(999_999_999_999_i64)
+        ));
+        assert!(!matches("after", &json!("not a date"), &ms));
+    }
+
+    #[test]
+    fn versions_are_read_leniently_and_build_metadata_is_ignored() {
+        assert!(matches("semVerEqual", &json!("2"), &json!("2.0.0")));
+        assert!(matches("semVerEqual", &json!("2.1"), &json!("2.1.0")));
+        assert!(matches(
+            "semVerEqual",
+            &json!("2.0.0+build"),
+            &json!("2.0.0")
+        ));
+        assert!(matches(
+            "semVerLessThan",
+            &json!("2.0.0-rc.1"),
+            &json!("2.0.0")
+        ));
+        assert!(matches("semVerGreaterThan", &json!("2.0.1"), &json!("2")));
+        assert!(!matches("semVerEqual", &json!("x"), &json!("2")));
+    }
+
+    #[test]
+    fn unknown_operators_and_bad_patterns_never_match() {
+        assert!(!matches("almost", &json!("a"), &json!("a")));
+        assert!(!matches("matches", &json!("a"), &json!("(")));
+        assert!(matches("matches", &json!("abc"), &json!("^a.c$")));
+    }
+}

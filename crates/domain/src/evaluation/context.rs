@@ -16,6 +16,18 @@ pub const MAX_CONTEXT_KINDS: usize = 32;
 #[error("invalid context: {0}")]
 pub struct ContextError(pub String);
 
+/// The attributes of the older user form that stand at the top of its object.
+const USER_BUILT_INS: [&str; 8] = [
+    "ip",
+    "country",
+    "email",
+    "firstName",
+    "lastName",
+    "avatar",
+    "name",
+    "anonymous",
+];
+
 /// The context of one kind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SingleContext {
@@ -149,12 +161,12 @@ impl SingleContext {
             key,
             attributes: Map::new(),
         };
-        for (name, value) in object {
-            match name.as_str() {
-                "key" | "custom" | "privateAttributeNames" | "privateAttrs" => {}
-                _ if value.is_null() => {}
-                _ => {
-                    context.attributes.insert(name.clone(), value.clone());
+        // Only the user form's built-in attributes stand at the top; the rest is in `custom`.
+        for name in USER_BUILT_INS {
+            match object.get(name) {
+                None | Some(Value::Null) => {}
+                Some(value) => {
+                    context.attributes.insert(name.to_owned(), value.clone());
                 }
             }
         }

@@ -89,7 +89,7 @@ fn evaluate_in<'a>(
                         variation,
                         Reason::RuleMatch {
                             rule_index,
-                            rule_id: rule.id.clone(),
+                            rule_id: rule.id.clone().filter(|id| !id.is_empty()),
                             in_experiment,
                         },
                     ),

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use chrono::DateTime;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 /// Longest regular expression a `matches` clause compiles (longer ones never match), and the
@@ -65,22 +65,25 @@ fn numbers(a: &Value, b: &Value, test: impl Fn(Ordering) -> bool) -> bool {
     }
 }
 
-/// A date as epoch milliseconds: a number, or an RFC 3339 string.
-fn epoch_ms(value: &Value) -> Option<f64> {
+/// A date: epoch milliseconds (a number, its fraction dropped, as the SDKs read it), or an
+/// RFC 3339 string (to the nanosecond).
+fn date(value: &Value) -> Option<DateTime<Utc>> {
     match value {
-        Value::Number(n) => n.as_f64().filter(|ms| ms.is_finite()),
-        Value::String(text) => DateTime::parse_from_rfc3339(text).ok().map(|date| {
-            // Whole milliseconds, then the fraction, so that sub-millisecond parts still count.
-            date.timestamp_millis() as f64
-                + f64::from(date.timestamp_subsec_nanos() % 1_000_000) / 1_000_000.0
-        }),
+        Value::Number(n) => {
+            let ms = n.as_f64().filter(|ms| ms.is_finite())?;
+            #[allow(clippy::cast_possible_truncation)]
+            DateTime::from_timestamp_millis(ms as i64)
+        }
+        Value::String(text) => DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|date| date.with_timezone(&Utc)),
         _ => None,
     }
 }
 
 fn dates(a: &Value, b: &Value, test: impl Fn(Ordering) -> bool) -> bool {
-    match (epoch_ms(a), epoch_ms(b)) {
-        (Some(a), Some(b)) => a.partial_cmp(&b).is_some_and(test),
+    match (date(a), date(b)) {
+        (Some(a), Some(b)) => test(a.cmp(&b)),
         _ => false,
     }
 }

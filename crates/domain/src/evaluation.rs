@@ -21,7 +21,8 @@
 //!     "rules": [{"id": "gold", "variation": 1,
 //!                "clauses": [{"attribute": "plan", "op": "in", "values": ["gold"]}]}]
 //! })).unwrap();
-//! let ann = Context::from_json(&serde_json::json!({"key": "ann", "plan": "gold"})).unwrap();
+//! let ann = Context::from_json(&serde_json::json!({"kind": "user", "key": "ann", "plan": "gold"}))
+//!     .unwrap();
 //! let detail = evaluate(&flag, &ann, &Flags(HashMap::new()));
 //! assert_eq!(detail.value, Some(serde_json::json!(true)));
 //! assert!(matches!(detail.reason, Reason::RuleMatch { rule_index: 0, .. }));
@@ -32,6 +33,7 @@ mod context;
 mod evaluate;
 mod model;
 mod operators;
+mod projection;
 mod reason;
 
 pub use context::{AttributeRef, Context, ContextError, SingleContext, MAX_CONTEXT_KINDS};
@@ -42,4 +44,5 @@ pub use model::{
     USER_KIND,
 };
 pub use operators::MAX_PATTERN_LEN;
+pub use projection::{sdk_flag, sdk_segment};
 pub use reason::{Detail, ErrorKind, Reason};

@@ -111,6 +111,10 @@ pub struct Segment {
     pub deleted: bool,
     /// Big segments' recreation count (always 0 here).
     pub generation: i64,
+    /// Mixed into the hash that weighted rules bucket contexts by: made at creation, never
+    /// changed (a segment of an earlier release has [`derived_salt`]).
+    #[serde(default)]
+    pub salt: String,
     /// User keys in the segment.
     pub included: Vec<String>,
     /// User keys kept out of the segment.
@@ -147,7 +151,8 @@ pub struct SegmentPost {
     pub unbounded_context_kind: Option<String>,
 }
 
-const READ_ONLY: [&str; 6] = [
+const READ_ONLY: [&str; 7] = [
+    "salt",
     "key",
     "creationDate",
     "lastModifiedDate",
@@ -165,20 +170,40 @@ fn segment_path_is_read_only(path: &[String]) -> bool {
         || READ_ONLY.contains(&path[0].as_str())
 }
 
+/// The salt of a segment stored by a release before segments had one: derived from what never
+/// changes (its key and creation time), so that every read gives the same, until the segment is
+/// written again with it.
+///
+/// ```
+/// let salt = domain::segment::derived_salt("beta", 1);
+/// assert_eq!(salt, domain::segment::derived_salt("beta", 1));
+/// assert_eq!(salt.len(), 32);
+/// ```
+pub fn derived_salt(key: &str, creation_date: i64) -> String {
+    use sha1::Digest;
+    let digest = sha1::Sha1::digest(format!("{key}.{creation_date}").as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl Segment {
     /// A new segment, without targets or rules (they are added by patches).
     ///
     /// ```
     /// use domain::segment::{Segment, SegmentPost};
     /// let post = SegmentPost { key: "beta".into(), name: "Beta users".into(), ..Default::default() };
-    /// let segment = Segment::create(post, 1).unwrap();
+    /// let segment = Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap();
     /// assert_eq!(segment.key, "beta");
     /// assert_eq!(segment.version, 1);
+    /// assert_eq!(segment.salt.len(), 32);
     /// ```
     ///
     /// # Errors
     /// [`ValidationError`] for an invalid key, empty name or bad tags.
-    pub fn create(post: SegmentPost, now: i64) -> Result<Self, ValidationError> {
+    pub fn create(
+        post: SegmentPost,
+        now: i64,
+        ids: &mut dyn crate::IdSource,
+    ) -> Result<Self, ValidationError> {
         let mut refused = Vec::new();
         if post.unbounded == Some(true) {
             refused.push(FieldError::new(
@@ -205,6 +230,7 @@ impl Segment {
             version: 1,
             deleted: false,
             generation: 0,
+            salt: ids.hex(32),
             included: vec![],
             excluded: vec![],
             included_contexts: vec![],
@@ -217,13 +243,13 @@ impl Segment {
     }
 
     /// This segment as a new segment of another environment (a clone of an environment): the
-    /// same name, description, tags, targets and rules (with their `_id`s), created `now` at
-    /// version 1.
+    /// same name, description, tags, targets, rules (with their `_id`s) and salt (a weighted
+    /// rule keeps the same contexts in), created `now` at version 1.
     ///
     /// ```
     /// use domain::segment::{Segment, SegmentPost};
     /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
-    /// let mut segment = Segment::create(post, 1).unwrap();
+    /// let mut segment = Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap();
     /// segment.version = 4;
     /// let copy = segment.clone_for_environment(9);
     /// assert_eq!((copy.version, copy.creation_date), (1, 9));
@@ -451,7 +477,7 @@ impl Segment {
     /// ```
     /// use domain::segment::{Segment, SegmentPatch, SegmentPost};
     /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
-    /// let segment = Segment::create(post, 1).unwrap();
+    /// let segment = Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap();
     /// let patch = SegmentPatch::parse(serde_json::json!({"environmentKey": "production", "instructions": [
     ///     {"kind": "addIncludedUsers", "values": ["alice"]}]})).unwrap();
     /// let next = segment.apply_instructions(&patch, 2, &mut domain::SequentialIds::default()).unwrap();

@@ -32,7 +32,7 @@ fn segment() -> Segment {
         name: "Beta".into(),
         ..Default::default()
     };
-    Segment::create(post, 1).unwrap()
+    Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap()
 }
 
 fn ops(body: Value) -> Vec<Operation> {

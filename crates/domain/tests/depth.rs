@@ -95,7 +95,7 @@ fn a_segment_patch_is_held_to_the_same_depth() {
         name: "Beta".into(),
         ..Default::default()
     };
-    let segment = Segment::create(post, 1).unwrap();
+    let segment = Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap();
     let body = json!([
         {"op": "add", "path": "/tags/-", "value": nested(60)},
         {"op": "add", "path": down("/tags/0", 59) + "/a", "value": nested(10)},

@@ -69,6 +69,7 @@ fn refused_amplification_patches_stay_under_10_mib() {
             ..Default::default()
         },
         1,
+        &mut ids,
     )
     .unwrap();
 

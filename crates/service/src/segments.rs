@@ -305,7 +305,7 @@ impl Segments<'_> {
     ) -> ServiceResult<Segment> {
         let caller = permit.caller();
         let key = post.key.clone();
-        let segment = Segment::create(post, self.now())?;
+        let segment = Segment::create(post, self.now(), &mut RandomIds)?;
         crate::sizes::check_new_size("the new segment", &segment)?;
         self.store
             .write_tx(|repo| -> ServiceResult<_> {

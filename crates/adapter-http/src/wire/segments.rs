@@ -33,6 +33,9 @@ pub struct Segment {
     pub deleted: bool,
     /// Big segments' recreation count (always 0 here).
     pub generation: i64,
+    /// Mixed into the hash that weighted rules bucket contexts by; made at creation, never
+    /// changed.
+    pub salt: String,
     /// User keys in the segment.
     pub included: Vec<String>,
     /// User keys kept out of the segment.
@@ -72,6 +75,7 @@ impl Segment {
             version: segment.version,
             deleted: segment.deleted,
             generation: segment.generation,
+            salt: segment.salt,
             included: segment.included,
             excluded: segment.excluded,
             included_contexts: segment.included_contexts,

@@ -46,6 +46,9 @@ pub struct StoredSegment {
     /// Big segments' generation.
     #[serde(rename = "generation")]
     pub generation: i64,
+    /// The bucketing salt (absent in rows of releases before segments had one: derived).
+    #[serde(rename = "salt", default, skip_serializing_if = "String::is_empty")]
+    pub salt: String,
     /// Included user keys.
     #[serde(rename = "included")]
     pub included: Vec<String>,
@@ -77,6 +80,7 @@ impl From<&Segment> for StoredSegment {
             version: segment.version,
             deleted: segment.deleted,
             generation: segment.generation,
+            salt: segment.salt.clone(),
             included: segment.included.clone(),
             excluded: segment.excluded.clone(),
             included_contexts: segment.included_contexts.clone(),
@@ -88,7 +92,13 @@ impl From<&Segment> for StoredSegment {
 
 impl From<StoredSegment> for Segment {
     fn from(stored: StoredSegment) -> Self {
+        let salt = if stored.salt.is_empty() {
+            domain::segment::derived_salt(&stored.key, stored.creation_date)
+        } else {
+            stored.salt
+        };
         Segment {
+            salt,
             key: SegmentKey::from_stored(stored.key),
             name: stored.name,
             description: stored.description,
@@ -135,6 +145,8 @@ mod tests {
             version: 3,
             deleted: false,
             generation: 0,
+            // What a row without a salt reads as (see the test of earlier releases).
+            salt: domain::segment::derived_salt("vip", 1),
             included: vec!["alice".into()],
             excluded: vec!["mallory".into()],
             included_contexts: vec![SegmentTarget {
@@ -164,7 +176,7 @@ mod tests {
     }
 
     /// The stored format of [`full_segment`]: a change here is a change of the stored format.
-    const DOC: &str = r#"{"v":1,"key":"vip","name":"VIP","description":"d","tags":["t"],"creationDate":1,"lastModifiedDate":2,"version":3,"deleted":false,"generation":0,"included":["alice"],"excluded":["mallory"],"includedContexts":[{"values":["acme"],"contextKind":"org"}],"excludedContexts":[{"values":["evil"],"contextKind":"org"}],"rules":[{"_id":"r1","clauses":[{"_id":"c1","attribute":"email","op":"endsWith","values":["@example.com"],"negate":false,"contextKind":"user"}],"weight":50000,"bucketBy":"key","rolloutContextKind":"user","description":"half"}]}"#;
+    const DOC: &str = r#"{"v":1,"key":"vip","name":"VIP","description":"d","tags":["t"],"creationDate":1,"lastModifiedDate":2,"version":3,"deleted":false,"generation":0,"salt":"e968d7658d6fd44d1c6e343cde15345f","included":["alice"],"excluded":["mallory"],"includedContexts":[{"values":["acme"],"contextKind":"org"}],"excludedContexts":[{"values":["evil"],"contextKind":"org"}],"rules":[{"_id":"r1","clauses":[{"_id":"c1","attribute":"email","op":"endsWith","values":["@example.com"],"negate":false,"contextKind":"user"}],"weight":50000,"bucketBy":"key","rolloutContextKind":"user","description":"half"}]}"#;
 
     #[test]
     fn the_stored_json_of_a_full_segment_is_pinned() {

@@ -94,7 +94,7 @@ fn lookups_by_long_key_lists_are_chunked(backend: Backend) {
             name: key.into(),
             ..Default::default()
         };
-        Segment::create(post, 1).unwrap()
+        Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap()
     };
     db.store
         .write_tx(|repo| -> Result<()> {

@@ -15,7 +15,7 @@ fn fixture() -> Fixture {
         ..Default::default()
     };
     Fixture {
-        segment: Segment::create(post, 1).unwrap(),
+        segment: Segment::create(post, 1, &mut crate::SequentialIds::default()).unwrap(),
         ids: SequentialIds::default(),
     }
 }

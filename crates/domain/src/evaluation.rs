@@ -43,6 +43,5 @@ pub use model::{
     SdkSegment, SegmentRule, SegmentTarget, Target, VariationOrRollout, WeightedVariation,
     USER_KIND,
 };
-pub use operators::MAX_PATTERN_LEN;
 pub use projection::{sdk_flag, sdk_segment};
 pub use reason::{Detail, ErrorKind, Reason};

@@ -270,6 +270,17 @@ fn clause_matches<'a>(
         return Ok(false);
     };
     let any = |value: &Value| {
+        if clause.op == "matches" {
+            // Patterns compiled once per clause, not once per evaluation.
+            let Value::String(text) = value else {
+                return false;
+            };
+            return clause
+                .patterns()
+                .iter()
+                .flatten()
+                .any(|re| re.is_match(text));
+        }
         clause
             .values
             .iter()

@@ -142,6 +142,30 @@ pub struct Clause {
     /// Whether the match is inverted (a missing attribute never matches, inverted or not).
     #[serde(default)]
     pub negate: bool,
+    /// The `matches` patterns of `values`, compiled on first use and kept with the clause.
+    #[serde(skip)]
+    pub(crate) patterns: Patterns,
+}
+
+/// A clause's compiled patterns: made once per clause, whatever the number of evaluations.
+/// Not part of what a clause is (equal clauses compare equal, compiled or not).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Patterns(std::sync::OnceLock<Vec<Option<regex::Regex>>>);
+
+impl PartialEq for Patterns {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Clause {
+    /// The compiled pattern of each value (none for a value that is not a string, or not a
+    /// pattern within the bounds of `operators::pattern`).
+    pub(crate) fn patterns(&self) -> &[Option<regex::Regex>] {
+        self.patterns
+            .0
+            .get_or_init(|| self.values.iter().map(super::operators::pattern).collect())
+    }
 }
 
 /// A fixed variation, or a percentage rollout.
@@ -279,4 +303,26 @@ pub struct SegmentRule {
     /// The context kind bucketed for `weight` (default `user`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_context_kind: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clause_compiles_its_patterns_once_and_skips_what_is_no_pattern() {
+        let clause: Clause = serde_json::from_value(serde_json::json!({
+            "attribute": "email", "op": "matches", "values": ["@x\\.com$", "(", 3]
+        }))
+        .unwrap();
+        let first = clause.patterns().as_ptr();
+        assert_eq!(clause.patterns().as_ptr(), first, "compiled once");
+        let compiled: Vec<bool> = clause.patterns().iter().map(Option::is_some).collect();
+        assert_eq!(compiled, [true, false, false]);
+        assert_eq!(
+            clause.clone(),
+            clause,
+            "the compiled form is not part of the clause"
+        );
+    }
 }

@@ -6,10 +6,7 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-/// Longest regular expression a `matches` clause compiles (longer ones never match), and the
-/// most memory its compiled form may take: a clause's cost is bounded whatever the flag holds.
-pub const MAX_PATTERN_LEN: usize = 4096;
-const MAX_REGEX_BYTES: usize = 1 << 20;
+use crate::rules::MAX_REGEX_BYTES;
 
 /// Whether `operator` holds between the context's `value` and the clause's `expected`. An
 /// operator no SDK knows, or values of the wrong types, never match.
@@ -19,7 +16,10 @@ pub(crate) fn matches(operator: &str, value: &Value, expected: &Value) -> bool {
         "startsWith" => strings(value, expected, |a, b| a.starts_with(b)),
         "endsWith" => strings(value, expected, |a, b| a.ends_with(b)),
         "contains" => strings(value, expected, |a, b| a.contains(b)),
-        "matches" => strings(value, expected, regex_matches),
+        "matches" => match (value, pattern(expected)) {
+            (Value::String(text), Some(re)) => re.is_match(text),
+            _ => false,
+        },
         "lessThan" => numbers(value, expected, |o| o == Ordering::Less),
         "lessThanOrEqual" => numbers(value, expected, |o| o != Ordering::Greater),
         "greaterThan" => numbers(value, expected, |o| o == Ordering::Greater),
@@ -48,14 +48,15 @@ fn strings(a: &Value, b: &Value, test: impl Fn(&str, &str) -> bool) -> bool {
     }
 }
 
-fn regex_matches(text: &str, pattern: &str) -> bool {
-    if pattern.len() > MAX_PATTERN_LEN {
-        return false;
-    }
+/// `value` compiled as a `matches` pattern: none for a value that is not a string, invalid, or
+/// larger compiled than the management API accepts (`MAX_REGEX_BYTES`; such a pattern never
+/// matches), so that a clause's cost is bounded whatever the SDK data holds.
+pub(crate) fn pattern(value: &Value) -> Option<regex::Regex> {
+    let pattern = value.as_str()?;
     regex::RegexBuilder::new(pattern)
         .size_limit(MAX_REGEX_BYTES)
         .build()
-        .is_ok_and(|re| re.is_match(text))
+        .ok()
 }
 
 fn numbers(a: &Value, b: &Value, test: impl Fn(Ordering) -> bool) -> bool {

@@ -174,6 +174,7 @@ fn clause(clause: &targeting::Clause) -> Clause {
         op,
         values: clause.values.clone(),
         negate: clause.negate,
+        ..Clause::default()
     }
 }
 

@@ -31,13 +31,18 @@
 mod bucket;
 mod context;
 mod evaluate;
+mod explain;
 mod model;
 mod operators;
 mod projection;
 mod reason;
 
 pub use context::{AttributeRef, Context, ContextError, SingleContext, MAX_CONTEXT_KINDS};
-pub use evaluate::{evaluate, FlagData, MAX_DEPTH};
+pub use evaluate::{evaluate, explain, FlagData, MAX_DEPTH};
+pub use explain::{
+    BucketRange, ClauseTrace, Explanation, PrerequisiteTrace, RolloutTrace, RuleTrace,
+    SegmentTrace, TargetTrace,
+};
 pub use model::{
     Clause, ClientSideAvailability, FlagRule, Prerequisite, Rollout, RolloutKind, SdkFlag,
     SdkSegment, SegmentRule, SegmentTarget, Target, VariationOrRollout, WeightedVariation,

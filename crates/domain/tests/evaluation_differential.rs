@@ -1,12 +1,13 @@
 //! The evaluator against the original's own (`launchdarkly-server-sdk-evaluation`, a
 //! dev-dependency): random flags, segments and contexts (every operator, rollouts and
 //! experiments, multi-kind contexts, prerequisite chains and cycles, segment rules and segments
-//! of segments) must give the same value, variation index and reason.
+//! of segments) must give the same value, variation index and reason; and `explain` must come
+//! to the same result as `evaluate`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 
-use domain::evaluation::{evaluate, Context, FlagData, SdkFlag, SdkSegment};
+use domain::evaluation::{evaluate, explain, Context, FlagData, SdkFlag, SdkSegment};
 use launchdarkly_server_sdk_evaluation as ld;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -371,6 +372,13 @@ fn compare(seed: u64) -> Result<usize, String> {
         };
         for key in &flag_keys {
             let mine = evaluate(&ours.flags[key], &our_context, &ours);
+            let explained = explain(&ours.flags[key], &our_context, &ours);
+            if explained.result != mine {
+                return Err(format!(
+                    "explain gave {:?}, evaluate {mine:?}",
+                    explained.result
+                ));
+            }
             let reference = ld::evaluate(&theirs, &theirs.flags[key], &their_context, None);
             let mine_json = serde_json::to_value(&mine).unwrap();
             // The reference keeps an out-of-range index beside its error reason; the contract

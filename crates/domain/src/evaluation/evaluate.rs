@@ -5,8 +5,13 @@ use serde_json::Value;
 
 use super::bucket::{bucket, BucketBy};
 use super::context::{AttributeRef, Context};
+use super::explain::{
+    BucketRange, ClauseTrace, Explanation, PrerequisiteTrace, RolloutTrace, RuleTrace,
+    SegmentTrace, TargetTrace,
+};
 use super::model::{
-    Clause, FlagRule, RolloutKind, SdkFlag, SdkSegment, Target, VariationOrRollout, USER_KIND,
+    Clause, FlagRule, RolloutKind, SdkFlag, SdkSegment, SegmentRule, Target, VariationOrRollout,
+    USER_KIND,
 };
 use super::operators;
 use super::reason::{Detail, ErrorKind, Reason};
@@ -37,7 +42,22 @@ struct Stack<'a> {
 
 /// Evaluates `flag` for `context`, finding prerequisites and segments in `data`.
 pub fn evaluate(flag: &SdkFlag, context: &Context, data: &dyn FlagData) -> Detail {
-    evaluate_in(flag, context, data, &mut Stack::default())
+    evaluate_in(
+        flag,
+        context,
+        data,
+        &mut Stack::default(),
+        &mut Explanation::off(),
+    )
+}
+
+/// Evaluates `flag` for `context` as [`evaluate`] does, and says how: every prerequisite, the
+/// target that named the context, each rule and clause checked (with what the context had),
+/// the segments asked and why, and the bucket a rollout put the context in.
+pub fn explain(flag: &SdkFlag, context: &Context, data: &dyn FlagData) -> Explanation {
+    let mut trace = Explanation::recording(&flag.key);
+    trace.result = evaluate_in(flag, context, data, &mut Stack::default(), &mut trace);
+    trace
 }
 
 fn evaluate_in<'a>(
@@ -45,7 +65,9 @@ fn evaluate_in<'a>(
     context: &Context,
     data: &'a dyn FlagData,
     stack: &mut Stack<'a>,
+    trace: &mut Explanation,
 ) -> Detail {
+    trace.on = flag.on;
     if !flag.on {
         return off_value(flag, Reason::Off);
     }
@@ -58,32 +80,36 @@ fn evaluate_in<'a>(
         );
     }
     stack.flags.push(&flag.key);
-    for prerequisite in &flag.prerequisites {
-        let Some(required) = data.flag(&prerequisite.key) else {
-            return off_value(flag, prerequisite_failed(&prerequisite.key));
-        };
-        if stack.flags.contains(&required.key.as_str()) {
-            return Detail::error(ErrorKind::MalformedFlag);
-        }
-        let result = evaluate_in(required, context, data, stack);
-        if matches!(result.reason, Reason::Error { .. }) {
-            return Detail::error(ErrorKind::MalformedFlag);
-        }
-        let served = result.variation_index.and_then(|i| i64::try_from(i).ok());
-        if !required.on || served != Some(prerequisite.variation) {
-            return off_value(flag, prerequisite_failed(&prerequisite.key));
-        }
+    if let Some(failed) = check_prerequisites(flag, context, data, stack, trace) {
+        return failed;
     }
     stack.flags.pop();
-    if let Some(variation) = target_match(flag, context) {
+    if let Some((kind, key, variation)) = target_match(flag, context) {
+        if trace.recording {
+            trace.target = Some(TargetTrace {
+                context_kind: kind.to_owned(),
+                key: key.to_owned(),
+                variation,
+            });
+        }
         return variation_of(flag, variation, Reason::TargetMatch);
     }
     for (rule_index, rule) in flag.rules.iter().enumerate() {
-        match rule_matches(rule, context, data, stack) {
+        let mut clauses = trace.recording.then(Vec::new);
+        let matched = rule_matches(rule, context, data, stack, clauses.as_mut());
+        if let Some(clauses) = clauses {
+            trace.rules.push(RuleTrace {
+                index: rule_index,
+                id: rule.id.clone(),
+                matched: matched == Ok(true),
+                clauses,
+            });
+        }
+        match matched {
             Err(Malformed) => return Detail::error(ErrorKind::MalformedFlag),
             Ok(false) => {}
             Ok(true) => {
-                return match serve(flag, &rule.serve, context) {
+                return match serve(flag, &rule.serve, context, trace) {
                     Ok((variation, in_experiment)) => variation_of(
                         flag,
                         variation,
@@ -98,12 +124,56 @@ fn evaluate_in<'a>(
             }
         }
     }
-    match serve(flag, &flag.fallthrough, context) {
+    match serve(flag, &flag.fallthrough, context, trace) {
         Ok((variation, in_experiment)) => {
             variation_of(flag, variation, Reason::Fallthrough { in_experiment })
         }
         Err(Malformed) => Detail::error(ErrorKind::MalformedFlag),
     }
+}
+
+/// The result of the first prerequisite that fails (or of a malformed one), if one does.
+fn check_prerequisites<'a>(
+    flag: &'a SdkFlag,
+    context: &Context,
+    data: &'a dyn FlagData,
+    stack: &mut Stack<'a>,
+    trace: &mut Explanation,
+) -> Option<Detail> {
+    for prerequisite in &flag.prerequisites {
+        let record = |trace: &mut Explanation, met: bool, child: Option<Explanation>| {
+            if trace.recording {
+                trace.prerequisites.push(PrerequisiteTrace {
+                    key: prerequisite.key.clone(),
+                    variation: prerequisite.variation,
+                    met,
+                    explanation: child.map(Box::new),
+                });
+            }
+        };
+        let Some(required) = data.flag(&prerequisite.key) else {
+            record(trace, false, None);
+            return Some(off_value(flag, prerequisite_failed(&prerequisite.key)));
+        };
+        if stack.flags.contains(&required.key.as_str()) {
+            record(trace, false, None);
+            return Some(Detail::error(ErrorKind::MalformedFlag));
+        }
+        let mut child = trace.child(&required.key);
+        let result = evaluate_in(required, context, data, stack, &mut child);
+        let malformed = matches!(result.reason, Reason::Error { .. });
+        let served = result.variation_index.and_then(|i| i64::try_from(i).ok());
+        let met = !malformed && required.on && served == Some(prerequisite.variation);
+        child.result = result;
+        record(trace, met, Some(child));
+        if malformed {
+            return Some(Detail::error(ErrorKind::MalformedFlag));
+        }
+        if !met {
+            return Some(off_value(flag, prerequisite_failed(&prerequisite.key)));
+        }
+    }
+    None
 }
 
 fn prerequisite_failed(key: &str) -> Reason {
@@ -139,9 +209,10 @@ fn variation_of(flag: &SdkFlag, index: i64, reason: Reason) -> Detail {
     }
 }
 
-/// The variation of the first individual target naming the context. Once a flag has
-/// `contextTargets`, user targets are read where a `user` entry without values stands in them.
-fn target_match(flag: &SdkFlag, context: &Context) -> Option<i64> {
+/// The first individual target naming the context: its kind, the key and the variation. Once a
+/// flag has `contextTargets`, user targets are read where a `user` entry without values stands
+/// in them.
+fn target_match<'f>(flag: &'f SdkFlag, context: &'f Context) -> Option<(&'f str, &'f str, i64)> {
     if flag.context_targets.is_empty() {
         return flag.targets.iter().find_map(|t| targeted(t, context));
     }
@@ -157,13 +228,13 @@ fn target_match(flag: &SdkFlag, context: &Context) -> Option<i64> {
     })
 }
 
-fn targeted(target: &Target, context: &Context) -> Option<i64> {
+fn targeted<'f>(target: &'f Target, context: &'f Context) -> Option<(&'f str, &'f str, i64)> {
     let single = context.as_kind(&target.context_kind)?;
     target
         .values
         .iter()
         .any(|value| value == single.key())
-        .then_some(target.variation)
+        .then_some((target.context_kind.as_str(), single.key(), target.variation))
 }
 
 fn rule_matches<'a>(
@@ -171,9 +242,10 @@ fn rule_matches<'a>(
     context: &Context,
     data: &'a dyn FlagData,
     stack: &mut Stack<'a>,
+    mut record: Option<&mut Vec<ClauseTrace>>,
 ) -> Result<bool, Malformed> {
     for clause in &rule.clauses {
-        if !clause_matches(clause, context, data, stack)? {
+        if !clause_matches(clause, context, data, stack, record.as_deref_mut())? {
             return Ok(false);
         }
     }
@@ -185,6 +257,7 @@ fn serve(
     flag: &SdkFlag,
     serve: &VariationOrRollout,
     context: &Context,
+    trace: &mut Explanation,
 ) -> Result<(i64, bool), Malformed> {
     if let Some(variation) = serve.variation {
         return Ok((variation, false));
@@ -205,19 +278,40 @@ fn serve(
     };
     let (bucket, found) = bucket(context, &by);
     let mut sum = 0.0_f32;
+    let mut chosen = None;
+    let mut ranges = Vec::new();
     for weighted in &rollout.variations {
+        let from = sum;
         #[allow(clippy::cast_precision_loss)]
         {
             sum += weighted.weight as f32 / 100_000.0;
         }
-        if bucket < sum {
-            return Ok((
-                weighted.variation,
-                experiment && found && !weighted.untracked,
-            ));
+        if trace.recording {
+            ranges.push(BucketRange {
+                variation: weighted.variation,
+                from,
+                to: sum,
+            });
+        }
+        if chosen.is_none() && bucket < sum {
+            chosen = Some(weighted);
         }
     }
-    Ok((last.variation, experiment && found && !last.untracked))
+    if trace.recording {
+        trace.rollout = Some(RolloutTrace {
+            context_kind: by.kind.to_owned(),
+            bucket_by: match &rollout.bucket_by {
+                Some(name) if !experiment => name.clone(),
+                _ => "key".to_owned(),
+            },
+            seed: rollout.seed,
+            bucket,
+            ranges,
+            experiment,
+        });
+    }
+    let chosen = chosen.unwrap_or(last);
+    Ok((chosen.variation, experiment && found && !chosen.untracked))
 }
 
 /// The attribute a clause or rollout names: a reference when it says its context kind, else a
@@ -238,36 +332,80 @@ fn clause_matches<'a>(
     context: &Context,
     data: &'a dyn FlagData,
     stack: &mut Stack<'a>,
+    record: Option<&mut Vec<ClauseTrace>>,
 ) -> Result<bool, Malformed> {
-    if clause.op == "segmentMatch" {
+    let mut segments = Vec::new();
+    let (matched, context_value) = if clause.op == "segmentMatch" {
         let mut matched = false;
         for key in clause.values.iter().filter_map(Value::as_str) {
-            if let Some(segment) = data.segment(key) {
-                if segment_matches(segment, context, data, stack)? {
-                    matched = true;
-                    break;
-                }
+            let (inside, why, rule_index) = match data.segment(key) {
+                Some(segment) => segment_matches(segment, context, data, stack)?,
+                None => (false, "notFound", None),
+            };
+            if record.is_some() {
+                segments.push(SegmentTrace {
+                    key: key.to_owned(),
+                    why,
+                    rule_index,
+                    matched: inside,
+                });
+            }
+            if inside {
+                matched = true;
+                break;
             }
         }
-        return Ok(matched != clause.negate);
+        (matched != clause.negate, None)
+    } else {
+        attribute_matches(clause, context)?
+    };
+    if let Some(record) = record {
+        record.push(ClauseTrace {
+            context_kind: clause
+                .context_kind
+                .clone()
+                .unwrap_or_else(|| USER_KIND.to_owned()),
+            attribute: clause.attribute.clone(),
+            op: clause.op.clone(),
+            values: clause.values.clone(),
+            negate: clause.negate,
+            context_value,
+            matched,
+            segments,
+        });
     }
+    Ok(matched)
+}
+
+/// Whether a clause on an attribute matches, and the value the context had for it.
+fn attribute_matches(
+    clause: &Clause,
+    context: &Context,
+) -> Result<(bool, Option<Value>), Malformed> {
     let attribute = reference(&clause.attribute, clause.context_kind.is_some())?;
     if attribute.is_kind() {
-        let matched = context.kinds().any(|kind| {
-            let kind = Value::String(kind.to_owned());
+        let kinds: Vec<Value> = context
+            .kinds()
+            .map(|kind| Value::String(kind.to_owned()))
+            .collect();
+        let matched = kinds.iter().any(|kind| {
             clause
                 .values
                 .iter()
-                .any(|expected| operators::matches(&clause.op, &kind, expected))
+                .any(|expected| operators::matches(&clause.op, kind, expected))
         });
-        return Ok(matched != clause.negate);
+        let shown = match kinds.as_slice() {
+            [one] => one.clone(),
+            _ => Value::Array(kinds.clone()),
+        };
+        return Ok((matched != clause.negate, Some(shown)));
     }
     let kind = clause.context_kind.as_deref().unwrap_or(USER_KIND);
     let Some(single) = context.as_kind(kind) else {
-        return Ok(false);
+        return Ok((false, None));
     };
     let Some(value) = single.get(&attribute) else {
-        return Ok(false);
+        return Ok((false, None));
     };
     let any = |value: &Value| {
         if clause.op == "matches" {
@@ -288,24 +426,25 @@ fn clause_matches<'a>(
     };
     let matched = match &value {
         Value::Array(items) => items.iter().any(any),
-        Value::Null => return Ok(false),
+        Value::Null => return Ok((false, None)),
         other => any(other),
     };
-    Ok(matched != clause.negate)
+    Ok((matched != clause.negate, Some(value)))
 }
 
-/// Whether `context` is in `segment`: included, else not excluded and matched by a rule.
+/// Whether `context` is in `segment` (included, else not excluded and matched by a rule), why,
+/// and the rule that took it in.
 fn segment_matches<'a>(
     segment: &'a SdkSegment,
     context: &Context,
     data: &'a dyn FlagData,
     stack: &mut Stack<'a>,
-) -> Result<bool, Malformed> {
+) -> Result<(bool, &'static str, Option<usize>), Malformed> {
     if stack.segments.contains(&segment.key.as_str()) || stack.segments.len() >= MAX_DEPTH {
         return Err(Malformed);
     }
     if segment.unbounded {
-        return Ok(false);
+        return Ok((false, "noRule", None));
     }
     let user_key = context.as_kind(USER_KIND).map(|user| user.key());
     let listed = |keys: &[String], targets: &[super::model::SegmentTarget]| {
@@ -317,45 +456,52 @@ fn segment_matches<'a>(
             })
     };
     if listed(&segment.included, &segment.included_contexts) {
-        return Ok(true);
+        return Ok((true, "included", None));
     }
     if listed(&segment.excluded, &segment.excluded_contexts) {
-        return Ok(false);
+        return Ok((false, "excluded", None));
     }
     stack.segments.push(&segment.key);
-    let mut matched = false;
-    for rule in &segment.rules {
-        let mut all = true;
-        for clause in &rule.clauses {
-            if !clause_matches(clause, context, data, stack)? {
-                all = false;
-                break;
-            }
-        }
-        if !all {
-            continue;
-        }
-        let Some(weight) = rule.weight else {
-            matched = true;
-            break;
-        };
-        let attribute = match &rule.bucket_by {
-            Some(name) => Some(reference(name, rule.rollout_context_kind.is_some())?),
-            None => None,
-        };
-        let by = BucketBy {
-            kind: rule.rollout_context_kind.as_deref().unwrap_or(USER_KIND),
-            attribute: attribute.as_ref(),
-            key: &segment.key,
-            salt: &segment.salt,
-            seed: None,
-        };
-        #[allow(clippy::cast_precision_loss)]
-        if bucket(context, &by).0 < weight as f32 / 100_000.0 {
-            matched = true;
+    let mut taken_in = None;
+    for (index, rule) in segment.rules.iter().enumerate() {
+        if segment_rule_matches(segment, rule, context, data, stack)? {
+            taken_in = Some(index);
             break;
         }
     }
     stack.segments.pop();
-    Ok(matched)
+    Ok(match taken_in {
+        Some(index) => (true, "rule", Some(index)),
+        None => (false, "noRule", None),
+    })
+}
+
+fn segment_rule_matches<'a>(
+    segment: &'a SdkSegment,
+    rule: &'a SegmentRule,
+    context: &Context,
+    data: &'a dyn FlagData,
+    stack: &mut Stack<'a>,
+) -> Result<bool, Malformed> {
+    for clause in &rule.clauses {
+        if !clause_matches(clause, context, data, stack, None)? {
+            return Ok(false);
+        }
+    }
+    let Some(weight) = rule.weight else {
+        return Ok(true);
+    };
+    let attribute = match &rule.bucket_by {
+        Some(name) => Some(reference(name, rule.rollout_context_kind.is_some())?),
+        None => None,
+    };
+    let by = BucketBy {
+        kind: rule.rollout_context_kind.as_deref().unwrap_or(USER_KIND),
+        attribute: attribute.as_ref(),
+        key: &segment.key,
+        salt: &segment.salt,
+        seed: None,
+    };
+    #[allow(clippy::cast_precision_loss)]
+    Ok(bucket(context, &by).0 < weight as f32 / 100_000.0)
 }

@@ -234,6 +234,18 @@ pub const ROUTES: &[RouteActions] = &[
         VIEW_PROJECT,
     ),
     route(
+        "POST",
+        "/projects/{projectKey}/environments/{environmentKey}/flags/evaluate",
+        Project,
+        VIEW_PROJECT,
+    ),
+    route(
+        "POST",
+        "/projects/{projectKey}/environments/{environmentKey}/flags/{flagKey}/explain",
+        Project,
+        VIEW_PROJECT,
+    ),
+    route(
         "GET",
         "/segments/{projectKey}/{environmentKey}",
         Project,

@@ -12,8 +12,8 @@ use utoipa_actix_web::scope::{self, Scope};
 use utoipa_actix_web::AppExt;
 
 use crate::routes::{
-    audit, caller, environments, flags, members, projects, roles, root, segments, statuses, teams,
-    tokens, webhooks,
+    audit, caller, environments, evaluations, flags, members, projects, roles, root, segments,
+    statuses, teams, tokens, webhooks,
 };
 use crate::{ErrorBody, Route};
 
@@ -79,6 +79,8 @@ pub(crate) fn api_scope() -> Scope<
         .service(statuses::list_flag_statuses)
         .service(statuses::get_flag_status)
         .service(statuses::flag_status_across_environments)
+        .service(evaluations::evaluate_flags)
+        .service(evaluations::explain_flag)
         .service(segments::list_segments)
         .service(segments::create_segment)
         .service(segments::get_segment)

@@ -16,6 +16,7 @@ mod context;
 mod custom_roles;
 mod environments;
 mod error;
+mod evaluations;
 mod flag_requests;
 mod flag_writes;
 mod flags;
@@ -51,6 +52,7 @@ pub use console_sessions::{
 pub use custom_roles::CustomRoleChange;
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError, ServiceResult};
+pub use evaluations::{EvaluationPage, Evaluations, FlagEvaluation, MAX_EVALUATED_SEGMENTS};
 pub use flag_writes::{Queued, QueuedWrite, WriteTurn};
 pub use flags::{
     DependentFlag, EnvironmentSelection, ExpectedVersion, FlagChange, FlagList, FlagListRequest,

@@ -118,6 +118,8 @@ use_cases! {
     DeleteFlag => ManageFlags,
     /// The use cases of [`FlagStatuses`](crate::FlagStatuses).
     ReadFlagStatuses => ViewResources,
+    /// The use cases of [`Evaluations`](crate::Evaluations): what flags serve a context.
+    EvaluateFlags => ViewResources,
     /// [`Segments::list_segments`](crate::Segments::list_segments).
     ListSegments => ViewResources,
     /// [`Segments::get_segment`](crate::Segments::get_segment).

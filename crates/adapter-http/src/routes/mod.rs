@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod caller;
 pub mod environments;
+pub mod evaluations;
 pub mod flags;
 pub mod members;
 pub mod projects;

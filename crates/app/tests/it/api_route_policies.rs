@@ -553,6 +553,40 @@ async fn every_route_decides_its_action_on_its_resource(backend: Backend) {
             get("/api/v2/flag-status/q/f"),
         ),
         allow(
+            (
+                "POST",
+                "/projects/{projectKey}/environments/{environmentKey}/flags/evaluate",
+            ),
+            "no_access",
+            view_p(),
+            post(
+                "/api/v2/projects/p/environments/test/flags/evaluate",
+                json!({"key": "ann"}),
+            ),
+            200,
+            post(
+                "/api/v2/projects/q/environments/test/flags/evaluate",
+                json!({"key": "ann"}),
+            ),
+        ),
+        allow(
+            (
+                "POST",
+                "/projects/{projectKey}/environments/{environmentKey}/flags/{flagKey}/explain",
+            ),
+            "no_access",
+            view_p(),
+            post(
+                "/api/v2/projects/p/environments/test/flags/f/explain",
+                json!({"key": "ann"}),
+            ),
+            200,
+            post(
+                "/api/v2/projects/q/environments/test/flags/f/explain",
+                json!({"key": "ann"}),
+            ),
+        ),
+        allow(
             ("GET", "/flag-statuses/{projectKey}/{environmentKey}"),
             "no_access",
             view_p(),

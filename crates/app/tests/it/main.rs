@@ -64,6 +64,7 @@ mod api_create_fields;
 mod api_depth;
 mod api_edge;
 mod api_environments;
+mod api_evaluate;
 mod api_flag_model;
 mod api_flag_status;
 mod api_flags;

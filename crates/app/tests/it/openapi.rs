@@ -52,6 +52,14 @@ const ISSUE_ROUTES: &[(&str, &str)] = &[
     ("get", "/api/v2/caller-identity"),
     ("get", "/api/v2/flag-statuses/{projectKey}/{environmentKey}"),
     (
+        "post",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}/flags/evaluate",
+    ),
+    (
+        "post",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}/flags/{flagKey}/explain",
+    ),
+    (
         "get",
         "/api/v2/flag-statuses/{projectKey}/{environmentKey}/{flagKey}",
     ),

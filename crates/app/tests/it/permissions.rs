@@ -35,6 +35,16 @@ const ROUTES: &[(&str, &str, Need)] = &[
         Role(Role::Reader),
     ),
     (
+        "post",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}/flags/evaluate",
+        Role(Role::Reader),
+    ),
+    (
+        "post",
+        "/api/v2/projects/{projectKey}/environments/{environmentKey}/flags/{flagKey}/explain",
+        Role(Role::Reader),
+    ),
+    (
         "get",
         "/api/v2/flag-statuses/{projectKey}/{environmentKey}/{flagKey}",
         Role(Role::Reader),

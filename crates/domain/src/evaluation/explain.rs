@@ -9,6 +9,7 @@ use super::reason::Detail;
 /// The trace of an evaluation of one flag: what was checked, in order, and what it found.
 /// Steps after the one that decided are not evaluated, so not traced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// The flag's key.
@@ -35,6 +36,7 @@ pub struct Explanation {
 
 /// One prerequisite as it was checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrerequisiteTrace {
     /// The prerequisite flag's key.
@@ -43,13 +45,15 @@ pub struct PrerequisiteTrace {
     pub variation: i64,
     /// Whether it was met (found, on, and serving that variation).
     pub met: bool,
-    /// How the prerequisite was evaluated (none when it does not exist).
+    /// How the prerequisite was evaluated (an `Explanation`; none when it does not exist).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub explanation: Option<Box<Explanation>>,
 }
 
 /// The individual target that named the context.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TargetTrace {
     /// The context kind of the target.
@@ -62,6 +66,7 @@ pub struct TargetTrace {
 
 /// One rule as it was checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RuleTrace {
     /// Its index.
@@ -77,6 +82,7 @@ pub struct RuleTrace {
 
 /// One clause as it was checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClauseTrace {
     /// The context kind it looked at.
@@ -101,6 +107,7 @@ pub struct ClauseTrace {
 
 /// A segment a clause named, and why the context is in it or not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentTrace {
     /// The segment's key.
@@ -116,6 +123,7 @@ pub struct SegmentTrace {
 
 /// Where a rollout put the context.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutTrace {
     /// The context kind bucketed.
@@ -135,6 +143,7 @@ pub struct RolloutTrace {
 
 /// The buckets `[from, to)` that get `variation`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BucketRange {
     /// The variation index.
     pub variation: i64,

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// Why an evaluation failed (`ERROR` reasons).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorKind {
     /// No flag has the key.
@@ -25,6 +26,7 @@ pub enum ErrorKind {
 
 /// Why an evaluation served what it did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Reason {
     /// Targeting is off.
@@ -82,6 +84,7 @@ impl Reason {
 /// An evaluation's result: the value served (none: the caller's default applies), its index
 /// among the flag's variations, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Detail {
     /// The value served, if any.

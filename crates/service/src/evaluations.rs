@@ -108,8 +108,12 @@ fn segments_named(
             .map(str::to_owned)
             .collect()
     };
-    let mut wanted: Vec<String> = flags
-        .values()
+    // In key order, so that which segments fall within the limit never depends on the request.
+    let mut ordered: Vec<&SdkFlag> = flags.values().collect();
+    ordered.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut wanted: Vec<String> = ordered
+        .iter()
+        .rev()
         .flat_map(|flag| named(&mut flag.rules.iter().flat_map(|rule| rule.clauses.iter())))
         .collect();
     let mut segments = HashMap::new();
@@ -137,7 +141,8 @@ impl Evaluations<'_> {
     /// would evaluate them. Archived flags are not evaluated.
     ///
     /// # Errors
-    /// `NotPermitted`, `NotFound` (project or environment), `Invalid` (query).
+    /// `NotPermitted`, `NotFound` (project or environment), `Invalid` (query, or a `state`
+    /// filter: archived flags are never evaluated).
     pub fn evaluate_flags(
         &self,
         permit: &Permit<use_case::EvaluateFlags>,
@@ -146,6 +151,11 @@ impl Evaluations<'_> {
         query: &FlagQuery,
     ) -> ServiceResult<EvaluationPage> {
         permit.caller().authorize_view(project_key)?;
+        if query.state.is_some() {
+            return Err(crate::ServiceError::invalid(
+                "evaluation filters by query and tags only: archived flags are never evaluated",
+            ));
+        }
         self.store.read_tx(|repo| -> ServiceResult<_> {
             let project = load_project(repo, project_key)?;
             let environment = load_environment(repo, &project.id, project_key, environment_key)?;
@@ -157,7 +167,8 @@ impl Evaluations<'_> {
                 .items
                 .iter()
                 .filter_map(|flag| {
-                    let projected = data.flags.get(flag.key.as_str())?;
+                    // Not one archived in this environment either: SDKs drop it.
+                    let projected = data.flag(flag.key.as_str())?;
                     Some(FlagEvaluation {
                         key: flag.key.to_string(),
                         name: flag.name.clone(),
@@ -188,13 +199,13 @@ impl Evaluations<'_> {
             let project = load_project(repo, project_key)?;
             let environment = load_environment(repo, &project.id, project_key, environment_key)?;
             let flags = flags_in(repo, &project.id, environment.key.as_str())?;
-            let key = FlagKey::lookup(flag_key);
-            let Some(flag) = flags.get(key.as_str()).cloned() else {
-                return Err(flag_not_found(project_key, flag_key));
-            };
             let segments = segments_named(repo, &project.id, &environment.key, &flags)?;
             let data = EnvironmentData { flags, segments };
-            Ok(evaluation::explain(&flag, context, &data))
+            // One archived (everywhere, or in this environment) is not found, as SDKs have it.
+            let Some(flag) = data.flag(FlagKey::lookup(flag_key).as_str()) else {
+                return Err(flag_not_found(project_key, flag_key));
+            };
+            Ok(evaluation::explain(flag, context, &data))
         })
     }
 }

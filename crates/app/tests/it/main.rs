@@ -65,6 +65,7 @@ mod api_depth;
 mod api_edge;
 mod api_environments;
 mod api_evaluate;
+mod api_evaluate_edges;
 mod api_flag_model;
 mod api_flag_status;
 mod api_flags;

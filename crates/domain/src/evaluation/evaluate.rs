@@ -33,11 +33,16 @@ pub trait FlagData {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Malformed;
 
-/// The flags and segments an evaluation is inside of: a cycle is found when one comes again.
+/// The flags and segments an evaluation is inside of (a cycle is found when one comes again),
+/// and what each flag and segment already gave this context: each is evaluated once per
+/// evaluation, so that prerequisites and segments shared along many paths cost no more than
+/// once each (without it, layers of flags that share prerequisites cost 2^layers).
 #[derive(Debug, Default)]
 struct Stack<'a> {
     flags: Vec<&'a str>,
     segments: Vec<&'a str>,
+    flag_results: std::collections::HashMap<&'a str, Detail>,
+    segment_results: std::collections::HashMap<&'a str, SegmentResult>,
 }
 
 /// Evaluates `flag` for `context`, finding prerequisites and segments in `data`.
@@ -80,10 +85,11 @@ fn evaluate_in<'a>(
         );
     }
     stack.flags.push(&flag.key);
-    if let Some(failed) = check_prerequisites(flag, context, data, stack, trace) {
+    let failed = check_prerequisites(flag, context, data, stack, trace);
+    stack.flags.pop();
+    if let Some(failed) = failed {
         return failed;
     }
-    stack.flags.pop();
     if let Some((kind, key, variation)) = target_match(flag, context) {
         if trace.recording {
             trace.target = Some(TargetTrace {
@@ -159,13 +165,21 @@ fn check_prerequisites<'a>(
             record(trace, false, None);
             return Some(Detail::error(ErrorKind::MalformedFlag));
         }
-        let mut child = trace.child(&required.key);
-        let result = evaluate_in(required, context, data, stack, &mut child);
+        // A prerequisite evaluated before in this evaluation is not evaluated (nor traced) again.
+        let (result, child) = match stack.flag_results.get(required.key.as_str()) {
+            Some(known) => (known.clone(), None),
+            None => {
+                let mut child = trace.child(&required.key);
+                let result = evaluate_in(required, context, data, stack, &mut child);
+                stack.flag_results.insert(&required.key, result.clone());
+                child.result = result.clone();
+                (result, Some(child))
+            }
+        };
         let malformed = matches!(result.reason, Reason::Error { .. });
         let served = result.variation_index.and_then(|i| i64::try_from(i).ok());
         let met = !malformed && required.on && served == Some(prerequisite.variation);
-        child.result = result;
-        record(trace, met, Some(child));
+        record(trace, met, child);
         if malformed {
             return Some(Detail::error(ErrorKind::MalformedFlag));
         }
@@ -339,7 +353,14 @@ fn clause_matches<'a>(
         let mut matched = false;
         for key in clause.values.iter().filter_map(Value::as_str) {
             let (inside, why, rule_index) = match data.segment(key) {
-                Some(segment) => segment_matches(segment, context, data, stack)?,
+                Some(segment) => match stack.segment_results.get(segment.key.as_str()) {
+                    Some(known) => *known,
+                    None => {
+                        let result = segment_matches(segment, context, data, stack)?;
+                        stack.segment_results.insert(&segment.key, result);
+                        result
+                    }
+                },
                 None => (false, "notFound", None),
             };
             if record.is_some() {
@@ -432,6 +453,9 @@ fn attribute_matches(
     Ok((matched != clause.negate, Some(value)))
 }
 
+/// Whether a context is in a segment, why, and the rule that took it in.
+type SegmentResult = (bool, &'static str, Option<usize>);
+
 /// Whether `context` is in `segment` (included, else not excluded and matched by a rule), why,
 /// and the rule that took it in.
 fn segment_matches<'a>(
@@ -439,7 +463,7 @@ fn segment_matches<'a>(
     context: &Context,
     data: &'a dyn FlagData,
     stack: &mut Stack<'a>,
-) -> Result<(bool, &'static str, Option<usize>), Malformed> {
+) -> Result<SegmentResult, Malformed> {
     if stack.segments.contains(&segment.key.as_str()) || stack.segments.len() >= MAX_DEPTH {
         return Err(Malformed);
     }
@@ -504,4 +528,145 @@ fn segment_rule_matches<'a>(
     };
     #[allow(clippy::cast_precision_loss)]
     Ok(bucket(context, &by).0 < weight as f32 / 100_000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::collections::HashMap;
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::evaluation::explain;
+
+    /// Flags and segments that count how often they are asked for.
+    #[derive(Default)]
+    struct Counted {
+        flags: HashMap<String, SdkFlag>,
+        segments: HashMap<String, SdkSegment>,
+        asked: Cell<usize>,
+    }
+
+    impl FlagData for Counted {
+        fn flag(&self, key: &str) -> Option<&SdkFlag> {
+            self.asked.set(self.asked.get() + 1);
+            self.flags.get(key)
+        }
+        fn segment(&self, key: &str) -> Option<&SdkSegment> {
+            self.asked.set(self.asked.get() + 1);
+            self.segments.get(key)
+        }
+    }
+
+    fn flag(value: Value) -> SdkFlag {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn ann() -> Context {
+        Context::from_json(&json!({"key": "ann"})).unwrap()
+    }
+
+    /// Layers of two flags, each with both flags of the next layer as prerequisites: without
+    /// remembering results, 2^layers evaluations.
+    #[test]
+    fn shared_prerequisites_are_evaluated_once() {
+        let mut data = Counted::default();
+        let depth = 30;
+        for layer in 0..depth {
+            for side in ["l", "r"] {
+                let prerequisites: Vec<Value> = if layer + 1 < depth {
+                    ["l", "r"]
+                        .iter()
+                        .map(|s| json!({"key": format!("{s}{}", layer + 1), "variation": 0}))
+                        .collect()
+                } else {
+                    vec![]
+                };
+                let key = format!("{side}{layer}");
+                data.flags.insert(
+                    key.clone(),
+                    flag(json!({"key": key, "on": true, "offVariation": 1,
+                                "variations": [true, false], "prerequisites": prerequisites,
+                                "fallthrough": {"variation": 0}})),
+                );
+            }
+        }
+        let top = data.flags["l0"].clone();
+        assert_eq!(
+            evaluate(&top, &ann(), &data).reason,
+            Reason::Fallthrough {
+                in_experiment: false
+            }
+        );
+        assert!(
+            data.asked.get() <= 4 * depth,
+            "{} lookups",
+            data.asked.get()
+        );
+        let trace = serde_json::to_vec(&explain(&top, &ann(), &data)).unwrap();
+        assert!(trace.len() < 100_000, "{} bytes of trace", trace.len());
+    }
+
+    /// Segments whose two rules both name the next segment: without remembering results,
+    /// 2^segments checks.
+    #[test]
+    fn shared_segments_are_checked_once() {
+        let mut data = Counted::default();
+        let depth = 40;
+        for i in 0..depth {
+            let rules: Vec<Value> = if i + 1 < depth {
+                (0..2)
+                    .map(|_| {
+                        json!({"clauses": [{"attribute": "key", "op": "segmentMatch",
+                                                  "values": [format!("s{}", i + 1)]}]})
+                    })
+                    .collect()
+            } else {
+                vec![]
+            };
+            let key = format!("s{i}");
+            data.segments.insert(
+                key.clone(),
+                serde_json::from_value(json!({"key": key, "rules": rules})).unwrap(),
+            );
+        }
+        let top = flag(json!({"key": "f", "on": true, "variations": [true, false],
+            "rules": [{"variation": 0, "clauses": [
+                {"attribute": "key", "op": "segmentMatch", "values": ["s0"]}]}],
+            "fallthrough": {"variation": 1}}));
+        assert_eq!(evaluate(&top, &ann(), &data).value, Some(json!(false)));
+        assert!(
+            data.asked.get() <= 3 * depth,
+            "{} lookups",
+            data.asked.get()
+        );
+    }
+
+    /// A prerequisite that failed leaves the evaluation stack as one that passed does: a later
+    /// prerequisite depending on the same flag is no cycle (the Go SDK's behaviour; the Rust
+    /// evaluation crate 2.2.1 reports it as malformed).
+    #[test]
+    fn a_failed_prerequisite_is_no_cycle_for_the_next() {
+        let mut data = Counted::default();
+        for value in [
+            json!({"key": "x", "on": false, "offVariation": 0, "variations": [0, 1]}),
+            json!({"key": "b", "on": true, "offVariation": 1, "variations": [0, 1],
+                   "prerequisites": [{"key": "x", "variation": 1}],
+                   "fallthrough": {"variation": 0}}),
+            json!({"key": "c", "on": true, "offVariation": 1, "variations": [0, 1],
+                   "prerequisites": [{"key": "b", "variation": 1}],
+                   "fallthrough": {"variation": 0}}),
+        ] {
+            let flag = flag(value);
+            data.flags.insert(flag.key.clone(), flag);
+        }
+        let a = flag(
+            json!({"key": "a", "on": true, "offVariation": 1, "variations": ["yes", "no"],
+            "prerequisites": [{"key": "b", "variation": 1}, {"key": "c", "variation": 0}],
+            "fallthrough": {"variation": 0}}),
+        );
+        let detail = evaluate(&a, &ann(), &data);
+        assert_eq!(detail.value, Some(json!("yes")), "{detail:?}");
+    }
 }

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::model::USER_KIND;
 
-/// The most contexts a multi-kind context holds, and the deepest nesting of attribute values
-/// read: inputs beyond them are refused rather than walked.
+/// The most contexts a multi-kind context holds: one with more is refused. (How deep an
+/// attribute value nests is bounded by the JSON reader of the driving adapter, not here.)
 pub const MAX_CONTEXT_KINDS: usize = 32;
 
 /// Why a context cannot be evaluated for.

@@ -9,7 +9,7 @@ use domain::query::{
     Direction, EnvironmentQuery, EnvironmentSortField, ProjectQuery, ProjectSortField,
 };
 use domain::token::EnvironmentCredential;
-use ports::StoreResult;
+use ports::{SdkKeyHolder, StoreResult};
 
 use crate::{
     directed, duplicate, has_all_tags, matches_search, missing, one_page, rows, search_text,
@@ -291,11 +291,39 @@ impl Tables {
         current.or_else(|| self.retired_keys.get(secret).map(|old| old.kind))
     }
 
+    /// The environment whose SDK key (current or retired) `secret` is.
+    pub(crate) fn environment_of_sdk_key(&self, secret: &str) -> Option<SdkKeyHolder> {
+        let holder = |row: &EnvironmentRow, expires_at| {
+            let project = self.projects.get(row.project_id.as_str())?;
+            Some(SdkKeyHolder {
+                project_key: project.key.to_string(),
+                environment_key: row.environment.key.to_string(),
+                expires_at,
+            })
+        };
+        if let Some(row) = self
+            .environments
+            .values()
+            .find(|row| row.environment.api_key == secret)
+        {
+            return holder(row, None);
+        }
+        let old = self
+            .retired_keys
+            .get(secret)
+            .filter(|old| old.kind == EnvironmentCredential::SdkKey)?;
+        holder(
+            self.environments.get(old.environment_id.as_str())?,
+            Some(old.expires_at),
+        )
+    }
+
     pub(crate) fn retire_environment_key(
         &mut self,
         environment_id: &EnvironmentId,
         key: &str,
         kind: EnvironmentCredential,
+        expires_at: i64,
     ) -> StoreResult<()> {
         if self.retired_keys.contains_key(key) {
             return Err(duplicate("environment_old_keys.key"));
@@ -313,6 +341,7 @@ impl Tables {
         let old = RetiredKey {
             environment_id: environment_id.clone(),
             kind,
+            expires_at,
         };
         rows(&mut self.retired_keys).insert(key.to_owned(), old);
         Ok(())

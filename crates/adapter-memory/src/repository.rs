@@ -21,8 +21,8 @@ use ports::{
     AccountRepository, AuditRepository, Changed, ClaimedDelivery, CustomRoleRepository,
     DeliveryOutcome, EnvironmentRepository, FlagDefaults, FlagDependent, FlagEnvironmentFacts,
     FlagRepository, KeyedFlagConfig, Listed, Locked, MemberRepository, ProjectEnvironment,
-    ProjectRepository, QueuedDelivery, SegmentRepository, SegmentUser, StoreResult, TeamRepository,
-    TokenMatch, TokenRepository, WebhookRepository,
+    ProjectRepository, QueuedDelivery, SdkKeyHolder, SegmentRepository, SegmentUser, StoreResult,
+    TeamRepository, TokenMatch, TokenRepository, WebhookRepository,
 };
 
 use crate::Tables;
@@ -304,11 +304,14 @@ impl EnvironmentRepository for MemoryRepository<'_> {
         environment_id: &EnvironmentId,
         key: &str,
         kind: EnvironmentCredential,
-        // The SQL stores keep it, but no method of the port reads it back.
-        _expires_at: i64,
+        expires_at: i64,
     ) -> StoreResult<()> {
         self.tables
-            .retire_environment_key(environment_id, key, kind)
+            .retire_environment_key(environment_id, key, kind, expires_at)
+    }
+
+    fn environment_of_sdk_key(&mut self, secret: &str) -> StoreResult<Option<SdkKeyHolder>> {
+        Ok(self.tables.environment_of_sdk_key(secret))
     }
 }
 
@@ -486,6 +489,14 @@ impl SegmentRepository for MemoryRepository<'_> {
         Ok(locked(
             self.tables.all_segments(project_id, environment_key),
         ))
+    }
+
+    fn segments_of_environment(
+        &mut self,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+    ) -> StoreResult<Vec<Segment>> {
+        Ok(self.tables.all_segments(project_id, environment_key))
     }
 
     fn list_segments(

@@ -45,6 +45,8 @@ pub(crate) struct EnvironmentRow {
 pub(crate) struct RetiredKey {
     pub(crate) environment_id: EnvironmentId,
     pub(crate) kind: EnvironmentCredential,
+    /// Until when an SDK still opens the environment with it (epoch ms).
+    pub(crate) expires_at: i64,
 }
 
 /// Where a queued webhook delivery stands.

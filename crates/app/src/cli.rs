@@ -192,6 +192,16 @@ pub struct Settings {
         default_value_t = 16
     )]
     pub read_cache_mib: usize,
+    /// This replica's evaluation snapshots (each environment's flags and segments, projected
+    /// for evaluation), in MiB of their JSON; past it the least recently used environments
+    /// are dropped.
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_SNAPSHOT_BUDGET_MIB",
+        default_value_t = 256
+    )]
+    pub snapshot_budget_mib: usize,
     /// How log lines are written to stderr: `text` (for people) or `json` (one object per line,
     /// for a log pipeline).
     #[arg(long, global = true, env = "FLAGSVC_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]

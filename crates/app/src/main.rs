@@ -64,7 +64,8 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             Arc::new(adapter_http::ApiRepresentations),
         )
         .with_webhook_settings(webhooks)
-        .with_read_cache(args.read_cache_mib.saturating_mul(1 << 20)),
+        .with_read_cache(args.read_cache_mib.saturating_mul(1 << 20))
+        .with_snapshot_budget(args.snapshot_budget_mib.saturating_mul(1 << 20)),
     );
     if args.no_migrate {
         // Without this, a schema left behind would fail below on a missing table.

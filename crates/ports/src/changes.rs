@@ -19,6 +19,14 @@ pub enum Changed {
         /// The flag's key.
         flag: String,
     },
+    /// The segments of one environment of a project (their rules, targets, whether they
+    /// exist): what evaluations read besides flags. Nothing else shows them.
+    Segments {
+        /// The project's key.
+        project: String,
+        /// The environment's key.
+        environment: String,
+    },
     /// Anything in a project: its environments (which every flag of it shows), the project
     /// itself, any of its flags.
     Project(String),
@@ -45,6 +53,9 @@ impl Changed {
     /// assert_eq!(flag.to_payload(), "f\nshop\nnew-checkout");
     /// assert_eq!(Changed::from_payload(&flag.to_payload()), Some(flag));
     /// assert_eq!(Changed::Project("shop".into()).to_payload(), "p\nshop");
+    /// let segments = Changed::Segments { project: "shop".into(), environment: "prod".into() };
+    /// assert_eq!(segments.to_payload(), "s\nshop\nprod");
+    /// assert_eq!(Changed::from_payload(&segments.to_payload()), Some(segments));
     /// assert_eq!(Changed::Token("65f0".into()).to_payload(), "t\n65f0");
     /// assert_eq!(Changed::Member("64a1".into()).to_payload(), "m\n64a1");
     /// assert_eq!(Changed::Everything.to_payload(), "*");
@@ -52,6 +63,10 @@ impl Changed {
     pub fn to_payload(&self) -> String {
         let payload = match self {
             Changed::Flag { project, flag } => format!("f\n{project}\n{flag}"),
+            Changed::Segments {
+                project,
+                environment,
+            } => format!("s\n{project}\n{environment}"),
             Changed::Project(project) => format!("p\n{project}"),
             Changed::Token(id) => format!("t\n{id}"),
             Changed::Member(id) => format!("m\n{id}"),
@@ -79,6 +94,10 @@ impl Changed {
             "p" => Changed::Project(parts.next()?.to_owned()),
             "t" => Changed::Token(parts.next()?.to_owned()),
             "m" => Changed::Member(parts.next()?.to_owned()),
+            "s" => Changed::Segments {
+                project: parts.next()?.to_owned(),
+                environment: parts.next()?.to_owned(),
+            },
             "f" => Changed::Flag {
                 project: parts.next()?.to_owned(),
                 flag: parts.next()?.to_owned(),

@@ -17,6 +17,18 @@ pub struct ProjectEnvironment {
     pub environment: Environment,
 }
 
+/// The environment an SDK key opens (see [`EnvironmentRepository::environment_of_sdk_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SdkKeyHolder {
+    /// The key of the environment's project, as stored.
+    pub project_key: String,
+    /// The environment's key, as stored.
+    pub environment_key: String,
+    /// When a key replaced by a reset stops opening the environment (epoch ms); `None` for
+    /// the environment's current key.
+    pub expires_at: Option<i64>,
+}
+
 /// Environments, by key within their project (`project_id`), and the SDK keys they hand out.
 pub trait EnvironmentRepository {
     /// Stores a new environment.
@@ -66,6 +78,10 @@ pub trait EnvironmentRepository {
         &mut self,
         secret: &str,
     ) -> StoreResult<Option<EnvironmentCredential>>;
+    /// The environment whose server-side SDK key (current, or replaced by a reset: with its
+    /// expiry, passed or not) `secret` is; `None` for anything else (a mobile key, a
+    /// client-side ID, an unknown secret).
+    fn environment_of_sdk_key(&mut self, secret: &str) -> StoreResult<Option<SdkKeyHolder>>;
     /// Remembers an SDK or mobile key replaced by a reset, valid for SDKs until `expires_at`.
     fn retire_environment_key(
         &mut self,

@@ -44,7 +44,7 @@ pub use changes::{ChangeListener, Changed, Listeners};
 pub use clock::Clock;
 pub use custom_roles::CustomRoleRepository;
 pub use delivery::{HostResolver, SendError, WebhookSender};
-pub use environments::{EnvironmentRepository, ProjectEnvironment};
+pub use environments::{EnvironmentRepository, ProjectEnvironment, SdkKeyHolder};
 pub use error::{StoreError, StoreResult};
 pub use flags::{
     FlagDefaults, FlagDependent, FlagEnvironmentFacts, FlagRepository, KeyedFlagConfig,

@@ -45,6 +45,12 @@ pub trait SegmentRepository {
         project_id: &ProjectId,
         environment_key: &EnvironmentKey,
     ) -> StoreResult<Vec<Locked<Segment>>>;
+    /// Every segment of an environment, by key, unlocked (what evaluations read).
+    fn segments_of_environment(
+        &mut self,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+    ) -> StoreResult<Vec<Segment>>;
     /// One page of an environment's segments matching `query`, with the total count.
     fn list_segments(
         &mut self,

@@ -2,7 +2,7 @@
 
 use domain::audit::{AuditEntry, AuditPage, AuditQuery, AuditTarget};
 use domain::id::AuditEntryId;
-use domain::key::{FlagKey, ProjectKey};
+use domain::key::{EnvironmentKey, FlagKey, ProjectKey};
 use domain::policy::Resource;
 use ports::{Changed, Repository, StoreExt};
 use serde_json::Value;
@@ -33,7 +33,8 @@ impl std::ops::Deref for AuditLog<'_> {
 
 /// What a change recorded by `entry` does to cached flags (see `crate::read_cache`): a flag's
 /// own changes touch that flag; an environment's or a project's, every flag of the project (they
-/// show the environments' names); a segment or webhook, none; a token or a member, none here
+/// show the environments' names); a segment's, the segments of its environment (evaluations
+/// read them); a webhook, none; a token or a member, none here
 /// (their use cases announce them by `_id`, which the entry does not carry: see
 /// [`Changed::Member`]); anything else, everything. A key the current rules would not accept
 /// (stored under older ones) cannot be read back safely from the entry's resource, and so
@@ -52,7 +53,14 @@ fn announced(entry: &AuditEntry) -> Option<Changed> {
     let changed = match entry.kind.as_str() {
         // No kept answer shows these; tokens and members are announced by their use cases
         // (`Changed::Token`, `Changed::Member`: with the `_id`, which entries do not name).
-        "segment" | "token" | "webhook" | "member" => return None,
+        "token" | "webhook" | "member" => return None,
+        // Evaluations read them (see `crate::snapshots`).
+        "segment" => project(2)
+            .zip(environment_of(entry))
+            .map(|(project, environment)| Changed::Segments {
+                project,
+                environment,
+            }),
         "flag" => FlagKey::parse(&entry.name)
             .ok()
             .and(project(2))
@@ -65,6 +73,16 @@ fn announced(entry: &AuditEntry) -> Option<Changed> {
         _ => None,
     };
     Some(changed.unwrap_or(Changed::Everything))
+}
+
+/// The environment key in `entry`'s first resource (`proj/{p}:env/{e}...`), if it is one the
+/// current rules accept.
+fn environment_of(entry: &AuditEntry) -> Option<String> {
+    let resource = entry.target.resources.first()?;
+    let key = resource.split(':').nth(1)?.strip_prefix("env/")?;
+    EnvironmentKey::parse(key)
+        .ok()
+        .map(EnvironmentKey::into_string)
 }
 
 /// Whether `caller` may read what `entry` is about (it shows the resources' versions): every
@@ -411,7 +429,13 @@ mod tests {
                 .segment("s")
                 .to_string(),
         );
-        assert_eq!(announced(&segment), None);
+        assert_eq!(
+            announced(&segment),
+            Some(Changed::Segments {
+                project: "shop".into(),
+                environment: "e".into()
+            })
+        );
         // Keys from older rules, which the resource cannot be split by safely.
         let loose = entry("flag", "f", flag_wide("sh:op", "f"));
         assert_eq!(announced(&loose), Some(Changed::Everything));

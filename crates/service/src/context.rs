@@ -37,6 +37,8 @@ pub struct Service {
     pub(crate) flag_creates: Arc<flag_writes::WriteQueues<FlagWriteLane, FlagCreate, FlagView>>,
     /// Answers to reads, when a read cache was asked for ([`Service::with_read_cache`]).
     pub(crate) read_cache: Option<Arc<read_cache::ReadCache>>,
+    /// Environments' flag data for evaluations, and the SDK keys that open them.
+    pub(crate) snapshots: Arc<crate::snapshots::Snapshots>,
     /// The last readiness check and when it ended ([`Service::refresh_readiness`]).
     pub(crate) readiness: std::sync::Mutex<Option<LastReadiness>>,
 }

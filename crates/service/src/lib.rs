@@ -29,9 +29,12 @@ mod members;
 mod projects;
 mod read_cache;
 mod representation;
+mod sdk;
 mod secrets;
 mod segments;
 mod sizes;
+mod snapshot;
+mod snapshots;
 mod statuses;
 mod teams;
 mod token_cache;
@@ -52,7 +55,7 @@ pub use console_sessions::{
 pub use custom_roles::CustomRoleChange;
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError, ServiceResult};
-pub use evaluations::{EvaluationPage, Evaluations, FlagEvaluation, MAX_EVALUATED_SEGMENTS};
+pub use evaluations::{EvaluationPage, Evaluations, FlagEvaluation};
 pub use flag_writes::{Queued, QueuedWrite, WriteTurn};
 pub use flags::{
     DependentFlag, EnvironmentSelection, ExpectedVersion, FlagChange, FlagList, FlagListRequest,
@@ -66,7 +69,13 @@ pub use read_cache::{
     Answer as CachedAnswer, Ticket as ReadTicket, MAX_AGE as READ_CACHE_MAX_AGE,
     MAX_LAG as READ_CACHE_MAX_LAG,
 };
+pub use sdk::{Sdk, SdkAccess};
+pub use snapshot::EnvironmentSnapshot;
+pub use snapshots::{
+    MAX_AGE as SNAPSHOT_MAX_AGE, MAX_KEYS as SNAPSHOT_MAX_KEYS, MAX_LAG as SNAPSHOT_MAX_LAG,
+};
 pub use token_cache::TOKEN_MAX_LAG;
+pub use wiring::DEFAULT_SNAPSHOT_BUDGET;
 // The presentation port, where the use cases have always named it.
 pub use audit::AuditLog;
 pub use auth::Authentication;

@@ -353,8 +353,8 @@ impl ReadCache {
 impl ChangeListener for ReadCache {
     fn changed(&self, changed: &Changed) {
         let changed = match changed {
-            // No kept answer shows a token.
-            Changed::Token(_) => return,
+            // No kept answer shows a token or a segment.
+            Changed::Token(_) | Changed::Segments { .. } => return,
             // Flags show their maintainer, a member: any flag may show this one.
             Changed::Member(_) => &Changed::Everything,
             changed => changed,
@@ -364,7 +364,10 @@ impl ChangeListener for ReadCache {
             Changed::Flag { project, .. } | Changed::Project(project) => {
                 copies.stripes[stripe_of(project)] += 1;
             }
-            Changed::Everything | Changed::Token(_) | Changed::Member(_) => copies.epoch += 1,
+            Changed::Everything
+            | Changed::Token(_)
+            | Changed::Member(_)
+            | Changed::Segments { .. } => copies.epoch += 1,
         }
         match changed {
             // The flag, and every page of its project: any page may list it, or now should.
@@ -391,7 +394,11 @@ impl ChangeListener for ReadCache {
                     copies.page_weight = copies.page_weight.saturating_sub(weight_of(&kept.pages));
                 }
             }
-            Changed::Everything | Changed::Token(_) | Changed::Member(_) => {
+            // Segments and tokens returned above.
+            Changed::Everything
+            | Changed::Token(_)
+            | Changed::Member(_)
+            | Changed::Segments { .. } => {
                 copies.projects.clear();
                 copies.flag_weight = 0;
                 copies.page_weight = 0;

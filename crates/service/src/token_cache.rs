@@ -134,7 +134,7 @@ impl ChangeListener for TokenCache {
             // A token acts with at most its member's role, and not at all without its member.
             Changed::Member(id) => self.forget(|caller| caller.member_id.as_str() == id),
             Changed::Everything => self.forget(|_| true),
-            Changed::Flag { .. } | Changed::Project(_) => {}
+            Changed::Flag { .. } | Changed::Project(_) | Changed::Segments { .. } => {}
         }
     }
 

@@ -7,6 +7,10 @@ use ports::{Clock, Store, StoreExt};
 use crate::{known_secrets, read_cache, Caller, Representations, ServiceResult, WebhookSettings};
 use crate::{CachedAnswer, LastReadiness, NotReady, ReadTicket, Service};
 
+/// How many bytes of environments' flag data a service keeps for evaluations unless told
+/// otherwise ([`Service::with_snapshot_budget`]).
+pub const DEFAULT_SNAPSHOT_BUDGET: usize = 256 << 20;
+
 impl Service {
     /// A service over `store` telling time by `clock`, recording resources in audit entries
     /// (and webhook payloads) as `representations` show them: the HTTP adapter's
@@ -20,6 +24,7 @@ impl Service {
     ) -> Self {
         Self {
             tokens: crate::token_cache::TokenCache::on(&*store),
+            snapshots: crate::snapshots::Snapshots::on(&*store, DEFAULT_SNAPSHOT_BUDGET),
             known_secrets: known_secrets::KnownSecrets::default(),
             store,
             clock,
@@ -31,6 +36,14 @@ impl Service {
             read_cache: None,
             readiness: std::sync::Mutex::default(),
         }
+    }
+
+    /// The same service, keeping environments' flag data for evaluations within `budget` bytes
+    /// (counted as the size of the projected flags' and segments' JSON; see `snapshots`).
+    /// [`DEFAULT_SNAPSHOT_BUDGET`] otherwise.
+    pub fn with_snapshot_budget(mut self, budget: usize) -> Self {
+        self.snapshots = crate::snapshots::Snapshots::on(&*self.store, budget);
+        self
     }
 
     /// The same service, keeping up to `budget` bytes of answers to reads (as the driving

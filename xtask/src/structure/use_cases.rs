@@ -1,5 +1,6 @@
 //! Every use case goes through admission: each public method of a use-case facade of `service`
-//! (a `pub struct X<'a>(&'a Service)`) takes a `&Permit<…>`, which only `Caller::may` makes, except
+//! (a `pub struct X<'a>(&'a Service)`) takes a `&Permit<…>`, which only `Caller::may` makes (or,
+//! for the SDK-facing ones, a `&SdkAccess`, which only opening an SDK key makes), except
 //! the few listed in [`WITHOUT_PERMIT`], which are not done by a caller.
 
 use std::collections::BTreeSet;
@@ -18,6 +19,14 @@ const WITHOUT_PERMIT: &[(&str, &str)] = &[
     (
         "ConsoleSessions",
         "opens and reads sessions from their secret ids: authentication",
+    ),
+    (
+        "Sdk::open",
+        "opens an environment with an SDK key: authentication of an application",
+    ),
+    (
+        "Sdk::open_remembered",
+        "opens an environment with an SDK key: authentication of an application",
     ),
     (
         "Webhooks::deliver_due",
@@ -48,7 +57,8 @@ fn facades(files: &[syn::File]) -> BTreeSet<String> {
     names
 }
 
-/// Whether `ty` is `&Permit<…>`.
+/// Whether `ty` is `&Permit<…>`, or `&SdkAccess` (what an SDK key opened: an application's
+/// permit, for the SDK-facing use cases).
 fn is_permit(ty: &syn::Type) -> bool {
     let syn::Type::Reference(reference) = ty else {
         return false;
@@ -59,7 +69,7 @@ fn is_permit(ty: &syn::Type) -> bool {
     path.path
         .segments
         .last()
-        .is_some_and(|segment| segment.ident == "Permit")
+        .is_some_and(|segment| segment.ident == "Permit" || segment.ident == "SdkAccess")
 }
 
 /// Public methods of facade impls that take no permit, as `Facade::method`.

@@ -8,9 +8,9 @@ use domain::id::{EnvironmentId, ProjectId};
 use domain::key::EnvironmentKey;
 use domain::query::{Direction, EnvironmentQuery, EnvironmentSortField};
 use domain::token::EnvironmentCredential;
-use ports::{EnvironmentRepository, Listed, Locked, ProjectEnvironment, StoreResult};
+use ports::{EnvironmentRepository, Listed, Locked, ProjectEnvironment, SdkKeyHolder, StoreResult};
 
-use crate::schema::{environment_old_keys, environment_tags, environments};
+use crate::schema::{environment_old_keys, environment_tags, environments, projects};
 
 use super::query::*;
 use super::SqlRepository;
@@ -197,6 +197,46 @@ impl EnvironmentRepository for SqlRepository<'_> {
                 EnvironmentCredential::ClientSideId
             }
         }))
+    }
+
+    fn environment_of_sdk_key(&mut self, secret: &str) -> StoreResult<Option<SdkKeyHolder>> {
+        // Both lookups go by a unique index (`api_key`, the old keys' primary key).
+        let current: Option<(String, String)> = environments::table
+            .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
+            .filter(environments::api_key.eq(secret))
+            .select((projects::key, environments::key))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        if let Some((project_key, environment_key)) = current {
+            return Ok(Some(SdkKeyHolder {
+                project_key,
+                environment_key,
+                expires_at: None,
+            }));
+        }
+        let retired: Option<(String, String, i64)> = environment_old_keys::table
+            .inner_join(
+                environments::table.on(environments::id.eq(environment_old_keys::environment_id)),
+            )
+            .inner_join(projects::table.on(projects::id.eq(environments::project_id)))
+            .filter(environment_old_keys::key.eq(secret))
+            .filter(environment_old_keys::kind.eq("sdk"))
+            .select((
+                projects::key,
+                environments::key,
+                environment_old_keys::expires_at,
+            ))
+            .first(self.conn)
+            .optional()
+            .store()?;
+        Ok(
+            retired.map(|(project_key, environment_key, expires_at)| SdkKeyHolder {
+                project_key,
+                environment_key,
+                expires_at: Some(expires_at),
+            }),
+        )
     }
 
     fn retire_environment_key(

@@ -193,6 +193,19 @@ impl SegmentRepository for SqlRepository<'_> {
             .collect()
     }
 
+    fn segments_of_environment(
+        &mut self,
+        project_id: &ProjectId,
+        environment_key: &EnvironmentKey,
+    ) -> StoreResult<Vec<Segment>> {
+        let rows: Vec<SegmentRow> = environment_segments(project_id, environment_key)
+            .order(segments::key.asc())
+            .select(SegmentRow::as_select())
+            .load(self.conn)
+            .store()?;
+        rows.into_iter().map(SegmentRow::into_segment).collect()
+    }
+
     fn list_segments(
         &mut self,
         project_id: &ProjectId,

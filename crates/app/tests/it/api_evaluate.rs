@@ -15,7 +15,7 @@ const EVALUATE: &str = "/api/v2/projects/web/environments/production/flags/evalu
 /// Project `web` with flags `beta` (on in production: `ann` targeted with `true`, a rule
 /// serving `true` to org contexts in segment `staff`, `false` to everyone else), `quiet` (off)
 /// and `old` (archived); the rule's `_id`.
-async fn configure<S, B>(app: &TestApp<S>) -> Value
+pub(crate) async fn configure<S, B>(app: &TestApp<S>) -> Value
 where
     S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,

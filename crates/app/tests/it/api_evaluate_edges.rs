@@ -207,7 +207,83 @@ async fn shared_prerequisites_are_explained_once(backend: Backend) {
     assert_eq!(all.body["totalCount"], 28, "{}", all.body);
 }
 
+/// What `context` gets from flag `flag` of `web`/`production`: its value and reason.
+async fn served<S, B>(app: &crate::common::TestApp<S>, flag: &str, context: Value) -> (Value, Value)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let r = app.post(EVALUATE, context).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let item = r.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["key"] == flag)
+        .cloned()
+        .unwrap_or_default();
+    (item["_value"].clone(), item["reason"]["kind"].clone())
+}
+
+/// Evaluations come from a snapshot kept between requests: every change to what it holds (a
+/// segment, a flag, a new flag, the environment) is evaluated by the next request.
+async fn changes_are_evaluated_at_once(backend: Backend) {
+    let app = spawn(backend).await;
+    crate::api_evaluate::configure(&app).await;
+    let globex = json!({"kind": "org", "key": "globex"});
+    assert_eq!(
+        served(&app, "beta", globex.clone()).await,
+        (json!(false), json!("FALLTHROUGH"))
+    );
+    let staff = app
+        .patch_with(
+            "/api/v2/segments/web/production/staff",
+            crate::common::SEMANTIC,
+            json!({"environmentKey": "production",
+                   "instructions": [{"kind": "addIncludedTargets", "contextKind": "org",
+                                      "values": ["globex"]}]}),
+        )
+        .await;
+    assert_eq!(staff.status, 200, "{}", staff.body);
+    assert_eq!(
+        served(&app, "beta", globex.clone()).await,
+        (json!(true), json!("RULE_MATCH")),
+        "the segment's change"
+    );
+    let off = app
+        .patch_with(
+            "/api/v2/flags/web/beta",
+            crate::common::SEMANTIC,
+            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOff"}]}),
+        )
+        .await;
+    assert_eq!(off.status, 200, "{}", off.body);
+    assert_eq!(
+        served(&app, "beta", globex.clone()).await,
+        (json!(false), json!("OFF")),
+        "the flag's change"
+    );
+    app.flag("web", "fresh").await;
+    assert_eq!(
+        served(&app, "fresh", globex.clone()).await,
+        (json!(false), json!("OFF")),
+        "a new flag"
+    );
+    let gone = app
+        .delete("/api/v2/projects/web/environments/production")
+        .await;
+    assert_eq!(gone.status, 204, "{}", gone.body);
+    app.post(EVALUATE, globex)
+        .await
+        .assert_error(404, "not_found");
+}
+
 on_both_backends!(
+    changes_are_evaluated_at_once,
     odd_inputs_never_answer_500,
     archived_flags_are_never_evaluated,
     shared_prerequisites_are_explained_once,

@@ -13,7 +13,8 @@ use domain::role::Role;
 use domain::token::{EnvironmentCredential, Token};
 use domain::SequentialIds;
 use ports::{
-    ConsoleSession, KeyedFlagConfig, Listed, Locked, Repository, StoreError, StoreExt, TokenMatch,
+    ConsoleSession, KeyedFlagConfig, Listed, Locked, Repository, SdkKeyHolder, StoreError,
+    StoreExt, TokenMatch,
 };
 
 use crate::common::{open, Backend, Db};
@@ -420,6 +421,34 @@ fn tokens_and_credentials(backend: Backend) {
     assert_eq!(kinds["mob"], Some(EnvironmentCredential::MobileKey));
     assert_eq!(kinds["id"], Some(EnvironmentCredential::ClientSideId));
     assert_eq!(kinds["none"], None);
+    // The environment an SDK key opens: the current one, or one replaced (with its expiry);
+    // never a mobile key or the client-side ID.
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.retire_environment_key(&env.id, "sdk-old", EnvironmentCredential::SdkKey, 5_000)?;
+            repo.retire_environment_key(&env.id, "mob-old", EnvironmentCredential::MobileKey, 5_000)
+        })
+        .unwrap();
+    let opens = |secret: &str| {
+        db.store
+            .read_tx(|repo| -> Result<_> { repo.environment_of_sdk_key(secret) })
+            .unwrap()
+    };
+    let holder = |expires_at| SdkKeyHolder {
+        project_key: "p".into(),
+        environment_key: "prod".into(),
+        expires_at,
+    };
+    assert_eq!(opens(&env.api_key), Some(holder(None)));
+    assert_eq!(opens("sdk-old"), Some(holder(Some(5_000))));
+    for nothing in [
+        env.mobile_key.as_str(),
+        env.id.as_str(),
+        "mob-old",
+        "nothing",
+    ] {
+        assert_eq!(opens(nothing), None, "{nothing}");
+    }
     db.store
         .write_tx(|repo| -> Result<_> {
             let held = repo.lock_token(&token.id)?.unwrap();

@@ -1,0 +1,143 @@
+//! What applications read with an environment's SDK key: that environment's flag data, as an
+//! [`EnvironmentSnapshot`] to evaluate (OFREP, and the SDK routes to come).
+//!
+//! An SDK key is not an access token: it never makes a [`Caller`](crate::Caller), and it opens
+//! the flag data of its own environment and nothing else. [`SdkAccess`] is what opening one
+//! proves; only [`Sdk::open`] (or [`Sdk::open_remembered`]) makes one, and the snapshot use
+//! cases take it as the management use cases take a `Permit`. A key replaced by a reset with an
+//! expiry opens its environment until then; a mobile key or a client-side ID opens nothing here.
+
+use std::sync::{Arc, PoisonError};
+
+use ports::{SdkKeyHolder, StoreExt};
+
+use crate::environments::load_environment;
+use crate::projects::load_project;
+use crate::snapshot::EnvironmentSnapshot;
+use crate::{Service, ServiceError, ServiceResult};
+
+/// Proof that an SDK key opened an environment: the one whose flag data it may read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SdkAccess {
+    project_key: String,
+    environment_key: String,
+}
+
+impl SdkAccess {
+    /// The key of the environment's project.
+    pub fn project_key(&self) -> &str {
+        &self.project_key
+    }
+
+    /// The environment's key.
+    pub fn environment_key(&self) -> &str {
+        &self.environment_key
+    }
+}
+
+/// The use cases of SDK-key holders (`Service::sdk`).
+#[derive(Debug, Clone, Copy)]
+pub struct Sdk<'a>(&'a Service);
+
+impl Service {
+    /// What applications read with an environment's SDK key.
+    pub fn sdk(&self) -> Sdk<'_> {
+        Sdk(self)
+    }
+
+    /// How many environments' snapshots this replica keeps, and the bytes they count.
+    pub fn kept_snapshots(&self) -> (usize, usize) {
+        self.snapshots.kept()
+    }
+
+    /// The snapshot of environment `environment` of project `project` (keys as a request names
+    /// them): the one kept if it may be used now, else read from the store (once, however many
+    /// ask at the same time) and kept (see `crate::snapshots`).
+    pub(crate) fn environment_snapshot(
+        &self,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Arc<EnvironmentSnapshot>> {
+        if let Some(kept) = self.snapshots.get(project, environment) {
+            return Ok(kept);
+        }
+        let building = self.snapshots.build_lock(project, environment);
+        let _one_build = building.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kept) = self.snapshots.get(project, environment) {
+            return Ok(kept);
+        }
+        let ticket = self.snapshots.ticket(Some(project));
+        let snapshot = Arc::new(self.store.read_tx(|repo| -> ServiceResult<_> {
+            let found = load_project(repo, project)?;
+            let env = load_environment(repo, &found.id, project, environment)?;
+            EnvironmentSnapshot::read(repo, &found, &env)
+        })?);
+        self.snapshots.keep(ticket, &snapshot);
+        Ok(snapshot)
+    }
+}
+
+/// The error for a secret that opens no environment here.
+fn not_an_sdk_key() -> ServiceError {
+    ServiceError::Unauthenticated(
+        "an environment's server-side SDK key is required (Authorization or X-API-Key)".into(),
+    )
+}
+
+impl Sdk<'_> {
+    /// Whether `holder` may open its environment now (a replaced key only until its expiry).
+    fn admit(&self, holder: SdkKeyHolder) -> ServiceResult<SdkAccess> {
+        if holder.expires_at.is_some_and(|at| at <= self.0.now()) {
+            return Err(not_an_sdk_key());
+        }
+        Ok(SdkAccess {
+            project_key: holder.project_key,
+            environment_key: holder.environment_key,
+        })
+    }
+
+    /// The environment SDK key `secret` opens, if this replica remembers the key and may trust
+    /// that now: `None` when the store must be asked ([`Sdk::open`]). Never touches the store.
+    pub fn open_remembered(&self, secret: &str) -> Option<ServiceResult<SdkAccess>> {
+        self.0
+            .snapshots
+            .key(secret)
+            .map(|holder| self.admit(holder))
+    }
+
+    /// The environment SDK key `secret` opens.
+    ///
+    /// # Errors
+    /// `Unauthenticated` for anything but an environment's current SDK key or one replaced by
+    /// a reset before its expiry; the store's.
+    pub fn open(&self, secret: &str) -> ServiceResult<SdkAccess> {
+        if let Some(remembered) = self.open_remembered(secret) {
+            return remembered;
+        }
+        let ticket = self.0.snapshots.ticket(None);
+        let holder = self
+            .0
+            .store
+            .read_tx(|repo| repo.environment_of_sdk_key(secret))?
+            .ok_or_else(not_an_sdk_key)?;
+        self.0.snapshots.keep_key(ticket, secret, &holder);
+        self.admit(holder)
+    }
+
+    /// The flag data `access` opens, if a snapshot of it is kept and may be used now: `None`
+    /// when the store must be read ([`Sdk::snapshot`]). Never touches the store.
+    pub fn snapshot_kept(&self, access: &SdkAccess) -> Option<Arc<EnvironmentSnapshot>> {
+        self.0
+            .snapshots
+            .get(&access.project_key, &access.environment_key)
+    }
+
+    /// The flag data `access` opens.
+    ///
+    /// # Errors
+    /// `NotFound` when the environment is gone since the key opened it; the store's.
+    pub fn snapshot(&self, access: &SdkAccess) -> ServiceResult<Arc<EnvironmentSnapshot>> {
+        self.0
+            .environment_snapshot(&access.project_key, &access.environment_key)
+    }
+}

@@ -9,6 +9,9 @@
 //! an admin, a writer, a reader and a custom role, and must deserialise every answer with the
 //! original's own schemas (`xtask/official_client_sweep.py`).
 //!
+//! First of all, OpenFeature's own SDKs read flags over OFREP with their providers, unmodified
+//! (see `openfeature`).
+//!
 //! schemathesis and the client are installed from PyPI, at pinned versions, into a virtualenv
 //! under `target/conformance/venv`; schemathesis's reports (JUnit XML) go to
 //! `target/conformance/<store>/`.
@@ -131,7 +134,14 @@ fn start(binary: &Path, database_url: &str, log: &Path) -> Result<Server> {
 
 /// Runs the official client's sweep, then schemathesis, against one server on a fresh store;
 /// true when neither found anything.
-fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
+fn check(
+    program: &Path,
+    clients: &crate::openfeature::Clients,
+    server: &Server,
+    report_dir: &Path,
+) -> Result<bool> {
+    // First, on a store nothing else wrote: applications reading flags over OFREP.
+    let read = crate::openfeature::check(clients, &server.origin, TOKEN)?;
     let python = program.with_file_name("python");
     let sweep = workspace_root()
         .join("xtask")
@@ -142,7 +152,7 @@ fn check(program: &Path, server: &Server, report_dir: &Path) -> Result<bool> {
         .status()
         .context("running the official client's sweep")?
         .success();
-    Ok(schemathesis_run(program, server, report_dir)? && swept)
+    Ok(schemathesis_run(program, server, report_dir)? && swept && read)
 }
 
 /// Runs schemathesis against one server; true when it found nothing.
@@ -176,6 +186,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
     let dir = target_dir().join("conformance");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let program = schemathesis(&dir)?;
+    let clients = crate::openfeature::install(&dir)?;
     crate::process::run(cargo.args([
         "build",
         "--profile",
@@ -195,7 +206,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
             &dir.join("sqlite.log"),
         )?;
         println!("conformance: SQLite ({})", server.origin);
-        if !check(&program, &server, &dir.join("sqlite"))? {
+        if !check(&program, &clients, &server, &dir.join("sqlite"))? {
             failed.push("SQLite");
         }
     }
@@ -214,7 +225,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
             server.origin,
             postgres.describe()
         );
-        check(&program, &server, &dir.join("postgres"))
+        check(&program, &clients, &server, &dir.join("postgres"))
     })();
     let dropped = postgres::psql(
         postgres.url(),
@@ -228,7 +239,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
 
     if !failed.is_empty() {
         bail!(
-            "the official client's sweep or schemathesis found failures on {} (reports under {})",
+            "the OpenFeature clients, the official client's sweep or schemathesis found failures on {} (reports under {})",
             failed.join(" and "),
             dir.display()
         );

@@ -4,7 +4,7 @@
 //!   the workspace against it (and SQLite). Extra arguments go to `cargo test`.
 //! - `check-deps`: fails if `domain`, `ports` or `service` reach diesel, r2d2, actix or tokio,
 //!   `adapter-web` reaches diesel, r2d2, `adapter-sql` or `adapter-http` (the console calls the
-//!   use cases, never the database or the REST API),
+//!   use cases, never the database or the REST API; nor does `adapter-sdk`),
 //!   a crate other than `adapter-http` depends on utoipa (`domain` only through its optional
 //!   `openapi` feature, which only `adapter-http` turns on), or a crate other than `adapter-http`
 //!   writes an API path (`/api/v2`).
@@ -14,13 +14,15 @@
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 //! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
 //!   beside pgbench on the same PostgreSQL; writes `docs/benchmarks.md` (see `bench --help`).
-//! - `conformance`: schemathesis against the served OpenAPI document, on SQLite and PostgreSQL.
+//! - `conformance`: OpenFeature's SDKs over OFREP, then schemathesis against the served OpenAPI
+//!   document, on SQLite and PostgreSQL.
 //! - `differential`: the previous release's binary and the current one over HTTP, answer by
 //!   answer, on fresh databases and on one the previous release wrote (`--postgres` too).
 
 mod bench;
 mod conformance;
 mod differential;
+mod openfeature;
 mod postgres;
 mod process;
 mod structure;
@@ -85,6 +87,8 @@ fn check_deps() -> Result<()> {
     // The console is a driving adapter: it calls the use cases, never the database or the REST
     // API; nor does what the driving adapters share.
     forbid_dependencies("adapter-web", &FORBIDDEN_IN_CONSOLE)?;
+    // So are the SDK routes: they read flag data through the use cases, never the API.
+    forbid_dependencies("adapter-sdk", &FORBIDDEN_IN_CONSOLE)?;
     forbid_dependencies("driving", &FORBIDDEN_IN_CONSOLE)
 }
 

@@ -12,6 +12,7 @@ use service::Service;
 use utoipa_actix_web::AppExt;
 
 use crate::readiness::ReadinessCheck;
+use crate::state::ApiAbsent;
 use crate::{
     limits, middleware, openapi, ops, telemetry, ApiError, AppState, AuthThrottle, HttpConfig,
     OpenApiJson,
@@ -57,6 +58,10 @@ impl AppState {
                 config.rate_limit,
                 config.shared_rate_limits.as_ref(),
             ),
+            sdk_rate_limits: limits::Limiter::new(
+                config.sdk_rate_limit,
+                config.shared_rate_limits.as_ref(),
+            ),
             auth_throttle: AuthThrottle::new(config.auth_failure_limit),
             api_methods,
             routes,
@@ -87,7 +92,11 @@ async fn fallback(
             return Ok((page.0)(&req));
         }
     }
-    let allowed = middleware::allowed_methods(&state, req.path());
+    let allowed = if req.app_data::<ApiAbsent>().is_some() {
+        Vec::new()
+    } else {
+        middleware::allowed_methods(&state, req.path())
+    };
     // A path the route table knows for this method but the router did not take (another
     // spelling of it) is no route either.
     if allowed.is_empty() || allowed.contains(req.method()) {
@@ -183,12 +192,49 @@ pub fn app_with(
         InitError = (),
     >,
 > {
+    build_app(state, mount, true)
+}
+
+/// `mount`'s routes alone (the SDK routes, on a listener of their own) with `/healthz`,
+/// `/readyz` and the same middleware, but not the API: any other request is a 404, and no
+/// token is asked for.
+pub fn mount_only_app(
+    state: web::Data<AppState>,
+    mount: Mount,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    build_app(state, Some(mount), false)
+}
+
+pub(crate) fn build_app(
+    state: web::Data<AppState>,
+    mount: Option<Mount>,
+    api: bool,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
     let limit = state.config.body_limit;
-    let metrics_on_api = state.config.metrics_on_api;
-    let (app, _) = App::new()
-        .into_utoipa_app()
-        .service(openapi::api_scope())
-        .split_for_parts();
+    let metrics_on_api = state.config.metrics_on_api && api;
+    let utoipa = App::new().into_utoipa_app();
+    let utoipa = if api {
+        utoipa.service(openapi::api_scope())
+    } else {
+        utoipa
+    };
+    let (app, _) = utoipa.split_for_parts();
     app.app_data(web::Data::new(OpenApiJson(state.openapi_json.clone())))
         .app_data(state)
         // Every body is read as bytes (after the permission check) within this limit: 413 past it.
@@ -196,6 +242,9 @@ pub fn app_with(
         .service(ops::resource("/healthz", ops::healthz))
         .service(ops::resource("/readyz", ops::readyz))
         .configure(|routes| {
+            if !api {
+                routes.app_data(ApiAbsent);
+            }
             if metrics_on_api {
                 routes.service(ops::resource("/metrics", telemetry::metrics));
             }

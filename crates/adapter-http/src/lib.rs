@@ -27,7 +27,7 @@ mod state;
 mod telemetry;
 mod wire;
 
-pub use app::{app, app_with, openapi_document, Mount};
+pub use app::{app, app_with, mount_only_app, openapi_document, Mount};
 pub use auth_throttle::{AuthThrottle, ClientKey, AUTH_FAILURE_WINDOW};
 pub use cors::{CorsOrigins, InvalidOrigin};
 pub use error::{ApiError, ErrorBody};
@@ -35,7 +35,7 @@ pub use in_request::InRequest;
 pub use limits::{RateLimits, SharedBuckets, SharedRateLimits};
 pub use readiness::{ReadinessCheck, READY_CHECK_EVERY, READY_TIMEOUT};
 pub use routes::root::OpenApiJson;
-pub use server::{server, JsonErrorsIo};
+pub use server::{mount_only_server, server, JsonErrorsIo};
 pub use state::{AppState, HttpConfig, Route};
 pub use telemetry::{
     install as install_metrics, metrics_app, run_upkeep as run_metrics_upkeep, MetricsError,

@@ -154,6 +154,10 @@ fn requested_version(req: &ServiceRequest) -> Result<Option<ApiVersion>, ApiErro
 
 /// The documented route a request is for: its method and path template.
 fn route_of<'a>(state: &'a AppState, req: &ServiceRequest) -> Option<&'a crate::Route> {
+    // An app that does not serve the API has none of its routes.
+    if req.app_data::<crate::state::ApiAbsent>().is_some() {
+        return None;
+    }
     state
         .routes
         .iter()
@@ -564,12 +568,16 @@ fn json_errors(response: ServiceResponse<BoxBody>, request_id: &str) -> ServiceR
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
-    // A page of a mounted adapter (the web console) says what went wrong in its own words.
+    // A page of a mounted adapter (the web console) says what went wrong in its own words, and
+    // so does any answer a mounted adapter made itself outside the API (the SDK routes' JSON
+    // errors, in their protocol's shape).
     let is_page = response
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|value| value.as_bytes().starts_with(b"text/html"));
-    if is_page {
+    let path = response.request().path();
+    let outside_api = !(path == "/api" || path.starts_with("/api/"));
+    if is_page || (outside_api && response.response().error().is_none()) {
         return response;
     }
     let api_error = match response.response().error() {

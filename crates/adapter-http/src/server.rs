@@ -31,7 +31,7 @@ use actix_web::rt::time::{sleep, Sleep};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::InRequest;
-use crate::{app_with, AppState, Mount};
+use crate::{AppState, Mount};
 
 /// The server for `state` on `listener` with `workers` worker threads and `blocking_threads`
 /// threads in all for the use cases (which block on the database): the [`app_with`] `mount`'s
@@ -51,6 +51,38 @@ pub fn server(
     blocking_threads: usize,
     mount: Option<Mount>,
 ) -> io::Result<Server> {
+    serve(listener, state, workers, blocking_threads, (mount, true))
+}
+
+/// As [`server`], serving `mount`'s routes alone ([`mount_only_app`](crate::app::mount_only_app)):
+/// the SDK routes on a listener of their own, where applications reach them without reaching
+/// the API.
+///
+/// # Errors
+/// The listener cannot be used.
+pub fn mount_only_server(
+    listener: TcpListener,
+    state: actix_web::web::Data<AppState>,
+    workers: usize,
+    blocking_threads: usize,
+    mount: Mount,
+) -> io::Result<Server> {
+    serve(
+        listener,
+        state,
+        workers,
+        blocking_threads,
+        (Some(mount), false),
+    )
+}
+
+fn serve(
+    listener: TcpListener,
+    state: actix_web::web::Data<AppState>,
+    workers: usize,
+    blocking_threads: usize,
+    (mount, api): (Option<Mount>, bool),
+) -> io::Result<Server> {
     let local = listener.local_addr()?;
     let workers = workers.max(1);
     Ok(Server::build()
@@ -58,7 +90,7 @@ pub fn server(
         .worker_max_blocking_threads(blocking_threads.div_ceil(workers).max(1))
         .listen("flagsvc", listener, move || {
             let head_timeout = state.config.head_timeout.max(Duration::from_millis(1));
-            let factory = app_with(state.clone(), mount.clone())
+            let factory = crate::app::build_app(state.clone(), mount.clone(), api)
                 .into_factory()
                 .map_err(|err| err.error_response());
             fn_service(move |io: TcpStream| {

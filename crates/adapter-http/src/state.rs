@@ -14,11 +14,20 @@ use crate::limits::SharedRateLimits;
 use crate::readiness::ReadinessCheck;
 use crate::{limits, AuthThrottle, CorsOrigins};
 
+/// In the app data of an app that does not serve the API
+/// ([`mount_only_app`](crate::mount_only_app)): the middleware finds none of its routes there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ApiAbsent;
+
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// Requests per 10 s per (token, route); five times that per token. 0 turns limiting off.
     pub rate_limit: u32,
+    /// Requests per 10 s per (SDK key's environment, route) on the SDK routes mounted beside
+    /// the API (five times that per environment); 0 turns it off. Counted where `rate_limit`
+    /// is (this replica, or the shared store).
+    pub sdk_rate_limit: u32,
     /// Where the rate limits are counted for every replica at once (Redis: crate
     /// `adapter-redis`); `None` counts them in this replica alone. When the shared store fails,
     /// the replica counts on its own until it answers.
@@ -47,6 +56,7 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             rate_limit: 1000,
+            sdk_rate_limit: 100_000,
             shared_rate_limits: None,
             body_limit: 1024 * 1024,
             auth_failure_limit: 20,
@@ -92,6 +102,8 @@ impl Route {
 pub struct AppState {
     pub(crate) service: Arc<Service>,
     pub(crate) rate_limits: Option<limits::Limiter>,
+    /// The SDK routes' limits (`sdk_rate_limit`).
+    pub(crate) sdk_rate_limits: Option<limits::Limiter>,
     pub(crate) auth_throttle: Option<AuthThrottle>,
     pub(crate) routes: Vec<Route>,
     /// Every method of the API, for `Access-Control-Allow-Methods`.
@@ -111,6 +123,17 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
+    /// Counts one request of SDK client `client` (an environment) on `route` in the SDK
+    /// routes' rate limits ([`HttpConfig::sdk_rate_limit`]): how long it must wait when over
+    /// them.
+    pub async fn count_sdk_request(&self, client: &str, route: &str) -> Option<Duration> {
+        let limits = self.sdk_rate_limits.as_ref()?;
+        match limits.check(client, route).await {
+            Ok(_) => None,
+            Err(limited) => Some(Duration::from_secs(limited.retry_after_secs)),
+        }
+    }
+
     /// How long the client of `req` must wait before it may present another secret, when its
     /// failed authentications reached the limit (`auth_failure_limit`): another door to the same
     /// tokens (the console's sign-in) asks this too, so that failures anywhere count together.

@@ -55,6 +55,11 @@ pub struct Settings {
         default_value = "127.0.0.1:8080"
     )]
     pub bind: String,
+    /// Serve the SDK routes (OFREP, `/ofrep/v1/...`) on this address only, e.g. `0.0.0.0:8081`,
+    /// instead of beside the API: applications reach evaluation there without reaching the
+    /// management API or the console (default: beside the API, on `--bind`).
+    #[arg(long, global = true, env = "FLAGSVC_SDK_BIND")]
+    pub sdk_bind: Option<String>,
     /// `postgres://...` for PostgreSQL; a path or `sqlite://path` for SQLite.
     #[arg(
         long,
@@ -90,6 +95,15 @@ pub struct Settings {
         default_value_t = 1000
     )]
     pub rate_limit: u32,
+    /// Requests per 10 s per SDK key's environment and SDK route (five times that per
+    /// environment); 0 turns limiting off. Counted where `--rate-limit` is.
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_SDK_RATE_LIMIT",
+        default_value_t = 100_000
+    )]
+    pub sdk_rate_limit: u32,
     /// Count the rate limits in this Redis (`redis://[[user]:password@]host[:port][/db]`),
     /// shared by every replica that uses it, instead of in each replica (where N replicas allow
     /// N times the limit). One Redis round trip per request; when Redis does not answer within

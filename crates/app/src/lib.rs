@@ -24,6 +24,30 @@ impl adapter_web::SignInThrottle for SharedAuthThrottle {
     }
 }
 
+/// The API's limits as the SDK routes see them: their failed authentications count with the
+/// API's (per client address), and their requests in the API's rate limiter (per environment,
+/// with `--sdk-rate-limit`).
+#[derive(Debug, Clone)]
+pub struct SdkGate(pub actix_web::web::Data<adapter_http::AppState>);
+
+impl adapter_sdk::Gate for SdkGate {
+    fn blocked(&self, req: &actix_web::HttpRequest) -> Option<Duration> {
+        self.0.authentication_blocked(req)
+    }
+
+    fn failed(&self, req: &actix_web::HttpRequest) {
+        self.0.record_failed_authentication(req);
+    }
+
+    fn count<'a>(
+        &'a self,
+        client: &'a str,
+        route: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<Duration>> + 'a>> {
+        Box::pin(self.0.count_sdk_request(client, route))
+    }
+}
+
 /// How long start-up waits for Redis to answer before it starts without it.
 pub const REDIS_STARTUP_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -92,13 +92,28 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         readiness_checks,
     )
     .context("serialising the OpenAPI document")?;
+    // The SDK routes (OFREP), beside the API or on `--sdk-bind` alone.
+    let sdk = adapter_sdk::SdkRoutes::new(
+        console_service.clone(),
+        Arc::new(app::SdkGate(state.clone())),
+    );
+    let sdk_beside_api = args.sdk_bind.is_none().then(|| sdk.clone());
     // The web console at `/`, over the same use cases as the API; its failed sign-ins count
     // with the API's failed authentications.
     let console = adapter_web::Console::new(console_service)
         .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));
     let not_found = console.clone();
-    let mount = adapter_http::Mount::new(move |routes| console.configure(routes))
-        .with_not_found(move |req| not_found.not_found(req));
+    let mount = adapter_http::Mount::new(move |routes| {
+        console.configure(routes);
+        if let Some(sdk) = &sdk_beside_api {
+            sdk.configure(routes);
+        }
+    })
+    .with_not_found(move |req| not_found.not_found(req));
+    let sdk_server = match &args.sdk_bind {
+        Some(address) => Some(sdk_server(address, sdk, &state, (cores, pool_size))?),
+        None => None,
+    };
     let metrics_server = match &args.metrics_bind {
         Some(address) => {
             let server = actix_web::HttpServer::new(adapter_http::metrics_app)
@@ -118,15 +133,46 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
     let api = adapter_http::server(listener, state, cores, blocking_threads, Some(mount))
         .with_context(|| format!("serving on {}", args.bind))?;
-    match metrics_server {
-        // Both stop on SIGTERM/SIGINT (actix's signal handling stops every server of the system).
-        Some(metrics) => {
-            let (api, metrics) = futures_util::future::join(api, metrics).await;
-            metrics.context("serving /metrics")?;
-            api.context("serving")
+    // Every server stops on SIGTERM/SIGINT (actix's signal handling stops every server of the
+    // system).
+    let metrics = async {
+        match metrics_server {
+            Some(metrics) => metrics.await.context("serving /metrics"),
+            None => Ok(()),
         }
-        None => api.await.context("serving"),
-    }
+    };
+    let sdk = async {
+        match sdk_server {
+            Some(sdk) => sdk.await.context("serving --sdk-bind"),
+            None => Ok(()),
+        }
+    };
+    let (api, metrics, sdk) = futures_util::future::join3(api, metrics, sdk).await;
+    metrics?;
+    sdk?;
+    api.context("serving")
+}
+
+/// The SDK routes alone on `address` (`--sdk-bind`), with `cores` workers and a blocking pool
+/// of `pool_size` threads.
+fn sdk_server(
+    address: &str,
+    sdk: adapter_sdk::SdkRoutes,
+    state: &actix_web::web::Data<AppState>,
+    (cores, pool_size): (usize, u32),
+) -> anyhow::Result<actix_web::dev::Server> {
+    let listener = std::net::TcpListener::bind(address)
+        .with_context(|| format!("binding --sdk-bind {address}"))?;
+    let routes = adapter_http::Mount::new(move |routes| sdk.configure(routes));
+    log::info!("serving the SDK routes on http://{address}");
+    adapter_http::mount_only_server(
+        listener,
+        state.clone(),
+        cores,
+        usize::try_from(pool_size).unwrap_or(8),
+        routes,
+    )
+    .with_context(|| format!("serving on --sdk-bind {address}"))
 }
 
 /// Webhook delivery as the command line sets it.
@@ -227,6 +273,7 @@ fn http_config(
 ) -> HttpConfig {
     HttpConfig {
         rate_limit: args.rate_limit,
+        sdk_rate_limit: args.sdk_rate_limit,
         shared_rate_limits: rate_limit_redis
             .map(|redis| Arc::new(redis) as Arc<dyn adapter_http::SharedRateLimits>),
         body_limit: args.body_limit,

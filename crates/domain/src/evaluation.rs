@@ -38,7 +38,7 @@ mod projection;
 mod reason;
 
 pub use context::{AttributeRef, Context, ContextError, SingleContext, MAX_CONTEXT_KINDS};
-pub use evaluate::{evaluate, explain, FlagData, MAX_DEPTH};
+pub use evaluate::{evaluate, evaluate_off, explain, FlagData, MAX_DEPTH};
 pub use explain::{
     BucketRange, ClauseTrace, Explanation, PrerequisiteTrace, RolloutTrace, RuleTrace,
     SegmentTrace, TargetTrace,

@@ -22,6 +22,8 @@ pub struct EnvironmentSnapshot {
     flags: HashMap<String, SdkFlag>,
     /// Flag keys in creation order (the order bulk evaluations answer in).
     order: Vec<String>,
+    /// Each flag's variations by name (else `_id`), by index: what OpenFeature calls a variant.
+    variants: HashMap<String, Vec<String>>,
     /// Every segment of the environment, by key.
     segments: HashMap<String, SdkSegment>,
     /// What it counts against the snapshots' budget: the size of its JSON.
@@ -55,11 +57,23 @@ impl EnvironmentSnapshot {
         let mut weight = 0;
         let mut order = Vec::with_capacity(listed.items.len());
         let mut flags = HashMap::with_capacity(listed.items.len());
+        let mut variants = HashMap::with_capacity(listed.items.len());
         for flag in &listed.items {
             let Some(projected) = evaluation::sdk_flag(flag, &env) else {
                 continue;
             };
             weight += weight_of(&projected);
+            let names = flag
+                .variations
+                .iter()
+                .map(|variation| {
+                    variation
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| variation.id.clone())
+                })
+                .collect();
+            variants.insert(projected.key.clone(), names);
             order.push(projected.key.clone());
             flags.insert(projected.key.clone(), projected);
         }
@@ -74,6 +88,7 @@ impl EnvironmentSnapshot {
             environment_key: env,
             flags,
             order,
+            variants,
             segments,
             weight,
         })
@@ -87,6 +102,7 @@ impl EnvironmentSnapshot {
             environment_key: environment.to_owned(),
             flags: HashMap::new(),
             order: Vec::new(),
+            variants: HashMap::new(),
             segments: HashMap::new(),
             weight,
         }
@@ -105,6 +121,11 @@ impl EnvironmentSnapshot {
     /// The live (not archived) flags, in creation order.
     pub fn flags(&self) -> impl Iterator<Item = &SdkFlag> {
         self.order.iter().filter_map(|key| self.flag(key))
+    }
+
+    /// The name of variation `index` of flag `key` (its `_id` when it has none).
+    pub fn variant(&self, key: &str, index: usize) -> Option<&str> {
+        self.variants.get(key)?.get(index).map(String::as_str)
     }
 
     /// How many live flags it holds.

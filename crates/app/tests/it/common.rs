@@ -288,10 +288,11 @@ pub async fn spawn_with(
         .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
         .expect("bootstrap");
-    let app = test::init_service(adapter_http::app(
-        AppState::new(service.clone(), config).expect("OpenAPI document"),
-    ))
-    .await;
+    let state = AppState::new(service.clone(), config).expect("OpenAPI document");
+    // With the SDK routes beside the API, as the binary serves them by default.
+    let sdk = adapter_sdk::SdkRoutes::new(service, Arc::new(app::SdkGate(state.clone())));
+    let mount = adapter_http::Mount::new(move |routes| sdk.configure(routes));
+    let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
     TestApp { app, db }
 }
 

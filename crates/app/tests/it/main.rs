@@ -90,6 +90,7 @@ mod compose;
 mod concurrency;
 mod console;
 mod http_edge;
+mod ofrep;
 mod openapi;
 mod ops;
 mod permissions;

@@ -421,8 +421,32 @@ fn tokens_and_credentials(backend: Backend) {
     assert_eq!(kinds["mob"], Some(EnvironmentCredential::MobileKey));
     assert_eq!(kinds["id"], Some(EnvironmentCredential::ClientSideId));
     assert_eq!(kinds["none"], None);
-    // The environment an SDK key opens: the current one, or one replaced (with its expiry);
-    // never a mobile key or the client-side ID.
+    db.store
+        .write_tx(|repo| -> Result<_> {
+            let held = repo.lock_token(&token.id)?.unwrap();
+            repo.delete_token(&held)
+        })
+        .unwrap();
+    assert_eq!(
+        db.store
+            .write_tx(|repo| -> Result<_> { repo.lock_token(&token.id) })
+            .unwrap(),
+        None
+    );
+}
+
+/// The environment an SDK key opens: the current one, or one replaced (with its expiry); never
+/// a mobile key or the client-side ID.
+fn sdk_keys_open_their_environment(backend: Backend) {
+    let db = open(backend);
+    let p = project("p", 1, &[]);
+    let env = environment("prod", 1);
+    db.store
+        .write_tx(|repo| -> Result<()> {
+            repo.insert_project(&p)?;
+            repo.insert_environment(&p.id, &env)
+        })
+        .unwrap();
     db.store
         .write_tx(|repo| -> Result<()> {
             repo.retire_environment_key(&env.id, "sdk-old", EnvironmentCredential::SdkKey, 5_000)?;
@@ -449,18 +473,6 @@ fn tokens_and_credentials(backend: Backend) {
     ] {
         assert_eq!(opens(nothing), None, "{nothing}");
     }
-    db.store
-        .write_tx(|repo| -> Result<_> {
-            let held = repo.lock_token(&token.id)?.unwrap();
-            repo.delete_token(&held)
-        })
-        .unwrap();
-    assert_eq!(
-        db.store
-            .write_tx(|repo| -> Result<_> { repo.lock_token(&token.id) })
-            .unwrap(),
-        None
-    );
 }
 
 /// Several flags of a project locked at once (each once, in key order, those that exist) and
@@ -739,5 +751,6 @@ storage_on_every_store!(
     flags_locked_and_saved_together,
     new_flags_skip_taken_keys,
     tokens_and_credentials,
+    sdk_keys_open_their_environment,
     console_sessions_expire_are_capped_and_go_with_their_token
 );

@@ -196,6 +196,22 @@ fn prerequisite_failed(key: &str) -> Reason {
     }
 }
 
+/// What `flag` serves while its targeting is off, which no context changes: its off variation
+/// with reason `OFF` (no value without one: the caller's default). For a caller that has no
+/// valid context, and may still serve a flag that is off.
+///
+/// ```
+/// use domain::evaluation::{evaluate_off, Reason, SdkFlag};
+/// let flag: SdkFlag = serde_json::from_value(serde_json::json!(
+///     {"key": "f", "on": false, "offVariation": 1, "variations": [true, false]})).unwrap();
+/// let detail = evaluate_off(&flag);
+/// assert_eq!(detail.value, Some(serde_json::json!(false)));
+/// assert_eq!(detail.reason, Reason::Off);
+/// ```
+pub fn evaluate_off(flag: &SdkFlag) -> Detail {
+    off_value(flag, Reason::Off)
+}
+
 /// The off variation with `reason`; none: no value (the caller's default).
 fn off_value(flag: &SdkFlag, reason: Reason) -> Detail {
     match flag.off_variation {

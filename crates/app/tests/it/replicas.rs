@@ -225,3 +225,70 @@ fn a_replica_whose_feed_was_cut_trusts_no_token_it_remembers() {
         refused,
     );
 }
+
+/// What replica `b` evaluates for flag `flag` of the environment `sdk_key` opens, for `ann`.
+fn evaluated(b: &Replica, sdk_key: &str, flag: &str) -> serde_json::Value {
+    use domain::evaluation::{evaluate, Context, FlagData};
+    let access = b.service.sdk().open(sdk_key).unwrap();
+    let snapshot = b.service.sdk().snapshot(&access).unwrap();
+    let context = Context::from_json(&json!({"key": "ann"})).unwrap();
+    let detail = evaluate(snapshot.flag(flag).unwrap(), &context, &*snapshot);
+    detail.value.unwrap_or_default()
+}
+
+#[test]
+fn a_flag_changed_on_one_replica_is_evaluated_anew_on_another_within_a_second() {
+    let (_db, a, b) = two_replicas();
+    let owner = a.owner();
+    let post: domain::project::ProjectPost =
+        serde_json::from_value(json!({"key": "shop", "name": "Shop"})).unwrap();
+    let project = a
+        .service
+        .projects()
+        .create_project(&owner.may(use_case::CreateProject).unwrap(), post)
+        .unwrap();
+    let sdk_key = project
+        .environments
+        .unwrap()
+        .iter()
+        .find(|env| env.key.as_str() == "production")
+        .map(|env| env.api_key.clone())
+        .unwrap();
+    let flag: domain::flag::FlagPost =
+        serde_json::from_value(json!({"key": "beta", "name": "Beta"})).unwrap();
+    a.service
+        .flags()
+        .create_flag(&owner.may(use_case::CreateFlag).unwrap(), "shop", flag)
+        .unwrap();
+    // B builds its snapshot (once its feed has caught up, it keeps it): off serves `false`.
+    let start = Instant::now();
+    while b.service.kept_snapshots().0 == 0 {
+        assert_eq!(evaluated(&b, &sdk_key, "beta"), json!(false));
+        assert!(start.elapsed() < Duration::from_secs(5), "B never kept it");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let on = service::FlagChange::Semantic(
+        domain::instruction::SemanticPatch::parse(
+            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}),
+        )
+        .unwrap(),
+    );
+    a.service
+        .flags()
+        .patch_flag(
+            &owner.may(use_case::PatchFlag).unwrap(),
+            "shop",
+            "beta",
+            &on,
+        )
+        .unwrap();
+    let changed = Instant::now();
+    while evaluated(&b, &sdk_key, "beta") != json!(true) {
+        assert!(
+            changed.elapsed() < BOUND,
+            "B still serves the old flag after {:?}",
+            changed.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

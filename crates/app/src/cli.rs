@@ -207,8 +207,8 @@ pub struct Settings {
     )]
     pub read_cache_mib: usize,
     /// This replica's evaluation snapshots (each environment's flags and segments, projected
-    /// for evaluation), in MiB of their JSON; past it the least recently used environments
-    /// are dropped.
+    /// for evaluation), in MiB of memory (estimated: four bytes per byte of their JSON); past it
+    /// the least recently used environments are dropped.
     #[arg(
         long,
         global = true,

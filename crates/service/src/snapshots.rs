@@ -23,8 +23,8 @@
 //!   began anew since its read began. It still answers the request that read it.
 //!
 //! # The bound
-//! Snapshots take at most the budget given, counted as the size of their projected flags' and
-//! segments' JSON. Past it, the least recently used environments are dropped; an environment
+//! Snapshots take at most the budget given, in bytes of memory estimated from the size of their
+//! projected flags' and segments' JSON (four bytes per byte of JSON). Past it, the least recently used environments are dropped; an environment
 //! heavier than the whole budget is read for each evaluation and never kept. SDK keys: at most
 //! [`MAX_KEYS`] are remembered (past it, all are forgotten), each for at most [`MAX_AGE`].
 

@@ -39,7 +39,8 @@ impl Service {
     }
 
     /// The same service, keeping environments' flag data for evaluations within `budget` bytes
-    /// (counted as the size of the projected flags' and segments' JSON; see `snapshots`).
+    /// of memory (estimated from the size of the projected flags' and segments' JSON; see
+    /// `snapshots`).
     /// [`DEFAULT_SNAPSHOT_BUDGET`] otherwise.
     pub fn with_snapshot_budget(mut self, budget: usize) -> Self {
         self.snapshots = crate::snapshots::Snapshots::on(&*self.store, budget);

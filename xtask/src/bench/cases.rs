@@ -1,5 +1,7 @@
 //! The cases of issue 11 on one running server: seeding through the API, then each case under
-//! load. Case ids are what `--cases` selects.
+//! load; issue 34's evaluation cases in `evaluation`. Case ids are what `--cases` selects.
+
+mod evaluation;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use super::report::{Goal, Row};
 use super::store::Store;
 
 /// Every case id, in the order they run.
-pub const CASES: [&str; 15] = [
+pub const CASES: [&str; 18] = [
     "get",
     "toggle-hot",
     "toggle-spread",
@@ -31,6 +33,10 @@ pub const CASES: [&str; 15] = [
     "audit-1k-spec",
     "audit-10k-spec",
     "envs-10k",
+    "ofrep-one",
+    "ofrep-bulk-500",
+    // Once per run, on a server of its own (see `bench::snapshots`).
+    "snapshots-100x1000",
 ];
 
 /// Connections used for seeding (not measured, except where a case says so).
@@ -94,7 +100,7 @@ pub struct StoreCases<'a> {
 impl StoreCases<'_> {
     pub fn run_all(&mut self) -> Result<()> {
         let s = self.settings;
-        if s.any_selected(&["get", "toggle-hot", "toggle-spread", "create"]) {
+        if s.any_selected(&["get", "toggle-hot", "toggle-spread", "create", "ofrep-one"]) {
             self.seed_bench_project()?;
         }
         if s.selected("get") {
@@ -151,7 +157,7 @@ impl StoreCases<'_> {
         if s.selected("envs-10k") {
             self.environments_list()?;
         }
-        Ok(())
+        self.evaluation()
     }
 
     fn send(&self, request: &Request) -> Result<Response> {
@@ -263,9 +269,29 @@ impl StoreCases<'_> {
         goal: Goal,
         make: MakeRequest,
     ) -> Result<()> {
-        let measured = self.load(
+        let measured = self.timed(self.settings.connections, make)?;
+        self.record(case, &measured, reference, goal);
+        Ok(())
+    }
+
+    /// A timed case at `connections`, with no reference.
+    fn measure_at(
+        &mut self,
+        case: &str,
+        connections: usize,
+        goal: Goal,
+        make: MakeRequest,
+    ) -> Result<()> {
+        let measured = self.timed(connections, make)?;
+        self.record(case, &measured, None, goal);
+        Ok(())
+    }
+
+    /// `make`'s requests at `connections` for the configured warm-up and duration.
+    fn timed(&self, connections: usize, make: MakeRequest) -> Result<Measured> {
+        self.load(
             &Load {
-                connections: self.settings.connections,
+                connections,
                 length: Length::Timed {
                     warmup: self.settings.warmup,
                     duration: self.settings.duration,
@@ -273,9 +299,7 @@ impl StoreCases<'_> {
                 progress: None,
             },
             make,
-        )?;
-        self.record(case, &measured, reference, goal);
-        Ok(())
+        )
     }
 
     fn record(&mut self, case: &str, measured: &Measured, reference: Option<Mode>, goal: Goal) {

@@ -12,6 +12,7 @@ mod pgbench;
 mod procfs;
 mod report;
 mod server;
+mod snapshots;
 mod store;
 
 use std::collections::BTreeSet;
@@ -405,36 +406,55 @@ fn remove_sqlite(file: &Path) {
     }
 }
 
-/// The time of one policy decision for a caller with 50 roles of 20 statements
-/// (`crates/domain/benches/decide.rs`, built optimised), as the benchmark prints it.
-fn policy_evaluation(cargo: &std::ffi::OsStr) -> Result<String> {
+/// What in-process benchmark `bench` of `domain` (`crates/domain/benches/<bench>.rs`, built
+/// optimised) prints on its lines that start with `prefix`.
+fn domain_bench(cargo: &std::ffi::OsStr, bench: &str, prefix: &str) -> Result<Vec<String>> {
     let output = Command::new(cargo)
-        .args([
-            "bench",
-            "--quiet",
-            "-p",
-            "flagsvc-domain",
-            "--bench",
-            "decide",
-        ])
+        .args(["bench", "--quiet", "-p", "flagsvc-domain", "--bench", bench])
         .current_dir(workspace_root())
         .output()
-        .context("running the policy benchmark")?;
+        .with_context(|| format!("running the {bench} benchmark"))?;
     if !output.status.success() {
         bail!(
-            "the policy benchmark failed: {}",
+            "the {bench} benchmark failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
     }
     let lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
         .lines()
-        .filter_map(|line| line.strip_prefix("decide: "))
+        .filter(|line| line.starts_with(prefix))
         .map(str::to_owned)
         .collect();
     if lines.is_empty() {
-        bail!("the policy benchmark printed no figures");
+        bail!("the {bench} benchmark printed no figures");
     }
-    Ok(lines.join("; "))
+    Ok(lines)
+}
+
+/// The time of one policy decision for a caller with 50 roles of 20 statements
+/// (`crates/domain/benches/decide.rs`), as the benchmark prints it.
+fn policy_evaluation(cargo: &std::ffi::OsStr) -> Result<String> {
+    let lines = domain_bench(cargo, "decide", "decide: ")?;
+    let figures: Vec<&str> = lines
+        .iter()
+        .filter_map(|line| line.strip_prefix("decide: "))
+        .collect();
+    Ok(figures.join("; "))
+}
+
+/// The evaluator beside the original's (`crates/domain/benches/evaluate.rs`), with the goal.
+fn flag_evaluation(cargo: &std::ffi::OsStr) -> Result<String> {
+    let lines = domain_bench(cargo, "evaluate", "evaluate")?;
+    let ratio = lines
+        .first()
+        .and_then(|line| line.rsplit("ratio ").next())
+        .and_then(|ratio| ratio.trim().parse::<f64>().ok())
+        .context("the evaluation benchmark printed no ratio")?;
+    Ok(format!(
+        "{} (goal ≥ 1.5× the original's: {})",
+        lines.join("; "),
+        if ratio >= 1.5 { "met" } else { "missed" }
+    ))
 }
 
 /// PostgreSQL (which serves the pgbench reference even when only SQLite is measured) and the
@@ -537,6 +557,28 @@ fn run_description(
     }
 }
 
+/// Issue 34's lines: the evaluator beside the original's, and the memory of 100 × 1,000
+/// flags in snapshots (when selected).
+fn in_process_lines(
+    runtime: &tokio::runtime::Runtime,
+    (binary, work_dir): (&Path, &Path),
+    settings: &Settings,
+    cargo: &Command,
+) -> Result<Vec<String>> {
+    let mut lines = vec![];
+    if settings.selected("snapshots-100x1000") {
+        lines.push(format!(
+            "{}.",
+            snapshots::measure(runtime, binary, work_dir)?
+        ));
+    }
+    let evaluation = flag_evaluation(cargo.get_program())?;
+    lines.push(format!(
+        "Flag evaluation (`cargo bench -p flagsvc-domain --bench evaluate`, one core, in process, evaluations per second beside the original's own Rust evaluator on the same flags and contexts): {evaluation}."
+    ));
+    Ok(lines)
+}
+
 pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
     let options = Options::parse(args)?;
     let started = Instant::now();
@@ -605,14 +647,16 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
         broken.extend(store_broken);
     }
 
+    let in_process = in_process_lines(&runtime, (&binary, &work_dir), &settings, cargo)?;
     let policy = policy_evaluation(cargo.get_program())?;
     let elapsed = started.elapsed();
-    let description = run_description(
+    let mut description = run_description(
         &options,
         (&binary, postgres.as_ref(), pgbench.as_ref()),
         (elapsed, &machine, &policy),
         references,
     );
+    description.lines.extend(in_process);
     let region = report::render(&description, &reports);
     println!("\n{region}");
 

@@ -24,6 +24,8 @@ pub enum Goal {
     },
     /// PostgreSQL's wall time at most twice SQLite's.
     ContentionWithinTwiceSqlite,
+    /// p99 under this many milliseconds.
+    P99Under(f64),
 }
 
 const LIST_P99_GOAL_MS: f64 = 10.0;
@@ -193,6 +195,10 @@ fn goal_text(row: &Row, store: &StoreReport, all: &[StoreReport]) -> String {
                 let _ = write!(text, ", ≤ {LIST_GROWTH_GOAL}× {} ({growth:.1}×)", base.case);
             }
             format!("{text}: {}", met(ok))
+        }
+        Goal::P99Under(ms) => {
+            let p99_ms = row.p99_us as f64 / 1000.0;
+            format!("p99 < {ms:.0} ms: {}", met(p99_ms < ms))
         }
         Goal::ContentionWithinTwiceSqlite => {
             let wall = |report: &StoreReport| report.row(&row.case).map(|r| r.window.as_secs_f64());

@@ -57,7 +57,14 @@ impl Flagsvc {
             .args(["--bind", &address.to_string()])
             .args(["--database-url", database_url])
             .args(["--bootstrap-token", TOKEN])
-            .args(["--rate-limit", "0", "--log", "warn"])
+            .args([
+                "--rate-limit",
+                "0",
+                "--sdk-rate-limit",
+                "0",
+                "--log",
+                "warn",
+            ])
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)

@@ -473,6 +473,11 @@ pub(crate) fn flag_page(
         encode(project_key),
         encode(flag.key.as_str())
     );
+    let explain_link = format!(
+        "/projects/{}/flags/{}/explain",
+        encode(project_key),
+        encode(flag.key.as_str())
+    );
     let environments = project.environments.as_deref().unwrap_or_default();
     let shown: Vec<&Environment> = environments
         .iter()
@@ -494,6 +499,7 @@ pub(crate) fn flag_page(
             @if flag.temporary { span.badge { "temporary" } " " } @else { span.badge { "permanent" } " " }
             @for tag in &flag.tags { span.badge { (tag) } " " }
             " " a href=(history_link) { "History" }
+            " " a href=(explain_link) { "Test a context" }
         }
         @if !flag.description.is_empty() { p.description { (flag.description) } }
         (settings_section(signed, project_key, flag, &shown))

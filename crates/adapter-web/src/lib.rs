@@ -11,6 +11,7 @@
 
 mod admin;
 mod console;
+mod explain;
 #[cfg(test)]
 mod fixtures;
 mod flag_edit;
@@ -88,6 +89,11 @@ impl Console {
                     .post(flags::switch_targeting),
             )
             .service(page_at("/projects/{project}/flags/{flag}/history").get(history::show))
+            .service(
+                page_at("/projects/{project}/flags/{flag}/explain")
+                    .get(explain::show)
+                    .post(explain::evaluate),
+            )
             .service(page_at("/projects/{project}/environments/{env}/segments").get(segments::list))
             .service(
                 page_at("/projects/{project}/environments/{env}/segments/{segment}")

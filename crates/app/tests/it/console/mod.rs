@@ -17,6 +17,7 @@ use crate::common::{open, Backend, Db, OWNER};
 mod admin;
 mod change_rules;
 mod edit;
+mod explain;
 
 struct Page {
     status: u16,

@@ -36,6 +36,7 @@ mod model;
 mod operators;
 mod projection;
 mod reason;
+mod typed;
 
 pub use context::{AttributeRef, Context, ContextError, SingleContext, MAX_CONTEXT_KINDS};
 pub use evaluate::{evaluate, evaluate_off, explain, FlagData, MAX_DEPTH};
@@ -50,3 +51,4 @@ pub use model::{
 };
 pub use projection::{sdk_flag, sdk_segment};
 pub use reason::{Detail, ErrorKind, Reason};
+pub use typed::{client_side_variation, typed, ClientSideDetail, ClientSideFlag, ValueType};

@@ -1,6 +1,8 @@
-//! The original's SDK evaluation contract (`tests/sdk-eval-contract/server-side-eval`, from its
-//! SDK test harness; see `ORIGIN.md`): every case expanded as `FORMAT.md` says, evaluated by
-//! `domain::evaluation`, and held to the expected value, variation index and reason.
+//! The original's SDK evaluation contract (`tests/sdk-eval-contract`, from its SDK test harness;
+//! see `ORIGIN.md`): every case expanded as `FORMAT.md` says and held to the expected value,
+//! variation index and reason: the server-side cases evaluated by `domain::evaluation`, the
+//! client-side ones (results the server sent, read by a variation call) by
+//! `domain::evaluation::client_side_variation`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -8,7 +10,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use domain::evaluation::{
-    evaluate, Context, Detail, ErrorKind, FlagData, Reason, SdkFlag, SdkSegment,
+    client_side_variation, evaluate, typed, ClientSideFlag, Context, Detail, ErrorKind, FlagData,
+    Reason, SdkFlag, SdkSegment, ValueType,
 };
 use serde_json::{Map, Value};
 
@@ -165,14 +168,13 @@ fn data_of(sdk_data: &Value) -> Data {
     data
 }
 
-/// Whether `value` is of the type a typed variation method asks for.
-fn of_type(value: &Value, value_type: &str) -> bool {
-    match value_type {
-        "bool" => value.is_boolean(),
-        "int" | "double" => value.is_number(),
-        "string" => value.is_string(),
-        _ => true,
-    }
+/// The type a case's variation call asks for (`any` when it names none).
+fn value_type(case: &Value) -> ValueType {
+    let name = case
+        .get("valueType")
+        .and_then(Value::as_str)
+        .unwrap_or("any");
+    ValueType::parse(name).unwrap_or_else(|| panic!("value type {name}"))
 }
 
 /// What an SDK's variation method answers: the evaluation, with the default where there is
@@ -194,21 +196,8 @@ fn answer(case: &Value, data: &Data) -> (Value, Option<usize>, Reason) {
         value,
         variation_index,
         reason,
-    } = evaluate(flag, &context, data);
-    match value {
-        None => (default, None, reason),
-        Some(value) => {
-            let value_type = case
-                .get("valueType")
-                .and_then(Value::as_str)
-                .unwrap_or("any");
-            if of_type(&value, value_type) {
-                (value, variation_index, reason)
-            } else {
-                (default, None, error(ErrorKind::WrongType))
-            }
-        }
-    }
+    } = typed(evaluate(flag, &context, data), value_type(case), default);
+    (value.unwrap_or_default(), variation_index, reason)
 }
 
 fn error(error_kind: ErrorKind) -> Reason {
@@ -269,4 +258,53 @@ fn every_server_side_case_of_the_contract_holds() {
         failures.join("\n")
     );
     assert_eq!(cases, 728, "the contract's server-side cases");
+}
+
+#[test]
+fn every_client_side_case_of_the_contract_holds() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk-eval-contract/client-side-eval");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    paths.sort();
+    let (mut cases, mut failures) = (0, Vec::new());
+    for path in &paths {
+        for suite in suites(path) {
+            let flags: HashMap<String, ClientSideFlag> = suite["sdkData"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(key, flag)| (key.clone(), serde_json::from_value(flag.clone()).unwrap()))
+                .collect();
+            for case in suite["evaluations"].as_array().into_iter().flatten() {
+                cases += 1;
+                let default = case.get("default").cloned().unwrap_or(Value::Bool(false));
+                let flag = flags.get(case["flagKey"].as_str().unwrap());
+                let got = client_side_variation(flag, value_type(case), default);
+                let expect = &case["expect"];
+                let expected_index = expect.get("variationIndex").and_then(Value::as_u64);
+                let index_ok = got.variation_index.map(|i| i as u64) == expected_index;
+                let reason_ok = expect
+                    .get("reason")
+                    .is_none_or(|reason| got.reason.as_ref() == Some(reason));
+                if !same_json(&got.value, &expect["value"]) || !index_ok || !reason_ok {
+                    failures.push(format!(
+                        "{} / {} / {}: got {got:?}, expected {expect}",
+                        path.file_name().unwrap().to_string_lossy(),
+                        suite["name"],
+                        case["name"]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(cases, 30, "the contract's client-side cases");
 }

@@ -67,6 +67,12 @@ impl Service {
             return Ok(kept);
         }
         let ticket = self.snapshots.ticket(Some(project));
+        // Flags changed since it was read: read those again, share the rest.
+        if let Some((kept, stale, read_at)) = self.snapshots.stale(project, environment) {
+            let refreshed = Arc::new(self.store.read_tx(|repo| kept.with_flags(repo, &stale))?);
+            self.snapshots.keep_refreshed(ticket, &refreshed, read_at);
+            return Ok(refreshed);
+        }
         let snapshot = Arc::new(self.store.read_tx(|repo| -> ServiceResult<_> {
             let found = load_project(repo, project)?;
             let env = load_environment(repo, &found.id, project, environment)?;

@@ -3,36 +3,75 @@
 //! (see `crate::snapshots` for how they are kept).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use domain::environment::Environment;
 use domain::evaluation::{self, FlagData, SdkFlag, SdkSegment};
+use domain::flag::Flag;
+use domain::key::{FlagKey, ProjectKey};
 use domain::project::Project;
 use domain::query::FlagQuery;
 use ports::Repository;
 
 use crate::ServiceResult;
 
-/// One environment's flags and segments in the SDK data model.
+/// One flag of a snapshot: projected, with its variants' names and its weight.
+#[derive(Debug)]
+struct FlagEntry {
+    flag: SdkFlag,
+    /// Its variations by name (else `_id`), by index: what OpenFeature calls a variant.
+    variants: Vec<String>,
+    weight: usize,
+}
+
+impl FlagEntry {
+    /// `flag` projected into `environment`; `None` when it has no configuration there.
+    fn of(flag: &Flag, environment: &str) -> Option<Self> {
+        let projected = evaluation::sdk_flag(flag, environment)?;
+        let variants = flag
+            .variations
+            .iter()
+            .map(|variation| {
+                variation
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| variation.id.clone())
+            })
+            .collect::<Vec<_>>();
+        let weight = weight_of(&projected) + variants.iter().map(String::len).sum::<usize>();
+        Some(Self {
+            flag: projected,
+            variants,
+            weight,
+        })
+    }
+}
+
+/// One environment's flags and segments in the SDK data model. Flags are shared between a
+/// snapshot and the one a flag's change makes of it ([`EnvironmentSnapshot::with_flags`]).
 #[derive(Debug, Clone)]
 pub struct EnvironmentSnapshot {
     project_key: String,
     environment_key: String,
     /// Every flag with a configuration in the environment, by key (archived ones marked
     /// `deleted`, as SDKs are told).
-    flags: HashMap<String, SdkFlag>,
+    flags: HashMap<String, Arc<FlagEntry>>,
     /// Flag keys in creation order (the order bulk evaluations answer in).
     order: Vec<String>,
-    /// Each flag's variations by name (else `_id`), by index: what OpenFeature calls a variant.
-    variants: HashMap<String, Vec<String>>,
     /// Every segment of the environment, by key.
-    segments: HashMap<String, SdkSegment>,
+    segments: Arc<HashMap<String, SdkSegment>>,
+    /// The segments' weight.
+    segments_weight: usize,
     /// What it counts against the snapshots' budget: its memory, estimated from its JSON.
     weight: usize,
 }
 
 impl FlagData for EnvironmentSnapshot {
     fn flag(&self, key: &str) -> Option<&SdkFlag> {
-        self.flags.get(key).filter(|flag| !flag.deleted)
+        self.flags
+            .get(key)
+            .map(|entry| &entry.flag)
+            .filter(|flag| !flag.deleted)
     }
 
     fn segment(&self, key: &str) -> Option<&SdkSegment> {
@@ -54,44 +93,72 @@ impl EnvironmentSnapshot {
         let every = FlagQuery::parse(None, None, None, None)?;
         let env = environment.key.to_string();
         let listed = repo.list_flags(&project.id, &every, std::slice::from_ref(&env))?;
-        let mut weight = 0;
         let mut order = Vec::with_capacity(listed.items.len());
         let mut flags = HashMap::with_capacity(listed.items.len());
-        let mut variants = HashMap::with_capacity(listed.items.len());
         for flag in &listed.items {
-            let Some(projected) = evaluation::sdk_flag(flag, &env) else {
-                continue;
-            };
-            weight += weight_of(&projected);
-            let names = flag
-                .variations
-                .iter()
-                .map(|variation| {
-                    variation
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| variation.id.clone())
-                })
-                .collect();
-            variants.insert(projected.key.clone(), names);
-            order.push(projected.key.clone());
-            flags.insert(projected.key.clone(), projected);
+            if let Some(entry) = FlagEntry::of(flag, &env) {
+                order.push(entry.flag.key.clone());
+                flags.insert(entry.flag.key.clone(), Arc::new(entry));
+            }
         }
         let mut segments = HashMap::new();
+        let mut segments_weight = 0;
         for segment in repo.segments_of_environment(&project.id, &environment.key)? {
             let projected = evaluation::sdk_segment(&segment);
-            weight += weight_of(&projected);
+            segments_weight += weight_of(&projected);
             segments.insert(projected.key.clone(), projected);
         }
-        Ok(Self {
+        let mut snapshot = Self {
             project_key: project.key.to_string(),
             environment_key: env,
             flags,
             order,
-            variants,
-            segments,
-            weight,
-        })
+            segments: Arc::new(segments),
+            segments_weight,
+            weight: 0,
+        };
+        snapshot.weigh();
+        Ok(snapshot)
+    }
+
+    fn weigh(&mut self) {
+        self.weight = self.segments_weight
+            + self
+                .flags
+                .values()
+                .map(|entry| entry.weight + entry.flag.key.len())
+                .sum::<usize>();
+    }
+
+    /// This snapshot with flags `keys` read again from `repo` (a flag gone, or no longer
+    /// configured in the environment, is left out); the others and the segments are shared.
+    ///
+    /// # Errors
+    /// The store's.
+    pub(crate) fn with_flags(
+        &self,
+        repo: &mut dyn Repository,
+        keys: &[String],
+    ) -> ServiceResult<Self> {
+        let project = ProjectKey::lookup(&self.project_key);
+        let mut next = self.clone();
+        for key in keys {
+            let read = repo.find_flag(&project, &FlagKey::lookup(key))?;
+            match read.and_then(|flag| FlagEntry::of(&flag, &self.environment_key)) {
+                Some(entry) => {
+                    if next.flags.insert(key.clone(), Arc::new(entry)).is_none() {
+                        next.order.push(key.clone());
+                    }
+                }
+                None => {
+                    if next.flags.remove(key).is_some() {
+                        next.order.retain(|k| k != key);
+                    }
+                }
+            }
+        }
+        next.weigh();
+        Ok(next)
     }
 
     /// An empty snapshot of (`project`, `environment`) counting `weight`.
@@ -102,8 +169,8 @@ impl EnvironmentSnapshot {
             environment_key: environment.to_owned(),
             flags: HashMap::new(),
             order: Vec::new(),
-            variants: HashMap::new(),
-            segments: HashMap::new(),
+            segments: Arc::default(),
+            segments_weight: 0,
             weight,
         }
     }
@@ -125,7 +192,7 @@ impl EnvironmentSnapshot {
 
     /// The name of variation `index` of flag `key` (its `_id` when it has none).
     pub fn variant(&self, key: &str, index: usize) -> Option<&str> {
-        self.variants.get(key)?.get(index).map(String::as_str)
+        self.flags.get(key)?.variants.get(index).map(String::as_str)
     }
 
     /// How many live flags it holds.

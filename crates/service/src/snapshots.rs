@@ -7,9 +7,12 @@
 //!   configuration there, and every segment of the environment), and kept until a change
 //!   touches it.
 //! - **This replica's changes**: the store tells the snapshots of every change this process
-//!   commits before the writer is answered ([`ports::ChangeListener`]); a flag's or a project's
-//!   change drops the project's snapshots, a segment's its environment's, and the next
-//!   evaluation builds them again. So the replica that wrote never evaluates the old version.
+//!   commits before the writer is answered ([`ports::ChangeListener`]); a flag's change marks
+//!   that flag stale in the project's snapshots (the next evaluation reads that flag again and
+//!   shares the rest; past [`MAX_STALE_FLAGS`] the snapshot is dropped), a project's change
+//!   drops the project's snapshots, a segment's its environment's (the next evaluation builds
+//!   them again). A snapshot with a stale flag is never evaluated: the replica that wrote
+//!   never evaluates the old version.
 //! - **Other replicas' changes**: where the store hears them (PostgreSQL's feed), a snapshot is
 //!   served only while the feed has caught up to a moment less than [`MAX_LAG`] ago; when it is
 //!   behind, evaluations read the store instead (a snapshot built for the request, not kept),
@@ -45,6 +48,10 @@ pub const MAX_LAG: Duration = Duration::from_millis(100);
 /// announced: the bound for changes no replica announced.
 pub const MAX_AGE: Duration = Duration::from_secs(30);
 
+/// How many flags of a snapshot may be stale (changed since it was read) before it is dropped
+/// and read whole again rather than flag by flag.
+pub const MAX_STALE_FLAGS: usize = 64;
+
 /// How many SDK keys are remembered at most.
 pub const MAX_KEYS: usize = 10_000;
 
@@ -78,6 +85,8 @@ struct Kept {
     snapshot: Arc<EnvironmentSnapshot>,
     read_at: Instant,
     last_used: AtomicU64,
+    /// Flags changed since it was read: it is not evaluated until they are read again.
+    stale: Vec<String>,
 }
 
 /// (project key, environment key), as stored.
@@ -97,9 +106,13 @@ struct State {
 
 impl State {
     fn drop_where(&mut self, mut which: impl FnMut(&EnvironmentName) -> bool) {
+        self.drop_where_kept(|name, _| which(name));
+    }
+
+    fn drop_where_kept(&mut self, mut which: impl FnMut(&EnvironmentName, &Kept) -> bool) {
         let mut freed = 0;
         self.kept.retain(|name, kept| {
-            let drop = which(name);
+            let drop = which(name, kept);
             if drop {
                 freed += kept.snapshot.weight();
             }
@@ -167,7 +180,7 @@ impl Snapshots {
         let kept = state
             .kept
             .get(&(project.to_owned(), environment.to_owned()))?;
-        if !self.fresh(kept.read_at, now) {
+        if !kept.stale.is_empty() || !self.fresh(kept.read_at, now) {
             return None;
         }
         kept.last_used.store(
@@ -175,6 +188,23 @@ impl Snapshots {
             Ordering::Relaxed,
         );
         Some(kept.snapshot.clone())
+    }
+
+    /// The snapshot of (`project`, `environment`) kept with stale flags, the flags to read
+    /// again, and when it was read: when it may be refreshed flag by flag rather than read
+    /// whole ([`Snapshots::keep_refreshed`]).
+    pub(crate) fn stale(
+        &self,
+        project: &str,
+        environment: &str,
+    ) -> Option<(Arc<EnvironmentSnapshot>, Vec<String>, Instant)> {
+        let now = Instant::now();
+        let state = lock(&self.state);
+        let kept = state
+            .kept
+            .get(&(project.to_owned(), environment.to_owned()))?;
+        (!kept.stale.is_empty() && self.fresh(kept.read_at, now))
+            .then(|| (kept.snapshot.clone(), kept.stale.clone(), kept.read_at))
     }
 
     /// The lock that builds of (`project`, `environment`) take, so that one builds while the
@@ -216,6 +246,21 @@ impl Snapshots {
     /// stale or it alone is heavier than the budget; drops the least recently used others
     /// until it fits.
     pub(crate) fn keep(&self, ticket: Ticket, snapshot: &Arc<EnvironmentSnapshot>) {
+        self.keep_read_at(ticket, snapshot, ticket.at);
+    }
+
+    /// As [`Snapshots::keep`] for a snapshot refreshed flag by flag since `ticket` from one
+    /// read at `read_at` (which still bounds its age: most of it was read then).
+    pub(crate) fn keep_refreshed(
+        &self,
+        ticket: Ticket,
+        snapshot: &Arc<EnvironmentSnapshot>,
+        read_at: Instant,
+    ) {
+        self.keep_read_at(ticket, snapshot, read_at);
+    }
+
+    fn keep_read_at(&self, ticket: Ticket, snapshot: &Arc<EnvironmentSnapshot>, read_at: Instant) {
         let weight = snapshot.weight();
         if weight > self.budget {
             return;
@@ -245,8 +290,9 @@ impl Snapshots {
             name,
             Kept {
                 snapshot: snapshot.clone(),
-                read_at: ticket.at,
+                read_at,
                 last_used: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
+                stale: Vec::new(),
             },
         );
     }
@@ -284,16 +330,25 @@ impl ChangeListener for Snapshots {
     fn changed(&self, changed: &Changed) {
         let mut state = lock(&self.state);
         match changed {
-            Changed::Flag { project, .. } | Changed::Project(project) => {
+            Changed::Flag { project, flag } => {
+                state.stripes[stripe_of(project)] += 1;
+                for ((p, _), kept) in &mut state.kept {
+                    if p == project && !kept.stale.contains(flag) {
+                        kept.stale.push(flag.clone());
+                    }
+                }
+                state.drop_where_kept(|(p, _), kept| {
+                    p == project && kept.stale.len() > MAX_STALE_FLAGS
+                });
+            }
+            Changed::Project(project) => {
                 state.stripes[stripe_of(project)] += 1;
                 state.drop_where(|(p, _)| p == project);
-                if matches!(changed, Changed::Project(_)) {
-                    // A key read before the change may be the one a reset replaced.
-                    state.key_epoch += 1;
-                    state
-                        .keys
-                        .retain(|_, (holder, _)| holder.project_key != *project);
-                }
+                // A key read before the change may be the one a reset replaced.
+                state.key_epoch += 1;
+                state
+                    .keys
+                    .retain(|_, (holder, _)| holder.project_key != *project);
             }
             Changed::Segments {
                 project,
@@ -387,6 +442,38 @@ mod tests {
             "nothing evaluated changed"
         );
         snapshots.changed(&Changed::Everything);
+        assert_eq!(snapshots.kept(), (0, 0));
+    }
+
+    #[test]
+    fn a_changed_flag_is_read_again_alone_until_too_many_are() {
+        let snapshots = Snapshots::on(&Feed(false, Mutex::default()), 1_000);
+        kept(&snapshots, "p", "a", 10);
+        let flag = |key: &str| Changed::Flag {
+            project: "p".into(),
+            flag: key.into(),
+        };
+        snapshots.changed(&flag("f"));
+        snapshots.changed(&flag("f"));
+        snapshots.changed(&flag("g"));
+        assert!(snapshots.get("p", "a").is_none(), "never evaluated stale");
+        let (old, stale, read_at) = snapshots.stale("p", "a").unwrap();
+        assert_eq!(stale, ["f", "g"]);
+        // Refreshed since a ticket taken after the changes: kept, stale no more, as old.
+        let ticket = snapshots.ticket(Some("p"));
+        snapshots.keep_refreshed(ticket, &old, read_at);
+        assert!(snapshots.get("p", "a").is_some());
+        assert!(snapshots.stale("p", "a").is_none());
+        // A refresh that raced another change is not kept: the flag stays stale.
+        let ticket = snapshots.ticket(Some("p"));
+        snapshots.changed(&flag("h"));
+        snapshots.keep_refreshed(ticket, &old, read_at);
+        assert_eq!(snapshots.stale("p", "a").unwrap().1, ["h"]);
+        // Past the limit, the snapshot is read whole again.
+        for n in 0..MAX_STALE_FLAGS {
+            snapshots.changed(&flag(&format!("x{n}")));
+        }
+        assert!(snapshots.stale("p", "a").is_none());
         assert_eq!(snapshots.kept(), (0, 0));
     }
 

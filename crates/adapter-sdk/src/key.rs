@@ -45,7 +45,8 @@ pub(crate) fn presented_key(req: &HttpRequest) -> Option<&str> {
 
 /// The environment the key of `req` opens, counted against the environment's limit on `route`:
 /// from memory when this replica remembers the key, else asked of the store (on the blocking
-/// pool, throttled per client address like the API's failed authentications).
+/// pool, throttled per client address like the API's failed authentications, except for keys
+/// of the generated form).
 pub(crate) async fn admit(
     req: &HttpRequest,
     shared: &Shared,
@@ -59,7 +60,13 @@ pub(crate) async fn admit(
     let opened = match shared.service.sdk().open_remembered(secret) {
         Some(opened) => opened,
         None => {
-            if let Some(wait) = shared.gate.blocked(req) {
+            // Others' failures from this address (a NAT, a proxy) do not lock out a key of
+            // the generated form: guessing one is hopeless, so looking it up tells nothing.
+            if let Some(wait) = shared
+                .gate
+                .blocked(req)
+                .filter(|_| !service::is_generated_sdk_key(secret))
+            {
                 return Err(Refusal::TooMany(wait));
             }
             let secret = secret.to_owned();

@@ -27,11 +27,14 @@ pub const MAX_BODY: usize = 256 * 1024;
 /// What a request's context made: a context, or the kind that has no key.
 type Contextual = context::Read;
 
-/// A JSON answer with `status`.
+/// A JSON answer with `status` (503: come back in a second).
 fn json(status: StatusCode, body: &Value) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type("application/json")
-        .body(body.to_string())
+    let mut response = HttpResponse::build(status);
+    response.content_type("application/json");
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response.insert_header((header::RETRY_AFTER, "1"));
+    }
+    response.body(body.to_string())
 }
 
 /// The answer to a request that was not admitted (`key`: the flag asked for, if one was).
@@ -178,14 +181,15 @@ fn etag_of(body: &str) -> String {
     format!("\"{}\"", hex::encode(&digest[..16]))
 }
 
-/// Whether `If-None-Match` of `req` names `etag` (or is `*`).
+/// Whether `If-None-Match` of `req` names `etag`. (`*` names none: an answer depends on the
+/// context, so "any answer" says nothing of this one.)
 fn not_modified(req: &HttpRequest, etag: &str) -> bool {
     req.headers()
         .get_all(header::IF_NONE_MATCH)
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
         .map(|tag| tag.trim().trim_start_matches("W/"))
-        .any(|tag| tag == etag || tag == "*")
+        .any(|tag| tag == etag)
 }
 
 /// Every live flag of `data` for `context`, in creation order: each an OFREP success, or a

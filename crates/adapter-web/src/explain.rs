@@ -132,9 +132,10 @@ pub(crate) async fn evaluate(
             .await;
             match explained {
                 Ok(trace) => (StatusCode::OK, Outcome::Trace(Box::new(trace))),
-                Err(ServiceError::NotFound(why)) => {
-                    (StatusCode::NOT_FOUND, Outcome::Problem(format!("{why}.")))
-                }
+                Err(ServiceError::NotFound(why)) => (
+                    StatusCode::NOT_FOUND,
+                    Outcome::Problem(format!("{}.", why.trim_end_matches('.'))),
+                ),
                 Err(err) => return error_page(&err, Some(&signed)),
             }
         }
@@ -264,7 +265,11 @@ fn explain_page(
             " / " a href=(flag_link) { (name) } " / Test a context"
         }
         h1 { "Test a context on " (name) }
-        p.muted { "What the flag serves a context, and why, as the SDKs evaluate it. The context is evaluated, never stored." }
+        p.muted {
+            "What the flag serves a context, and why, as the SDKs evaluate it. The context is evaluated, never stored. "
+            "It is written as the SDKs send it: " code { "kind" } " and " code { "key" } " (OFREP's " code { "targetingKey" } " is the key there), or "
+            code { "{\"kind\": \"multi\", \"user\": {...}, \"org\": {...}}" } "."
+        }
         form method="post" action=(format!("{flag_link}/explain")) {
             input type="hidden" name="csrf" value=(signed.csrf_token);
             label { "Environment " select name="environment" {

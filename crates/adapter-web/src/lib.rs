@@ -91,6 +91,7 @@ impl Console {
             .service(page_at("/projects/{project}/flags/{flag}/history").get(history::show))
             .service(
                 page_at("/projects/{project}/flags/{flag}/explain")
+                    .app_data(form_config_up_to(EXPLAIN_FORM_LIMIT))
                     .get(explain::show)
                     .post(explain::evaluate),
             )
@@ -149,6 +150,10 @@ fn form_config() -> web::FormConfig {
 /// the API takes (its bodies' default limit, 1 MiB), percent-encoded (three bytes for each
 /// byte of text that is not ASCII), with the form's other fields.
 const SETTINGS_FORM_LIMIT: usize = 3 * 1024 * 1024 + FORM_LIMIT;
+
+/// The largest "test a context" form: a context as large as OFREP takes (256 KiB),
+/// percent-encoded, with the form's other fields.
+const EXPLAIN_FORM_LIMIT: usize = 3 * 256 * 1024 + FORM_LIMIT;
 
 /// [`form_config`] for forms of up to `limit` bytes.
 fn form_config_up_to(limit: usize) -> web::FormConfig {

@@ -69,7 +69,7 @@ pub use read_cache::{
     Answer as CachedAnswer, Ticket as ReadTicket, MAX_AGE as READ_CACHE_MAX_AGE,
     MAX_LAG as READ_CACHE_MAX_LAG,
 };
-pub use sdk::{Sdk, SdkAccess};
+pub use sdk::{is_generated_sdk_key, Sdk, SdkAccess};
 pub use snapshot::EnvironmentSnapshot;
 pub use snapshots::{
     MAX_AGE as SNAPSHOT_MAX_AGE, MAX_KEYS as SNAPSHOT_MAX_KEYS, MAX_LAG as SNAPSHOT_MAX_LAG,

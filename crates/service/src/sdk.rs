@@ -8,6 +8,7 @@
 //! expiry opens its environment until then; a mobile key or a client-side ID opens nothing here.
 
 use std::sync::{Arc, PoisonError};
+use std::time::Instant;
 
 use ports::{SdkKeyHolder, StoreExt};
 
@@ -61,16 +62,25 @@ impl Service {
         if let Some(kept) = self.snapshots.get(project, environment) {
             return Ok(kept);
         }
+        let arrived = Instant::now();
         let building = self.snapshots.build_lock(project, environment);
-        let _one_build = building.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last_build = building.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(kept) = self.snapshots.get(project, environment) {
             return Ok(kept);
+        }
+        // One that was not kept (too heavy, the feed behind, a raced change), read after this
+        // request arrived: as current as a read of its own.
+        if let Some((read_at, built)) = last_build.as_ref() {
+            if *read_at >= arrived {
+                return Ok(built.clone());
+            }
         }
         let ticket = self.snapshots.ticket(Some(project));
         // Flags changed since it was read: read those again, share the rest.
         if let Some((kept, stale, read_at)) = self.snapshots.stale(project, environment) {
             let refreshed = Arc::new(self.store.read_tx(|repo| kept.with_flags(repo, &stale))?);
             self.snapshots.keep_refreshed(ticket, &refreshed, read_at);
+            *last_build = Some((ticket.read_at(), refreshed.clone()));
             return Ok(refreshed);
         }
         let snapshot = Arc::new(self.store.read_tx(|repo| -> ServiceResult<_> {
@@ -79,8 +89,24 @@ impl Service {
             EnvironmentSnapshot::read(repo, &found, &env)
         })?);
         self.snapshots.keep(ticket, &snapshot);
+        *last_build = Some((ticket.read_at(), snapshot.clone()));
         Ok(snapshot)
     }
+}
+
+/// Whether `secret` has the form of a generated SDK key (`sdk-` and a UUID: 122 random bits, so
+/// admitting one to a lookup tells a guesser nothing). A client address throttled for others'
+/// failed keys still opens its environment with one.
+///
+/// ```
+/// assert!(service::is_generated_sdk_key("sdk-0f8a2c1e-5b3d-4e6f-8a9b-0c1d2e3f4a5b"));
+/// assert!(!service::is_generated_sdk_key("sdk-guess"));
+/// assert!(!service::is_generated_sdk_key("api-0f8a2c1e-5b3d-4e6f-8a9b-0c1d2e3f4a5b"));
+/// ```
+pub fn is_generated_sdk_key(secret: &str) -> bool {
+    secret
+        .strip_prefix("sdk-")
+        .is_some_and(|rest| rest.len() == 36 && uuid::Uuid::try_parse(rest).is_ok())
 }
 
 /// The error for a secret that opens no environment here.

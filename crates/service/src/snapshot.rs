@@ -15,6 +15,13 @@ use ports::Repository;
 
 use crate::ServiceResult;
 
+/// What a snapshot weighs besides its flags and segments (its keys, maps, the build lock).
+const SNAPSHOT_OVERHEAD: usize = 1024;
+
+/// What a flag of a snapshot weighs besides its own data: its map entry, its `Arc`, its place
+/// in the creation order (and its key twice: in the map and in the order).
+const FLAG_OVERHEAD: usize = 96;
+
 /// One flag of a snapshot: projected, with its variants' names and its weight.
 #[derive(Debug)]
 struct FlagEntry {
@@ -122,11 +129,12 @@ impl EnvironmentSnapshot {
     }
 
     fn weigh(&mut self) {
-        self.weight = self.segments_weight
+        self.weight = SNAPSHOT_OVERHEAD
+            + self.segments_weight
             + self
                 .flags
                 .values()
-                .map(|entry| entry.weight + entry.flag.key.len())
+                .map(|entry| entry.weight + FLAG_OVERHEAD + 2 * entry.flag.key.len())
                 .sum::<usize>();
     }
 

@@ -68,6 +68,13 @@ pub(crate) struct Ticket {
     at: Instant,
 }
 
+impl Ticket {
+    /// When the read it was taken for began.
+    pub(crate) fn read_at(&self) -> Instant {
+        self.at
+    }
+}
+
 fn stripe_of(project: &str) -> usize {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -88,6 +95,9 @@ struct Kept {
     /// Flags changed since it was read: it is not evaluated until they are read again.
     stale: Vec<String>,
 }
+
+/// The lock builds of one environment take, with the last build and when its read began.
+pub(crate) type BuildSlot = Mutex<Option<(Instant, Arc<EnvironmentSnapshot>)>>;
 
 /// (project key, environment key), as stored.
 type EnvironmentName = (String, String);
@@ -140,8 +150,10 @@ pub(crate) struct Snapshots {
     caught_up: Mutex<Option<Instant>>,
     /// Counts uses, for least-recently-used eviction.
     clock: AtomicU64,
-    /// One lock per environment being built, so that concurrent evaluations build it once.
-    building: Mutex<HashMap<EnvironmentName, Arc<Mutex<()>>>>,
+    /// One lock per environment being built, so that concurrent evaluations build it once,
+    /// holding the last build and when its read began (for those who waited, when it was not
+    /// kept).
+    building: Mutex<HashMap<EnvironmentName, Arc<BuildSlot>>>,
 }
 
 impl Snapshots {
@@ -209,7 +221,7 @@ impl Snapshots {
 
     /// The lock that builds of (`project`, `environment`) take, so that one builds while the
     /// others wait for it.
-    pub(crate) fn build_lock(&self, project: &str, environment: &str) -> Arc<Mutex<()>> {
+    pub(crate) fn build_lock(&self, project: &str, environment: &str) -> Arc<BuildSlot> {
         let mut building = lock(&self.building);
         // Forget the locks nobody holds, so the map stays as small as the builds under way.
         building.retain(|_, held| Arc::strong_count(held) > 1);

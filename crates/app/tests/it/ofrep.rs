@@ -302,6 +302,14 @@ async fn bulk_answers_every_flag_with_an_etag(backend: Backend) {
         .await;
     assert_eq!(again.status, 304);
     assert_eq!(again.header("etag"), Some(etag.as_str()));
+    let any = app
+        .send(
+            request(Method::POST, BULK, Some(&production))
+                .insert_header(("If-None-Match", "*"))
+                .set_payload(context("ann")),
+        )
+        .await;
+    assert_eq!(any.status, 200, "`*` matches no answer");
     // Another context, or a change, is another answer.
     let bob = ofrep(&app, BULK, &production, &context("bob")).await;
     assert_ne!(bob.header("etag"), Some(etag.as_str()));
@@ -368,7 +376,43 @@ async fn sdk_requests_share_the_rate_limiter(backend: Backend) {
     );
 }
 
+/// One client's stale keys do not lock out the others behind the same address: a key of the
+/// generated form is still looked up while the address is throttled.
+async fn a_throttled_address_still_opens_with_a_generated_key(backend: Backend) {
+    let app = spawn_with(
+        backend,
+        HttpConfig {
+            rate_limit: 0,
+            auth_failure_limit: 3,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let (production, _) = configure(&app).await;
+    for _ in 0..3 {
+        let stale = ofrep(&app, ONE, "a-stale-key", &context("ann")).await;
+        assert_eq!(stale.status, 401, "{}", stale.body);
+    }
+    let throttled = ofrep(&app, ONE, "a-stale-key", &context("ann")).await;
+    assert_eq!(throttled.status, 429, "{}", throttled.body);
+    let guess = ofrep(
+        &app,
+        ONE,
+        "sdk-00000000-0000-4000-8000-000000000000",
+        &context("ann"),
+    )
+    .await;
+    assert_eq!(
+        guess.status, 401,
+        "a well-formed guess is looked up, and fails: {}",
+        guess.body
+    );
+    let valid = ofrep(&app, ONE, &production, &context("ann")).await;
+    assert_eq!(valid.status, 200, "{}", valid.body);
+}
+
 on_both_backends!(
+    a_throttled_address_still_opens_with_a_generated_key,
     one_flag_in_the_protocols_shapes,
     bad_requests_get_the_protocols_errors,
     only_an_sdk_key_opens_its_environment,

@@ -93,6 +93,20 @@ async fn a_context_is_evaluated_and_its_trace_shown(backend: Backend) {
     )
     .await;
     assert_eq!(nowhere.status, 404, "{}", nowhere.body);
+    // A large context (about 40 KB, 120 KB percent-encoded) is evaluated too.
+    let large =
+        json!({"kind": "user", "key": "ann", "tags": vec!["x".repeat(40); 1_000]}).to_string();
+    let evaluated = get(
+        &c.app,
+        with_session(form(EXPLAIN, &body(&csrf, "production", &large)), &session),
+    )
+    .await;
+    assert_eq!(
+        evaluated.status,
+        200,
+        "{}",
+        &evaluated.body[..evaluated.body.len().min(500)]
+    );
     let forged = get(
         &c.app,
         with_session(

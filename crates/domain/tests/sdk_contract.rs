@@ -219,10 +219,17 @@ fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
-#[test]
-fn every_server_side_case_of_the_contract_holds() {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk-eval-contract/server-side-eval");
+/// Runs `check` on every case of every suite of directory `dir` of the contract (given the
+/// suite and the case; it returns what it got when that is not what the case expects), and
+/// asserts that all `expected` cases were run and held.
+fn every_case_of(
+    dir: &str,
+    expected: usize,
+    mut check: impl FnMut(&Value, &Value) -> Option<String>,
+) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/sdk-eval-contract")
+        .join(dir);
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -231,21 +238,15 @@ fn every_server_side_case_of_the_contract_holds() {
     let (mut cases, mut failures) = (0, Vec::new());
     for path in &paths {
         for suite in suites(path) {
-            let data = data_of(&suite["sdkData"]);
             for case in suite["evaluations"].as_array().into_iter().flatten() {
                 cases += 1;
-                let (value, index, reason) = answer(case, &data);
-                let expect = &case["expect"];
-                let expected_reason: Reason = serde_json::from_value(expect["reason"].clone())
-                    .unwrap_or_else(|e| panic!("{e}: {}", expect["reason"]));
-                let expected_index = expect.get("variationIndex").and_then(Value::as_u64);
-                let index_ok = index.map(|i| i as u64) == expected_index;
-                if !same_json(&value, &expect["value"]) || !index_ok || reason != expected_reason {
+                if let Some(got) = check(&suite, case) {
                     failures.push(format!(
-                        "{} / {} / {}: got {value} {index:?} {reason:?}, expected {expect}",
+                        "{} / {} / {}: got {got}, expected {}",
                         path.file_name().unwrap().to_string_lossy(),
                         suite["name"],
-                        case["name"]
+                        case["name"],
+                        case["expect"]
                     ));
                 }
             }
@@ -257,54 +258,42 @@ fn every_server_side_case_of_the_contract_holds() {
         failures.len(),
         failures.join("\n")
     );
-    assert_eq!(cases, 728, "the contract's server-side cases");
+    assert_eq!(cases, expected, "the contract's cases in {}", dir.display());
+}
+
+#[test]
+fn every_server_side_case_of_the_contract_holds() {
+    every_case_of("server-side-eval", 728, |suite, case| {
+        let (value, index, reason) = answer(case, &data_of(&suite["sdkData"]));
+        let expect = &case["expect"];
+        let expected_reason: Reason = serde_json::from_value(expect["reason"].clone())
+            .unwrap_or_else(|e| panic!("{e}: {}", expect["reason"]));
+        let expected_index = expect.get("variationIndex").and_then(Value::as_u64);
+        let index_ok = index.map(|i| i as u64) == expected_index;
+        let held = same_json(&value, &expect["value"]) && index_ok && reason == expected_reason;
+        (!held).then(|| format!("{value} {index:?} {reason:?}"))
+    });
 }
 
 #[test]
 fn every_client_side_case_of_the_contract_holds() {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk-eval-contract/client-side-eval");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    paths.sort();
-    let (mut cases, mut failures) = (0, Vec::new());
-    for path in &paths {
-        for suite in suites(path) {
-            let flags: HashMap<String, ClientSideFlag> = suite["sdkData"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(key, flag)| (key.clone(), serde_json::from_value(flag.clone()).unwrap()))
-                .collect();
-            for case in suite["evaluations"].as_array().into_iter().flatten() {
-                cases += 1;
-                let default = case.get("default").cloned().unwrap_or(Value::Bool(false));
-                let flag = flags.get(case["flagKey"].as_str().unwrap());
-                let got = client_side_variation(flag, value_type(case), default);
-                let expect = &case["expect"];
-                let expected_index = expect.get("variationIndex").and_then(Value::as_u64);
-                let index_ok = got.variation_index.map(|i| i as u64) == expected_index;
-                let reason_ok = expect
-                    .get("reason")
-                    .is_none_or(|reason| got.reason.as_ref() == Some(reason));
-                if !same_json(&got.value, &expect["value"]) || !index_ok || !reason_ok {
-                    failures.push(format!(
-                        "{} / {} / {}: got {got:?}, expected {expect}",
-                        path.file_name().unwrap().to_string_lossy(),
-                        suite["name"],
-                        case["name"]
-                    ));
-                }
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {cases} cases failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert_eq!(cases, 30, "the contract's client-side cases");
+    every_case_of("client-side-eval", 30, |suite, case| {
+        let flags: HashMap<String, ClientSideFlag> = suite["sdkData"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(key, flag)| (key.clone(), serde_json::from_value(flag.clone()).unwrap()))
+            .collect();
+        let default = case.get("default").cloned().unwrap_or(Value::Bool(false));
+        let flag = flags.get(case["flagKey"].as_str().unwrap());
+        let got = client_side_variation(flag, value_type(case), default);
+        let expect = &case["expect"];
+        let expected_index = expect.get("variationIndex").and_then(Value::as_u64);
+        let index_ok = got.variation_index.map(|i| i as u64) == expected_index;
+        let reason_ok = expect
+            .get("reason")
+            .is_none_or(|reason| got.reason.as_ref() == Some(reason));
+        let held = same_json(&got.value, &expect["value"]) && index_ok && reason_ok;
+        (!held).then(|| format!("{got:?}"))
+    });
 }

@@ -358,20 +358,11 @@ impl StoreCases<'_> {
             "bench targets and rules",
             BENCH_FLAGS,
             Arc::new(|n| {
-                let patch = json!([
-                    {"op": "add", "path": "/environments/production/targets/-",
-                     "value": {"values": ["user-1", "user-2"], "variation": 0}},
-                    {"op": "add", "path": "/environments/production/rules/-",
-                     "value": {"clauses": [{"attribute": "email", "op": "endsWith",
-                                            "values": ["@example.com"], "contextKind": "user",
-                                            "negate": false}],
-                               "variation": 0}}
-                ]);
                 Request::with_body(
                     "PATCH",
                     format!("{API}/flags/bench/{}", bench_flag(n)),
                     JSON,
-                    patch.to_string(),
+                    targeting_patch(false).to_string(),
                 )
             }),
         )?;
@@ -648,6 +639,24 @@ impl StoreCases<'_> {
             Arc::new(move |_| Request::get(path.clone())),
         )
     }
+}
+
+/// A JSON Patch giving a flag a target (`user-1`, `user-2`) and a rule (emails ending in
+/// `@example.com`) in production, both serving variation 0; `turn_on`: targeting on too.
+fn targeting_patch(turn_on: bool) -> serde_json::Value {
+    let mut patch = vec![
+        json!({"op": "add", "path": "/environments/production/targets/-",
+               "value": {"values": ["user-1", "user-2"], "variation": 0}}),
+        json!({"op": "add", "path": "/environments/production/rules/-",
+               "value": {"clauses": [{"attribute": "email", "op": "endsWith",
+                                      "values": ["@example.com"], "contextKind": "user",
+                                      "negate": false}],
+                         "variation": 0}}),
+    ];
+    if turn_on {
+        patch.push(json!({"op": "replace", "path": "/environments/production/on", "value": true}));
+    }
+    serde_json::Value::Array(patch)
 }
 
 fn bench_flag(n: u64) -> String {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::{bench_flag, StoreCases, API};
+use super::{bench_flag, targeting_patch, StoreCases, API};
 use crate::bench::http::{Request, JSON};
 use crate::bench::pgbench::Mode;
 use crate::bench::report::Goal;
@@ -114,21 +114,11 @@ impl StoreCases<'_> {
             "eval targeting",
             BULK_FLAGS,
             Arc::new(|n| {
-                let patch = json!([
-                    {"op": "replace", "path": "/environments/production/on", "value": true},
-                    {"op": "add", "path": "/environments/production/targets/-",
-                     "value": {"values": ["user-1", "user-2"], "variation": 0}},
-                    {"op": "add", "path": "/environments/production/rules/-",
-                     "value": {"clauses": [{"attribute": "email", "op": "endsWith",
-                                            "values": ["@example.com"], "contextKind": "user",
-                                            "negate": false}],
-                               "variation": 0}}
-                ]);
                 Request::with_body(
                     "PATCH",
                     format!("{API}/flags/eval/eval-{n:03}"),
                     JSON,
-                    patch.to_string(),
+                    targeting_patch(true).to_string(),
                 )
             }),
         )?;

@@ -100,7 +100,7 @@ pub struct StoreCases<'a> {
 impl StoreCases<'_> {
     pub fn run_all(&mut self) -> Result<()> {
         let s = self.settings;
-        if s.any_selected(&["get", "toggle-hot", "toggle-spread", "create", "ofrep-one"]) {
+        if s.any_selected(&["get", "toggle-hot", "toggle-spread", "create"]) {
             self.seed_bench_project()?;
         }
         if s.selected("get") {

@@ -159,6 +159,35 @@ impl PartialEq for Patterns {
 }
 
 impl Clause {
+    /// A clause on `attribute` of contexts of kind `context_kind` (`None`: `user`, and
+    /// `attribute` a plain name rather than a reference) with operator `op` and `values`, not
+    /// negated ([`Clause::negated`]).
+    ///
+    /// ```
+    /// use domain::evaluation::Clause;
+    /// use serde_json::json;
+    /// let clause = Clause::new(Some("user"), "email", "endsWith", vec![json!("@example.com")]);
+    /// assert_eq!((clause.op.as_str(), clause.negate), ("endsWith", false));
+    /// assert!(Clause::new(None, "plan", "in", vec![json!("gold")]).negated().negate);
+    /// ```
+    pub fn new(context_kind: Option<&str>, attribute: &str, op: &str, values: Vec<Value>) -> Self {
+        Self {
+            context_kind: context_kind.map(str::to_owned),
+            attribute: attribute.to_owned(),
+            op: op.to_owned(),
+            values,
+            negate: false,
+            patterns: Patterns::default(),
+        }
+    }
+
+    /// The same clause, inverted.
+    #[must_use]
+    pub fn negated(mut self) -> Self {
+        self.negate = !self.negate;
+        self
+    }
+
     /// The compiled pattern of each value (none for a value that is not a string, or not a
     /// pattern within the bounds of `operators::pattern`).
     pub(crate) fn patterns(&self) -> &[Option<regex::Regex>] {

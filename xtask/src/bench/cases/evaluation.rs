@@ -1,7 +1,9 @@
 //! Issue 34's cases: applications reading flags over OFREP with an SDK key, from the server's
 //! evaluation snapshots (no database round trip once the snapshot is built).
 //!
-//! - `ofrep-one`: one flag of project `bench` for a context, beside `pgbench -S`.
+//! - `ofrep-one`: one flag of project `eval` (500 flags, each on with a target and a rule) for a
+//!   context, beside `pgbench -S`. (Not project `bench`: by then `create` has added tens of
+//!   thousands of flags to it, and its snapshot would measure that environment's size.)
 //! - `ofrep-bulk-500`: every flag of a 500-flag environment for a context, at one connection
 //!   per core: its p99.
 
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::{bench_flag, targeting_patch, StoreCases, API};
+use super::{targeting_patch, StoreCases, API};
 use crate::bench::http::{Request, JSON};
 use crate::bench::pgbench::Mode;
 use crate::bench::report::Goal;
@@ -21,6 +23,11 @@ const BULK_FLAGS: u64 = 500;
 const BULK_CONNECTIONS: usize = 2;
 /// The bulk case's goal.
 const BULK_P99_MS: f64 = 5.0;
+
+/// Flag `n % 500` of project `eval`.
+fn eval_flag(n: u64) -> String {
+    format!("eval-{:03}", n % BULK_FLAGS)
+}
 
 /// A context for request `n`: a user among 10,000, with an email some rules match.
 fn context(n: u64) -> String {
@@ -57,9 +64,13 @@ impl StoreCases<'_> {
     }
 
     pub(super) fn evaluation(&mut self) -> Result<()> {
+        if !self.settings.any_selected(&["ofrep-one", "ofrep-bulk-500"]) {
+            return Ok(());
+        }
+        self.seed_eval_project()?;
+        let key = self.sdk_key("eval")?;
         if self.settings.selected("ofrep-one") {
-            let key = self.sdk_key("bench")?;
-            self.with_key(key, |cases| {
+            self.with_key(key.clone(), |cases| {
                 cases.measure(
                     "ofrep-one",
                     Some(Mode::Select),
@@ -67,7 +78,7 @@ impl StoreCases<'_> {
                     Arc::new(|n| {
                         Request::with_body(
                             "POST",
-                            format!("/ofrep/v1/evaluate/flags/{}", bench_flag(n)),
+                            format!("/ofrep/v1/evaluate/flags/{}", eval_flag(n)),
                             JSON,
                             context(n),
                         )
@@ -76,8 +87,6 @@ impl StoreCases<'_> {
             })?;
         }
         if self.settings.selected("ofrep-bulk-500") {
-            self.seed_eval_project()?;
-            let key = self.sdk_key("eval")?;
             self.with_key(key, |cases| {
                 let connections = cases.settings.connections;
                 cases.measure_at(
@@ -106,7 +115,7 @@ impl StoreCases<'_> {
             "eval flags",
             BULK_FLAGS,
             Arc::new(|n| {
-                let body = json!({"key": format!("eval-{n:03}"), "name": format!("Eval {n:03}")});
+                let body = json!({"key": eval_flag(n), "name": format!("Eval {n:03}")});
                 Request::with_body("POST", format!("{API}/flags/eval"), JSON, body.to_string())
             }),
         )?;
@@ -116,14 +125,14 @@ impl StoreCases<'_> {
             Arc::new(|n| {
                 Request::with_body(
                     "PATCH",
-                    format!("{API}/flags/eval/eval-{n:03}"),
+                    format!("{API}/flags/eval/{}", eval_flag(n)),
                     JSON,
                     targeting_patch(true).to_string(),
                 )
             }),
         )?;
         self.notes.push(format!(
-            "Project `eval`: {BULK_FLAGS} flags, each on in production with a rule; `ofrep-bulk-500` evaluates all of them per request at {BULK_CONNECTIONS} connections."
+            "Project `eval`: {BULK_FLAGS} flags, each on in production with a target and a rule; `ofrep-one` evaluates one of them per request, `ofrep-bulk-500` all of them at {BULK_CONNECTIONS} connections."
         ));
         Ok(())
     }

@@ -28,7 +28,7 @@ use load::Target;
 use pgbench::{Mode, Pgbench};
 use report::{ReferenceRun, RunDescription, StoreReport};
 use server::Flagsvc;
-use store::Store;
+use store::{remove_sqlite, Store};
 
 const USAGE: &str = "usage: cargo xtask bench [--binary PATH] [--duration SECS] [--warmup SECS] \
 [--connections N] [--store postgres|sqlite|both] [--cases ID,ID,...] [--output FILE|-]";
@@ -398,12 +398,6 @@ fn run_store(
         },
         cases.broken,
     ))
-}
-
-fn remove_sqlite(file: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
 }
 
 /// What in-process benchmark `bench` of `domain` (`crates/domain/benches/<bench>.rs`, built

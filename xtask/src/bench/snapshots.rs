@@ -15,6 +15,7 @@ use serde_json::json;
 use super::http::{Request, JSON};
 use super::load::{self, Length, Load, Target};
 use super::server::{self, Flagsvc};
+use super::store::remove_sqlite;
 
 const ENVIRONMENTS: usize = 100;
 const FLAGS: u64 = 1_000;
@@ -69,12 +70,12 @@ pub fn measure(
 ) -> Result<String> {
     println!("\nsnapshots-100x1000:");
     let file = work_dir.join(format!("flagsvc-snapshots-{}.db", std::process::id()));
-    super::remove_sqlite(&file);
+    remove_sqlite(&file);
     let log = work_dir.join("snapshots.log");
     let server = Flagsvc::start(runtime, binary, &file.display().to_string(), &log)?;
     let outcome = seed_and_measure(runtime, &server);
     drop(server);
-    super::remove_sqlite(&file);
+    remove_sqlite(&file);
     outcome.with_context(|| format!("snapshots-100x1000 (server log: {})", log.display()))
 }
 

@@ -1,4 +1,6 @@
-//! The stores a bench run measures.
+//! The stores a bench run measures, and the files a SQLite one leaves.
+
+use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Store {
@@ -12,5 +14,12 @@ impl Store {
             Store::Postgres => "PostgreSQL",
             Store::Sqlite => "SQLite",
         }
+    }
+}
+
+/// Removes SQLite database `file` with its write-ahead log and shared memory.
+pub fn remove_sqlite(file: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
 }

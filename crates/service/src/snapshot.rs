@@ -55,7 +55,7 @@ impl FlagEntry {
 }
 
 /// One environment's flags and segments in the SDK data model. Flags are shared between a
-/// snapshot and the one a flag's change makes of it ([`EnvironmentSnapshot::with_flags`]).
+/// snapshot and the one a flag's change makes of it (`EnvironmentSnapshot::with_flags`).
 #[derive(Debug, Clone)]
 pub struct EnvironmentSnapshot {
     project_key: String,

@@ -129,6 +129,13 @@ impl State {
             !drop
         });
         self.weight = self.weight.saturating_sub(freed);
+        self.publish();
+    }
+
+    /// Tells `/metrics` how many snapshots are kept and what they weigh.
+    fn publish(&self) {
+        metrics::gauge!("flagsvc_evaluation_snapshots").set(self.kept.len() as f64);
+        metrics::gauge!("flagsvc_evaluation_snapshot_bytes").set(self.weight as f64);
     }
 
     fn forget_all(&mut self) {
@@ -136,6 +143,7 @@ impl State {
         self.kept.clear();
         self.weight = 0;
         self.keys.clear();
+        self.publish();
     }
 }
 
@@ -307,6 +315,7 @@ impl Snapshots {
                 stale: Vec::new(),
             },
         );
+        state.publish();
     }
 
     /// The environment SDK key `secret` opens, if it is remembered and may be used now.

@@ -321,6 +321,16 @@ async fn metrics_parse_and_move_with_the_requests(backend: Backend) {
         ))
         .await;
     assert_eq!(refused.status, 401);
+    // An evaluation keeps a snapshot, which the snapshot gauges count.
+    app.project("metered").await;
+    app.flag("metered", "f").await;
+    let evaluated = app
+        .post(
+            "/api/v2/projects/metered/environments/production/flags/evaluate",
+            serde_json::json!({"key": "a"}),
+        )
+        .await;
+    assert_eq!(evaluated.status, 200, "{}", evaluated.body);
     let after = scrape(&app).await;
     // Other tests run in this process too: counters only grow, by at least what this one did.
     let grew = |name: &str, labels: &[(&str, &str)]| {
@@ -339,6 +349,8 @@ async fn metrics_parse_and_move_with_the_requests(backend: Backend) {
         "flagsvc_db_transaction_retries_total",
         "flagsvc_rate_limit_rejections_total",
         "flagsvc_webhook_delivery_attempts_total",
+        "flagsvc_evaluation_snapshots",
+        "flagsvc_evaluation_snapshot_bytes",
     ] {
         assert!(
             after.samples.iter().any(|s| s.metric == present),

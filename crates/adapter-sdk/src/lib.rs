@@ -11,9 +11,11 @@
 //! What the adapter needs from the server it is mounted in (failed-authentication throttling,
 //! rate limits) it asks through [`Gate`], so that those count together with the API's.
 
+mod answer;
 mod gate;
 mod key;
 mod ofrep;
+mod polling;
 
 use std::sync::Arc;
 
@@ -45,8 +47,23 @@ impl SdkRoutes {
         }
     }
 
-    /// Registers the routes (under `/ofrep/v1`).
+    /// Registers the routes (OFREP under `/ofrep/v1`; the SDKs' polling under `/sdk`).
     pub fn configure(&self, routes: &mut web::ServiceConfig) {
+        routes.service(
+            web::scope("/sdk")
+                .app_data(self.shared.clone())
+                .route("/latest-all", web::get().to(polling::latest_all))
+                .route("/latest-flags", web::get().to(polling::latest_flags))
+                .route("/latest-flags/{key}", web::get().to(polling::latest_flag))
+                .route("/latest-segments", web::get().to(polling::latest_segments))
+                .route(
+                    "/latest-segments/{key}",
+                    web::get().to(polling::latest_segment),
+                )
+                .route("/flags", web::get().to(polling::latest_flags))
+                .route("/flags/{key}", web::get().to(polling::latest_flag))
+                .route("/segments/{key}", web::get().to(polling::latest_segment)),
+        );
         routes.service(
             web::scope("/ofrep/v1")
                 .app_data(self.shared.clone())

@@ -17,6 +17,7 @@ use serde_json::Value;
 use service::{EnvironmentSnapshot, SdkAccess};
 use sha2::{Digest, Sha256};
 
+use crate::answer::Denied;
 use crate::gate::Shared;
 use crate::key::{admit, Refusal};
 use answer::Failure;
@@ -107,28 +108,17 @@ async fn read_context(mut payload: web::Payload) -> Result<Contextual, Failure> 
         .map_err(|why| Failure::new(StatusCode::BAD_REQUEST, "INVALID_CONTEXT", why))
 }
 
-/// The flag data `access` opens: from memory when this replica keeps it, else read.
+/// The flag data `access` opens, as OFREP reports a failure to read it.
 async fn snapshot_of(
     shared: &Shared,
     access: SdkAccess,
 ) -> Result<Arc<EnvironmentSnapshot>, Failure> {
-    if let Some(kept) = shared.service.sdk().snapshot_kept(&access) {
-        return Ok(kept);
-    }
-    driving::run_blocking(&shared.service, move |service| {
-        service.sdk().snapshot(&access)
-    })
-    .await
-    .map_err(|e| match e {
-        service::ServiceError::NotFound(why) => {
-            Failure::new(StatusCode::UNAUTHORIZED, "GENERAL", why)
-        }
-        other => Failure::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "GENERAL",
-            other.to_string(),
-        ),
-    })
+    crate::answer::snapshot_of(shared, &access)
+        .await
+        .map_err(|denied| match denied {
+            Denied::Unauthenticated(why) => Failure::new(StatusCode::UNAUTHORIZED, "GENERAL", why),
+            other => Failure::new(StatusCode::SERVICE_UNAVAILABLE, "GENERAL", other.message()),
+        })
 }
 
 /// `flag` evaluated for `context`, as an OFREP success body or failure.

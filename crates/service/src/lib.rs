@@ -26,6 +26,7 @@ mod ids;
 mod known_secrets;
 mod member_caller;
 mod members;
+mod payload;
 mod projects;
 mod read_cache;
 mod representation;
@@ -64,6 +65,7 @@ pub use flags::{
 pub use ids::{object_id, RandomIds};
 pub use known_secrets::{is_generated_secret, RELOAD_INTERVAL as KNOWN_SECRETS_RELOAD_INTERVAL};
 pub use members::MemberPage;
+pub use payload::SdkPayload;
 pub use projects::{ProjectList, ProjectWithEnvironments};
 pub use read_cache::{
     Answer as CachedAnswer, Ticket as ReadTicket, MAX_AGE as READ_CACHE_MAX_AGE,

@@ -2,8 +2,8 @@
 //! model (`domain::evaluation`), as one read transaction saw them. What every evaluation reads
 //! (see `crate::snapshots` for how they are kept).
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 use domain::environment::Environment;
 use domain::evaluation::{self, FlagData, SdkFlag, SdkSegment};
@@ -13,6 +13,7 @@ use domain::project::Project;
 use domain::query::FlagQuery;
 use ports::Repository;
 
+use crate::payload::{write_members, SdkPayload};
 use crate::ServiceResult;
 
 /// What a snapshot weighs besides its flags and segments (its keys, maps, the build lock).
@@ -65,12 +66,14 @@ pub struct EnvironmentSnapshot {
     flags: HashMap<String, Arc<FlagEntry>>,
     /// Flag keys in creation order (the order bulk evaluations answer in).
     order: Vec<String>,
-    /// Every segment of the environment, by key.
-    segments: Arc<HashMap<String, SdkSegment>>,
+    /// Every segment of the environment, by key (in order: see [`SdkPayload`]).
+    segments: Arc<BTreeMap<String, SdkSegment>>,
     /// The segments' weight.
     segments_weight: usize,
     /// What it counts against the snapshots' budget: its memory, estimated from its JSON.
     weight: usize,
+    /// Its data as SDKs poll it, serialised on first use.
+    payload: OnceLock<Arc<SdkPayload>>,
 }
 
 impl FlagData for EnvironmentSnapshot {
@@ -108,7 +111,7 @@ impl EnvironmentSnapshot {
                 flags.insert(entry.flag.key.clone(), Arc::new(entry));
             }
         }
-        let mut segments = HashMap::new();
+        let mut segments = BTreeMap::new();
         let mut segments_weight = 0;
         for segment in repo.segments_of_environment(&project.id, &environment.key)? {
             let projected = evaluation::sdk_segment(&segment);
@@ -123,6 +126,7 @@ impl EnvironmentSnapshot {
             segments: Arc::new(segments),
             segments_weight,
             weight: 0,
+            payload: OnceLock::new(),
         };
         snapshot.weigh();
         Ok(snapshot)
@@ -150,6 +154,7 @@ impl EnvironmentSnapshot {
     ) -> ServiceResult<Self> {
         let project = ProjectKey::lookup(&self.project_key);
         let mut next = self.clone();
+        next.payload = OnceLock::new();
         for key in keys {
             let read = repo.find_flag(&project, &FlagKey::lookup(key))?;
             match read.and_then(|flag| FlagEntry::of(&flag, &self.environment_key)) {
@@ -180,6 +185,7 @@ impl EnvironmentSnapshot {
             segments: Arc::default(),
             segments_weight: 0,
             weight,
+            payload: OnceLock::new(),
         }
     }
 
@@ -196,6 +202,64 @@ impl EnvironmentSnapshot {
     /// The live (not archived) flags, in creation order.
     pub fn flags(&self) -> impl Iterator<Item = &SdkFlag> {
         self.order.iter().filter_map(|key| self.flag(key))
+    }
+
+    /// The live (not deleted) segments, by key.
+    pub fn segments(&self) -> impl Iterator<Item = &SdkSegment> {
+        self.segments.values().filter(|segment| !segment.deleted)
+    }
+
+    /// Flag `key` as SDKs are sent it, archived ones (`deleted`) too.
+    pub fn sdk_flag(&self, key: &str) -> Option<&SdkFlag> {
+        self.flags.get(key).map(|entry| &entry.flag)
+    }
+
+    /// Its live flags and segments as SDKs poll them (serialised on first use, then kept).
+    pub fn payload(&self) -> Arc<SdkPayload> {
+        self.payload
+            .get_or_init(|| Arc::new(SdkPayload::from_json(self.all_data())))
+            .clone()
+    }
+
+    /// Its payload, if already made ([`EnvironmentSnapshot::payload`] makes it).
+    pub fn payload_made(&self) -> Option<Arc<SdkPayload>> {
+        self.payload.get().cloned()
+    }
+
+    /// `{key: flag}` of its live flags, in creation order.
+    pub fn flags_json(&self) -> Vec<u8> {
+        let mut out = vec![b'{'];
+        write_members(&mut out, self.flags().map(|flag| (flag.key.as_str(), flag)));
+        out.push(b'}');
+        out
+    }
+
+    /// `{key: segment}` of its live segments, by key.
+    pub fn segments_json(&self) -> Vec<u8> {
+        let mut out = vec![b'{'];
+        write_members(
+            &mut out,
+            self.segments()
+                .map(|segment| (segment.key.as_str(), segment)),
+        );
+        out.push(b'}');
+        out
+    }
+
+    /// `{"flags": {...}, "segments": {...}}` of its live flags (in creation order) and
+    /// segments (by key).
+    pub(crate) fn all_data(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.weight / MEMORY_PER_JSON_BYTE + 64);
+        out.extend_from_slice(b"{\"flags\":{");
+        write_members(&mut out, self.flags().map(|flag| (flag.key.as_str(), flag)));
+        out.extend_from_slice(b"},\"segments\":{");
+        write_members(
+            &mut out,
+            self.segments()
+                .map(|segment| (segment.key.as_str(), segment)),
+        );
+        out.extend_from_slice(b"}}");
+        out
     }
 
     /// The name of variation `index` of flag `key` (its `_id` when it has none).
@@ -217,8 +281,9 @@ impl EnvironmentSnapshot {
 /// How many bytes of memory a projected flag or segment takes per byte of its JSON, about: the
 /// same strings and values in their containers (maps, vectors, options, compiled patterns),
 /// measured at 3.7 for flags as a new flag gets them (`cargo xtask bench`,
-/// `snapshots-100x1000`).
-const MEMORY_PER_JSON_BYTE: usize = 4;
+/// `snapshots-100x1000`), and one more for its serialised form once polled or streamed
+/// ([`SdkPayload`]).
+const MEMORY_PER_JSON_BYTE: usize = 5;
 
 /// What a projected flag or segment counts against the budget: its memory, estimated from the
 /// size of its JSON.

@@ -98,6 +98,7 @@ mod previous_release;
 mod rate_limit_redis;
 mod read_cache;
 mod replicas;
+mod sdk_polling;
 mod storage;
 mod storage_audit;
 mod storage_large;

@@ -18,7 +18,7 @@ const BULK: &str = "/ofrep/v1/evaluate/flags";
 
 /// Project `web` with flags `beta` (on in production: `ann` targeted with `true`, everyone
 /// else `false`) and `quiet` (off, no off variation); the production and test SDK keys.
-async fn configure<S, B>(app: &TestApp<S>) -> (String, String)
+pub(crate) async fn configure<S, B>(app: &TestApp<S>) -> (String, String)
 where
     S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,

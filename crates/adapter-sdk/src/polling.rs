@@ -1,0 +1,160 @@
+//! Polling: the environment's flag data as the server-side SDKs poll it.
+//!
+//! - `GET /sdk/latest-all`: `{"flags": {key: flag}, "segments": {key: segment}}`, serialised
+//!   once per snapshot (with its gzip form) and shared by every poll;
+//! - `GET /sdk/latest-flags`, `/sdk/latest-flags/{key}`, `/sdk/latest-segments`,
+//!   `/sdk/latest-segments/{key}`, and the PHP SDK's `/sdk/flags`, `/sdk/flags/{key}`,
+//!   `/sdk/segments/{key}`: parts of it, serialised per request.
+//!
+//! Every answer has a strong `ETag` (from its bytes alone, so every replica tags the same data
+//! alike) and is 304 when `If-None-Match` names it; gzip when the client takes it. Archived
+//! flags and deleted segments are left out (a poll replaces what an SDK holds).
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use service::{EnvironmentSnapshot, SdkAccess, SdkPayload};
+
+use crate::answer::{snapshot_of, tagged_json, Denied};
+use crate::gate::Shared;
+use crate::key::admit;
+
+/// The environment `req`'s key opens, counted on `route`; payload filters are refused (the
+/// original's `?filter=`: not supported).
+async fn opened(req: &HttpRequest, shared: &Shared, route: &str) -> Result<SdkAccess, Denied> {
+    if req
+        .query_string()
+        .split('&')
+        .any(|pair| pair.split('=').next().is_some_and(|name| name == "filter"))
+    {
+        return Err(Denied::Invalid(
+            "payload filters (?filter=) are not supported: an SDK key reads its whole environment"
+                .into(),
+        ));
+    }
+    Ok(admit(req, shared, route).await?)
+}
+
+/// `GET /sdk/latest-all`.
+pub(crate) async fn latest_all(req: HttpRequest, shared: web::Data<Shared>) -> HttpResponse {
+    let answered = async {
+        let access = opened(&req, &shared, "GET /sdk/latest-all").await?;
+        let data = snapshot_of(&shared, &access).await?;
+        let gzip = crate::answer::takes_gzip(&req);
+        // Serialising (or compressing) a large environment is work for the blocking pool, once
+        // per snapshot; later polls find it made.
+        let made = data.payload_made().filter(|p| !gzip || p.gzipped_made());
+        let payload = match made {
+            Some(payload) => payload,
+            None => driving::run_blocking(&shared.service, move |_| {
+                let payload = data.payload();
+                if gzip {
+                    payload.gzipped();
+                }
+                Ok::<_, service::ServiceError>(payload)
+            })
+            .await
+            .map_err(crate::answer::unavailable)?,
+        };
+        Ok::<_, Denied>(answer_payload(&req, &payload))
+    }
+    .await;
+    answered.unwrap_or_else(|denied| denied.answer())
+}
+
+fn answer_payload(req: &HttpRequest, payload: &SdkPayload) -> HttpResponse {
+    tagged_json(req, payload.etag(), payload.body(), || {
+        payload.gzipped().clone()
+    })
+}
+
+/// Which part of the environment's data a route answers with.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    Flags,
+    Segments,
+}
+
+/// Part `part` of `data` (one item when `key` names it), as JSON text.
+fn part_of(data: &EnvironmentSnapshot, part: Part, key: Option<&str>) -> Result<Vec<u8>, Denied> {
+    let missing = |what: &str, key: &str| Denied::NotFound(format!("no {what} {key:?} here"));
+    Ok(match (part, key) {
+        (Part::Flags, None) => data.flags_json(),
+        (Part::Segments, None) => data.segments_json(),
+        (Part::Flags, Some(key)) => {
+            let flag = data
+                .sdk_flag(key)
+                .filter(|flag| !flag.deleted)
+                .ok_or_else(|| missing("flag", key))?;
+            serde_json::to_vec(flag).unwrap_or_default()
+        }
+        (Part::Segments, Some(key)) => {
+            let segment = data
+                .segments()
+                .find(|segment| segment.key == key)
+                .ok_or_else(|| missing("segment", key))?;
+            serde_json::to_vec(segment).unwrap_or_default()
+        }
+    })
+}
+
+/// A part of the environment's data, tagged (serialised and compressed per request, on the
+/// blocking pool).
+async fn part(
+    req: HttpRequest,
+    shared: web::Data<Shared>,
+    route: &str,
+    part: Part,
+    key: Option<String>,
+) -> HttpResponse {
+    let answered = async {
+        let access = opened(&req, &shared, route).await?;
+        let data = snapshot_of(&shared, &access).await?;
+        let made = driving::run_blocking(&shared.service, move |_| {
+            Ok::<_, service::ServiceError>(
+                part_of(&data, part, key.as_deref()).map(SdkPayload::from_json),
+            )
+        })
+        .await
+        .map_err(crate::answer::unavailable)??;
+        Ok::<_, Denied>(answer_payload(&req, &made))
+    }
+    .await;
+    answered.unwrap_or_else(|denied| denied.answer())
+}
+
+/// `GET /sdk/latest-flags` (and the PHP SDK's `GET /sdk/flags`): every live flag by key.
+pub(crate) async fn latest_flags(req: HttpRequest, shared: web::Data<Shared>) -> HttpResponse {
+    let route = format!("GET {}", req.match_pattern().unwrap_or_default());
+    part(req, shared, &route, Part::Flags, None).await
+}
+
+/// `GET /sdk/latest-flags/{key}` (and `GET /sdk/flags/{key}`): one live flag.
+pub(crate) async fn latest_flag(
+    req: HttpRequest,
+    key: web::Path<String>,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let route = format!("GET {}", req.match_pattern().unwrap_or_default());
+    part(req, shared, &route, Part::Flags, Some(key.into_inner())).await
+}
+
+/// `GET /sdk/latest-segments`: every live segment by key.
+pub(crate) async fn latest_segments(req: HttpRequest, shared: web::Data<Shared>) -> HttpResponse {
+    part(
+        req,
+        shared,
+        "GET /sdk/latest-segments",
+        Part::Segments,
+        None,
+    )
+    .await
+}
+
+/// `GET /sdk/latest-segments/{key}` (and `GET /sdk/segments/{key}`): one live segment.
+pub(crate) async fn latest_segment(
+    req: HttpRequest,
+    key: web::Path<String>,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let route = format!("GET {}", req.match_pattern().unwrap_or_default());
+    part(req, shared, &route, Part::Segments, Some(key.into_inner())).await
+}

@@ -35,6 +35,7 @@ mod segments;
 mod sessions;
 mod tables;
 mod teams;
+mod tombstones;
 
 use std::sync::{Mutex, PoisonError};
 

@@ -140,6 +140,7 @@ impl Tables {
         for key in flag_keys {
             self.delete_flag(id, &key);
         }
+        rows(&mut self.tombstones).retain(|(project_id, ..), _| project_id != id);
     }
 
     /// Checks the environment's unique columns and its project, and stores it.

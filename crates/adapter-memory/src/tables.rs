@@ -18,6 +18,9 @@ use std::sync::Arc;
 /// A table: rows by primary key, shared between copies of the state until one writes to it.
 pub(crate) type Table<K, V> = Arc<BTreeMap<K, V>>;
 
+/// A tombstone's key: project `_id`, kind, environment key (`""` for a flag), item key.
+pub(crate) type TombstoneId = (String, &'static str, String, String);
+
 /// The table, for writing (copied first if another state shares it).
 pub(crate) fn rows<K: Clone + Ord, V: Clone>(table: &mut Table<K, V>) -> &mut BTreeMap<K, V> {
     Arc::make_mut(table)
@@ -126,6 +129,8 @@ pub(crate) struct Tables {
     pub(crate) team_members: Arc<BTreeSet<(String, MemberId)>>,
     /// Console sessions by the hash of their id.
     pub(crate) console_sessions: Table<String, ports::ConsoleSession>,
+    /// Deleted flags' and segments' last SDK versions.
+    pub(crate) tombstones: Table<TombstoneId, i64>,
 }
 
 /// What a unique constraint answers.

@@ -283,6 +283,16 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    sdk_tombstones (project_id, kind, environment_key, item_key) {
+        project_id -> Text,
+        kind -> Text,
+        environment_key -> Text,
+        item_key -> Text,
+        version -> BigInt,
+    }
+}
+
 diesel::joinable!(tokens -> members (member_id));
 diesel::joinable!(console_sessions -> tokens (token_id));
 diesel::joinable!(team_members -> teams (team_key));

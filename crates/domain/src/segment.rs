@@ -264,6 +264,32 @@ impl Segment {
         }
     }
 
+    /// The version SDKs are told a deletion of this segment at: above its own.
+    pub fn tombstone_version(&self) -> i64 {
+        self.version.saturating_add(1)
+    }
+
+    /// Makes its version greater than `tombstone`: a new segment whose key a deleted segment of
+    /// its environment had, as SDKs may hold the deleted one's tombstone.
+    ///
+    /// ```
+    /// use domain::segment::{Segment, SegmentPost};
+    /// let post = SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() };
+    /// let mut segment = Segment::create(post, 1, &mut domain::SequentialIds::default()).unwrap();
+    /// segment.version = 4;
+    /// let tombstone = segment.tombstone_version();
+    /// let mut again = Segment::create(
+    ///     SegmentPost { key: "beta".into(), name: "Beta".into(), ..Default::default() },
+    ///     2,
+    ///     &mut domain::SequentialIds::default(),
+    /// ).unwrap();
+    /// again.start_above(tombstone);
+    /// assert_eq!((tombstone, again.version), (5, 6));
+    /// ```
+    pub fn start_above(&mut self, tombstone: i64) {
+        self.version = self.version.max(tombstone.saturating_add(1));
+    }
+
     /// Checks every rule: a name, valid tags, no key both included and excluded for one context
     /// kind, weights 0..=100000, clause values typed as their operators need, unique ids.
     ///

@@ -36,6 +36,7 @@ pub mod sessions;
 pub mod store;
 pub mod teams;
 pub mod tokens;
+pub mod tombstones;
 pub mod webhooks;
 
 pub use account::AccountRepository;
@@ -60,6 +61,7 @@ pub use sessions::{ConsoleSession, ConsoleSessionRepository};
 pub use store::{Store, StoreExt, UnitOfWork, WRITE_ATTEMPTS};
 pub use teams::TeamRepository;
 pub use tokens::{TokenMatch, TokenRepository};
+pub use tombstones::{TombstoneOf, TombstoneRepository};
 pub use webhooks::{
     ClaimedDelivery, DeliveryOutcome, OutboxDepth, QueuedDelivery, WebhookRepository,
     OUTBOX_COUNT_CAP,

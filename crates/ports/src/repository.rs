@@ -3,7 +3,7 @@
 use crate::{
     AccountRepository, AuditRepository, ConsoleSessionRepository, CustomRoleRepository,
     EnvironmentRepository, FlagRepository, MemberRepository, ProjectRepository, SegmentRepository,
-    TeamRepository, TokenRepository, WebhookRepository,
+    TeamRepository, TokenRepository, TombstoneRepository, WebhookRepository,
 };
 
 /// Reads and writes inside one transaction: every aggregate's repository. Implementations map
@@ -26,6 +26,7 @@ pub trait Repository:
     + CustomRoleRepository
     + TeamRepository
     + ConsoleSessionRepository
+    + TombstoneRepository
 {
 }
 
@@ -42,6 +43,7 @@ impl<T> Repository for T where
         + CustomRoleRepository
         + TeamRepository
         + ConsoleSessionRepository
+        + TombstoneRepository
         + ?Sized
 {
 }

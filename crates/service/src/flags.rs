@@ -8,7 +8,10 @@ use domain::key::{FlagKey, ProjectKey, TeamKey};
 use domain::policy::{Request, Resource};
 use domain::query::FlagQuery;
 use domain::ValidationError;
-use ports::{FlagDependent, Listed, Locked, Maintainers, ProjectEnvironment, Repository, StoreExt};
+use ports::{
+    FlagDependent, Listed, Locked, Maintainers, ProjectEnvironment, Repository, StoreExt,
+    TombstoneOf,
+};
 use std::sync::Arc;
 
 use crate::audit::{json, Change, PendingAudits};
@@ -542,6 +545,12 @@ impl Flags<'_> {
             let authorized =
                 caller.authorize(in_every_environment(std::slice::from_ref(&delete), &flag))?;
             let maintainers = maintainers_of(repo, &flag)?;
+            repo.keep_tombstone(
+                &project.id,
+                TombstoneOf::Flag,
+                key,
+                flag.tombstone_version(),
+            )?;
             repo.delete_flag(&project.id, &flag)?;
             let change = Change::new("flag", key, "deleted", &delete.action, delete.resource)
                 .shown_versions(

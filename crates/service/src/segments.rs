@@ -9,7 +9,7 @@ use domain::patch::JsonPatchBody;
 use domain::policy::{Request, Resource};
 use domain::query::SegmentQuery;
 use domain::segment::{Segment, SegmentPatch, SegmentPost};
-use ports::{Listed, Repository, StoreExt};
+use ports::{Listed, Repository, StoreExt, TombstoneOf};
 
 use crate::audit::{json, Change};
 use crate::authorize::Authorized;
@@ -310,6 +310,11 @@ impl Segments<'_> {
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
                 let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
+                let mut segment = segment.clone();
+                let of = TombstoneOf::Segment(&env_key);
+                if let Some(tombstone) = repo.tombstones(&project_id, of, &[&key])?.get(&key) {
+                    segment.start_above(*tombstone);
+                }
                 repo.insert_segment(&project_id, &env_key, &segment)?;
                 let change = Change::new(
                     "segment",
@@ -324,7 +329,7 @@ impl Segments<'_> {
                 .href(self.segment_href(project_key, environment_key, &segment.key))
                 .versions(None, Some(self.shown.segment(project_key, environment_key, &segment)));
                 self.audit(repo, caller, change.authorize(caller)?)?;
-                Ok(segment.clone())
+                Ok(segment)
             })
             .map_err(|e| e.key_taken(|| format!("a segment with key '{key}' already exists in {project_key}/{environment_key}")))
     }
@@ -432,6 +437,8 @@ impl Segments<'_> {
                     .into(),
                 ));
             }
+            let tombstone = segment.tombstone_version();
+            repo.keep_tombstone(&project_id, TombstoneOf::Segment(&env_key), key, tombstone)?;
             repo.delete_segment(&project_id, &env_key, &segment)?;
             let change = Change::new(
                 "segment",

@@ -16,6 +16,7 @@ mod segments;
 mod sessions;
 mod teams;
 mod tokens;
+mod tombstones;
 mod webhooks;
 
 use crate::DbConnection;

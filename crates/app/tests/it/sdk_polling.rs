@@ -210,7 +210,61 @@ async fn only_an_sdk_key_polls(backend: Backend) {
     assert_sdk_error(&filtered, 400, "invalid_request");
 }
 
+async fn a_key_created_again_starts_above_its_deletion(backend: Backend) {
+    let app = spawn(backend).await;
+    let (production, _) = configure(&app).await;
+    let sdk = |path: &'static str| app.send(request(Method::GET, path, Some(&production)));
+    let before = sdk("/sdk/latest-flags/beta").await.body["version"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(app.delete("/api/v2/flags/web/beta").await.status, 204);
+    app.flag("web", "beta").await;
+    let again = sdk("/sdk/latest-flags/beta").await.body["version"]
+        .as_i64()
+        .unwrap();
+    assert!(
+        again > before + 1,
+        "above the deletion's version ({} > {} + 1)",
+        again,
+        before
+    );
+    let management = app.get("/api/v2/flags/web/beta").await.body;
+    assert_eq!(management["environments"]["production"]["version"], again);
+    // Segments, per environment.
+    let staff = "/api/v2/segments/web/production/staff";
+    for _ in 0..2 {
+        let created = app
+            .post(
+                "/api/v2/segments/web/production",
+                json!({"key": "staff", "name": "Staff"}),
+            )
+            .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+        let renamed = app
+            .patch(
+                staff,
+                json!([{"op": "replace", "path": "/name", "value": "S"}]),
+            )
+            .await;
+        assert_eq!(renamed.status, 200, "{}", renamed.body);
+        assert_eq!(app.delete(staff).await.status, 204);
+    }
+    let last = app
+        .post(
+            "/api/v2/segments/web/production",
+            json!({"key": "staff", "name": "Staff"}),
+        )
+        .await;
+    assert_eq!(
+        last.body["version"], 7,
+        "1, 2, deleted at 3; 4, 5, deleted at 6; 7"
+    );
+    let polled = sdk("/sdk/latest-segments/staff").await;
+    assert_eq!(polled.body["version"], 7);
+}
+
 on_both_backends!(
+    a_key_created_again_starts_above_its_deletion,
     the_environments_data_in_the_sdk_model,
     a_poll_is_304_until_something_changes,
     only_an_sdk_key_polls,

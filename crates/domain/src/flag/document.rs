@@ -110,6 +110,48 @@ impl Flag {
         FlagConfig::new(self.defaults, environment_name, now, ids)
     }
 
+    /// The version SDKs are told a deletion of this flag at: above every version it has in
+    /// any environment (SDKs apply a deletion only above the version they hold).
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, NewFlag};
+    /// # use domain::key::FlagKey;
+    /// # let mut ids = domain::SequentialIds::default();
+    /// let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    /// assert_eq!(flag.tombstone_version(), 1);
+    /// let mut config = flag.new_config("Production", 1, &mut ids);
+    /// config.version = 7;
+    /// flag.environments.insert("production".into(), config);
+    /// assert_eq!(flag.tombstone_version(), 8);
+    /// ```
+    pub fn tombstone_version(&self) -> i64 {
+        self.environments
+            .values()
+            .map(|config| config.version)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1)
+    }
+
+    /// Makes every configuration's version greater than `tombstone`: a new flag whose key a
+    /// deleted flag had, as SDKs may hold the deleted one's tombstone.
+    ///
+    /// ```
+    /// # use domain::flag::{Flag, NewFlag};
+    /// # use domain::key::FlagKey;
+    /// # let mut ids = domain::SequentialIds::default();
+    /// let mut flag = Flag::create(NewFlag::boolean(FlagKey::parse("f").unwrap(), "F"), 1, &mut ids).unwrap();
+    /// let config = flag.new_config("Production", 1, &mut ids);
+    /// flag.environments.insert("production".into(), config);
+    /// flag.start_above(8);
+    /// assert_eq!(flag.environments["production"].version, 9);
+    /// ```
+    pub fn start_above(&mut self, tombstone: i64) {
+        for config in self.environments.values_mut() {
+            config.version = config.version.max(tombstone.saturating_add(1));
+        }
+    }
+
     /// Settles the bookkeeping of a change from `previous` to `self`: every environment whose
     /// configuration changed gets `version + 1` and `lastModified = now`; the flag gets
     /// `_version + 1` if anything changed; archive and deprecation times follow their flags.
@@ -119,6 +161,7 @@ impl Flag {
         // changes how every configuration reads, so each one counts as changed.
         let variations_changed = self.variations.len() != previous.variations.len();
         let mut changed = false;
+        let mut unchanged_configs = Vec::new();
         for (key, config) in &mut self.environments {
             if let Some(old) = previous.environments.get(key) {
                 config.version = old.version;
@@ -129,9 +172,39 @@ impl Flag {
                     config.version += 1;
                     config.last_modified = now;
                     changed = true;
+                } else {
+                    unchanged_configs.push(key.clone());
                 }
             }
         }
+        self.settle_archiving(previous, now);
+        // A flag-wide change (a variation's value, archiving, client-side availability) changes
+        // what SDKs evaluate in every environment: each must show them a higher version, as
+        // SDKs apply only a version above the one they hold.
+        for key in unchanged_configs {
+            let served_differently = crate::evaluation::sdk_flag(self, &key)
+                != crate::evaluation::sdk_flag(previous, &key);
+            if let Some(config) = self
+                .environments
+                .get_mut(&key)
+                .filter(|_| served_differently)
+            {
+                config.version += 1;
+                config.last_modified = now;
+                changed = true;
+            }
+        }
+        self.version = previous.version;
+        if changed || self != previous {
+            self.version += 1;
+            changed = true;
+        }
+        changed
+    }
+
+    /// Archive and deprecation times follow their flags; `includeInSnippet` and client-side
+    /// availability follow each other.
+    fn settle_archiving(&mut self, previous: &Flag, now: i64) {
         self.archived_date = match (previous.archived, self.archived) {
             (false, true) => Some(now),
             (_, false) => None,
@@ -150,12 +223,6 @@ impl Flag {
         } else {
             self.client_side_availability.using_environment_id
         };
-        self.version = previous.version;
-        if changed || self != previous {
-            self.version += 1;
-            changed = true;
-        }
-        changed
     }
 
     /// Applies a JSON Patch to the flag's API representation and checks the result.

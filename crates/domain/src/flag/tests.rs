@@ -45,6 +45,52 @@ fn patch_changes_one_environment_and_bumps_versions() {
 }
 
 #[test]
+fn a_flag_wide_change_gives_every_environment_a_higher_version() {
+    let (flag, mut ids) = flag_in(&["test", "production"]);
+    let versions = |f: &Flag| {
+        (
+            f.environments["test"].version,
+            f.environments["production"].version,
+        )
+    };
+    let patched = |f: &Flag, value: Value, ids: &mut SequentialIds| {
+        f.apply_patch(&ops(value), 9, ids).unwrap()
+    };
+    // What SDKs evaluate changes in both: a variation's value, archiving, client-side
+    // availability.
+    let valued = patched(
+        &flag,
+        json!([{"op": "replace", "path": "/variations/0/value", "value": false},
+               {"op": "replace", "path": "/variations/1/value", "value": true}]),
+        &mut ids,
+    );
+    assert_eq!(versions(&valued), (2, 2));
+    assert_eq!(valued.environments["test"].last_modified, 9);
+    let archived = patched(
+        &valued,
+        json!([{"op": "replace", "path": "/archived", "value": true}]),
+        &mut ids,
+    );
+    assert_eq!(versions(&archived), (3, 3));
+    let client_side = patched(
+        &archived,
+        json!([{"op": "replace", "path": "/clientSideAvailability/usingMobileKey",
+                 "value": !archived.client_side_availability.using_mobile_key}]),
+        &mut ids,
+    );
+    assert_eq!(versions(&client_side), (4, 4));
+    // What SDKs do not see leaves the environments' versions alone.
+    let renamed = patched(
+        &client_side,
+        json!([{"op": "replace", "path": "/name", "value": "Renamed"},
+               {"op": "add", "path": "/variations/0/name", "value": "Yes"}]),
+        &mut ids,
+    );
+    assert_eq!(versions(&renamed), (4, 4));
+    assert_eq!(renamed.version, client_side.version + 1);
+}
+
+#[test]
 fn read_only_paths_are_refused() {
     let (flag, mut ids) = flag_in(&["production"]);
     for path in [

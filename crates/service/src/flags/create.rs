@@ -4,6 +4,7 @@
 use super::*;
 use crate::authorize::Authorized;
 use crate::sizes::check_new_size;
+use ports::TombstoneOf;
 
 /// A flag to create from `post`, checked on its own, and its initial prerequisites (checked
 /// against the project when it is created).
@@ -96,6 +97,7 @@ impl Service {
                 let environments = repo.environments_of(std::slice::from_ref(&project.id))?;
                 let mut flag = configured(&flag, &environments, turn_on, now);
                 project.check_flag_key(&flag.key)?;
+                start_above_tombstones(repo, &project.id, std::slice::from_mut(&mut flag))?;
                 let others = ProjectFlags::new(repo.flag_facts(&project.id)?);
                 flag.add_initial_prerequisites(prerequisites, &others)?;
                 flag.validate()?;
@@ -173,15 +175,20 @@ impl Service {
             let requests = &requests[..take];
             let mut outcomes: Vec<Option<ServiceResult<FlagView>>> =
                 requests.iter().map(|_| None).collect();
+            let keys: Vec<&str> = requests.iter().map(|r| r.flag.key.as_str()).collect();
+            let tombstones = repo.tombstones(&project.id, TombstoneOf::Flag, &keys)?;
             let mut made: Vec<(usize, FlagView, ShownVersion, Vec<Request>, Authorized)> =
                 Vec::with_capacity(requests.len());
             for (i, request) in requests.iter().enumerate() {
-                let flag = configured(
+                let mut flag = configured(
                     &request.flag,
                     &environments,
                     request.turn_on,
                     request.flag.creation_date,
                 );
+                if let Some(tombstone) = tombstones.get(flag.key.as_str()) {
+                    flag.start_above(*tombstone);
+                }
                 let beyond = configured_beyond_defaults(&project.key, &flag, &environments);
                 let view = project
                     .check_flag_key(&flag.key)
@@ -323,7 +330,8 @@ impl Flags<'_> {
                 let project = lock_project(repo, project_key)?;
                 project.check_flag_key(new.key.as_str())?;
                 let original = load_flag(repo, &project.id, project_key, source)?;
-                let clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
+                let mut clone = original.clone_as(new.clone(), now, &mut RandomIds)?;
+                start_above_tombstones(repo, &project.id, std::slice::from_mut(&mut clone))?;
                 let clone = with_maintainer(repo, clone)?;
                 // A team the request names must exist (one copied from the source may be gone).
                 if new.post.maintainer_team_key.is_some() {
@@ -396,4 +404,21 @@ impl Service {
             service.create_flag_with_prerequisites(&project_key, request, &prerequisites)
         })
     }
+}
+
+/// Starts each of `flags` above the tombstone a deleted flag of its key left in project
+/// `project_id`, if any (see [`Flag::start_above`]): one read.
+fn start_above_tombstones(
+    repo: &mut dyn Repository,
+    project_id: &ProjectId,
+    flags: &mut [Flag],
+) -> ServiceResult<()> {
+    let keys: Vec<&str> = flags.iter().map(|flag| flag.key.as_str()).collect();
+    let tombstones = repo.tombstones(project_id, TombstoneOf::Flag, &keys)?;
+    for flag in flags {
+        if let Some(tombstone) = tombstones.get(flag.key.as_str()) {
+            flag.start_above(*tombstone);
+        }
+    }
+    Ok(())
 }

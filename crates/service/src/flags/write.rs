@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::authorize::Authorized;
+use ports::TombstoneOf;
 
 /// What a batch of flag changes writes once they are all applied: the flags they changed (each
 /// with the flag as it was locked) and their audit entries.
@@ -339,6 +340,12 @@ impl Service {
         if applied.delete {
             writes.save_flags(repo, &project.id)?;
             refuse_if_depended_on(repo, &project.key, &project.id, &held.key)?;
+            repo.keep_tombstone(
+                &project.id,
+                TombstoneOf::Flag,
+                key,
+                flag.tombstone_version(),
+            )?;
             repo.delete_flag(&project.id, held)?;
             let change = Change::new("flag", key, "deleted", "deleteFlag", flag_wide)
                 .comment(comment)

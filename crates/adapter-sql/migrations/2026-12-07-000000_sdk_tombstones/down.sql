@@ -1,0 +1,1 @@
+DROP TABLE sdk_tombstones;

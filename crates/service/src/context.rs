@@ -39,6 +39,8 @@ pub struct Service {
     pub(crate) read_cache: Option<Arc<read_cache::ReadCache>>,
     /// Environments' flag data for evaluations, and the SDK keys that open them.
     pub(crate) snapshots: Arc<crate::snapshots::Snapshots>,
+    /// The SDK streams of this replica, told of changes by `snapshots`.
+    pub(crate) delivery: Arc<crate::delivery::Delivery>,
     /// The last readiness check and when it ended ([`Service::refresh_readiness`]).
     pub(crate) readiness: std::sync::Mutex<Option<LastReadiness>>,
 }

@@ -14,6 +14,7 @@ mod clock;
 mod console_sessions;
 mod context;
 mod custom_roles;
+mod delivery;
 mod environments;
 mod error;
 mod evaluations;
@@ -54,6 +55,10 @@ pub use console_sessions::{
     OpenedSession, SessionCaller, CONSOLE_SESSIONS_PER_TOKEN, CONSOLE_SESSION_TTL_MS,
 };
 pub use custom_roles::CustomRoleChange;
+pub use delivery::{
+    StreamEnd, StreamLimits, Subscription, DEFAULT_HEARTBEAT, HEARTBEAT, MAX_EVENTS_PER_STEP,
+    STREAM_BUFFER,
+};
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError, ServiceResult};
 pub use evaluations::{EvaluationPage, Evaluations, FlagEvaluation};

@@ -22,6 +22,9 @@ use crate::{Service, ServiceError, ServiceResult};
 pub struct SdkAccess {
     project_key: String,
     environment_key: String,
+    /// When the key stops opening the environment (a key replaced with an expiry), in
+    /// milliseconds since the epoch.
+    expires_at: Option<i64>,
 }
 
 impl SdkAccess {
@@ -34,6 +37,12 @@ impl SdkAccess {
     pub fn environment_key(&self) -> &str {
         &self.environment_key
     }
+
+    /// When the key stops opening the environment, if it was replaced with an expiry
+    /// (milliseconds since the epoch).
+    pub fn expires_at(&self) -> Option<i64> {
+        self.expires_at
+    }
 }
 
 /// The use cases of SDK-key holders (`Service::sdk`).
@@ -44,6 +53,27 @@ impl Service {
     /// What applications read with an environment's SDK key.
     pub fn sdk(&self) -> Sdk<'_> {
         Sdk(self)
+    }
+
+    /// Steps the SDK streams' channels that changes made due (at most `batch` of them), and
+    /// sends the heartbeats that are due: the work of the SDK delivery job. How many channels
+    /// it stepped.
+    ///
+    /// # Errors
+    /// The store's (the channels it could not step stay due).
+    pub fn deliver_due(&self, batch: usize) -> ServiceResult<usize> {
+        self.delivery.run_due(self, batch)
+    }
+
+    /// Has `wake` called whenever SDK streams' channels become due ([`Service::deliver_due`]):
+    /// how the delivery job is woken at once.
+    pub fn wake_delivery_with(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        self.delivery.wake_with(wake);
+    }
+
+    /// How many SDK streams are open on this replica.
+    pub fn open_streams(&self) -> usize {
+        self.delivery.open_streams()
     }
 
     /// How many environments' snapshots this replica keeps, and the bytes they count.
@@ -78,19 +108,60 @@ impl Service {
         let ticket = self.snapshots.ticket(Some(project));
         // Flags changed since it was read: read those again, share the rest.
         if let Some((kept, stale, read_at)) = self.snapshots.stale(project, environment) {
-            let refreshed = Arc::new(self.store.read_tx(|repo| kept.with_flags(repo, &stale))?);
+            let refreshed = self.store.read_tx(|repo| kept.with_flags(repo, &stale))?;
+            let refreshed = Arc::new(refreshed.read_since(ticket.read_at()));
             self.snapshots.keep_refreshed(ticket, &refreshed, read_at);
             *last_build = Some((ticket.read_at(), refreshed.clone()));
             return Ok(refreshed);
         }
-        let snapshot = Arc::new(self.store.read_tx(|repo| -> ServiceResult<_> {
+        let snapshot = self.read_environment_snapshot(ticket, project, environment)?;
+        *last_build = Some((ticket.read_at(), snapshot.clone()));
+        Ok(snapshot)
+    }
+
+    /// The snapshot of environment `environment` of project `project`, read from the store
+    /// now (whatever is kept), and kept.
+    pub(crate) fn environment_snapshot_read_now(
+        &self,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Arc<EnvironmentSnapshot>> {
+        let ticket = self.snapshots.ticket(Some(project));
+        self.read_environment_snapshot(ticket, project, environment)
+    }
+
+    fn read_environment_snapshot(
+        &self,
+        ticket: crate::snapshots::Ticket,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Arc<EnvironmentSnapshot>> {
+        let snapshot = self.store.read_tx(|repo| -> ServiceResult<_> {
             let found = load_project(repo, project)?;
             let env = load_environment(repo, &found.id, project, environment)?;
             EnvironmentSnapshot::read(repo, &found, &env)
-        })?);
+        })?;
+        let snapshot = Arc::new(snapshot.read_since(ticket.read_at()));
         self.snapshots.keep(ticket, &snapshot);
-        *last_build = Some((ticket.read_at(), snapshot.clone()));
         Ok(snapshot)
+    }
+}
+
+impl crate::delivery::Snapshots for Service {
+    fn snapshot(
+        &self,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Arc<EnvironmentSnapshot>> {
+        self.environment_snapshot(project, environment)
+    }
+
+    fn snapshot_read_now(
+        &self,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Arc<EnvironmentSnapshot>> {
+        self.environment_snapshot_read_now(project, environment)
     }
 }
 
@@ -125,6 +196,7 @@ impl Sdk<'_> {
         Ok(SdkAccess {
             project_key: holder.project_key,
             environment_key: holder.environment_key,
+            expires_at: holder.expires_at,
         })
     }
 
@@ -162,6 +234,17 @@ impl Sdk<'_> {
         self.0
             .snapshots
             .get(&access.project_key, &access.environment_key)
+    }
+
+    /// A new stream of the flag data `access` opens: its `put`, then every change.
+    ///
+    /// # Errors
+    /// `Unavailable` when this replica streams to as many SDKs as its limits allow (overall
+    /// or for the environment); `NotFound` when the environment is gone; the store's.
+    pub fn stream(&self, access: &SdkAccess) -> ServiceResult<crate::Subscription> {
+        self.0
+            .delivery
+            .subscribe(self.0, &access.project_key, &access.environment_key)
     }
 
     /// The flag data `access` opens.

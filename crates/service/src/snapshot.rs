@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use domain::environment::Environment;
 use domain::evaluation::{self, FlagData, SdkFlag, SdkSegment};
@@ -74,6 +75,9 @@ pub struct EnvironmentSnapshot {
     weight: usize,
     /// Its data as SDKs poll it, serialised on first use.
     payload: OnceLock<Arc<SdkPayload>>,
+    /// When the read it shows began (for a refreshed one, the refresh's read): it shows every
+    /// change this replica was told of before.
+    as_of: Instant,
 }
 
 impl FlagData for EnvironmentSnapshot {
@@ -127,6 +131,7 @@ impl EnvironmentSnapshot {
             segments_weight,
             weight: 0,
             payload: OnceLock::new(),
+            as_of: Instant::now(),
         };
         snapshot.weigh();
         Ok(snapshot)
@@ -186,7 +191,19 @@ impl EnvironmentSnapshot {
             segments_weight: 0,
             weight,
             payload: OnceLock::new(),
+            as_of: Instant::now(),
         }
+    }
+
+    /// The same snapshot, marked as showing what a read that began at `at` saw.
+    pub(crate) fn read_since(mut self, at: Instant) -> Self {
+        self.as_of = at;
+        self
+    }
+
+    /// When the read it shows began.
+    pub(crate) fn read_at(&self) -> Instant {
+        self.as_of
     }
 
     /// The project's key, as stored.
@@ -212,6 +229,16 @@ impl EnvironmentSnapshot {
     /// Flag `key` as SDKs are sent it, archived ones (`deleted`) too.
     pub fn sdk_flag(&self, key: &str) -> Option<&SdkFlag> {
         self.flags.get(key).map(|entry| &entry.flag)
+    }
+
+    /// Every flag as SDKs are sent it, archived ones (`deleted`) too, in creation order.
+    pub(crate) fn every_sdk_flag(&self) -> impl Iterator<Item = &SdkFlag> {
+        self.order.iter().filter_map(|key| self.sdk_flag(key))
+    }
+
+    /// Every segment, by key, deleted ones too.
+    pub(crate) fn every_segment(&self) -> &BTreeMap<String, SdkSegment> {
+        &self.segments
     }
 
     /// Its live flags and segments as SDKs poll them (serialised on first use, then kept).

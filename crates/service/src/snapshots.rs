@@ -162,6 +162,9 @@ pub(crate) struct Snapshots {
     /// holding the last build and when its read began (for those who waited, when it was not
     /// kept).
     building: Mutex<HashMap<EnvironmentName, Arc<BuildSlot>>>,
+    /// Told of every change once the snapshots have dropped what it made stale (the SDK
+    /// streams, which read snapshots when told).
+    followers: ports::Listeners,
 }
 
 impl Snapshots {
@@ -174,6 +177,7 @@ impl Snapshots {
             caught_up: Mutex::new(None),
             clock: AtomicU64::new(0),
             building: Mutex::default(),
+            followers: ports::Listeners::default(),
         });
         let listener: Arc<dyn ChangeListener> = snapshots.clone();
         let hears_others = store.subscribe(Arc::downgrade(&listener));
@@ -340,6 +344,11 @@ impl Snapshots {
             .insert(secret.to_owned(), (holder.clone(), ticket.at));
     }
 
+    /// Tells `listener` of every change after the snapshots have taken it in (held weakly).
+    pub(crate) fn follow(&self, listener: std::sync::Weak<dyn ChangeListener>) {
+        self.followers.add(listener);
+    }
+
     /// How many snapshots are kept, and their weight.
     pub(crate) fn kept(&self) -> (usize, usize) {
         let state = lock(&self.state);
@@ -382,11 +391,14 @@ impl ChangeListener for Snapshots {
             Changed::Token(_) | Changed::Member(_) => {}
             Changed::Everything => state.forget_all(),
         }
+        drop(state);
+        self.followers.changed(changed);
     }
 
     fn lost(&self) {
         *lock(&self.caught_up) = None;
         lock(&self.state).forget_all();
+        self.followers.lost();
     }
 
     fn caught_up(&self, as_of: Instant) {
@@ -394,6 +406,8 @@ impl ChangeListener for Snapshots {
         if caught_up.is_none_or(|at| at < as_of) {
             *caught_up = Some(as_of);
         }
+        drop(caught_up);
+        self.followers.caught_up(as_of);
     }
 }
 

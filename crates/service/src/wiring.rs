@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ports::{Clock, Store, StoreExt};
 
 use crate::{known_secrets, read_cache, Caller, Representations, ServiceResult, WebhookSettings};
-use crate::{CachedAnswer, LastReadiness, NotReady, ReadTicket, Service};
+use crate::{CachedAnswer, LastReadiness, NotReady, ReadTicket, Service, StreamLimits};
 
 /// How many bytes of environments' flag data a service keeps for evaluations unless told
 /// otherwise ([`Service::with_snapshot_budget`]).
@@ -22,9 +22,14 @@ impl Service {
         clock: Arc<dyn Clock>,
         representations: Arc<dyn Representations>,
     ) -> Self {
+        let snapshots = crate::snapshots::Snapshots::on(&*store, DEFAULT_SNAPSHOT_BUDGET);
+        let delivery = Arc::new(crate::delivery::Delivery::new(StreamLimits::default()));
+        let follower: Arc<dyn ports::ChangeListener> = delivery.clone();
+        snapshots.follow(Arc::downgrade(&follower));
         Self {
             tokens: crate::token_cache::TokenCache::on(&*store),
-            snapshots: crate::snapshots::Snapshots::on(&*store, DEFAULT_SNAPSHOT_BUDGET),
+            snapshots,
+            delivery,
             known_secrets: known_secrets::KnownSecrets::default(),
             store,
             clock,
@@ -44,6 +49,17 @@ impl Service {
     /// [`DEFAULT_SNAPSHOT_BUDGET`] otherwise.
     pub fn with_snapshot_budget(mut self, budget: usize) -> Self {
         self.snapshots = crate::snapshots::Snapshots::on(&*self.store, budget);
+        let follower: Arc<dyn ports::ChangeListener> = self.delivery.clone();
+        self.snapshots.follow(Arc::downgrade(&follower));
+        self
+    }
+
+    /// The same service, streaming to SDKs within `limits` (see `delivery`).
+    /// [`StreamLimits::default`] otherwise.
+    pub fn with_stream_limits(mut self, limits: StreamLimits) -> Self {
+        self.delivery = Arc::new(crate::delivery::Delivery::new(limits));
+        let follower: Arc<dyn ports::ChangeListener> = self.delivery.clone();
+        self.snapshots.follow(Arc::downgrade(&follower));
         self
     }
 

@@ -9,6 +9,7 @@
 
 mod audit;
 mod console_sessions;
+mod delivery;
 mod flags;
 mod jobs;
 mod members;

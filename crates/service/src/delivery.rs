@@ -1,0 +1,538 @@
+//! Streaming flag data to the server-side SDKs (`GET /all`): one channel per environment with
+//! open streams on this replica, fed by the committed-change feed.
+//!
+//! # How a change reaches the streams
+//! The store tells the snapshots (`crate::snapshots`) of every committed change, theirs and
+//! other replicas'; they pass it on to [`Delivery`] once they have dropped what it made stale.
+//! `Delivery` only notes which channels are due and wakes its job (`background::SdkDelivery`,
+//! one thread). The job reads each due environment's snapshot (from memory where it may, a
+//! changed flag alone where only that changed), computes the events that bring the SDKs from
+//! the snapshot they hold to this one ([`events::step`]), serialises each event once and hands
+//! the same bytes to every stream of the environment. Events of one environment are computed
+//! by one thread, one step after the other, so they reach every stream in commit order.
+//!
+//! A new stream gets the channel's last snapshot as a `put` (serialised once per snapshot) and
+//! every event after it: the two are taken under the channel's lock, which every step holds.
+//!
+//! # Faults
+//! - A snapshot older than the one the streams hold is never stepped to: the environment is
+//!   read again from the store.
+//! - While the feed of other replicas' commits is down, changes may be missed: once it is back
+//!   and has caught up, every stream gets a fresh `put` (never a silent gap).
+//! - An environment that is gone closes its streams (the SDKs reconnect and are refused).
+//!
+//! # Bounds
+//! Each channel keeps at most [`STREAM_BUFFER`] events for its slowest stream; a stream
+//! further behind is ended ([`Subscription`] says so) and its SDK reconnects to a fresh `put`.
+//! A step of more than [`events::MAX_EVENTS_PER_STEP`] events sends one `put` instead. Streams
+//! are limited overall and per environment ([`StreamLimits`]).
+
+mod events;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_broadcast::{InactiveReceiver, Receiver, Sender};
+use bytes::Bytes;
+use ports::{ChangeListener, Changed};
+
+use crate::snapshot::EnvironmentSnapshot;
+use crate::{ServiceError, ServiceResult};
+
+pub use events::{HEARTBEAT, MAX_EVENTS_PER_STEP};
+
+/// How many events a channel keeps for its slowest stream: a stream further behind is ended.
+pub const STREAM_BUFFER: usize = 32;
+
+/// How often an idle stream gets a heartbeat unless configured otherwise.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(60);
+
+/// How many streams a replica serves at once, and for one environment, and how often idle
+/// streams get a heartbeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// Streams open at once on this replica.
+    pub max_streams: usize,
+    /// Streams open at once for one environment on this replica.
+    pub max_streams_per_environment: usize,
+    /// The pause between heartbeats.
+    pub heartbeat: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            max_streams: 20_000,
+            max_streams_per_environment: 10_000,
+            heartbeat: DEFAULT_HEARTBEAT,
+        }
+    }
+}
+
+/// (project key, environment key), as stored.
+type EnvironmentName = (String, String);
+
+/// Where the channels read environments' snapshots (the service).
+pub(crate) trait Snapshots {
+    /// The snapshot of an environment (keys as stored), from memory where it may be used.
+    fn snapshot(&self, project: &str, environment: &str)
+        -> ServiceResult<Arc<EnvironmentSnapshot>>;
+
+    /// The snapshot of an environment, read from the store now.
+    fn snapshot_read_now(
+        &self,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Arc<EnvironmentSnapshot>>;
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One environment's streams on this replica.
+#[derive(Debug)]
+struct Channel {
+    name: EnvironmentName,
+    state: Mutex<ChannelState>,
+    /// Streams open.
+    streams: AtomicUsize,
+}
+
+#[derive(Debug)]
+struct ChannelState {
+    /// What every stream holds once it has read every event sent.
+    last: Arc<EnvironmentSnapshot>,
+    /// The `put` of `last`, once made.
+    put: Option<Bytes>,
+    sender: Sender<Bytes>,
+    /// Keeps the channel open while no stream listens.
+    _open: InactiveReceiver<Bytes>,
+}
+
+impl Channel {
+    fn new(name: EnvironmentName, last: Arc<EnvironmentSnapshot>) -> Self {
+        let (mut sender, receiver) = async_broadcast::broadcast(STREAM_BUFFER);
+        // Past the buffer the oldest event goes, and the stream that had not read it is ended.
+        sender.set_overflow(true);
+        sender.set_await_active(false);
+        Self {
+            name,
+            state: Mutex::new(ChannelState {
+                last,
+                put: None,
+                sender,
+                _open: receiver.deactivate(),
+            }),
+            streams: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl ChannelState {
+    /// Sends `event` to every stream; how many streams it went to.
+    fn send(&self, event: Bytes) -> usize {
+        let streams = self.sender.receiver_count();
+        // With overflow on and no wait for receivers, a send fails only on a closed channel.
+        let _ = self.sender.try_broadcast(event);
+        streams
+    }
+}
+
+/// Why the feed of other replicas' commits asks for every stream to be sent a `put`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Resync {
+    #[default]
+    No,
+    /// The feed was lost: once it has caught up again.
+    AwaitingFeed,
+    /// Now.
+    Due,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    channels: HashMap<EnvironmentName, Arc<Channel>>,
+    /// Channels to step, with when their first change since the last step was told.
+    due: HashMap<EnvironmentName, Instant>,
+    resync: Resync,
+    last_heartbeat: Option<Instant>,
+}
+
+impl State {
+    fn mark_due(&mut self, which: impl Fn(&EnvironmentName) -> bool, told: Instant) {
+        for name in self.channels.keys().filter(|name| which(name)) {
+            self.due.entry(name.clone()).or_insert(told);
+        }
+    }
+}
+
+/// This replica's SDK streams.
+pub(crate) struct Delivery {
+    limits: StreamLimits,
+    state: Mutex<State>,
+    /// Wakes the job that steps the channels.
+    wake: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    open: AtomicUsize,
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("limits", &self.limits)
+            .field("open", &self.open)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One stream's share of its environment's channel: the `put` to send first, then the events.
+/// Dropping it closes the stream's place in the limits.
+#[derive(Debug)]
+pub struct Subscription {
+    put: Bytes,
+    events: Receiver<Bytes>,
+    _place: Place,
+}
+
+/// Why a stream ends on the server's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// It fell more than [`STREAM_BUFFER`] events behind.
+    TooSlow,
+    /// Its environment is gone, or this replica stopped serving it.
+    Closed,
+}
+
+impl Subscription {
+    /// The `put` event to send first.
+    pub fn put(&self) -> &Bytes {
+        &self.put
+    }
+
+    /// The next event, if one is waiting (see [`Subscription::next_event`]); `None` if none is.
+    pub fn try_next_event(&mut self) -> Option<Result<Bytes, StreamEnd>> {
+        match self.events.try_recv() {
+            Ok(event) => Some(Ok(event)),
+            Err(async_broadcast::TryRecvError::Overflowed(_)) => Some(Err(StreamEnd::TooSlow)),
+            Err(async_broadcast::TryRecvError::Closed) => Some(Err(StreamEnd::Closed)),
+            Err(async_broadcast::TryRecvError::Empty) => None,
+        }
+    }
+
+    /// The next event to send (a `patch`, `delete`, `put` or heartbeat, serialised), once
+    /// there is one; why the stream ends otherwise.
+    ///
+    /// # Errors
+    /// [`StreamEnd`]: the stream is to be closed.
+    pub async fn next_event(&mut self) -> Result<Bytes, StreamEnd> {
+        match self.events.recv_direct().await {
+            Ok(event) => Ok(event),
+            Err(async_broadcast::RecvError::Overflowed(_)) => Err(StreamEnd::TooSlow),
+            Err(async_broadcast::RecvError::Closed) => Err(StreamEnd::Closed),
+        }
+    }
+}
+
+/// A stream's place in the limits, given back when it is dropped.
+#[derive(Debug)]
+struct Place {
+    delivery: Arc<Delivery>,
+    channel: Arc<Channel>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.channel.streams.fetch_sub(1, Ordering::AcqRel);
+        self.delivery.open.fetch_sub(1, Ordering::AcqRel);
+        self.delivery.publish_streams(&self.channel);
+    }
+}
+
+impl Delivery {
+    pub(crate) fn new(limits: StreamLimits) -> Self {
+        Self {
+            limits,
+            state: Mutex::default(),
+            wake: OnceLock::new(),
+            open: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many streams are open.
+    pub(crate) fn open_streams(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+
+    fn publish_streams(&self, channel: &Channel) {
+        metrics::gauge!(
+            "flagsvc_sdk_streams",
+            "project" => channel.name.0.clone(),
+            "environment" => channel.name.1.clone()
+        )
+        .set(channel.streams.load(Ordering::Acquire) as f64);
+    }
+
+    /// Has `wake` called when channels are due (once; later calls are ignored).
+    pub(crate) fn wake_with(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.wake.set(wake);
+    }
+
+    fn wake(&self) {
+        if let Some(wake) = self.wake.get() {
+            wake();
+        }
+    }
+
+    /// A new stream of environment `environment` of project `project` (keys as stored): its
+    /// `put`, and every event after it.
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        service: &dyn Snapshots,
+        project: &str,
+        environment: &str,
+    ) -> ServiceResult<Subscription> {
+        if self.open.load(Ordering::Acquire) >= self.limits.max_streams {
+            return Err(ServiceError::Unavailable(
+                format!(
+                    "this server streams to {} SDKs already; retry later",
+                    self.limits.max_streams
+                )
+                .into(),
+            ));
+        }
+        let name = (project.to_owned(), environment.to_owned());
+        let channel = match self.channel(&name) {
+            Some(channel) => channel,
+            None => {
+                let snapshot = service.snapshot(project, environment)?;
+                let mut state = lock(&self.state);
+                let channel = state
+                    .channels
+                    .entry(name.clone())
+                    .or_insert_with(|| Arc::new(Channel::new(name.clone(), snapshot)))
+                    .clone();
+                // A change told while the snapshot was read went to no channel: step it now.
+                state.due.entry(name).or_insert_with(Instant::now);
+                drop(state);
+                self.wake();
+                channel
+            }
+        };
+        self.join(channel)
+    }
+
+    fn channel(&self, name: &EnvironmentName) -> Option<Arc<Channel>> {
+        lock(&self.state).channels.get(name).cloned()
+    }
+
+    fn join(self: &Arc<Self>, channel: Arc<Channel>) -> ServiceResult<Subscription> {
+        let mut state = lock(&channel.state);
+        if channel.streams.load(Ordering::Acquire) >= self.limits.max_streams_per_environment {
+            return Err(ServiceError::Unavailable(
+                format!(
+                    "this server streams this environment to {} SDKs already; retry later",
+                    self.limits.max_streams_per_environment
+                )
+                .into(),
+            ));
+        }
+        let put = match &state.put {
+            Some(put) => put.clone(),
+            None => {
+                let put = events::put_event(&state.last);
+                state.put = Some(put.clone());
+                put
+            }
+        };
+        let events = state.sender.new_receiver();
+        drop(state);
+        channel.streams.fetch_add(1, Ordering::AcqRel);
+        self.open.fetch_add(1, Ordering::AcqRel);
+        self.publish_streams(&channel);
+        Ok(Subscription {
+            put,
+            events,
+            _place: Place {
+                delivery: self.clone(),
+                channel,
+            },
+        })
+    }
+
+    /// Steps the due channels (at most `batch`; all of them for a resync), and sends the
+    /// heartbeats that are due. How many channels it stepped.
+    ///
+    /// # Errors
+    /// The first store error met (the channels it could not step stay due).
+    pub(crate) fn run_due(&self, service: &dyn Snapshots, batch: usize) -> ServiceResult<usize> {
+        let (work, put) = self.take_due(batch);
+        let mut failed = None;
+        for (name, told) in &work {
+            if let Err(err) = self.step(service, name, put, *told) {
+                lock(&self.state).due.entry(name.clone()).or_insert(*told);
+                failed.get_or_insert(err);
+            }
+        }
+        self.heartbeat_if_due();
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(work.len()),
+        }
+    }
+
+    /// The channels to step now, and whether each gets a `put`.
+    fn take_due(&self, batch: usize) -> (Vec<(EnvironmentName, Instant)>, bool) {
+        let mut state = lock(&self.state);
+        if state.resync == Resync::Due {
+            state.resync = Resync::No;
+            state.due.clear();
+            let now = Instant::now();
+            let all = state.channels.keys().map(|name| (name.clone(), now));
+            return (all.collect(), true);
+        }
+        let names: Vec<EnvironmentName> = state.due.keys().take(batch).cloned().collect();
+        let work = names
+            .into_iter()
+            .filter_map(|name| state.due.remove_entry(&name))
+            .collect();
+        (work, false)
+    }
+
+    /// Brings the streams of `name` to its current snapshot (a `put` if `put`).
+    fn step(
+        &self,
+        service: &dyn Snapshots,
+        name: &EnvironmentName,
+        put: bool,
+        told: Instant,
+    ) -> ServiceResult<()> {
+        let Some(channel) = self.channel(name) else {
+            return Ok(());
+        };
+        let (project, environment) = (name.0.as_str(), name.1.as_str());
+        let held = lock(&channel.state).last.read_at();
+        let mut next = match service.snapshot(project, environment) {
+            Ok(next) => next,
+            Err(ServiceError::NotFound(_)) => {
+                self.close(name);
+                return Ok(());
+            }
+            Err(err) => return Err(err),
+        };
+        if put || next.read_at() < held {
+            // A resync reads the store; so does a step that was handed an older read than
+            // the streams hold.
+            next = service.snapshot_read_now(project, environment)?;
+        }
+        let mut state = lock(&channel.state);
+        if next.read_at() < state.last.read_at() {
+            // Another step got further meanwhile (never: one job steps).
+            return Ok(());
+        }
+        let step = if put {
+            events::Step::Put
+        } else {
+            events::step(&state.last, &next)
+        };
+        state.last = next;
+        let sent = match step {
+            events::Step::Nothing => return Ok(()),
+            events::Step::Events(events) => {
+                state.put = None;
+                let count = events.len();
+                let streams = events
+                    .into_iter()
+                    .map(|event| state.send(event))
+                    .sum::<usize>();
+                metrics::counter!("flagsvc_sdk_events_total", "kind" => "change")
+                    .increment(streams as u64);
+                count
+            }
+            events::Step::Put => {
+                let put = events::put_event(&state.last);
+                state.put = Some(put.clone());
+                let streams = state.send(put);
+                metrics::counter!("flagsvc_sdk_events_total", "kind" => "put")
+                    .increment(streams as u64);
+                1
+            }
+        };
+        drop(state);
+        if sent > 0 {
+            metrics::histogram!("flagsvc_sdk_propagation_seconds")
+                .record(told.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+
+    /// Closes the channel of `name`: its streams end.
+    fn close(&self, name: &EnvironmentName) {
+        if let Some(channel) = lock(&self.state).channels.remove(name) {
+            lock(&channel.state).sender.close();
+        }
+    }
+
+    /// Sends every channel a heartbeat if one is due, and forgets channels nobody listens to.
+    fn heartbeat_if_due(&self) {
+        let mut state = lock(&self.state);
+        let now = Instant::now();
+        let last = *state.last_heartbeat.get_or_insert(now);
+        if now.saturating_duration_since(last) < self.limits.heartbeat {
+            return;
+        }
+        state.last_heartbeat = Some(now);
+        state
+            .channels
+            .retain(|_, channel| channel.streams.load(Ordering::Acquire) > 0);
+        let channels: Vec<Arc<Channel>> = state.channels.values().cloned().collect();
+        drop(state);
+        let heartbeat = Bytes::from_static(HEARTBEAT);
+        let streams = channels
+            .iter()
+            .map(|channel| lock(&channel.state).send(heartbeat.clone()))
+            .sum::<usize>();
+        metrics::counter!("flagsvc_sdk_events_total", "kind" => "heartbeat")
+            .increment(streams as u64);
+    }
+}
+
+impl ChangeListener for Delivery {
+    fn changed(&self, changed: &Changed) {
+        let told = Instant::now();
+        let mut state = lock(&self.state);
+        if state.channels.is_empty() {
+            return;
+        }
+        match changed {
+            Changed::Flag { project, .. } | Changed::Project(project) => {
+                state.mark_due(|(p, _)| p == project, told);
+            }
+            Changed::Segments {
+                project,
+                environment,
+            } => state.mark_due(|(p, e)| p == project && e == environment, told),
+            Changed::Token(_) | Changed::Member(_) => return,
+            Changed::Everything => state.mark_due(|_| true, told),
+        }
+        drop(state);
+        self.wake();
+    }
+
+    fn lost(&self) {
+        let mut state = lock(&self.state);
+        if !state.channels.is_empty() {
+            state.resync = Resync::AwaitingFeed;
+        }
+    }
+
+    fn caught_up(&self, _: Instant) {
+        let mut state = lock(&self.state);
+        if state.resync == Resync::AwaitingFeed {
+            state.resync = Resync::Due;
+            drop(state);
+            self.wake();
+        }
+    }
+}

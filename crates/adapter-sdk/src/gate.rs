@@ -51,4 +51,6 @@ impl Gate for OpenGate {
 pub(crate) struct Shared {
     pub(crate) service: Arc<Service>,
     pub(crate) gate: Arc<dyn Gate>,
+    /// How long a stream stays open at most (`None`: until the client or the server ends it).
+    pub(crate) max_connection_time: Option<Duration>,
 }

@@ -1,6 +1,8 @@
-//! The routes applications read flags on, with an environment's server-side SDK key: today
-//! OpenFeature's remote evaluation protocol (OFREP 0.3.0), `POST /ofrep/v1/evaluate/flags/{key}`
-//! and `POST /ofrep/v1/evaluate/flags`.
+//! The routes applications read flags on, with an environment's server-side SDK key:
+//! - the server-side SDKs' data protocol: the stream `GET /all` (server-sent events) and
+//!   polling `GET /sdk/latest-all` and its parts (`streaming`, `polling`);
+//! - OpenFeature's remote evaluation protocol (OFREP 0.3.0), `POST /ofrep/v1/evaluate/flags/{key}`
+//!   and `POST /ofrep/v1/evaluate/flags`.
 //!
 //! A driving adapter beside the API (mounted into the same server, or served alone on a
 //! listener of its own): it calls the SDK-facing use cases (`service::Sdk`), never the
@@ -16,8 +18,10 @@ mod gate;
 mod key;
 mod ofrep;
 mod polling;
+mod streaming;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::web;
 use service::Service;
@@ -43,12 +47,34 @@ impl SdkRoutes {
     /// The routes over `service`, throttled and limited by `gate`.
     pub fn new(service: Arc<Service>, gate: Arc<dyn Gate>) -> Self {
         Self {
-            shared: web::Data::new(Shared { service, gate }),
+            shared: web::Data::new(Shared {
+                service,
+                gate,
+                max_connection_time: None,
+            }),
+        }
+    }
+
+    /// The same routes, ending every stream after `max` (so that load balancers rebalance:
+    /// the SDKs reconnect); `None` lets streams stay open.
+    pub fn with_max_connection_time(self, max: Option<Duration>) -> Self {
+        let shared = Shared {
+            service: self.shared.service.clone(),
+            gate: self.shared.gate.clone(),
+            max_connection_time: max.filter(|max| !max.is_zero()),
+        };
+        Self {
+            shared: web::Data::new(shared),
         }
     }
 
     /// Registers the routes (OFREP under `/ofrep/v1`; the SDKs' polling under `/sdk`).
     pub fn configure(&self, routes: &mut web::ServiceConfig) {
+        routes.service(
+            web::resource("/all")
+                .app_data(self.shared.clone())
+                .route(web::get().to(streaming::all)),
+        );
         routes.service(
             web::scope("/sdk")
                 .app_data(self.shared.clone())

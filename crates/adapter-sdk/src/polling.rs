@@ -17,18 +17,25 @@ use crate::answer::{snapshot_of, tagged_json, Denied};
 use crate::gate::Shared;
 use crate::key::admit;
 
-/// The environment `req`'s key opens, counted on `route`; payload filters are refused (the
-/// original's `?filter=`: not supported).
-async fn opened(req: &HttpRequest, shared: &Shared, route: &str) -> Result<SdkAccess, Denied> {
-    if req
-        .query_string()
+/// Whether `req` asks for a payload filter (the original's `?filter=`: not supported).
+pub(crate) fn asks_for_a_filter(req: &HttpRequest) -> bool {
+    req.query_string()
         .split('&')
-        .any(|pair| pair.split('=').next().is_some_and(|name| name == "filter"))
-    {
-        return Err(Denied::Invalid(
-            "payload filters (?filter=) are not supported: an SDK key reads its whole environment"
-                .into(),
-        ));
+        .any(|pair| pair.split('=').next() == Some("filter"))
+}
+
+/// The answer to a request for a payload filter.
+pub(crate) fn filters_refused() -> Denied {
+    Denied::Invalid(
+        "payload filters (?filter=) are not supported: an SDK key reads its whole environment"
+            .into(),
+    )
+}
+
+/// The environment `req`'s key opens, counted on `route`; payload filters are refused.
+async fn opened(req: &HttpRequest, shared: &Shared, route: &str) -> Result<SdkAccess, Denied> {
+    if asks_for_a_filter(req) {
+        return Err(filters_refused());
     }
     Ok(admit(req, shared, route).await?)
 }

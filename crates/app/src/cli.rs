@@ -55,9 +55,10 @@ pub struct Settings {
         default_value = "127.0.0.1:8080"
     )]
     pub bind: String,
-    /// Serve the SDK routes (OFREP, `/ofrep/v1/...`) on this address only, e.g. `0.0.0.0:8081`,
-    /// instead of beside the API: applications reach evaluation there without reaching the
-    /// management API or the console (default: beside the API, on `--bind`).
+    /// Serve the SDK routes (the SDKs' stream `/all` and polling `/sdk/...`, OFREP
+    /// `/ofrep/v1/...`) on this address only, e.g. `0.0.0.0:8081`, instead of beside the API:
+    /// applications reach flag data there without reaching the management API or the console
+    /// (default: beside the API, on `--bind`).
     #[arg(long, global = true, env = "FLAGSVC_SDK_BIND")]
     pub sdk_bind: Option<String>,
     /// `postgres://...` for PostgreSQL; a path or `sqlite://path` for SQLite.
@@ -104,6 +105,42 @@ pub struct Settings {
         default_value_t = 100_000
     )]
     pub sdk_rate_limit: u32,
+    /// Seconds between heartbeats on an idle SDK stream (SDKs give up on a stream silent for
+    /// 5 minutes).
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_SDK_HEARTBEAT_SECS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..=240)
+    )]
+    pub sdk_heartbeat_secs: u64,
+    /// Seconds an SDK stream stays open at most before the server ends it (the SDK reconnects,
+    /// so that load balancers rebalance); 0 keeps streams open.
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_SDK_MAX_CONNECTION_TIME",
+        default_value_t = 3600
+    )]
+    pub sdk_max_connection_time: u64,
+    /// SDK streams this replica serves at once; one more is refused with 503 and
+    /// `Retry-After` (the SDK backs off and retries).
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_SDK_MAX_STREAMS",
+        default_value_t = 20_000
+    )]
+    pub sdk_max_streams: usize,
+    /// SDK streams of one environment this replica serves at once (503 beyond).
+    #[arg(
+        long,
+        global = true,
+        env = "FLAGSVC_SDK_MAX_STREAMS_PER_ENVIRONMENT",
+        default_value_t = 10_000
+    )]
+    pub sdk_max_streams_per_environment: usize,
     /// Count the rate limits in this Redis (`redis://[[user]:password@]host[:port][/db]`),
     /// shared by every replica that uses it, instead of in each replica (where N replicas allow
     /// N times the limit). One Redis round trip per request; when Redis does not answer within

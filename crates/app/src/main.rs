@@ -9,7 +9,7 @@ use app::StoreUrl;
 use std::time::Duration;
 
 use adapter_webhooks::{HttpSender, SystemResolver};
-use background::{DatabaseReadiness, Runner, Schedule, WebhookDeliveries};
+use background::{DatabaseReadiness, Runner, Schedule, SdkDelivery, WebhookDeliveries};
 use domain::webhook::RetryPolicy;
 use service::{BootstrapOutcome, Service, SystemClock, WebhookSettings};
 
@@ -56,17 +56,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         app::shared_rate_limits(args.rate_limit_redis_url.as_deref(), args.rate_limit).await?;
     let store = StoreUrl::parse(&args.database_url).open(pool_size, !args.no_migrate)?;
     let webhook_timeout = Duration::from_millis(args.webhook_timeout_ms);
-    let webhooks = webhook_settings(&args, webhook_timeout);
-    let service = Arc::new(
-        Service::new(
-            store,
-            Arc::new(SystemClock::default()),
-            Arc::new(adapter_http::ApiRepresentations),
-        )
-        .with_webhook_settings(webhooks)
-        .with_read_cache(args.read_cache_mib.saturating_mul(1 << 20))
-        .with_snapshot_budget(args.snapshot_budget_mib.saturating_mul(1 << 20)),
-    );
+    let service = Arc::new(configured_service(store, &args, webhook_timeout));
     if args.no_migrate {
         // Without this, a schema left behind would fail below on a missing table.
         service.check_ready().context(
@@ -96,7 +86,8 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     let sdk = adapter_sdk::SdkRoutes::new(
         console_service.clone(),
         Arc::new(app::SdkGate(state.clone())),
-    );
+    )
+    .with_max_connection_time(Some(Duration::from_secs(args.sdk_max_connection_time)));
     let sdk_beside_api = args.sdk_bind.is_none().then(|| sdk.clone());
     // The web console at `/`, over the same use cases as the API; its failed sign-ins count
     // with the API's failed authentications.
@@ -151,6 +142,27 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     metrics?;
     sdk?;
     api.context("serving")
+}
+
+/// The use cases over `store`, with the caches, limits and webhook settings `args` set.
+fn configured_service(
+    store: Arc<dyn ports::Store>,
+    args: &Settings,
+    webhook_timeout: Duration,
+) -> Service {
+    Service::new(
+        store,
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    )
+    .with_webhook_settings(webhook_settings(args, webhook_timeout))
+    .with_read_cache(args.read_cache_mib.saturating_mul(1 << 20))
+    .with_snapshot_budget(args.snapshot_budget_mib.saturating_mul(1 << 20))
+    .with_stream_limits(service::StreamLimits {
+        max_streams: args.sdk_max_streams,
+        max_streams_per_environment: args.sdk_max_streams_per_environment,
+        heartbeat: Duration::from_secs(args.sdk_heartbeat_secs),
+    })
 }
 
 /// The SDK routes alone on `address` (`--sdk-bind`), with `cores` workers and a blocking pool
@@ -253,6 +265,16 @@ fn start_background(
             },
         )
         .context("starting the metrics upkeep thread")?;
+    // Changes reach the SDK streams as this loop steps their channels (woken by each change).
+    background
+        .start(
+            Arc::new(SdkDelivery::new(service.clone())),
+            Schedule {
+                interval: Duration::from_secs(1),
+                batch: 64,
+            },
+        )
+        .context("starting the SDK delivery thread")?;
     // `/readyz` reads what this loop last found (a flood of probes costs the database nothing).
     background
         .start(

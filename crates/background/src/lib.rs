@@ -1,6 +1,7 @@
 //! Background work: every loop that flagsvc runs beside the API, run one way.
 //!
-//! A [`Job`] is one kind of due work (webhook deliveries and the database's readiness today; scheduled changes, expiring
+//! A [`Job`] is one kind of due work (webhook deliveries, the SDK streams' changes and the
+//! database's readiness today; scheduled changes, expiring
 //! targets and event aggregation are meant to join them). The [`Runner`] gives each job a thread
 //! of its own that asks it for a bounded batch of due work ([`Schedule::batch`]), at once again
 //! while batches come back full, else after [`Schedule::interval`]. It counts every run in
@@ -21,8 +22,10 @@
 
 mod readiness;
 mod runner;
+mod sdk_delivery;
 mod webhooks;
 
 pub use readiness::DatabaseReadiness;
-pub use runner::{Job, Liveness, Runner, Schedule};
+pub use runner::{Job, Liveness, Runner, Schedule, Wake};
+pub use sdk_delivery::SdkDelivery;
 pub use webhooks::WebhookDeliveries;

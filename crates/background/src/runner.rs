@@ -16,6 +16,21 @@ pub trait Job: Send + Sync + 'static {
     /// # Errors
     /// Why the run failed (logged and counted; the loop goes on after its interval).
     fn run_due(&self, batch: u32) -> Result<u32, String>;
+
+    /// Given, once its loop has started, what wakes the loop from its pause: a job whose work
+    /// is announced (rather than found by looking) keeps it and calls it when work arrives.
+    fn woken_by(&self, _wake: Wake) {}
+}
+
+/// Wakes one job's loop from its pause (a spurious wake-up only runs a batch early).
+#[derive(Debug, Clone)]
+pub struct Wake(std::thread::Thread);
+
+impl Wake {
+    /// Wakes the loop now.
+    pub fn wake(&self) {
+        self.0.unpark();
+    }
 }
 
 /// How often a job runs and how much it takes at once.
@@ -94,13 +109,15 @@ impl Runner {
         let stop = Arc::new(AtomicBool::new(false));
         let alive = Arc::new(AtomicBool::new(true));
         let (stopping, ends) = (stop.clone(), EndsAlive(alive.clone()));
+        let running = job.clone();
         let thread = std::thread::Builder::new()
             // Linux keeps 15 bytes of a thread's name: the job's own name, without a prefix.
             .name(name.replace(' ', "-"))
             .spawn(move || {
                 let _ends = ends;
-                run_until_stopped(job.as_ref(), schedule, &stopping);
+                run_until_stopped(running.as_ref(), schedule, &stopping);
             })?;
+        job.woken_by(Wake(thread.thread().clone()));
         self.running.push(Running {
             stop,
             thread: Some(thread),

@@ -210,7 +210,7 @@ async fn bad_requests_get_the_protocols_errors(backend: Backend) {
     assert_eq!(nowhere.status, 404, "{}", nowhere.body);
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     i64::try_from(
         SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -12,7 +12,7 @@ use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
 use futures_util::future::{select, Either};
-use service::{StreamEnd, Subscription};
+use service::{StreamEnd, StreamItem, Subscription};
 
 use crate::answer::{unavailable, Denied};
 use crate::gate::Shared;
@@ -74,30 +74,49 @@ impl Open {
             self.put_sent = true;
             return Some(self.subscription.put().clone());
         }
-        let event = match self.deadline.as_mut() {
-            None => self.subscription.next_event().await,
-            Some((sleep, why)) => {
-                let why = *why;
-                match select(Box::pin(self.subscription.next_event()), sleep.as_mut()).await {
-                    Either::Left((event, _)) => event,
-                    Either::Right(((), _)) => {
-                        self.done = true;
-                        self.ending = why;
-                        return None;
+        loop {
+            let item = match self.deadline.as_mut() {
+                None => Some(self.subscription.next().await),
+                Some((sleep, _)) => {
+                    match select(Box::pin(self.subscription.next()), sleep.as_mut()).await {
+                        Either::Left((item, _)) => Some(item),
+                        Either::Right(((), _)) => None,
                     }
                 }
+            };
+            let Some(item) = item else {
+                let why = self
+                    .deadline
+                    .as_ref()
+                    .map_or(Ending::MaxTime, |(_, why)| *why);
+                return self.end(why);
+            };
+            match item {
+                Ok(StreamItem::Event(event)) => return Some(event),
+                Ok(StreamItem::KeyExpiresAt(at)) => self.end_by(until(at), Ending::KeyExpired),
+                Err(StreamEnd::TooSlow) => return self.end(Ending::TooSlow),
+                Err(StreamEnd::Closed) => return self.end(Ending::Closed),
+                Err(StreamEnd::KeyRevoked) => return self.end(Ending::KeyExpired),
             }
-        };
-        match event {
-            Ok(event) => Some(event),
-            Err(end) => {
-                self.done = true;
-                self.ending = match end {
-                    StreamEnd::TooSlow => Ending::TooSlow,
-                    StreamEnd::Closed => Ending::Closed,
-                };
-                None
+        }
+    }
+
+    fn end(&mut self, why: Ending) -> Option<Bytes> {
+        self.done = true;
+        self.ending = why;
+        None
+    }
+
+    /// Ends the stream after `wait` (for `why`), or at its deadline if that comes first.
+    fn end_by(&mut self, wait: Duration, why: Ending) {
+        let at = actix_web::rt::time::Instant::now() + wait;
+        match self.deadline.as_mut() {
+            Some((sleep, _)) if sleep.deadline() <= at => {}
+            Some((sleep, ending)) => {
+                sleep.as_mut().reset(at);
+                *ending = why;
             }
+            None => self.deadline = Some((Box::pin(actix_web::rt::time::sleep(wait)), why)),
         }
     }
 }

@@ -28,13 +28,14 @@
 //! are limited overall and per environment ([`StreamLimits`]).
 
 mod events;
+mod subscription;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use async_broadcast::{InactiveReceiver, Receiver, Sender};
+use async_broadcast::{InactiveReceiver, Sender};
 use bytes::Bytes;
 use ports::{ChangeListener, Changed};
 
@@ -42,6 +43,9 @@ use crate::snapshot::EnvironmentSnapshot;
 use crate::{ServiceError, ServiceResult};
 
 pub use events::{HEARTBEAT, MAX_EVENTS_PER_STEP};
+pub use subscription::{StreamEnd, StreamItem, Subscription};
+
+use subscription::{Message, Release};
 
 /// How many events a channel keeps for its slowest stream: a stream further behind is ended.
 pub const STREAM_BUFFER: usize = 32;
@@ -74,8 +78,22 @@ impl Default for StreamLimits {
 /// (project key, environment key), as stored.
 type EnvironmentName = (String, String);
 
-/// Where the channels read environments' snapshots (the service).
+/// Whether an SDK key still opens an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyStanding {
+    /// It does.
+    Opens,
+    /// It does until then (milliseconds since the epoch): it was replaced with an expiry.
+    Until(i64),
+    /// It does not.
+    Refused,
+}
+
+/// Where the channels read environments' snapshots and SDK keys (the service).
 pub(crate) trait Snapshots {
+    /// Whether SDK `key` opens environment `name` (keys as stored), asked of the store.
+    fn key_standing(&self, key: &str, name: &(String, String)) -> ServiceResult<KeyStanding>;
+
     /// The snapshot of an environment (keys as stored), from memory where it may be used.
     fn snapshot(&self, project: &str, environment: &str)
         -> ServiceResult<Arc<EnvironmentSnapshot>>;
@@ -107,9 +125,11 @@ struct ChannelState {
     last: Arc<EnvironmentSnapshot>,
     /// The `put` of `last`, once made.
     put: Option<Bytes>,
-    sender: Sender<Bytes>,
+    sender: Sender<Message>,
     /// Keeps the channel open while no stream listens.
-    _open: InactiveReceiver<Bytes>,
+    _open: InactiveReceiver<Message>,
+    /// The SDK keys its streams were opened with, and how many streams each.
+    keys: HashMap<Arc<str>, usize>,
 }
 
 impl Channel {
@@ -125,6 +145,7 @@ impl Channel {
                 put: None,
                 sender,
                 _open: receiver.deactivate(),
+                keys: HashMap::new(),
             }),
             streams: AtomicUsize::new(0),
         }
@@ -134,9 +155,13 @@ impl Channel {
 impl ChannelState {
     /// Sends `event` to every stream; how many streams it went to.
     fn send(&self, event: Bytes) -> usize {
+        self.send_message(Message::Event(event))
+    }
+
+    fn send_message(&self, message: Message) -> usize {
         let streams = self.sender.receiver_count();
         // With overflow on and no wait for receivers, a send fails only on a closed channel.
-        let _ = self.sender.try_broadcast(event);
+        let _ = self.sender.try_broadcast(message);
         streams
     }
 }
@@ -157,6 +182,9 @@ struct State {
     channels: HashMap<EnvironmentName, Arc<Channel>>,
     /// Channels to step, with when their first change since the last step was told.
     due: HashMap<EnvironmentName, Instant>,
+    /// Channels whose streams' keys are to be checked again (their project changed: an SDK
+    /// key may have been replaced).
+    recheck_keys: std::collections::HashSet<EnvironmentName>,
     resync: Resync,
     last_heartbeat: Option<Instant>,
 }
@@ -187,63 +215,24 @@ impl std::fmt::Debug for Delivery {
     }
 }
 
-/// One stream's share of its environment's channel: the `put` to send first, then the events.
-/// Dropping it closes the stream's place in the limits.
-#[derive(Debug)]
-pub struct Subscription {
-    put: Bytes,
-    events: Receiver<Bytes>,
-    _place: Place,
-}
-
-/// Why a stream ends on the server's side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamEnd {
-    /// It fell more than [`STREAM_BUFFER`] events behind.
-    TooSlow,
-    /// Its environment is gone, or this replica stopped serving it.
-    Closed,
-}
-
-impl Subscription {
-    /// The `put` event to send first.
-    pub fn put(&self) -> &Bytes {
-        &self.put
-    }
-
-    /// The next event, if one is waiting (see [`Subscription::next_event`]); `None` if none is.
-    pub fn try_next_event(&mut self) -> Option<Result<Bytes, StreamEnd>> {
-        match self.events.try_recv() {
-            Ok(event) => Some(Ok(event)),
-            Err(async_broadcast::TryRecvError::Overflowed(_)) => Some(Err(StreamEnd::TooSlow)),
-            Err(async_broadcast::TryRecvError::Closed) => Some(Err(StreamEnd::Closed)),
-            Err(async_broadcast::TryRecvError::Empty) => None,
-        }
-    }
-
-    /// The next event to send (a `patch`, `delete`, `put` or heartbeat, serialised), once
-    /// there is one; why the stream ends otherwise.
-    ///
-    /// # Errors
-    /// [`StreamEnd`]: the stream is to be closed.
-    pub async fn next_event(&mut self) -> Result<Bytes, StreamEnd> {
-        match self.events.recv_direct().await {
-            Ok(event) => Ok(event),
-            Err(async_broadcast::RecvError::Overflowed(_)) => Err(StreamEnd::TooSlow),
-            Err(async_broadcast::RecvError::Closed) => Err(StreamEnd::Closed),
-        }
-    }
-}
-
-/// A stream's place in the limits, given back when it is dropped.
+/// A stream's place in the limits and its channel's keys, given back when it ends.
 #[derive(Debug)]
 struct Place {
     delivery: Arc<Delivery>,
     channel: Arc<Channel>,
 }
 
-impl Drop for Place {
-    fn drop(&mut self) {
+impl Release for Place {
+    fn release(&self, key: &Arc<str>) {
+        {
+            let mut state = lock(&self.channel.state);
+            if let Some(count) = state.keys.get_mut(key) {
+                *count -= 1;
+                if *count == 0 {
+                    state.keys.remove(key);
+                }
+            }
+        }
         self.channel.streams.fetch_sub(1, Ordering::AcqRel);
         self.delivery.open.fetch_sub(1, Ordering::AcqRel);
         self.delivery.publish_streams(&self.channel);
@@ -285,13 +274,13 @@ impl Delivery {
         }
     }
 
-    /// A new stream of environment `environment` of project `project` (keys as stored): its
-    /// `put`, and every event after it.
+    /// A new stream of environment `environment` of project `project` (keys as stored),
+    /// opened with SDK key `key`: its `put`, and every event after it.
     pub(crate) fn subscribe(
         self: &Arc<Self>,
         service: &dyn Snapshots,
-        project: &str,
-        environment: &str,
+        (project, environment): (&str, &str),
+        key: &str,
     ) -> ServiceResult<Subscription> {
         if self.open.load(Ordering::Acquire) >= self.limits.max_streams {
             return Err(ServiceError::Unavailable(
@@ -320,14 +309,14 @@ impl Delivery {
                 channel
             }
         };
-        self.join(channel)
+        self.join(channel, key)
     }
 
     fn channel(&self, name: &EnvironmentName) -> Option<Arc<Channel>> {
         lock(&self.state).channels.get(name).cloned()
     }
 
-    fn join(self: &Arc<Self>, channel: Arc<Channel>) -> ServiceResult<Subscription> {
+    fn join(self: &Arc<Self>, channel: Arc<Channel>, key: &str) -> ServiceResult<Subscription> {
         let mut state = lock(&channel.state);
         if channel.streams.load(Ordering::Acquire) >= self.limits.max_streams_per_environment {
             return Err(ServiceError::Unavailable(
@@ -347,17 +336,20 @@ impl Delivery {
             }
         };
         let events = state.sender.new_receiver();
-        drop(state);
+        let key: Arc<str> = Arc::from(key);
+        *state.keys.entry(key.clone()).or_insert(0) += 1;
         channel.streams.fetch_add(1, Ordering::AcqRel);
         self.open.fetch_add(1, Ordering::AcqRel);
+        drop(state);
         self.publish_streams(&channel);
         Ok(Subscription {
             put,
             events,
-            _place: Place {
+            key,
+            place: Arc::new(Place {
                 delivery: self.clone(),
                 channel,
-            },
+            }),
         })
     }
 
@@ -370,8 +362,19 @@ impl Delivery {
         let (work, put) = self.take_due(batch);
         let mut failed = None;
         for (name, told) in &work {
-            if let Err(err) = self.step(service, name, put, *told) {
-                lock(&self.state).due.entry(name.clone()).or_insert(*told);
+            let recheck = lock(&self.state).recheck_keys.remove(name);
+            let stepped = self.step(service, name, put, *told).and_then(|()| {
+                if recheck {
+                    self.recheck_keys(service, name)?;
+                }
+                Ok(())
+            });
+            if let Err(err) = stepped {
+                let mut state = lock(&self.state);
+                state.due.entry(name.clone()).or_insert(*told);
+                if recheck {
+                    state.recheck_keys.insert(name.clone());
+                }
                 failed.get_or_insert(err);
             }
         }
@@ -467,6 +470,24 @@ impl Delivery {
         Ok(())
     }
 
+    /// Tells the streams of `name` opened with a key that no longer opens the environment to
+    /// end now, and those opened with a key replaced with an expiry, when.
+    fn recheck_keys(&self, service: &dyn Snapshots, name: &EnvironmentName) -> ServiceResult<()> {
+        let Some(channel) = self.channel(name) else {
+            return Ok(());
+        };
+        let keys: Vec<Arc<str>> = lock(&channel.state).keys.keys().cloned().collect();
+        for key in keys {
+            let at = match service.key_standing(&key, name)? {
+                KeyStanding::Opens => continue,
+                KeyStanding::Until(at) => Some(at),
+                KeyStanding::Refused => None,
+            };
+            lock(&channel.state).send_message(Message::KeyEnds { key, at });
+        }
+        Ok(())
+    }
+
     /// Closes the channel of `name`: its streams end.
     fn close(&self, name: &EnvironmentName) {
         if let Some(channel) = lock(&self.state).channels.remove(name) {
@@ -506,15 +527,27 @@ impl ChangeListener for Delivery {
             return;
         }
         match changed {
-            Changed::Flag { project, .. } | Changed::Project(project) => {
+            Changed::Flag { project, .. } => state.mark_due(|(p, _)| p == project, told),
+            Changed::Project(project) => {
                 state.mark_due(|(p, _)| p == project, told);
+                let names: Vec<EnvironmentName> = state
+                    .channels
+                    .keys()
+                    .filter(|(p, _)| p == project)
+                    .cloned()
+                    .collect();
+                state.recheck_keys.extend(names);
             }
             Changed::Segments {
                 project,
                 environment,
             } => state.mark_due(|(p, e)| p == project && e == environment, told),
             Changed::Token(_) | Changed::Member(_) => return,
-            Changed::Everything => state.mark_due(|_| true, told),
+            Changed::Everything => {
+                state.mark_due(|_| true, told);
+                let names: Vec<EnvironmentName> = state.channels.keys().cloned().collect();
+                state.recheck_keys.extend(names);
+            }
         }
         drop(state);
         self.wake();

@@ -56,8 +56,8 @@ pub use console_sessions::{
 };
 pub use custom_roles::CustomRoleChange;
 pub use delivery::{
-    StreamEnd, StreamLimits, Subscription, DEFAULT_HEARTBEAT, HEARTBEAT, MAX_EVENTS_PER_STEP,
-    STREAM_BUFFER,
+    StreamEnd, StreamItem, StreamLimits, Subscription, DEFAULT_HEARTBEAT, HEARTBEAT,
+    MAX_EVENTS_PER_STEP, STREAM_BUFFER,
 };
 pub use environments::EnvironmentPage;
 pub use error::{Cause, Detail, ServiceError, ServiceResult};

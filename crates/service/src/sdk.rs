@@ -18,13 +18,26 @@ use crate::snapshot::EnvironmentSnapshot;
 use crate::{Service, ServiceError, ServiceResult};
 
 /// Proof that an SDK key opened an environment: the one whose flag data it may read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SdkAccess {
     project_key: String,
     environment_key: String,
     /// When the key stops opening the environment (a key replaced with an expiry), in
     /// milliseconds since the epoch.
     expires_at: Option<i64>,
+    /// The key itself (streams opened with it end when it stops opening the environment).
+    key: Arc<str>,
+}
+
+impl std::fmt::Debug for SdkAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key: debug output ends up in logs.
+        f.debug_struct("SdkAccess")
+            .field("project_key", &self.project_key)
+            .field("environment_key", &self.environment_key)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SdkAccess {
@@ -148,6 +161,25 @@ impl Service {
 }
 
 impl crate::delivery::Snapshots for Service {
+    fn key_standing(
+        &self,
+        key: &str,
+        (project, environment): &(String, String),
+    ) -> ServiceResult<crate::delivery::KeyStanding> {
+        use crate::delivery::KeyStanding;
+        Ok(match self.sdk().open(key) {
+            Ok(access)
+                if access.project_key == *project && access.environment_key == *environment =>
+            {
+                access
+                    .expires_at
+                    .map_or(KeyStanding::Opens, KeyStanding::Until)
+            }
+            Ok(_) | Err(ServiceError::Unauthenticated(_)) => KeyStanding::Refused,
+            Err(other) => return Err(other),
+        })
+    }
+
     fn snapshot(
         &self,
         project: &str,
@@ -188,8 +220,9 @@ fn not_an_sdk_key() -> ServiceError {
 }
 
 impl Sdk<'_> {
-    /// Whether `holder` may open its environment now (a replaced key only until its expiry).
-    fn admit(&self, holder: SdkKeyHolder) -> ServiceResult<SdkAccess> {
+    /// Whether `holder` of `secret` may open its environment now (a replaced key only until
+    /// its expiry).
+    fn admit(&self, secret: &str, holder: SdkKeyHolder) -> ServiceResult<SdkAccess> {
         if holder.expires_at.is_some_and(|at| at <= self.0.now()) {
             return Err(not_an_sdk_key());
         }
@@ -197,6 +230,7 @@ impl Sdk<'_> {
             project_key: holder.project_key,
             environment_key: holder.environment_key,
             expires_at: holder.expires_at,
+            key: Arc::from(secret),
         })
     }
 
@@ -206,7 +240,7 @@ impl Sdk<'_> {
         self.0
             .snapshots
             .key(secret)
-            .map(|holder| self.admit(holder))
+            .map(|holder| self.admit(secret, holder))
     }
 
     /// The environment SDK key `secret` opens.
@@ -225,7 +259,7 @@ impl Sdk<'_> {
             .read_tx(|repo| repo.environment_of_sdk_key(secret))?
             .ok_or_else(not_an_sdk_key)?;
         self.0.snapshots.keep_key(ticket, secret, &holder);
-        self.admit(holder)
+        self.admit(secret, holder)
     }
 
     /// The flag data `access` opens, if a snapshot of it is kept and may be used now: `None`
@@ -242,9 +276,11 @@ impl Sdk<'_> {
     /// `Unavailable` when this replica streams to as many SDKs as its limits allow (overall
     /// or for the environment); `NotFound` when the environment is gone; the store's.
     pub fn stream(&self, access: &SdkAccess) -> ServiceResult<crate::Subscription> {
-        self.0
-            .delivery
-            .subscribe(self.0, &access.project_key, &access.environment_key)
+        self.0.delivery.subscribe(
+            self.0,
+            (&access.project_key, &access.environment_key),
+            &access.key,
+        )
     }
 
     /// The flag data `access` opens.

@@ -321,7 +321,45 @@ async fn a_stream_ends_when_its_key_expires_or_its_time_is_up(backend: Backend) 
     assert!(opened.elapsed() >= Duration::from_millis(1_900));
 }
 
+async fn a_replaced_key_ends_the_streams_it_opened(backend: Backend) {
+    let (app, _jobs) = spawn_streaming(backend, StreamLimits::default(), None).await;
+    let (production, _) = configure(&app).await;
+    let reset = |expiry: Option<i64>| {
+        let query = expiry.map(|at| format!("?expiry={at}")).unwrap_or_default();
+        let path = format!("/api/v2/projects/web/environments/production/apiKey{query}");
+        let app = &app;
+        async move { app.post(&path, json!({})).await }
+    };
+    // Opened before the reset: it ends when the old key expires, not before.
+    let (_, stream, _) = open_stream(&app, Some(&production)).await;
+    let mut old = stream.unwrap();
+    old.event().await;
+    let expiry = crate::ofrep::now_ms() + 1_500;
+    let renewed = reset(Some(expiry)).await;
+    assert_eq!(renewed.status, 200, "{}", renewed.body);
+    let renewed = renewed.body["apiKey"].as_str().unwrap().to_owned();
+    let (_, stream, _) = open_stream(&app, Some(&renewed)).await;
+    let mut new = stream.unwrap();
+    new.event().await;
+    assert!(
+        !old.ends_within(Duration::from_millis(700)).await,
+        "open until the expiry"
+    );
+    assert!(
+        old.ends_within(Duration::from_secs(3)).await,
+        "ended at the expiry"
+    );
+    assert!(crate::ofrep::now_ms() >= expiry);
+    // Replaced without an expiry: at once.
+    assert_eq!(reset(None).await.status, 200);
+    assert!(
+        new.ends_within(Duration::from_secs(2)).await,
+        "ended at once"
+    );
+}
+
 on_both_backends!(
+    a_replaced_key_ends_the_streams_it_opened,
     a_stream_carries_every_change_with_a_higher_version,
     only_an_sdk_key_opens_a_stream,
     streams_beyond_the_limit_are_refused_until_one_closes,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use service::{use_case, FlagChange, SegmentChange, StreamEnd, Subscription};
+use service::{use_case, FlagChange, SegmentChange, StreamEnd, StreamItem, Subscription};
 
 use crate::{json_patch, Fixture};
 
@@ -79,11 +79,13 @@ impl SdkStore {
 
     /// Applies every event waiting on `stream`.
     fn follow(&mut self, stream: &mut Subscription) {
-        while let Some(event) = stream.try_next_event() {
-            match event {
-                Ok(event) => self.apply(&event),
-                Err(StreamEnd::TooSlow) => panic!("the test reads every step"),
-                Err(StreamEnd::Closed) => panic!("the environment is not deleted"),
+        while let Some(item) = stream.try_next() {
+            match item {
+                Ok(StreamItem::Event(event)) => self.apply(&event),
+                Ok(StreamItem::KeyExpiresAt(_)) => panic!("the key is not replaced"),
+                Err(end @ (StreamEnd::TooSlow | StreamEnd::Closed | StreamEnd::KeyRevoked)) => {
+                    panic!("the stream ends: {end:?}")
+                }
             }
         }
     }

@@ -10,7 +10,8 @@
 //! original's own schemas (`xtask/official_client_sweep.py`).
 //!
 //! First of all, OpenFeature's own SDKs read flags over OFREP with their providers, unmodified
-//! (see `openfeature`).
+//! (see `openfeature`), and the original's server-side SDKs, unmodified, stream and poll them
+//! (see `sdks`).
 //!
 //! schemathesis and the client are installed from PyPI, at pinned versions, into a virtualenv
 //! under `target/conformance/venv`; schemathesis's reports (JUnit XML) go to
@@ -137,11 +138,14 @@ fn start(binary: &Path, database_url: &str, log: &Path) -> Result<Server> {
 fn check(
     program: &Path,
     clients: &crate::openfeature::Clients,
+    sdks: &crate::sdks::Sdks,
     server: &Server,
     report_dir: &Path,
 ) -> Result<bool> {
-    // First, on a store nothing else wrote: applications reading flags over OFREP.
+    // First, on a store nothing else wrote: applications reading flags over OFREP, and with
+    // the original's SDKs.
     let read = crate::openfeature::check(clients, &server.origin, TOKEN)?;
+    let streamed = crate::sdks::check(sdks, &server.origin, TOKEN)?;
     let python = program.with_file_name("python");
     let sweep = workspace_root()
         .join("xtask")
@@ -152,7 +156,7 @@ fn check(
         .status()
         .context("running the official client's sweep")?
         .success();
-    Ok(schemathesis_run(program, server, report_dir)? && swept && read)
+    Ok(schemathesis_run(program, server, report_dir)? && swept && read && streamed)
 }
 
 /// Runs schemathesis against one server; true when it found nothing.
@@ -187,6 +191,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let program = schemathesis(&dir)?;
     let clients = crate::openfeature::install(&dir)?;
+    let sdks = crate::sdks::install(&dir)?;
     crate::process::run(cargo.args([
         "build",
         "--profile",
@@ -206,7 +211,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
             &dir.join("sqlite.log"),
         )?;
         println!("conformance: SQLite ({})", server.origin);
-        if !check(&program, &clients, &server, &dir.join("sqlite"))? {
+        if !check(&program, &clients, &sdks, &server, &dir.join("sqlite"))? {
             failed.push("SQLite");
         }
     }
@@ -225,7 +230,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
             server.origin,
             postgres.describe()
         );
-        check(&program, &clients, &server, &dir.join("postgres"))
+        check(&program, &clients, &sdks, &server, &dir.join("postgres"))
     })();
     let dropped = postgres::psql(
         postgres.url(),
@@ -239,7 +244,7 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
 
     if !failed.is_empty() {
         bail!(
-            "the OpenFeature clients, the official client's sweep or schemathesis found failures on {} (reports under {})",
+            "the OpenFeature clients, the original's SDKs, the official client's sweep or schemathesis found failures on {} (reports under {})",
             failed.join(" and "),
             dir.display()
         );

@@ -14,8 +14,8 @@
 //! - `roles`: rewrites `docs/roles.md` from the permission table in `domain`.
 //! - `bench`: throughput, latency, CPU per request and memory of the release binary under load,
 //!   beside pgbench on the same PostgreSQL; writes `docs/benchmarks.md` (see `bench --help`).
-//! - `conformance`: OpenFeature's SDKs over OFREP, then schemathesis against the served OpenAPI
-//!   document, on SQLite and PostgreSQL.
+//! - `conformance`: OpenFeature's SDKs over OFREP and the original's server-side SDKs, then
+//!   schemathesis against the served OpenAPI document, on SQLite and PostgreSQL.
 //! - `differential`: the previous release's binary and the current one over HTTP, answer by
 //!   answer, on fresh databases and on one the previous release wrote (`--postgres` too).
 
@@ -25,6 +25,7 @@ mod differential;
 mod openfeature;
 mod postgres;
 mod process;
+mod sdks;
 mod structure;
 
 use std::process::ExitCode;

@@ -99,6 +99,7 @@ mod rate_limit_redis;
 mod read_cache;
 mod replicas;
 mod sdk_polling;
+mod sdk_rust;
 mod sdk_stream;
 mod storage;
 mod storage_audit;

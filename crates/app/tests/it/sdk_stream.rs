@@ -73,6 +73,67 @@ async fn spawn_streaming(
     (TestApp { app, db }, runner)
 }
 
+/// An app whose SDK routes are also served on a socket of their own (as `--sdk-bind` serves
+/// them), for clients that speak HTTP themselves; the management API through `app`.
+pub(crate) struct OnASocket<S> {
+    pub(crate) app: TestApp<S>,
+    /// `http://127.0.0.1:{port}`.
+    pub(crate) origin: String,
+    _jobs: Runner,
+}
+
+pub(crate) async fn spawn_on_a_socket(
+    backend: Backend,
+) -> OnASocket<
+    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let db = open(backend);
+    adapter_http::install_metrics().expect("metrics recorder");
+    let service = Arc::new(Service::new(
+        db.store.clone(),
+        Arc::new(SystemClock::default()),
+        Arc::new(adapter_http::ApiRepresentations),
+    ));
+    service
+        .authentication()
+        .bootstrap(Some(OWNER), "owner@example.com")
+        .expect("bootstrap");
+    let mut jobs = Runner::new();
+    jobs.start(
+        Arc::new(SdkDelivery::new(service.clone())),
+        Schedule {
+            interval: Duration::from_millis(200),
+            batch: 64,
+        },
+    )
+    .unwrap();
+    let config = HttpConfig {
+        rate_limit: 0,
+        ..HttpConfig::default()
+    };
+    let state = AppState::new(service.clone(), config).expect("OpenAPI document");
+    let sdk = adapter_sdk::SdkRoutes::new(service, Arc::new(app::SdkGate(state.clone())));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let served = sdk.clone();
+    let server = adapter_http::mount_only_server(
+        listener,
+        state.clone(),
+        1,
+        4,
+        adapter_http::Mount::new(move |routes| served.configure(routes)),
+    )
+    .unwrap();
+    actix_web::rt::spawn(server);
+    let mount = adapter_http::Mount::new(move |routes| sdk.configure(routes));
+    let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
+    OnASocket {
+        app: TestApp { app, db },
+        origin,
+        _jobs: jobs,
+    }
+}
+
 /// An open stream's body.
 struct Stream(Pin<Box<BoxBody>>);
 

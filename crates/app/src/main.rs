@@ -76,6 +76,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         Arc::new(move || deliveries.check()),
     )];
     let console_service = service.clone();
+    let streams_service = service.clone();
     let state = AppState::with_readiness_checks(
         service,
         http_config(&args, cors_origins, rate_limit_redis),
@@ -138,10 +139,37 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
             None => Ok(()),
         }
     };
-    let (api, metrics, sdk) = futures_util::future::join3(api, metrics, sdk).await;
+    let servers = futures_util::future::join3(api, metrics, sdk);
+    // A stop ends the SDK streams at once, so that their SDKs reconnect to another replica
+    // (a stream would otherwise hold the stop for actix's whole grace period).
+    let streams_end = async {
+        stop_signal().await;
+        streams_service.close_streams();
+        std::future::pending::<()>().await;
+    };
+    let (api, metrics, sdk) =
+        match futures_util::future::select(Box::pin(servers), Box::pin(streams_end)).await {
+            futures_util::future::Either::Left((done, _)) => done,
+            futures_util::future::Either::Right(((), _)) => unreachable!("pending never ends"),
+        };
     metrics?;
     sdk?;
     api.context("serving")
+}
+
+/// The first SIGTERM or SIGINT (what stops the servers too).
+async fn stop_signal() {
+    use actix_web::rt::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            futures_util::future::select(Box::pin(term.recv()), Box::pin(int.recv())).await;
+        }
+        // Without signal handlers streams end with the servers' grace period instead.
+        _ => std::future::pending::<()>().await,
+    }
 }
 
 /// The use cases over `store`, with the caches, limits and webhook settings `args` set.

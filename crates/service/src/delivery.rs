@@ -204,6 +204,8 @@ pub(crate) struct Delivery {
     /// Wakes the job that steps the channels.
     wake: OnceLock<Box<dyn Fn() + Send + Sync>>,
     open: AtomicUsize,
+    /// Set once the replica stops: no new stream.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -246,6 +248,7 @@ impl Delivery {
             state: Mutex::default(),
             wake: OnceLock::new(),
             open: AtomicUsize::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -282,6 +285,11 @@ impl Delivery {
         (project, environment): (&str, &str),
         key: &str,
     ) -> ServiceResult<Subscription> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ServiceError::Unavailable(
+                "this server is stopping; connect to another".into(),
+            ));
+        }
         if self.open.load(Ordering::Acquire) >= self.limits.max_streams {
             return Err(ServiceError::Unavailable(
                 format!(
@@ -486,6 +494,16 @@ impl Delivery {
             lock(&channel.state).send_message(Message::KeyEnds { key, at });
         }
         Ok(())
+    }
+
+    /// Ends every stream and refuses new ones.
+    pub(crate) fn close_all(&self) {
+        self.closed.store(true, Ordering::Release);
+        let channels: Vec<Arc<Channel>> =
+            lock(&self.state).channels.drain().map(|(_, c)| c).collect();
+        for channel in channels {
+            lock(&channel.state).sender.close();
+        }
     }
 
     /// Closes the channel of `name`: its streams end.

@@ -84,6 +84,12 @@ impl Service {
         self.delivery.wake_with(wake);
     }
 
+    /// Ends every SDK stream of this replica and refuses new ones (503): what a replica that
+    /// is stopping does, so that SDKs reconnect to another at once.
+    pub fn close_streams(&self) {
+        self.delivery.close_all();
+    }
+
     /// How many SDK streams are open on this replica.
     pub fn open_streams(&self) -> usize {
         self.delivery.open_streams()

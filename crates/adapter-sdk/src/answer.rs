@@ -146,6 +146,8 @@ pub(crate) fn tagged_json(
     gzipped: impl FnOnce() -> bytes::Bytes,
 ) -> HttpResponse {
     let unchanged = not_modified(req, etag);
+    let status = if unchanged { "304" } else { "200" };
+    metrics::counter!("flagsvc_sdk_polls_total", "status" => status).increment(1);
     let mut response = if unchanged {
         HttpResponse::NotModified()
     } else {

@@ -244,7 +244,7 @@ pub struct Settings {
     )]
     pub read_cache_mib: usize,
     /// This replica's evaluation snapshots (each environment's flags and segments, projected
-    /// for evaluation), in MiB of memory (estimated: four bytes per byte of their JSON); past it
+    /// for evaluation), in MiB of memory (estimated: five bytes per byte of their JSON); past it
     /// the least recently used environments are dropped.
     #[arg(
         long,

@@ -70,11 +70,14 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     report_bootstrap(outcome, args.log_format);
 
     // Held until the server stops: dropping the runner stops the jobs.
-    let (_background, deliveries) = start_background(&service, webhook_timeout)?;
-    let readiness_checks: Vec<(String, adapter_http::ReadinessCheck)> = vec![(
-        "webhookWorker".to_owned(),
-        Arc::new(move || deliveries.check()),
-    )];
+    let (_background, [deliveries, streams]) = start_background(&service, webhook_timeout)?;
+    let readiness_checks: Vec<(String, adapter_http::ReadinessCheck)> = vec![
+        (
+            "webhookWorker".to_owned(),
+            Arc::new(move || deliveries.check()),
+        ),
+        ("sdkDelivery".to_owned(), Arc::new(move || streams.check())),
+    ];
     let console_service = service.clone();
     let streams_service = service.clone();
     let state = AppState::with_readiness_checks(
@@ -268,7 +271,7 @@ fn report_bootstrap(outcome: BootstrapOutcome, log_format: cli::LogFormat) {
 fn start_background(
     service: &Arc<Service>,
     webhook_timeout: Duration,
-) -> anyhow::Result<(Runner, background::Liveness)> {
+) -> anyhow::Result<(Runner, [background::Liveness; 2])> {
     // Deliveries run beside the API and survive restarts: the outbox is in the database.
     let mut background = Runner::new();
     let deliveries = background
@@ -294,7 +297,7 @@ fn start_background(
         )
         .context("starting the metrics upkeep thread")?;
     // Changes reach the SDK streams as this loop steps their channels (woken by each change).
-    background
+    let streams = background
         .start(
             Arc::new(SdkDelivery::new(service.clone())),
             Schedule {
@@ -313,7 +316,7 @@ fn start_background(
             },
         )
         .context("starting the database readiness thread")?;
-    Ok((background, deliveries))
+    Ok((background, [deliveries, streams]))
 }
 
 fn http_config(

@@ -27,7 +27,7 @@
 //!
 //! # The bound
 //! Snapshots take at most the budget given, in bytes of memory estimated from the size of their
-//! projected flags' and segments' JSON (four bytes per byte of JSON). Past it, the least recently used environments are dropped; an environment
+//! projected flags' and segments' JSON (five bytes per byte of JSON: the model and its serialised payload). Past it, the least recently used environments are dropped; an environment
 //! heavier than the whole budget is read for each evaluation and never kept. SDK keys: at most
 //! [`MAX_KEYS`] are remembered (past it, all are forgotten), each for at most [`MAX_AGE`].
 

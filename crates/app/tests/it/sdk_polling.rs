@@ -269,3 +269,34 @@ on_both_backends!(
     a_poll_is_304_until_something_changes,
     only_an_sdk_key_polls,
 );
+
+/// PostgreSQL refuses connections (an outage, a restart): polls and new streams get 503 with
+/// `Retry-After` once the replica cannot vouch for what it keeps, and data again when it is back.
+#[actix_web::test]
+async fn an_unreachable_store_is_503_with_retry_after_until_it_is_back() {
+    let app = spawn(Backend::Postgres).await;
+    let (production, _) = configure(&app).await;
+    let poll = || app.send(request(Method::GET, "/sdk/latest-all", Some(&production)));
+    assert_eq!(poll().await.status, 200);
+    app.db.refuse_connections();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let down = loop {
+        let answer = poll().await;
+        if answer.status != 200 || std::time::Instant::now() > until {
+            break answer;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_sdk_error(&down, 503, "service_unavailable");
+    assert!(down.headers.get("retry-after").is_some());
+    let stream = app
+        .send(request(Method::GET, "/all", Some(&production)))
+        .await;
+    assert_eq!(stream.status, 503, "{}", stream.body);
+    app.db.allow_connections();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while poll().await.status != 200 {
+        assert!(std::time::Instant::now() < until, "back within 20 s");
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

@@ -128,8 +128,18 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     let blocking_threads = usize::try_from(pool_size).unwrap_or(8) + cores;
     let api = adapter_http::server(listener, state, cores, blocking_threads, Some(mount))
         .with_context(|| format!("serving on {}", args.bind))?;
-    // Every server stops on SIGTERM/SIGINT (actix's signal handling stops every server of the
-    // system).
+    run_until_stopped(api, metrics_server, sdk_server, &streams_service).await
+}
+
+/// Runs the servers until SIGTERM/SIGINT (actix's signal handling stops every server of the
+/// system); a stop ends the SDK streams of `service` at once, so that their SDKs reconnect to
+/// another replica (a stream would otherwise hold the stop for actix's whole grace period).
+async fn run_until_stopped(
+    api: actix_web::dev::Server,
+    metrics_server: Option<actix_web::dev::Server>,
+    sdk_server: Option<actix_web::dev::Server>,
+    service: &Service,
+) -> anyhow::Result<()> {
     let metrics = async {
         match metrics_server {
             Some(metrics) => metrics.await.context("serving /metrics"),
@@ -143,11 +153,9 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
         }
     };
     let servers = futures_util::future::join3(api, metrics, sdk);
-    // A stop ends the SDK streams at once, so that their SDKs reconnect to another replica
-    // (a stream would otherwise hold the stop for actix's whole grace period).
     let streams_end = async {
         stop_signal().await;
-        streams_service.close_streams();
+        service.close_streams();
         std::future::pending::<()>().await;
     };
     let (api, metrics, sdk) =

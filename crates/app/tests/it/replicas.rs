@@ -292,3 +292,149 @@ fn a_flag_changed_on_one_replica_is_evaluated_anew_on_another_within_a_second() 
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// Project `shop` (made on `a`) with flag `beta`; the production SDK key.
+fn shop_with_beta(a: &Replica) -> String {
+    let owner = a.owner();
+    let post: domain::project::ProjectPost =
+        serde_json::from_value(json!({"key": "shop", "name": "Shop"})).unwrap();
+    let project = a
+        .service
+        .projects()
+        .create_project(&owner.may(use_case::CreateProject).unwrap(), post)
+        .unwrap();
+    let flag: domain::flag::FlagPost =
+        serde_json::from_value(json!({"key": "beta", "name": "Beta"})).unwrap();
+    a.service
+        .flags()
+        .create_flag(&owner.may(use_case::CreateFlag).unwrap(), "shop", flag)
+        .unwrap();
+    project
+        .environments
+        .unwrap()
+        .iter()
+        .find(|env| env.key.as_str() == "production")
+        .map(|env| env.api_key.clone())
+        .unwrap()
+}
+
+/// Switches `beta` in production on `a`.
+fn switch(a: &Replica, on: bool) {
+    let kind = if on { "turnFlagOn" } else { "turnFlagOff" };
+    let change = service::FlagChange::Semantic(
+        domain::instruction::SemanticPatch::parse(
+            json!({"environmentKey": "production", "instructions": [{"kind": kind}]}),
+        )
+        .unwrap(),
+    );
+    a.service
+        .flags()
+        .patch_flag(
+            &a.owner().may(use_case::PatchFlag).unwrap(),
+            "shop",
+            "beta",
+            &change,
+        )
+        .unwrap();
+}
+
+/// The next event on `stream` within `wait` (heartbeats skipped): name and data.
+fn next_event(
+    stream: &mut service::Subscription,
+    wait: Duration,
+) -> Option<(String, serde_json::Value)> {
+    let until = Instant::now() + wait;
+    while Instant::now() < until {
+        match stream.try_next() {
+            Some(Ok(service::StreamItem::Event(event))) => {
+                let text = String::from_utf8(event.to_vec()).unwrap();
+                if text.starts_with(':') {
+                    continue;
+                }
+                let (name, data) = text
+                    .trim_end()
+                    .strip_prefix("event: ")
+                    .and_then(|rest| rest.split_once("\ndata: "))
+                    .unwrap();
+                return Some((name.to_owned(), serde_json::from_str(data).unwrap()));
+            }
+            Some(other) => panic!("the stream ended: {other:?}"),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    None
+}
+
+/// The SDK delivery job of `replica`, as the binary runs it.
+fn delivering(replica: &Replica) -> background::Runner {
+    let mut runner = background::Runner::new();
+    runner
+        .start(
+            Arc::new(background::SdkDelivery::new(replica.service.clone())),
+            background::Schedule {
+                interval: Duration::from_millis(200),
+                batch: 64,
+            },
+        )
+        .unwrap();
+    runner
+}
+
+#[test]
+fn a_change_on_one_replica_reaches_the_sdk_streams_of_another() {
+    let (_db, a, b) = two_replicas();
+    let sdk_key = shop_with_beta(&a);
+    let _jobs = delivering(&b);
+    let access = b.service.sdk().open(&sdk_key).unwrap();
+    let mut stream = b.service.sdk().stream(&access).unwrap();
+    let put = String::from_utf8(stream.put().to_vec()).unwrap();
+    assert!(put.contains("\"on\":false"), "{put}");
+    for on in [true, false, true] {
+        switch(&a, on);
+        let switched = Instant::now();
+        let (name, patch) = next_event(&mut stream, BOUND).expect("the change within 1 s");
+        assert_eq!(name, "patch");
+        assert_eq!(patch["data"]["on"], on, "{patch}");
+        println!(
+            "a change on A reached B's stream in {:?}",
+            switched.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_replica_whose_feed_was_cut_sends_its_streams_a_fresh_put() {
+    let (db, a, b) = two_replicas();
+    let sdk_key = shop_with_beta(&a);
+    let _jobs = delivering(&b);
+    let access = b.service.sdk().open(&sdk_key).unwrap();
+    let mut stream = b.service.sdk().stream(&access).unwrap();
+    // Cut every change feed; A changes the flag meanwhile (B may not hear of it).
+    let mut admin = {
+        use diesel::Connection;
+        diesel::PgConnection::establish(db.url()).unwrap()
+    };
+    {
+        use diesel::connection::SimpleConnection;
+        admin
+            .batch_execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = 'flagsvc change feed' AND datname = current_database()",
+            )
+            .unwrap();
+    }
+    switch(&a, true);
+    // Once B's feed is back, its stream holds the change: by a patch if B heard it, else by a
+    // fresh put; a put in any case, as B may have missed changes.
+    let mut put = None;
+    let until = Instant::now() + Duration::from_secs(10);
+    while put.is_none() && Instant::now() < until {
+        if let Some((name, data)) = next_event(&mut stream, Duration::from_millis(100)) {
+            if name == "put" {
+                put = Some(data);
+            }
+        }
+    }
+    let put = put.expect("a fresh put within 10 s of the cut");
+    assert_eq!(put["data"]["flags"]["beta"]["on"], true, "{put}");
+}

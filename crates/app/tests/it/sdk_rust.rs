@@ -260,6 +260,28 @@ async fn the_original_rust_sdk_follows_flagsvc(backend: Backend) {
         delay.is_some(),
         "the streaming SDK sees the switch within 1 s"
     );
+    // The same through the console, and back through the API.
+    let switched =
+        crate::console::switch_in_console(&app.app, ("web", "beta", "production"), true).await;
+    assert_eq!(switched, 303, "the console's switch");
+    let delay = sees(&streaming, "beta", &json!(true), Duration::from_secs(1)).await;
+    assert!(
+        delay.is_some(),
+        "the streaming SDK sees the console's switch within 1 s"
+    );
+    let off = app
+        .patch_with(
+            "/api/v2/flags/web/beta",
+            SEMANTIC,
+            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOff"}]}),
+        )
+        .await;
+    assert_eq!(off.status, 200, "{}", off.body);
+    assert!(
+        sees(&streaming, "beta", &json!(false), Duration::from_secs(1))
+            .await
+            .is_some()
+    );
     // Archived and deleted flags are gone.
     let archived = app
         .patch(

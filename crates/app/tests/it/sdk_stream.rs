@@ -112,6 +112,7 @@ pub(crate) async fn spawn_on_a_socket(
         ..HttpConfig::default()
     };
     let state = AppState::new(service.clone(), config).expect("OpenAPI document");
+    let console_service = service.clone();
     let sdk = adapter_sdk::SdkRoutes::new(service, Arc::new(app::SdkGate(state.clone())));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
@@ -125,7 +126,14 @@ pub(crate) async fn spawn_on_a_socket(
     )
     .unwrap();
     actix_web::rt::spawn(server);
-    let mount = adapter_http::Mount::new(move |routes| sdk.configure(routes));
+    // The console too: a switch turned there reaches the SDKs as one turned through the API.
+    let console = adapter_web::Console::new(console_service);
+    let not_found = console.clone();
+    let mount = adapter_http::Mount::new(move |routes| {
+        console.configure(routes);
+        sdk.configure(routes);
+    })
+    .with_not_found(move |req| not_found.not_found(req));
     let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
     OnASocket {
         app: TestApp { app, db },

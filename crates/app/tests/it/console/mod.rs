@@ -415,6 +415,35 @@ where
     get(app, with_session(TestRequest::get().uri(uri), session)).await
 }
 
+/// Switches `flag` in `env` of project `project` through the console as the owner does it:
+/// signed in, the flag list's switch, confirmed. The answer's status.
+pub(crate) async fn switch_in_console<S, B>(
+    app: &S,
+    (project, flag, env): (&str, &str, &str),
+    on: bool,
+) -> u16
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let session = sign_in(app, OWNER).await;
+    let list = visit(app, &format!("/projects/{project}/flags"), &session).await;
+    let end = list
+        .body
+        .find(&format!(r#"-{flag}.{env}""#))
+        .expect("the flag's switch");
+    let start = list.body[..end].rfind(r#"id=""#).expect("its id") + 4;
+    let id = &list.body[start..end + flag.len() + env.len() + 2];
+    let (csrf, version) = (
+        field(&list.body, id, "csrf"),
+        field(&list.body, id, "version"),
+    );
+    let body = format!("csrf={csrf}&on={on}&version={version}&confirmed=true");
+    let path = format!("/projects/{project}/flags/{flag}/environments/{env}/targeting");
+    let answer = get(app, with_session(form(&path, &body), &session)).await;
+    answer.status
+}
+
 /// The CSRF token and the version in `dark-mode`'s production switch of a flag list.
 fn switch_fields(list: &Page) -> (String, String) {
     (

@@ -8,14 +8,6 @@ use ports::{StoreResult, TombstoneOf, TombstoneRepository};
 use crate::repository::MemoryRepository;
 use crate::rows;
 
-/// The stored kind and environment of a tombstone of `of`.
-fn columns(of: TombstoneOf<'_>) -> (&'static str, String) {
-    match of {
-        TombstoneOf::Flag => ("flag", String::new()),
-        TombstoneOf::Segment(environment) => ("segment", environment.to_string()),
-    }
-}
-
 impl TombstoneRepository for MemoryRepository<'_> {
     fn keep_tombstone(
         &mut self,
@@ -27,9 +19,14 @@ impl TombstoneRepository for MemoryRepository<'_> {
         if !self.tables.projects.contains_key(project_id) {
             return Err(crate::missing("sdk_tombstones.project_id"));
         }
-        let (kind, environment) = columns(of);
+        let (kind, environment) = of.columns();
         rows(&mut self.tables.tombstones).insert(
-            (project_id.to_string(), kind, environment, key.to_owned()),
+            (
+                project_id.to_string(),
+                kind,
+                environment.to_owned(),
+                key.to_owned(),
+            ),
             version,
         );
         Ok(())
@@ -41,8 +38,13 @@ impl TombstoneRepository for MemoryRepository<'_> {
         of: TombstoneOf<'_>,
         keys: &[&str],
     ) -> StoreResult<BTreeMap<String, i64>> {
-        let (kind, environment) = columns(of);
-        let mut id = (project_id.to_string(), kind, environment, String::new());
+        let (kind, environment) = of.columns();
+        let mut id = (
+            project_id.to_string(),
+            kind,
+            environment.to_owned(),
+            String::new(),
+        );
         Ok(keys
             .iter()
             .filter_map(|key| {

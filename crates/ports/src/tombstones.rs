@@ -21,6 +21,24 @@ pub enum TombstoneOf<'a> {
     Segment(&'a EnvironmentKey),
 }
 
+impl<'a> TombstoneOf<'a> {
+    /// The stored kind (`flag`, `segment`) and environment key (`""` for a flag) of its
+    /// tombstones.
+    ///
+    /// ```
+    /// use ports::TombstoneOf;
+    /// let production = domain::key::EnvironmentKey::lookup("production");
+    /// assert_eq!(TombstoneOf::Flag.columns(), ("flag", ""));
+    /// assert_eq!(TombstoneOf::Segment(&production).columns(), ("segment", "production"));
+    /// ```
+    pub fn columns(self) -> (&'static str, &'a str) {
+        match self {
+            TombstoneOf::Flag => ("flag", ""),
+            TombstoneOf::Segment(environment) => ("segment", environment.as_str()),
+        }
+    }
+}
+
 /// The versions deleted flags and segments were last sent at.
 pub trait TombstoneRepository {
     /// Records that item `key` of `of` in project `project_id` was deleted, and that SDKs were

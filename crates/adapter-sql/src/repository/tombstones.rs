@@ -11,14 +11,6 @@ use crate::schema::sdk_tombstones;
 use super::query::*;
 use super::SqlRepository;
 
-/// The stored `kind` and `environment_key` of a tombstone of `of`.
-fn columns(of: TombstoneOf<'_>) -> (&'static str, &str) {
-    match of {
-        TombstoneOf::Flag => ("flag", ""),
-        TombstoneOf::Segment(environment) => ("segment", environment.as_str()),
-    }
-}
-
 impl TombstoneRepository for SqlRepository<'_> {
     fn keep_tombstone(
         &mut self,
@@ -27,7 +19,7 @@ impl TombstoneRepository for SqlRepository<'_> {
         key: &str,
         version: i64,
     ) -> StoreResult<()> {
-        let (kind, environment) = columns(of);
+        let (kind, environment) = of.columns();
         // Delete and insert: one statement form for both engines (the row is the deleted
         // item's, locked by the deletion's transaction).
         diesel::delete(
@@ -58,7 +50,7 @@ impl TombstoneRepository for SqlRepository<'_> {
         of: TombstoneOf<'_>,
         keys: &[&str],
     ) -> StoreResult<BTreeMap<String, i64>> {
-        let (kind, environment) = columns(of);
+        let (kind, environment) = of.columns();
         let rows = chunked(keys, |chunk| {
             sdk_tombstones::table
                 .filter(sdk_tombstones::project_id.eq(project_id.as_str()))

@@ -239,27 +239,7 @@ fn evaluated(b: &Replica, sdk_key: &str, flag: &str) -> serde_json::Value {
 #[test]
 fn a_flag_changed_on_one_replica_is_evaluated_anew_on_another_within_a_second() {
     let (_db, a, b) = two_replicas();
-    let owner = a.owner();
-    let post: domain::project::ProjectPost =
-        serde_json::from_value(json!({"key": "shop", "name": "Shop"})).unwrap();
-    let project = a
-        .service
-        .projects()
-        .create_project(&owner.may(use_case::CreateProject).unwrap(), post)
-        .unwrap();
-    let sdk_key = project
-        .environments
-        .unwrap()
-        .iter()
-        .find(|env| env.key.as_str() == "production")
-        .map(|env| env.api_key.clone())
-        .unwrap();
-    let flag: domain::flag::FlagPost =
-        serde_json::from_value(json!({"key": "beta", "name": "Beta"})).unwrap();
-    a.service
-        .flags()
-        .create_flag(&owner.may(use_case::CreateFlag).unwrap(), "shop", flag)
-        .unwrap();
+    let sdk_key = shop_with_beta(&a);
     // B builds its snapshot (once its feed has caught up, it keeps it): off serves `false`.
     let start = Instant::now();
     while b.service.kept_snapshots().0 == 0 {
@@ -267,21 +247,7 @@ fn a_flag_changed_on_one_replica_is_evaluated_anew_on_another_within_a_second() 
         assert!(start.elapsed() < Duration::from_secs(5), "B never kept it");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let on = service::FlagChange::Semantic(
-        domain::instruction::SemanticPatch::parse(
-            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOn"}]}),
-        )
-        .unwrap(),
-    );
-    a.service
-        .flags()
-        .patch_flag(
-            &owner.may(use_case::PatchFlag).unwrap(),
-            "shop",
-            "beta",
-            &on,
-        )
-        .unwrap();
+    switch(&a, true);
     let changed = Instant::now();
     while evaluated(&b, &sdk_key, "beta") != json!(true) {
         assert!(

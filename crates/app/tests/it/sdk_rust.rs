@@ -212,6 +212,22 @@ where
     }
 }
 
+/// Turns `beta` off in production through the API.
+async fn switch_off<S, B>(app: &TestApp<S>)
+where
+    S: ActixService<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let off = app
+        .patch_with(
+            "/api/v2/flags/web/beta",
+            SEMANTIC,
+            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOff"}]}),
+        )
+        .await;
+    assert_eq!(off.status, 200, "{}", off.body);
+}
+
 /// Waits up to `within` for `client` to serve `want` to ann for `flag`; how long it took.
 async fn sees(client: &Client, flag: &str, want: &Value, within: Duration) -> Option<Duration> {
     let since = Instant::now();
@@ -247,14 +263,7 @@ async fn the_original_rust_sdk_follows_flagsvc(backend: Backend) {
     agrees_with_the_evaluator(app, &polling, Mode::Polling).await;
     // A switch through the API: streaming sees it within 1 s, polling at its next poll (the
     // SDK polls every 30 s at the most often).
-    let off = app
-        .patch_with(
-            "/api/v2/flags/web/beta",
-            SEMANTIC,
-            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOff"}]}),
-        )
-        .await;
-    assert_eq!(off.status, 200, "{}", off.body);
+    switch_off(app).await;
     let delay = sees(&streaming, "beta", &json!(false), Duration::from_secs(1)).await;
     assert!(
         delay.is_some(),
@@ -269,14 +278,7 @@ async fn the_original_rust_sdk_follows_flagsvc(backend: Backend) {
         delay.is_some(),
         "the streaming SDK sees the console's switch within 1 s"
     );
-    let off = app
-        .patch_with(
-            "/api/v2/flags/web/beta",
-            SEMANTIC,
-            json!({"environmentKey": "production", "instructions": [{"kind": "turnFlagOff"}]}),
-        )
-        .await;
-    assert_eq!(off.status, 200, "{}", off.body);
+    switch_off(app).await;
     assert!(
         sees(&streaming, "beta", &json!(false), Duration::from_secs(1))
             .await

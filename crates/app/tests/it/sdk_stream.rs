@@ -21,22 +21,18 @@ use crate::common::{open, request, Backend, TestApp, OWNER, SEMANTIC};
 use crate::ofrep::configure;
 use crate::sdk_polling::assert_sdk_error;
 
-/// An app as the binary serves it, with the SDK delivery job, streams limited by `limits` and
-/// ended after `max_time`.
-async fn spawn_streaming(
-    backend: Backend,
-    limits: StreamLimits,
-    max_time: Option<Duration>,
-) -> (
-    TestApp<
-        impl ActixService<
-            Request,
-            Response = ServiceResponse<impl MessageBody>,
-            Error = actix_web::Error,
-        >,
-    >,
-    Runner,
-) {
+/// The parts of an app as the binary wires them: a service over a new database of `backend`
+/// (streams limited by `limits`), its SDK delivery job running, its API state, and its SDK
+/// routes (streams ended after `max_time`).
+struct Parts {
+    db: crate::common::Db,
+    service: Arc<Service>,
+    jobs: Runner,
+    state: actix_web::web::Data<AppState>,
+    sdk: adapter_sdk::SdkRoutes,
+}
+
+fn parts(backend: Backend, limits: StreamLimits, max_time: Option<Duration>) -> Parts {
     let db = open(backend);
     adapter_http::install_metrics().expect("metrics recorder");
     let service = Arc::new(
@@ -47,53 +43,6 @@ async fn spawn_streaming(
         )
         .with_stream_limits(limits),
     );
-    service
-        .authentication()
-        .bootstrap(Some(OWNER), "owner@example.com")
-        .expect("bootstrap");
-    let mut runner = Runner::new();
-    runner
-        .start(
-            Arc::new(SdkDelivery::new(service.clone())),
-            Schedule {
-                interval: Duration::from_millis(200),
-                batch: 64,
-            },
-        )
-        .unwrap();
-    let config = HttpConfig {
-        rate_limit: 0,
-        ..HttpConfig::default()
-    };
-    let state = AppState::new(service.clone(), config).expect("OpenAPI document");
-    let sdk = adapter_sdk::SdkRoutes::new(service, Arc::new(app::SdkGate(state.clone())))
-        .with_max_connection_time(max_time);
-    let mount = adapter_http::Mount::new(move |routes| sdk.configure(routes));
-    let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
-    (TestApp { app, db }, runner)
-}
-
-/// An app whose SDK routes are also served on a socket of their own (as `--sdk-bind` serves
-/// them), for clients that speak HTTP themselves; the management API through `app`.
-pub(crate) struct OnASocket<S> {
-    pub(crate) app: TestApp<S>,
-    /// `http://127.0.0.1:{port}`.
-    pub(crate) origin: String,
-    _jobs: Runner,
-}
-
-pub(crate) async fn spawn_on_a_socket(
-    backend: Backend,
-) -> OnASocket<
-    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
-> {
-    let db = open(backend);
-    adapter_http::install_metrics().expect("metrics recorder");
-    let service = Arc::new(Service::new(
-        db.store.clone(),
-        Arc::new(SystemClock::default()),
-        Arc::new(adapter_http::ApiRepresentations),
-    ));
     service
         .authentication()
         .bootstrap(Some(OWNER), "owner@example.com")
@@ -112,8 +61,67 @@ pub(crate) async fn spawn_on_a_socket(
         ..HttpConfig::default()
     };
     let state = AppState::new(service.clone(), config).expect("OpenAPI document");
-    let console_service = service.clone();
-    let sdk = adapter_sdk::SdkRoutes::new(service, Arc::new(app::SdkGate(state.clone())));
+    let sdk = adapter_sdk::SdkRoutes::new(service.clone(), Arc::new(app::SdkGate(state.clone())))
+        .with_max_connection_time(max_time);
+    Parts {
+        db,
+        service,
+        jobs,
+        state,
+        sdk,
+    }
+}
+
+/// An app as the binary serves it, with the SDK delivery job, streams limited by `limits` and
+/// ended after `max_time`.
+async fn spawn_streaming(
+    backend: Backend,
+    limits: StreamLimits,
+    max_time: Option<Duration>,
+) -> (
+    TestApp<
+        impl ActixService<
+            Request,
+            Response = ServiceResponse<impl MessageBody>,
+            Error = actix_web::Error,
+        >,
+    >,
+    Runner,
+) {
+    let Parts {
+        db,
+        jobs,
+        state,
+        sdk,
+        ..
+    } = parts(backend, limits, max_time);
+    let mount = adapter_http::Mount::new(move |routes| sdk.configure(routes));
+    let app = test::init_service(adapter_http::app_with(state, Some(mount))).await;
+    (TestApp { app, db }, jobs)
+}
+
+/// An app whose SDK routes are also served on a socket of their own (as `--sdk-bind` serves
+/// them), for clients that speak HTTP themselves; the management API and the console through
+/// `app`.
+pub(crate) struct OnASocket<S> {
+    pub(crate) app: TestApp<S>,
+    /// `http://127.0.0.1:{port}`.
+    pub(crate) origin: String,
+    _jobs: Runner,
+}
+
+pub(crate) async fn spawn_on_a_socket(
+    backend: Backend,
+) -> OnASocket<
+    impl ActixService<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let Parts {
+        db,
+        service,
+        jobs,
+        state,
+        sdk,
+    } = parts(backend, StreamLimits::default(), None);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let served = sdk.clone();
@@ -127,7 +135,7 @@ pub(crate) async fn spawn_on_a_socket(
     .unwrap();
     actix_web::rt::spawn(server);
     // The console too: a switch turned there reaches the SDKs as one turned through the API.
-    let console = adapter_web::Console::new(console_service);
+    let console = adapter_web::Console::new(service);
     let not_found = console.clone();
     let mount = adapter_http::Mount::new(move |routes| {
         console.configure(routes);

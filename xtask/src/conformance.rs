@@ -137,15 +137,15 @@ fn start(binary: &Path, database_url: &str, log: &Path) -> Result<Server> {
 /// true when neither found anything.
 fn check(
     program: &Path,
-    clients: &crate::openfeature::Clients,
-    sdks: &crate::sdks::Sdks,
+    clients: &crate::clients::Installed,
+    sdks: &crate::clients::Installed,
     server: &Server,
     report_dir: &Path,
 ) -> Result<bool> {
     // First, on a store nothing else wrote: applications reading flags over OFREP, and with
     // the original's SDKs.
-    let read = crate::openfeature::check(clients, &server.origin, TOKEN)?;
-    let streamed = crate::sdks::check(sdks, &server.origin, TOKEN)?;
+    let read = crate::clients::check(clients, &server.origin, TOKEN)?;
+    let streamed = crate::clients::check(sdks, &server.origin, TOKEN)?;
     let python = program.with_file_name("python");
     let sweep = workspace_root()
         .join("xtask")
@@ -190,8 +190,8 @@ pub fn conformance(cargo: &mut Command) -> Result<()> {
     let dir = target_dir().join("conformance");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let program = schemathesis(&dir)?;
-    let clients = crate::openfeature::install(&dir)?;
-    let sdks = crate::sdks::install(&dir)?;
+    let clients = crate::clients::install(&dir, &crate::openfeature::OPENFEATURE)?;
+    let sdks = crate::clients::install(&dir, &crate::sdks::SDKS)?;
     crate::process::run(cargo.args([
         "build",
         "--profile",

@@ -20,6 +20,7 @@
 //!   answer, on fresh databases and on one the previous release wrote (`--postgres` too).
 
 mod bench;
+mod clients;
 mod conformance;
 mod differential;
 mod openfeature;

@@ -101,6 +101,7 @@ mod replicas;
 mod sdk_polling;
 mod sdk_rust;
 mod sdk_stream;
+mod sdk_versions;
 mod storage;
 mod storage_audit;
 mod storage_large;

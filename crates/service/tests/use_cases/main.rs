@@ -9,7 +9,6 @@
 
 mod audit;
 mod console_sessions;
-mod delivery;
 mod flags;
 mod jobs;
 mod members;

@@ -1,15 +1,51 @@
-//! SDK streams: an SDK-side store that applies the stream's events with the SDKs' rule (a
-//! `patch` or `delete` only above the version held; a deleted key kept as a tombstone) always
-//! holds what a fresh `put` would give it, whatever sequence of changes the API made.
+//! Versions the SDKs can trust, on every store: an SDK-side store that applies the stream's
+//! events with the SDKs' rule (a `patch` or `delete` only above the version held; a deleted key
+//! kept as a tombstone) always holds what a fresh `put` would give it, whatever sequence of
+//! changes the use cases made (random, seeded).
 
 use std::collections::BTreeMap;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use service::{use_case, FlagChange, SegmentChange, StreamEnd, StreamItem, Subscription};
+use service::{
+    use_case, Caller, FlagChange, SegmentChange, Service, StreamEnd, StreamItem, Subscription,
+    SystemClock,
+};
 
-use crate::{json_patch, Fixture};
+use crate::common::{open, Backend, Db, OWNER};
+
+/// A service over a new database of one store, with its owner.
+struct Fixture {
+    service: std::sync::Arc<Service>,
+    owner: Caller,
+    _db: Db,
+}
+
+impl Fixture {
+    fn on(backend: Backend) -> Self {
+        let db = open(backend);
+        let service = std::sync::Arc::new(Service::new(
+            db.store.clone(),
+            std::sync::Arc::new(SystemClock::default()),
+            std::sync::Arc::new(adapter_http::ApiRepresentations),
+        ));
+        service
+            .authentication()
+            .bootstrap(Some(OWNER), "owner@example.com")
+            .unwrap();
+        let owner = service.authentication().authenticate(OWNER).unwrap();
+        Self {
+            service,
+            owner,
+            _db: db,
+        }
+    }
+}
+
+fn json_patch(operations: Value) -> domain::patch::JsonPatchBody {
+    domain::patch::JsonPatchBody::parse(operations).unwrap()
+}
 
 /// What an SDK holds: per kind, per key, the version and the item (`None`: a tombstone).
 #[derive(Debug, Default)]
@@ -176,10 +212,10 @@ fn random_change(fx: &Fixture, rng: &mut StdRng) {
     }
 }
 
-#[test]
-fn an_sdk_following_the_stream_always_holds_what_a_fresh_put_gives() {
-    for seed in 0..12_u64 {
-        let fx = Fixture::new();
+/// Runs `seeds` random sequences of 150 changes on `backend`.
+fn an_sdk_following_the_stream_always_holds_what_a_fresh_put_gives(backend: Backend, seeds: u64) {
+    for seed in 0..seeds {
+        let fx = Fixture::on(backend);
         let post = serde_json::from_value(json!({"key": "web", "name": "Web"})).unwrap();
         let permit = fx.owner.may(use_case::CreateProject).unwrap();
         let project = fx.service.projects().create_project(&permit, post).unwrap();
@@ -226,4 +262,19 @@ fn an_sdk_following_the_stream_always_holds_what_a_fresh_put_gives() {
             "seed {seed}: no event at a version not above"
         );
     }
+}
+
+#[test]
+fn on_memory() {
+    an_sdk_following_the_stream_always_holds_what_a_fresh_put_gives(Backend::Memory, 12);
+}
+
+#[test]
+fn on_sqlite() {
+    an_sdk_following_the_stream_always_holds_what_a_fresh_put_gives(Backend::Sqlite, 4);
+}
+
+#[test]
+fn on_postgres() {
+    an_sdk_following_the_stream_always_holds_what_a_fresh_put_gives(Backend::Postgres, 4);
 }

@@ -508,7 +508,8 @@ impl Delivery {
 
     /// Closes the channel of `name`: its streams end.
     fn close(&self, name: &EnvironmentName) {
-        if let Some(channel) = lock(&self.state).channels.remove(name) {
+        let removed = lock(&self.state).channels.remove(name);
+        if let Some(channel) = removed {
             lock(&channel.state).sender.close();
         }
     }

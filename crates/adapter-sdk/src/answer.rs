@@ -20,8 +20,10 @@ pub(crate) enum Denied {
     Unauthenticated(String),
     /// 400: a request the route cannot answer.
     Invalid(String),
-    /// 404: no such flag or segment.
+    /// 404: no such flag or segment, or route.
     NotFound(String),
+    /// 405: another method on a route.
+    MethodNotAllowed(String),
     /// 429 after the wait.
     TooMany(Duration),
     /// 503: this replica cannot serve current data now (the store is unreachable), or has
@@ -46,6 +48,7 @@ impl Denied {
             Denied::Unauthenticated(why)
             | Denied::Invalid(why)
             | Denied::NotFound(why)
+            | Denied::MethodNotAllowed(why)
             | Denied::Unavailable(why, _) => why.clone(),
             Denied::TooMany(wait) => format!("too many requests; retry in {} s", seconds(*wait)),
         }
@@ -57,6 +60,9 @@ impl Denied {
             Denied::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "unauthorized", None),
             Denied::Invalid(_) => (StatusCode::BAD_REQUEST, "invalid_request", None),
             Denied::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
+            Denied::MethodNotAllowed(_) => {
+                (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", None)
+            }
             Denied::TooMany(wait) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited", Some(*wait)),
             Denied::Unavailable(_, wait) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -145,6 +151,10 @@ pub(crate) fn tagged_json(
     body: &bytes::Bytes,
     gzipped: impl FnOnce() -> bytes::Bytes,
 ) -> HttpResponse {
+    // A strong tag names one representation: the gzip form has its own.
+    let gzip = takes_gzip(req);
+    let gzip_etag = format!("{}-gzip\"", etag.trim_end_matches('"'));
+    let etag = if gzip { gzip_etag.as_str() } else { etag };
     let unchanged = not_modified(req, etag);
     let status = if unchanged { "304" } else { "200" };
     metrics::counter!("flagsvc_sdk_polls_total", "status" => status).increment(1);
@@ -161,7 +171,7 @@ pub(crate) fn tagged_json(
         return response.finish();
     }
     response.content_type("application/json");
-    if takes_gzip(req) {
+    if gzip {
         response.insert_header((header::CONTENT_ENCODING, "gzip"));
         return response.body(gzipped());
     }

@@ -88,7 +88,8 @@ impl SdkRoutes {
                 )
                 .route("/flags", web::get().to(polling::latest_flags))
                 .route("/flags/{key}", web::get().to(polling::latest_flag))
-                .route("/segments/{key}", web::get().to(polling::latest_segment)),
+                .route("/segments/{key}", web::get().to(polling::latest_segment))
+                .default_service(web::to(polling::no_route)),
         );
         routes.service(
             web::scope("/ofrep/v1")

@@ -19,9 +19,8 @@ use crate::key::admit;
 
 /// Whether `req` asks for a payload filter (the original's `?filter=`: not supported).
 pub(crate) fn asks_for_a_filter(req: &HttpRequest) -> bool {
-    req.query_string()
-        .split('&')
-        .any(|pair| pair.split('=').next() == Some("filter"))
+    url::form_urlencoded::parse(req.query_string().as_bytes())
+        .any(|(name, _)| name.eq_ignore_ascii_case("filter"))
 }
 
 /// The answer to a request for a payload filter.
@@ -65,6 +64,42 @@ pub(crate) async fn latest_all(req: HttpRequest, shared: web::Data<Shared>) -> H
     }
     .await;
     answered.unwrap_or_else(|denied| denied.answer())
+}
+
+/// Anything else under `/sdk`: 404 (405 for another method on a route), as JSON.
+pub(crate) async fn no_route(req: HttpRequest) -> HttpResponse {
+    let path = req.path();
+    let known = [
+        "/sdk/latest-all",
+        "/sdk/latest-flags",
+        "/sdk/latest-segments",
+        "/sdk/flags",
+    ]
+    .contains(&path)
+        || [
+            "/sdk/latest-flags/",
+            "/sdk/latest-segments/",
+            "/sdk/flags/",
+            "/sdk/segments/",
+        ]
+        .iter()
+        .any(|prefix| {
+            path.strip_prefix(prefix)
+                .is_some_and(|key| !key.is_empty() && !key.contains('/'))
+        });
+    if known {
+        let mut answer = Denied::MethodNotAllowed(format!(
+            "{} is not allowed on {path}; allowed: GET",
+            req.method()
+        ))
+        .answer();
+        answer.headers_mut().insert(
+            actix_web::http::header::ALLOW,
+            actix_web::http::header::HeaderValue::from_static("GET"),
+        );
+        return answer;
+    }
+    Denied::NotFound(format!("no route {} {path}", req.method())).answer()
 }
 
 fn answer_payload(req: &HttpRequest, payload: &SdkPayload) -> HttpResponse {

@@ -106,6 +106,18 @@ pub(crate) trait Snapshots {
     ) -> ServiceResult<Arc<EnvironmentSnapshot>>;
 }
 
+/// The refusal of a stream by a replica that is stopping.
+fn stopping() -> ServiceError {
+    ServiceError::Unavailable("this server is stopping; connect to another".into())
+}
+
+/// Now, in milliseconds since the epoch (as key expiries are).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -130,6 +142,9 @@ struct ChannelState {
     _open: InactiveReceiver<Message>,
     /// The SDK keys its streams were opened with, and how many streams each.
     keys: HashMap<Arc<str>, usize>,
+    /// Keys its streams were told end (now, or at an expiry), so that a stream joining later
+    /// with one ends too.
+    ended_keys: HashMap<Arc<str>, Option<i64>>,
 }
 
 impl Channel {
@@ -146,6 +161,7 @@ impl Channel {
                 sender,
                 _open: receiver.deactivate(),
                 keys: HashMap::new(),
+                ended_keys: HashMap::new(),
             }),
             streams: AtomicUsize::new(0),
         }
@@ -286,9 +302,7 @@ impl Delivery {
         key: &str,
     ) -> ServiceResult<Subscription> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(ServiceError::Unavailable(
-                "this server is stopping; connect to another".into(),
-            ));
+            return Err(stopping());
         }
         if self.open.load(Ordering::Acquire) >= self.limits.max_streams {
             return Err(ServiceError::Unavailable(
@@ -300,32 +314,78 @@ impl Delivery {
             ));
         }
         let name = (project.to_owned(), environment.to_owned());
-        let channel = match self.channel(&name) {
-            Some(channel) => channel,
-            None => {
-                let snapshot = service.snapshot(project, environment)?;
-                let mut state = lock(&self.state);
-                let channel = state
-                    .channels
-                    .entry(name.clone())
-                    .or_insert_with(|| Arc::new(Channel::new(name.clone(), snapshot)))
-                    .clone();
-                // A change told while the snapshot was read went to no channel: step it now.
-                state.due.entry(name).or_insert_with(Instant::now);
-                drop(state);
-                self.wake();
-                channel
+        // A channel forgotten between its lookup and the join is looked up (or made) again.
+        for _ in 0..3 {
+            let channel = match self.channel(&name) {
+                Some(channel) => channel,
+                None => self.open_channel(service, &name)?,
+            };
+            if let Some(subscription) = self.join(channel, key)? {
+                return Ok(subscription);
             }
-        };
-        self.join(channel, key)
+        }
+        Err(ServiceError::Unavailable(
+            "this server is changing its streams of this environment; retry".into(),
+        ))
+    }
+
+    /// A new channel of `name`, from its snapshot (or the one another stream made meanwhile).
+    fn open_channel(
+        &self,
+        service: &dyn Snapshots,
+        name: &EnvironmentName,
+    ) -> ServiceResult<Arc<Channel>> {
+        let snapshot = service.snapshot(&name.0, &name.1)?;
+        let mut state = lock(&self.state);
+        if self.closed.load(Ordering::Acquire) {
+            return Err(stopping());
+        }
+        let channel = state
+            .channels
+            .entry(name.clone())
+            .or_insert_with(|| Arc::new(Channel::new(name.clone(), snapshot)))
+            .clone();
+        // A change told while the snapshot was read went to no channel (an SDK key replaced
+        // meanwhile among them): step it now, and check its keys.
+        state.due.entry(name.clone()).or_insert_with(Instant::now);
+        state.recheck_keys.insert(name.clone());
+        drop(state);
+        self.wake();
+        Ok(channel)
     }
 
     fn channel(&self, name: &EnvironmentName) -> Option<Arc<Channel>> {
         lock(&self.state).channels.get(name).cloned()
     }
 
-    fn join(self: &Arc<Self>, channel: Arc<Channel>, key: &str) -> ServiceResult<Subscription> {
+    /// Joins `channel` with `key`; `None` when the channel was closed or forgotten since it
+    /// was looked up (look again).
+    fn join(
+        self: &Arc<Self>,
+        channel: Arc<Channel>,
+        key: &str,
+    ) -> ServiceResult<Option<Subscription>> {
         let mut state = lock(&channel.state);
+        // Closed, or forgotten for want of streams, since it was looked up: streams joining it
+        // would hear nothing; the SDK retries.
+        let current = lock(&self.state)
+            .channels
+            .get(&channel.name)
+            .is_some_and(|kept| Arc::ptr_eq(kept, &channel));
+        if self.closed.load(Ordering::Acquire) {
+            return Err(stopping());
+        }
+        if !current {
+            return Ok(None);
+        }
+        // A key this channel's streams were told has ended (replaced before it joined).
+        if let Some(ended) = state.ended_keys.get(key) {
+            if ended.is_none_or(|at| at <= now_ms()) {
+                return Err(ServiceError::Unauthenticated(
+                    "this SDK key was replaced".into(),
+                ));
+            }
+        }
         if channel.streams.load(Ordering::Acquire) >= self.limits.max_streams_per_environment {
             return Err(ServiceError::Unavailable(
                 format!(
@@ -345,12 +405,18 @@ impl Delivery {
         };
         let events = state.sender.new_receiver();
         let key: Arc<str> = Arc::from(key);
-        *state.keys.entry(key.clone()).or_insert(0) += 1;
+        let entry = state.keys.entry(key.clone()).or_insert(0);
+        if *entry == 0 {
+            // A key new to the channel may have been replaced since the last check.
+            lock(&self.state).recheck_keys.insert(channel.name.clone());
+            self.wake();
+        }
+        *entry += 1;
         channel.streams.fetch_add(1, Ordering::AcqRel);
         self.open.fetch_add(1, Ordering::AcqRel);
         drop(state);
         self.publish_streams(&channel);
-        Ok(Subscription {
+        Ok(Some(Subscription {
             put,
             events,
             key,
@@ -358,7 +424,7 @@ impl Delivery {
                 delivery: self.clone(),
                 channel,
             }),
-        })
+        }))
     }
 
     /// Steps the due channels (at most `batch`; all of them for a resync), and sends the
@@ -403,12 +469,15 @@ impl Delivery {
             let all = state.channels.keys().map(|name| (name.clone(), now));
             return (all.collect(), true);
         }
-        let names: Vec<EnvironmentName> = state.due.keys().take(batch).cloned().collect();
-        let work = names
-            .into_iter()
-            .filter_map(|name| state.due.remove_entry(&name))
-            .collect();
-        (work, false)
+        // Oldest first: a channel due again soon never keeps another waiting.
+        let mut due: Vec<(EnvironmentName, Instant)> =
+            state.due.iter().map(|(n, t)| (n.clone(), *t)).collect();
+        due.sort_by_key(|(_, told)| *told);
+        due.truncate(batch);
+        for (name, _) in &due {
+            state.due.remove(name);
+        }
+        (due, false)
     }
 
     /// Brings the streams of `name` to its current snapshot (a `put` if `put`).
@@ -438,6 +507,13 @@ impl Delivery {
             next = service.snapshot_read_now(project, environment)?;
         }
         let mut state = lock(&channel.state);
+        if next.environment_id() != state.last.environment_id() {
+            // The environment was deleted and another created with its key: its streams were
+            // opened with the deleted one's key.
+            drop(state);
+            self.close(name);
+            return Ok(());
+        }
         if next.read_at() < state.last.read_at() {
             // Another step got further meanwhile (never: one job steps).
             return Ok(());
@@ -491,7 +567,9 @@ impl Delivery {
                 KeyStanding::Until(at) => Some(at),
                 KeyStanding::Refused => None,
             };
-            lock(&channel.state).send_message(Message::KeyEnds { key, at });
+            let mut state = lock(&channel.state);
+            state.ended_keys.insert(key.clone(), at);
+            state.send_message(Message::KeyEnds { key, at });
         }
         Ok(())
     }

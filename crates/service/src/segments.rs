@@ -310,12 +310,22 @@ impl Segments<'_> {
         self.store
             .write_tx(|repo| -> ServiceResult<_> {
                 let (project_id, env_key) = environment_of(repo, project_key, environment_key)?;
-                let mut segment = segment.clone();
-                let of = TombstoneOf::Segment(&env_key);
-                if let Some(tombstone) = repo.tombstones(&project_id, of, &[&key])?.get(&key) {
-                    segment.start_above(*tombstone);
-                }
                 repo.insert_segment(&project_id, &env_key, &segment)?;
+                // Read after the insert, which waits for a deletion of the key being committed
+                // meanwhile: its tombstone is seen, and the new segment starts above it.
+                let of = TombstoneOf::Segment(&env_key);
+                let tombstone = repo.tombstones(&project_id, of, &[&key])?.get(&key).copied();
+                let segment = match tombstone.filter(|t| *t >= segment.version) {
+                    None => segment.clone(),
+                    Some(tombstone) => {
+                        let mut held = repo
+                            .lock_segment(&project_id, &env_key, &SegmentKey::lookup(&key))?
+                            .ok_or_else(|| ServiceError::Internal("the new segment is gone".into()))?;
+                        held.get_mut().start_above(tombstone);
+                        repo.update_segment(&project_id, &env_key, &held)?;
+                        held.into_inner()
+                    }
+                };
                 let change = Change::new(
                     "segment",
                     &segment.key,

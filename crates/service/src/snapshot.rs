@@ -62,6 +62,9 @@ impl FlagEntry {
 pub struct EnvironmentSnapshot {
     project_key: String,
     environment_key: String,
+    /// The environment's `_id`: another environment given the same key (deleted and created
+    /// again) is not this one.
+    environment_id: String,
     /// Every flag with a configuration in the environment, by key (archived ones marked
     /// `deleted`, as SDKs are told).
     flags: HashMap<String, Arc<FlagEntry>>,
@@ -125,6 +128,7 @@ impl EnvironmentSnapshot {
         let mut snapshot = Self {
             project_key: project.key.to_string(),
             environment_key: env,
+            environment_id: environment.id.to_string(),
             flags,
             order,
             segments: Arc::new(segments),
@@ -164,8 +168,16 @@ impl EnvironmentSnapshot {
             let read = repo.find_flag(&project, &FlagKey::lookup(key))?;
             match read.and_then(|flag| FlagEntry::of(&flag, &self.environment_key)) {
                 Some(entry) => {
-                    if next.flags.insert(key.clone(), Arc::new(entry)).is_none() {
-                        next.order.push(key.clone());
+                    let salt = entry.flag.salt.clone();
+                    match next.flags.insert(key.clone(), Arc::new(entry)) {
+                        None => next.order.push(key.clone()),
+                        // Deleted and created again (a new flag has a new salt): it is the
+                        // newest flag now, as a full read orders it.
+                        Some(old) if old.flag.salt != salt => {
+                            next.order.retain(|k| k != key);
+                            next.order.push(key.clone());
+                        }
+                        Some(_) => {}
                     }
                 }
                 None => {
@@ -185,6 +197,7 @@ impl EnvironmentSnapshot {
         Self {
             project_key: project.to_owned(),
             environment_key: environment.to_owned(),
+            environment_id: String::new(),
             flags: HashMap::new(),
             order: Vec::new(),
             segments: Arc::default(),
@@ -214,6 +227,11 @@ impl EnvironmentSnapshot {
     /// The environment's key, as stored.
     pub fn environment_key(&self) -> &str {
         &self.environment_key
+    }
+
+    /// The environment's `_id`.
+    pub(crate) fn environment_id(&self) -> &str {
+        &self.environment_id
     }
 
     /// The live (not archived) flags, in creation order.

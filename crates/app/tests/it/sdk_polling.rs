@@ -166,9 +166,11 @@ async fn a_poll_is_304_until_something_changes(backend: Backend) {
     .await;
     assert_eq!(zipped.status(), 200);
     assert_eq!(zipped.headers().get("content-encoding").unwrap(), "gzip");
+    let plain = changed.headers.get("etag").unwrap().to_str().unwrap();
     assert_eq!(
-        zipped.headers().get("etag").unwrap(),
-        changed.headers.get("etag").unwrap()
+        zipped.headers().get("etag").unwrap().to_str().unwrap(),
+        format!("{}-gzip\"", plain.trim_end_matches('"')),
+        "a strong tag per representation"
     );
     let bytes = test::read_body(zipped).await;
     let mut text = String::new();
@@ -208,6 +210,24 @@ async fn only_an_sdk_key_polls(backend: Backend) {
         ))
         .await;
     assert_sdk_error(&filtered, 400, "invalid_request");
+    let encoded = app
+        .send(request(
+            Method::GET,
+            "/sdk/latest-all?%66ILTER=x",
+            Some(&production),
+        ))
+        .await;
+    assert_sdk_error(&encoded, 400, "invalid_request");
+    // Other routes and methods under /sdk: JSON too.
+    let unknown = app
+        .send(request(Method::GET, "/sdk/nothing-here", Some(&production)))
+        .await;
+    assert_sdk_error(&unknown, 404, "not_found");
+    let posted = app
+        .send(request(Method::POST, "/sdk/latest-all", Some(&production)))
+        .await;
+    assert_sdk_error(&posted, 405, "method_not_allowed");
+    assert_eq!(posted.headers.get("allow").unwrap(), "GET");
 }
 
 async fn a_key_created_again_starts_above_its_deletion(backend: Backend) {

@@ -435,7 +435,41 @@ async fn a_replaced_key_ends_the_streams_it_opened(backend: Backend) {
     );
 }
 
+async fn an_environment_created_again_with_the_key_is_not_the_deleted_one(backend: Backend) {
+    let (app, _jobs) = spawn_streaming(backend, StreamLimits::default(), None).await;
+    let (production, _) = configure(&app).await;
+    let (_, stream, _) = open_stream(&app, Some(&production)).await;
+    let mut old = stream.unwrap();
+    let (_, put) = old.event().await;
+    assert_eq!(put["data"]["flags"]["beta"]["on"], true);
+    assert_eq!(
+        app.delete("/api/v2/projects/web/environments/production")
+            .await
+            .status,
+        204
+    );
+    let again = app
+        .post(
+            "/api/v2/projects/web/environments",
+            json!({"key": "production", "name": "Production", "color": "417505"}),
+        )
+        .await;
+    assert_eq!(again.status, 201, "{}", again.body);
+    assert!(
+        old.ends_within(Duration::from_secs(3)).await,
+        "the deleted one's stream ends"
+    );
+    let key = again.body["apiKey"].as_str().unwrap().to_owned();
+    let (_, stream, _) = open_stream(&app, Some(&key)).await;
+    let (_, put) = stream.unwrap().event().await;
+    assert_eq!(
+        put["data"]["flags"]["beta"]["on"], false,
+        "the new environment's own data: {put}"
+    );
+}
+
 on_both_backends!(
+    an_environment_created_again_with_the_key_is_not_the_deleted_one,
     a_replaced_key_ends_the_streams_it_opened,
     a_stream_carries_every_change_with_a_higher_version,
     only_an_sdk_key_opens_a_stream,

@@ -47,8 +47,7 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
 
     // Bound first: a wrong address stops the start before anything is written (on a first
     // start, before the owner's token is made and printed).
-    let listener = std::net::TcpListener::bind(&args.bind)
-        .with_context(|| format!("binding {}", args.bind))?;
+    let listener = listen(&args.bind).with_context(|| format!("binding {}", args.bind))?;
     adapter_http::install_metrics().context("starting the metrics")?;
     let cors_origins = CorsOrigins::parse(args.cors_origins.iter().map(String::as_str))
         .context("reading --cors-origins")?;
@@ -98,11 +97,12 @@ async fn serve(args: Settings) -> anyhow::Result<()> {
     let console = adapter_web::Console::new(console_service)
         .throttled_by(Arc::new(app::SharedAuthThrottle(state.clone())));
     let not_found = console.clone();
+    // The SDK routes first: the hottest requests are matched before the console's patterns.
     let mount = adapter_http::Mount::new(move |routes| {
-        console.configure(routes);
         if let Some(sdk) = &sdk_beside_api {
             sdk.configure(routes);
         }
+        console.configure(routes);
     })
     .with_not_found(move |req| not_found.not_found(req));
     let sdk_server = match &args.sdk_bind {
@@ -204,6 +204,15 @@ fn configured_service(
     })
 }
 
+/// A listener on `address` whose queue of connections not yet accepted holds 4,096: when a
+/// replica stops, its SDKs reconnect to the others at once (the default of 128 made thousands
+/// of them wait a second or more for a retransmitted SYN).
+fn listen(address: &str) -> std::io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(address)?;
+    socket2::SockRef::from(&listener).listen(4096)?;
+    Ok(listener)
+}
+
 /// The SDK routes alone on `address` (`--sdk-bind`), with `cores` workers and a blocking pool
 /// of `pool_size` threads.
 fn sdk_server(
@@ -212,8 +221,7 @@ fn sdk_server(
     state: &actix_web::web::Data<AppState>,
     (cores, pool_size): (usize, u32),
 ) -> anyhow::Result<actix_web::dev::Server> {
-    let listener = std::net::TcpListener::bind(address)
-        .with_context(|| format!("binding --sdk-bind {address}"))?;
+    let listener = listen(address).with_context(|| format!("binding --sdk-bind {address}"))?;
     let routes = adapter_http::Mount::new(move |routes| sdk.configure(routes));
     log::info!("serving the SDK routes on http://{address}");
     adapter_http::mount_only_server(

@@ -2,6 +2,7 @@
 //! load; issue 34's evaluation cases in `evaluation`. Case ids are what `--cases` selects.
 
 mod evaluation;
+mod polling;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use super::report::{Goal, Row};
 use super::store::Store;
 
 /// Every case id, in the order they run.
-pub const CASES: [&str; 18] = [
+pub const CASES: [&str; 23] = [
     "get",
     "toggle-hot",
     "toggle-spread",
@@ -35,8 +36,14 @@ pub const CASES: [&str; 18] = [
     "envs-10k",
     "ofrep-one",
     "ofrep-bulk-500",
+    "poll-304",
+    "poll-200",
     // Once per run, on a server of its own (see `bench::snapshots`).
     "snapshots-100x1000",
+    // Once per run, after the stores, on servers of their own (see `bench::streams`).
+    "stream-propagation",
+    "stream-idle-10k",
+    "stream-chaos",
 ];
 
 /// Connections used for seeding (not measured, except where a case says so).
@@ -157,7 +164,8 @@ impl StoreCases<'_> {
         if s.selected("envs-10k") {
             self.environments_list()?;
         }
-        self.evaluation()
+        self.evaluation()?;
+        self.polling()
     }
 
     fn send(&self, request: &Request) -> Result<Response> {

@@ -23,6 +23,10 @@ pub struct Request {
     pub path: String,
     /// Content type and body.
     pub body: Option<(&'static str, String)>,
+    /// Headers besides Host, Authorization and the body's, e.g. `If-None-Match`.
+    pub headers: Vec<(&'static str, String)>,
+    /// The status a load expects (`None`: any 2xx), e.g. 304 for a conditional poll.
+    pub expect: Option<u16>,
 }
 
 impl Request {
@@ -31,6 +35,28 @@ impl Request {
             method: "GET",
             path: path.into(),
             body: None,
+            headers: vec![],
+            expect: None,
+        }
+    }
+
+    /// The request with header `name: value` too.
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Request {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The request, answered as expected only with `status`.
+    pub fn expecting(mut self, status: u16) -> Request {
+        self.expect = Some(status);
+        self
+    }
+
+    /// Whether `response` is what the request expects.
+    pub fn is_answered_by(&self, response: &Response) -> bool {
+        match self.expect {
+            Some(status) => response.status == status,
+            None => response.is_success(),
         }
     }
 
@@ -44,6 +70,8 @@ impl Request {
             method,
             path: path.into(),
             body: Some((content_type, body)),
+            headers: vec![],
+            expect: None,
         }
     }
 }
@@ -52,6 +80,8 @@ impl Request {
 pub struct Response {
     pub status: u16,
     pub body: Vec<u8>,
+    /// The `ETag` header, when there is one.
+    pub etag: Option<String>,
 }
 
 impl Response {
@@ -145,6 +175,7 @@ impl Connection {
         Ok(Response {
             status: head.status,
             body,
+            etag: head.etag,
         })
     }
 
@@ -157,6 +188,9 @@ impl Connection {
             "{} {} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\n",
             request.method, request.path, self.address, self.token
         );
+        for (name, value) in &request.headers {
+            let _ = write!(self.request, "{name}: {value}\r\n");
+        }
         match &request.body {
             Some((content_type, body)) => {
                 let _ = write!(
@@ -170,16 +204,18 @@ impl Connection {
     }
 }
 
+/// What the client reads of a response head.
 #[derive(Debug)]
-struct ResponseHead {
-    status: u16,
-    content_length: Option<usize>,
-    chunked: bool,
+pub struct ResponseHead {
+    pub status: u16,
+    pub content_length: Option<usize>,
+    pub chunked: bool,
     close: bool,
+    etag: Option<String>,
 }
 
 impl ResponseHead {
-    fn parse(head: &str) -> Result<ResponseHead> {
+    pub fn parse(head: &str) -> Result<ResponseHead> {
         let mut lines = head.split("\r\n");
         let status_line = lines.next().unwrap_or_default();
         let status = status_line
@@ -192,6 +228,7 @@ impl ResponseHead {
             content_length: None,
             chunked: false,
             close: false,
+            etag: None,
         };
         for line in lines {
             let Some((name, value)) = line.split_once(':') else {
@@ -204,6 +241,8 @@ impl ResponseHead {
                 parsed.chunked = value.to_ascii_lowercase().contains("chunked");
             } else if name.eq_ignore_ascii_case("connection") {
                 parsed.close = value.eq_ignore_ascii_case("close");
+            } else if name.eq_ignore_ascii_case("etag") {
+                parsed.etag = Some(value.to_owned());
             }
         }
         Ok(parsed)
@@ -265,7 +304,7 @@ async fn read_chunked(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Result<Ve
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|window| window == needle)

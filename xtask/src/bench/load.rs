@@ -114,7 +114,7 @@ impl CpuSample {
     }
 }
 
-/// Responses that were not 2xx, by status (0: no response: a connection error or a timeout).
+/// Responses that were not 2xx (or not the status the request expects), by status (0: no response: a connection error or a timeout).
 #[derive(Debug, Default)]
 pub struct Failures {
     pub by_status: BTreeMap<u16, u64>,
@@ -218,16 +218,16 @@ impl Recorded {
     /// Records one measured request: its latency, and why it failed when it did.
     fn record(
         &mut self,
-        number: u64,
+        (number, request): (u64, &Request),
         latency: std::time::Duration,
         outcome: Result<Result<Response>, tokio::time::error::Elapsed>,
     ) {
         self.latencies_us.push(latency.as_micros() as u64);
-        if !matches!(&outcome, Ok(Ok(response)) if response.is_success()) {
+        if !matches!(&outcome, Ok(Ok(response)) if request.is_answered_by(response)) {
             self.failed_numbers.push(number);
         }
         match outcome {
-            Ok(Ok(response)) if response.is_success() => {}
+            Ok(Ok(response)) if request.is_answered_by(&response) => {}
             Ok(Ok(response)) => self
                 .failures
                 .record(response.status, || response.body_sample()),
@@ -275,7 +275,7 @@ pub async fn run(target: &Target, load: &Load, make_request: MakeRequest) -> Res
                 if sent_at < measure_from {
                     continue; // warm-up
                 }
-                recorded.record(number, latency, outcome);
+                recorded.record((number, &request), latency, outcome);
             }
             recorded
         }));

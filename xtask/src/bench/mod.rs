@@ -14,6 +14,7 @@ mod report;
 mod server;
 mod snapshots;
 mod store;
+mod streams;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -548,6 +549,8 @@ fn run_description(
             format!("Policy evaluation (`cargo bench -p flagsvc-domain --bench decide`, in process): {policy}."),
         ],
         references,
+        streams: vec![],
+        stream_notes: vec![],
     }
 }
 
@@ -571,6 +574,42 @@ fn in_process_lines(
         "Flag evaluation (`cargo bench -p flagsvc-domain --bench evaluate`, one core, in process, evaluations per second beside the original's own Rust evaluator on the same flags and contexts): {evaluation}."
     ));
     Ok(lines)
+}
+
+/// Issue 35's stream cases (when selected), on servers of their own: two fresh databases on
+/// the cluster for the PostgreSQL ones.
+fn stream_cases(
+    runtime: &tokio::runtime::Runtime,
+    (binary, work_dir): (&Path, &Path),
+    mut postgres: Option<&mut Postgres>,
+    settings: &Settings,
+) -> Result<streams::Outcome> {
+    if !streams::Run::any_selected(settings) {
+        return Ok(streams::Outcome::default());
+    }
+    let needs_postgres =
+        settings.selected("stream-propagation") || settings.selected("stream-chaos");
+    let databases = match postgres.as_deref_mut() {
+        Some(postgres) if needs_postgres => Some([
+            postgres.create_database("stream")?,
+            postgres.create_database("chaos")?,
+        ]),
+        _ => None,
+    };
+    let outcome = streams::run(&streams::Run {
+        runtime,
+        binary,
+        work_dir,
+        settings,
+        postgres: postgres.as_deref().map(|p| &p.server).zip(databases),
+    })?;
+    // `stream-chaos` restarts the cluster: its postmaster has another pid now.
+    if let Some(postgres) = postgres {
+        if let Some(dir) = postgres.server.data_dir() {
+            postgres.postmaster_pid = procfs::postmaster_pid(dir).ok();
+        }
+    }
+    Ok(outcome)
 }
 
 pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
@@ -641,6 +680,9 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
         broken.extend(store_broken);
     }
 
+    let streamed = stream_cases(&runtime, (&binary, &work_dir), postgres.as_mut(), &settings)?;
+    broken.extend(streamed.broken);
+
     let in_process = in_process_lines(&runtime, (&binary, &work_dir), &settings, cargo)?;
     let policy = policy_evaluation(cargo.get_program())?;
     let elapsed = started.elapsed();
@@ -651,6 +693,8 @@ pub fn bench(args: &[String], cargo: &mut Command) -> Result<()> {
         references,
     );
     description.lines.extend(in_process);
+    description.streams = streamed.rows;
+    description.stream_notes = streamed.notes;
     let region = report::render(&description, &reports);
     println!("\n{region}");
 

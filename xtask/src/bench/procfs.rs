@@ -110,3 +110,15 @@ pub fn peak_rss_kib(pid: u32) -> Option<u64> {
         .parse()
         .ok()
 }
+
+/// A process's resident memory now (`VmRSS`), in KiB.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}

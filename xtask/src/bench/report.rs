@@ -138,6 +138,46 @@ impl StoreReport {
 pub struct RunDescription {
     pub lines: Vec<String>,
     pub references: Vec<ReferenceRun>,
+    /// Issue 35's stream cases, and facts about them.
+    pub streams: Vec<StreamRow>,
+    pub stream_notes: Vec<String>,
+}
+
+/// A stream case (issue 35): figures other than requests per second, and its goal.
+#[derive(Debug, Clone)]
+pub struct StreamRow {
+    pub case: String,
+    pub store: &'static str,
+    pub measured: String,
+    /// What the issue asks and whether this run meets it.
+    pub goal: String,
+}
+
+/// The stream cases' table and notes.
+fn streams(description: &RunDescription) -> String {
+    let mut out = String::new();
+    if description.streams.is_empty() && description.stream_notes.is_empty() {
+        return out;
+    }
+    out.push_str("\n### SDK streams (issue 35)\n\n");
+    if !description.streams.is_empty() {
+        out.push_str("| case | store | measured | goal |\n|---|---|---|---|\n");
+        for row in &description.streams {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                row.case,
+                row.store,
+                row.measured.replace('|', "/"),
+                row.goal
+            );
+        }
+        out.push('\n');
+    }
+    for note in &description.stream_notes {
+        let _ = writeln!(out, "- {note}");
+    }
+    out
 }
 
 fn ms(us: u64) -> String {
@@ -350,6 +390,7 @@ pub fn render(description: &RunDescription, stores: &[StoreReport]) -> String {
             }
         }
     }
+    out.push_str(&streams(description));
     out
 }
 

@@ -39,12 +39,27 @@ impl Flagsvc {
         self.child.id()
     }
 
+    /// Sends SIGKILL to the process (it is reaped on drop): a replica that dies at once.
+    pub fn kill(&mut self) -> Result<()> {
+        self.child.kill().context("killing flagsvc")
+    }
+
     /// Starts the binary on `database_url` and waits until it answers.
     pub fn start(
         runtime: &tokio::runtime::Runtime,
         binary: &Path,
         database_url: &str,
         log: &Path,
+    ) -> Result<Flagsvc> {
+        Flagsvc::start_with(runtime, binary, (database_url, log), &[])
+    }
+
+    /// As [`Flagsvc::start`], with `extra` arguments after the bench's own.
+    pub fn start_with(
+        runtime: &tokio::runtime::Runtime,
+        binary: &Path,
+        (database_url, log): (&str, &Path),
+        extra: &[&str],
     ) -> Result<Flagsvc> {
         let port = TcpListener::bind("127.0.0.1:0")
             .context("finding a free port")?
@@ -65,6 +80,7 @@ impl Flagsvc {
                 "--log",
                 "warn",
             ])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)

@@ -14,23 +14,12 @@ use serde_json::json;
 
 use super::http::{Request, JSON};
 use super::load::{self, Length, Load, Target};
+use super::procfs::rss_kib;
 use super::server::{self, Flagsvc};
 use super::store::remove_sqlite;
 
 const ENVIRONMENTS: usize = 100;
 const FLAGS: u64 = 1_000;
-
-/// A process's resident memory now (`VmRSS`), in KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
 
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0

@@ -39,7 +39,7 @@ fn context(n: u64) -> String {
 
 impl StoreCases<'_> {
     /// The production SDK key of project `project`.
-    fn sdk_key(&self, project: &str) -> Result<String> {
+    pub(super) fn sdk_key(&self, project: &str) -> Result<String> {
         let env = self
             .send_ok(&Request::get(format!(
                 "{API}/projects/{project}/environments/production"
@@ -52,7 +52,7 @@ impl StoreCases<'_> {
     }
 
     /// Runs `measure` with requests authenticated by `key` instead of the owner's token.
-    fn with_key(
+    pub(super) fn with_key(
         &mut self,
         key: String,
         measure: impl FnOnce(&mut Self) -> Result<()>,

@@ -268,11 +268,6 @@ impl Delivery {
         }
     }
 
-    /// How many streams are open.
-    pub(crate) fn open_streams(&self) -> usize {
-        self.open.load(Ordering::Acquire)
-    }
-
     fn publish_streams(&self, channel: &Channel) {
         metrics::gauge!(
             "flagsvc_sdk_streams",

@@ -90,11 +90,6 @@ impl Service {
         self.delivery.close_all();
     }
 
-    /// How many SDK streams are open on this replica.
-    pub fn open_streams(&self) -> usize {
-        self.delivery.open_streams()
-    }
-
     /// How many environments' snapshots this replica keeps, and the bytes they count.
     pub fn kept_snapshots(&self) -> (usize, usize) {
         self.snapshots.kept()

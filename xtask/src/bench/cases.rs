@@ -191,6 +191,49 @@ impl StoreCases<'_> {
         self.runtime.block_on(load::run(&self.target, load, make))
     }
 
+    /// Creates project `project` (its POST body, with key `key`), then `count` flags, flag `n`
+    /// keyed `flag_key(n)` and named `flag_name(n)`, each given `targeting_patch(on)` (a target
+    /// and a rule in production; turned on when `on`).
+    fn seed_targeted_project(
+        &mut self,
+        project: serde_json::Value,
+        count: u64,
+        flag_key: fn(u64) -> String,
+        flag_name: fn(u64) -> String,
+        on: bool,
+    ) -> Result<()> {
+        let key = project["key"].as_str().unwrap_or_default().to_owned();
+        self.send_ok(&Request::with_body(
+            "POST",
+            format!("{API}/projects"),
+            JSON,
+            project.to_string(),
+        ))?;
+        let flags = format!("{API}/flags/{key}");
+        let created = flags.clone();
+        self.seed(
+            &format!("{key} flags"),
+            count,
+            Arc::new(move |n| {
+                let body = json!({"key": flag_key(n), "name": flag_name(n)});
+                Request::with_body("POST", created.clone(), JSON, body.to_string())
+            }),
+        )?;
+        self.seed(
+            &format!("{key} targeting"),
+            count,
+            Arc::new(move |n| {
+                Request::with_body(
+                    "PATCH",
+                    format!("{flags}/{}", flag_key(n)),
+                    JSON,
+                    targeting_patch(on).to_string(),
+                )
+            }),
+        )?;
+        Ok(())
+    }
+
     /// Sends `total` requests over the seeding connections; every one must succeed. Requests
     /// that fail are sent again (up to `SEED_ATTEMPTS` in all): a server that answers 503 for a
     /// moment under load should not lose the whole run, but it is noted as a finding.
@@ -348,31 +391,12 @@ impl StoreCases<'_> {
         .map(|(key, name)| json!({"key": key, "name": name, "color": "00AA00"}))
         .collect();
         let project = json!({"key": "bench", "name": "Bench", "environments": environments});
-        self.send_ok(&Request::with_body(
-            "POST",
-            format!("{API}/projects"),
-            JSON,
-            project.to_string(),
-        ))?;
-        self.seed(
-            "bench flags",
+        self.seed_targeted_project(
+            project,
             BENCH_FLAGS,
-            Arc::new(|n| {
-                let body = json!({"key": bench_flag(n), "name": format!("Bench flag {n:03}")});
-                Request::with_body("POST", format!("{API}/flags/bench"), JSON, body.to_string())
-            }),
-        )?;
-        self.seed(
-            "bench targets and rules",
-            BENCH_FLAGS,
-            Arc::new(|n| {
-                Request::with_body(
-                    "PATCH",
-                    format!("{API}/flags/bench/{}", bench_flag(n)),
-                    JSON,
-                    targeting_patch(false).to_string(),
-                )
-            }),
+            bench_flag,
+            |n| format!("Bench flag {n:03}"),
+            false,
         )?;
         let flag = self.send_ok(&Request::get(format!(
             "{API}/flags/bench/{}",

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use super::{targeting_patch, StoreCases, API};
+use super::{StoreCases, API};
 use crate::bench::http::{Request, JSON};
 use crate::bench::pgbench::Mode;
 use crate::bench::report::Goal;
@@ -104,32 +104,12 @@ impl StoreCases<'_> {
 
     /// Project `eval` with 500 flags, each on in production with a target and a rule.
     fn seed_eval_project(&mut self) -> Result<()> {
-        let project = json!({"key": "eval", "name": "Eval"});
-        self.send_ok(&Request::with_body(
-            "POST",
-            format!("{API}/projects"),
-            JSON,
-            project.to_string(),
-        ))?;
-        self.seed(
-            "eval flags",
+        self.seed_targeted_project(
+            json!({"key": "eval", "name": "Eval"}),
             BULK_FLAGS,
-            Arc::new(|n| {
-                let body = json!({"key": eval_flag(n), "name": format!("Eval {n:03}")});
-                Request::with_body("POST", format!("{API}/flags/eval"), JSON, body.to_string())
-            }),
-        )?;
-        self.seed(
-            "eval targeting",
-            BULK_FLAGS,
-            Arc::new(|n| {
-                Request::with_body(
-                    "PATCH",
-                    format!("{API}/flags/eval/{}", eval_flag(n)),
-                    JSON,
-                    targeting_patch(true).to_string(),
-                )
-            }),
+            eval_flag,
+            |n| format!("Eval {n:03}"),
+            true,
         )?;
         self.notes.push(format!(
             "Project `eval`: {BULK_FLAGS} flags, each on in production with a target and a rule; `ofrep-one` evaluates one of them per request, `ofrep-bulk-500` all of them at {BULK_CONNECTIONS} connections."

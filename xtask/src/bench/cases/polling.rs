@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-use super::{targeting_patch, StoreCases, API};
-use crate::bench::http::{Request, JSON};
+use super::StoreCases;
+use crate::bench::http::Request;
 use crate::bench::load::Target;
 use crate::bench::pgbench::Mode;
 use crate::bench::report::Goal;
@@ -99,33 +99,12 @@ impl StoreCases<'_> {
 
     /// Project `poll` with 50 flags, each on in production with a target and a rule.
     fn seed_poll_project(&mut self) -> Result<()> {
-        let project = json!({"key": "poll", "name": "Poll"});
-        self.send_ok(&Request::with_body(
-            "POST",
-            format!("{API}/projects"),
-            JSON,
-            project.to_string(),
-        ))?;
-        self.seed(
-            "poll flags",
+        self.seed_targeted_project(
+            json!({"key": "poll", "name": "Poll"}),
             POLL_FLAGS,
-            Arc::new(|n| {
-                let body = json!({"key": poll_flag(n), "name": format!("Poll {n:02}")});
-                Request::with_body("POST", format!("{API}/flags/poll"), JSON, body.to_string())
-            }),
-        )?;
-        self.seed(
-            "poll targeting",
-            POLL_FLAGS,
-            Arc::new(|n| {
-                Request::with_body(
-                    "PATCH",
-                    format!("{API}/flags/poll/{}", poll_flag(n)),
-                    JSON,
-                    targeting_patch(true).to_string(),
-                )
-            }),
-        )?;
-        Ok(())
+            poll_flag,
+            |n| format!("Poll {n:02}"),
+            true,
+        )
     }
 }
